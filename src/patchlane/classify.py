@@ -1,0 +1,355 @@
+"""Classify a patch: which files changed, which lanes they need, what is unmapped.
+
+The map that decides is the base's (DESIGN.md §2): a patch that edits the map to cover or
+ignore its own change is still judged by the map it started from, and the edit is listed as
+a control-plane change for a person.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from patchlane import git
+from patchlane.config import DEFAULT_MAP, ReviewMap, parse_review_map
+from patchlane.errors import MapError
+from patchlane.paths import path_problem, under_any
+
+LANES = ("property", "fixture", "freeze", "replay")
+
+HARNESS_NAMES = frozenset(
+    {"conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml",
+     "sitecustomize.py", "usercustomize.py"}
+)  # fmt: skip
+# Config files that configure pytest only when they hold its section; both sides are read.
+_SECTIONED = {
+    "pyproject.toml": re.compile(rb"^\s*\[\s*tool\.pytest", re.MULTILINE),
+    "setup.cfg": re.compile(rb"^\s*\[\s*tool:pytest\s*\]", re.MULTILINE),
+    "tox.ini": re.compile(rb"^\s*\[\s*pytest\s*\]", re.MULTILINE),
+}
+
+
+@dataclass(frozen=True)
+class MapSource:
+    """Where the deciding map came from: ``base``, ``head`` (base had none) or ``file``."""
+
+    review_map: ReviewMap
+    path: str | None
+    source: str
+    changed: bool
+
+
+@dataclass(frozen=True)
+class FileClass:
+    status: str
+    path: str
+    old_path: str | None
+    lanes: tuple[str, ...]
+    ignored_reason: str | None
+    control: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LaneApplicability:
+    applicable: bool
+    reason: str
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Classification:
+    base: str
+    head: str
+    merge_base: str
+    map_source: MapSource
+    files: tuple[FileClass, ...]
+    lanes: dict[str, LaneApplicability]
+    unmapped: tuple[str, ...]
+    control_plane: tuple[tuple[str, str], ...]
+    map_complete: bool
+    map_reason: str
+
+    @property
+    def harness_changed(self) -> tuple[str, ...]:
+        return tuple(path for path, kind in self.control_plane if kind == "test harness")
+
+    @property
+    def changed_paths(self) -> frozenset[str]:
+        """Every path the patch touches, both sides of renames."""
+        return frozenset(
+            p for f in self.files for p in (f.path, f.old_path) if p is not None
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "base": self.base,
+            "head": self.head,
+            "merge_base": self.merge_base,
+            "map": {
+                "path": self.map_source.path,
+                "source": self.map_source.source,
+                "changed_by_patch": self.map_source.changed,
+            },
+            "files": [
+                {
+                    "path": f.path,
+                    "status": f.status,
+                    "old_path": f.old_path,
+                    "lanes": list(f.lanes),
+                    **({"ignored": f.ignored_reason} if f.ignored_reason is not None else {}),
+                    **({"control_plane": list(f.control)} if f.control else {}),
+                }
+                for f in self.files
+            ],
+            "lanes": {
+                name: {
+                    "status": "applicable" if lane.applicable else "not_applicable",
+                    "reason": lane.reason,
+                    "files": list(lane.files),
+                }
+                for name, lane in self.lanes.items()
+            },
+            "unmapped": list(self.unmapped),
+            "control_plane": sorted({path for path, _ in self.control_plane}),
+            "control_plane_details": [
+                {"path": path, "kind": kind} for path, kind in self.control_plane
+            ],
+            "harness_changed": bool(self.harness_changed),
+            "map_complete": self.map_complete,
+            "map_reason": self.map_reason,
+        }
+
+
+def map_path_in_repo(repo: Path, map_option: str | None) -> tuple[str | None, Path | None]:
+    """Return ``(repo-relative path, None)`` for a map inside the repository, or
+    ``(None, filesystem path)`` for a map file outside it (a trusted file of the user's)."""
+    if map_option is None:
+        return DEFAULT_MAP, None
+    candidate = Path(map_option)
+    absolute = candidate if candidate.is_absolute() else Path.cwd() / candidate
+    try:
+        rel = absolute.resolve().relative_to(repo.resolve())
+    except ValueError:
+        return None, absolute
+    return rel.as_posix(), None
+
+
+def load_map_file(path: Path, label: str | None = None) -> ReviewMap:
+    """Read and validate a review map from the filesystem. Raises ``MapError``."""
+    label = label or os.fspath(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as e:
+        raise MapError(label, "no such file (run 'patchlane init' to scaffold one)") from e
+    except OSError as e:
+        raise MapError(label, f"cannot read: {e.strerror}") from e
+    return parse_review_map(_decode(data, label), label)
+
+
+def _decode(data: bytes, label: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise MapError(label, f"not UTF-8 (byte {e.start})") from e
+
+
+def load_map_at(repo: Path, commit: str, rel: str) -> ReviewMap | None:
+    """Return the map stored at ``rel`` in ``commit``, or ``None`` when it has none.
+
+    Raises ``MapError`` when it is there but is not a regular file or is malformed.
+    """
+    found = git.read_file_at(repo, commit, rel)
+    if found is None:
+        return None
+    entry, data = found
+    label = f"{rel} (at {commit[:12]})"
+    if entry.mode not in git.REGULAR_MODES:
+        raise MapError(label, "not a regular file (a symlink or submodule is never followed)")
+    return parse_review_map(_decode(data, label), label)
+
+
+def deciding_map(
+    repo: Path, map_option: str | None, base: str, head: str, changed: frozenset[str]
+) -> MapSource:
+    """Return the map that decides for this patch: the base's, else the head's.
+
+    Raises ``MapError`` when neither revision has one or the deciding one is malformed.
+    """
+    rel, outside = map_path_in_repo(repo, map_option)
+    if outside is not None:
+        return MapSource(load_map_file(outside), os.fspath(outside), "file", False)
+    assert rel is not None
+    problem = path_problem(rel, directory_ok=False)
+    if problem:
+        raise MapError(rel, problem)
+    at_base = load_map_at(repo, base, rel)
+    if at_base is not None:
+        return MapSource(at_base, rel, "base", rel in changed)
+    at_head = load_map_at(repo, head, rel)
+    if at_head is None:
+        raise MapError(rel, "no review map at base or head (run 'patchlane init' to scaffold one)")
+    return MapSource(at_head, rel, "head", True)
+
+
+def property_module_prefixes(review_map: ReviewMap) -> tuple[str, ...]:
+    """Return the repository paths that hold the property modules and their packages."""
+    lane = review_map.property
+    if lane is None:
+        return ()
+    roots = ("", "src/", *(p if p.endswith("/") else p + "/" for p in lane.pythonpath))
+    out: list[str] = []
+    for module in lane.modules:
+        top = module.split(".")[0]
+        for root in roots:
+            if "." in module:
+                out.append(f"{root}{top}/")
+            else:
+                out.extend((f"{root}{top}.py", f"{root}{top}/"))
+    return tuple(dict.fromkeys(out))
+
+
+def control_kinds(
+    path: str, review_map: ReviewMap, map_rel: str | None, props: tuple[str, ...]
+) -> list[str]:
+    """Return the kinds of control file ``path`` is (empty when it is none)."""
+    kinds = []
+    name = path.rsplit("/", 1)[-1]
+    if map_rel is not None and path == map_rel:
+        kinds.append("review map")
+    if review_map.fixture is not None and path in review_map.fixture.locks:
+        kinds.append("fixture lock")
+    if review_map.freeze is not None and path == review_map.freeze.registry:
+        kinds.append("freeze registry")
+    if under_any(path, props):
+        kinds.append("property module")
+    if name in HARNESS_NAMES or name.endswith(".pth"):
+        kinds.append("test harness")
+    return kinds
+
+
+def _sectioned_harness(repo: Path, commits: tuple[str, str], path: str) -> bool:
+    pattern = _SECTIONED.get(path.rsplit("/", 1)[-1])
+    if pattern is None:
+        return False
+    for commit in commits:
+        found = git.read_file_at(repo, commit, path)
+        if found is not None and pattern.search(found[1]):
+            return True
+    return False
+
+
+def lanes_for(path: str, review_map: ReviewMap, props: tuple[str, ...]) -> list[str]:
+    """Return the lanes one path needs under ``review_map``."""
+    lanes = []
+    if review_map.property is not None and (
+        under_any(path, review_map.property.paths) or under_any(path, props)
+    ):
+        lanes.append("property")
+    if review_map.fixture is not None and (
+        under_any(path, review_map.fixture.paths) or path in review_map.fixture.locks
+    ):
+        lanes.append("fixture")
+    if review_map.freeze is not None and path == review_map.freeze.registry:
+        lanes.append("freeze")
+    if under_any(path, review_map.replay.tests):
+        lanes.append("replay")
+    return lanes
+
+
+def classify(repo: Path, base_ref: str, head_ref: str, map_option: str | None) -> Classification:
+    """Classify the patch ``merge-base(base, head)..head``.
+
+    Returns a ``Classification``. Raises ``GitError`` for an unknown ref or a missing merge
+    base, ``MapError`` for a missing or malformed deciding map.
+    """
+    base = git.resolve_commit(repo, base_ref)
+    head = git.resolve_commit(repo, head_ref)
+    mb = git.merge_base(repo, base, head)
+    changes = git.diff_changes(repo, mb, head)
+    touched = frozenset(p for c in changes for p in (c.path, c.old_path) if p is not None)
+    source = deciding_map(repo, map_option, base, head, touched)
+    review_map = source.review_map
+    props = property_module_prefixes(review_map)
+    map_rel = source.path if source.source != "file" else None
+
+    files: list[FileClass] = []
+    unmapped: list[str] = []
+    control: list[tuple[str, str]] = []
+    for change in changes:
+        sides = [change.path] + ([change.old_path] if change.old_path else [])
+        lanes: list[str] = []
+        kinds: list[str] = []
+        ignored: str | None = None
+        for side in sides:
+            side_lanes = lanes_for(side, review_map, props)
+            side_kinds = control_kinds(side, review_map, map_rel, props)
+            if "test harness" not in side_kinds and _sectioned_harness(repo, (mb, head), side):
+                side_kinds.append("test harness")
+            reason = next((e.reason for e in review_map.ignore if under_any(side, (e.path,))), None)
+            if not side_lanes and not side_kinds:
+                if reason is None:
+                    unmapped.append(side)
+                else:
+                    ignored = reason
+            lanes.extend(x for x in side_lanes if x not in lanes)
+            for kind in side_kinds:
+                if (side, kind) not in control:
+                    control.append((side, kind))
+                if kind not in kinds:
+                    kinds.append(kind)
+        files.append(
+            FileClass(
+                status=change.status,
+                path=change.path,
+                old_path=change.old_path,
+                lanes=tuple(lane for lane in LANES if lane in lanes),
+                ignored_reason=ignored,
+                control=tuple(kinds),
+            )
+        )
+
+    lanes_out = _lane_summary(review_map, files)
+    unmapped_sorted = tuple(sorted(set(unmapped)))
+    mapped_any = any(f.lanes or f.control for f in files)
+    if unmapped_sorted:
+        complete, why = False, f"{len(unmapped_sorted)} changed path(s) no lane or ignore entry covers: extend the map"
+    elif not changes:
+        complete, why = False, "the patch changes no file"
+    elif not mapped_any:
+        complete, why = False, "the patch touches no mapped path (only ignored ones): extend the map"
+    else:
+        complete, why = True, "every changed path is covered by a lane or an ignore entry"
+    return Classification(
+        base=base,
+        head=head,
+        merge_base=mb,
+        map_source=source,
+        files=tuple(files),
+        lanes=lanes_out,
+        unmapped=unmapped_sorted,
+        control_plane=tuple(sorted(control)),
+        map_complete=complete,
+        map_reason=why,
+    )
+
+
+def _lane_summary(review_map: ReviewMap, files: list[FileClass]) -> dict[str, LaneApplicability]:
+    configured = {
+        "property": review_map.property is not None,
+        "fixture": review_map.fixture is not None,
+        "freeze": review_map.freeze is not None,
+        "replay": True,
+    }
+    out: dict[str, LaneApplicability] = {}
+    for lane in LANES:
+        hits = tuple(sorted({p for f in files if lane in f.lanes for p in (f.path, f.old_path) if p}))
+        if not configured[lane]:
+            out[lane] = LaneApplicability(False, f"the map has no {lane} lane", ())
+        elif hits:
+            out[lane] = LaneApplicability(True, f"{len(hits)} changed path(s) in this lane", hits)
+        else:
+            out[lane] = LaneApplicability(False, f"no changed path is in the {lane} lane's paths", ())
+    return out

@@ -1,0 +1,1 @@
+"""One module per sub-command: ``register(sub, name, help, parents)`` and ``run(args, ctx)``."""

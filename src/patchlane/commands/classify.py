@@ -1,0 +1,69 @@
+"""``patchlane classify``: list changed files and assign lanes (DESIGN.md §3-§4)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from patchlane.errors import Exit
+from patchlane.ui import show
+
+if TYPE_CHECKING:
+    from patchlane.classify import Classification
+    from patchlane.main import Context
+
+
+def register(sub: Any, name: str, help_text: str, parents: list[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        name,
+        help=help_text,
+        parents=parents,
+        description="List the files the patch changes (git diff against the merge base of "
+        "--base and --head, renames and deletions included) and assign each to its lanes "
+        "using the base's review map. Exit 0 when the map covers the diff, 3 when it must "
+        "be extended.",
+    )
+    add_diff_options(p)
+    p.add_argument("--out", metavar="FILE", help="write classify.json here")
+
+
+def add_diff_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--base`` (required) and ``--head`` (default HEAD) to a command's parser."""
+    p.add_argument("--base", metavar="REF", required=True, help="the revision the patch is judged against")
+    p.add_argument("--head", metavar="REF", default="HEAD", help="the patched revision (default: HEAD)")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    from patchlane.classify import classify
+    from patchlane.jsonio import dumps_report, write_json
+
+    repo = ctx.repo()
+    result = classify(repo, args.base, args.head, ctx.map_option)
+    data = result.to_json()
+    if args.out:
+        write_json(Path(args.out), data)
+    if ctx.out.json:
+        print(dumps_report(data), end="")
+    else:
+        print_summary(result, ctx)
+    return Exit.GREEN if result.map_complete else Exit.UNDECIDED
+
+
+def print_summary(result: Classification, ctx: Context) -> None:
+    """Print the human summary of a classification."""
+    out = ctx.out
+    src = result.map_source
+    out.say(f"map: {src.path} ({src.source}{', changed by the patch' if src.changed else ''})")
+    for f in result.files:
+        name = show(f.path) if f.old_path is None else f"{show(f.old_path)} -> {show(f.path)}"
+        lanes = ",".join(f.lanes) or ("ignored" if f.ignored_reason is not None else "-")
+        out.say(f"  {f.status} {name}  [{lanes}]")
+    for lane, info in result.lanes.items():
+        out.say(f"{lane}: {'applicable' if info.applicable else 'not_applicable'} ({info.reason})")
+    for path, kind in result.control_plane:
+        out.say(f"control plane: {show(path)} ({kind})")
+    for path in result.unmapped:
+        out.say(f"unmapped: {show(path)}")
+    out.say(f"map_complete: {json.dumps(result.map_complete)} ({result.map_reason})")

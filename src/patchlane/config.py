@@ -1,0 +1,352 @@
+"""The review map (``review-map.yml``): strict loading into frozen dataclasses.
+
+The seed's map loads as printed; the extended keys of DESIGN.md §4 are accepted; anything
+else (unknown keys, wrong types, duplicate keys, bad YAML, unsafe paths) is a ``MapError``
+naming the file and line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from patchlane.errors import MapError
+from patchlane.paths import path_problem
+from patchlane.yamlio import YamlList, YamlMap, load_yaml
+
+DEFAULT_MAP = "review-map.yml"
+DEFAULT_CASES = 200
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_MAX_AGE_DAYS = 14
+DEFAULT_MAX_EXTENSIONS = 1
+DEFAULT_REPLAY_TESTS = ("tests/",)
+
+_MODULE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+@dataclass(frozen=True)
+class PropertyLane:
+    paths: tuple[str, ...]
+    modules: tuple[str, ...]
+    seed: int | None
+    cases: int
+    timeout_s: float
+    pythonpath: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FixtureRoot:
+    """One lock and the directories (or files) whose bytes it pins."""
+
+    paths: tuple[str, ...]
+    lock: str
+    canonical_json: bool
+
+
+@dataclass(frozen=True)
+class FixtureLane:
+    roots: tuple[FixtureRoot, ...]
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(p for root in self.roots for p in root.paths)
+
+    @property
+    def locks(self) -> tuple[str, ...]:
+        return tuple(root.lock for root in self.roots)
+
+
+@dataclass(frozen=True)
+class FreezeLane:
+    registry: str
+    max_age_days: int
+    max_extensions: int
+
+
+@dataclass(frozen=True)
+class ReplayLane:
+    tests: tuple[str, ...]
+    private: tuple[str, ...]
+    require_signature: bool
+
+
+@dataclass(frozen=True)
+class IgnoreEntry:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ReviewMap:
+    """A validated review map. ``replay`` is always present (defaults when not written)."""
+
+    label: str
+    property: PropertyLane | None
+    fixture: FixtureLane | None
+    freeze: FreezeLane | None
+    replay: ReplayLane
+    ignore: tuple[IgnoreEntry, ...]
+
+
+class _Reader:
+    """Typed access to one mapping of the map, with errors that name file, line and key."""
+
+    def __init__(self, label: str, mapping: YamlMap, where: str, allowed: set[str]) -> None:
+        self.label = label
+        self.m = mapping
+        self.where = where
+        for key in mapping:
+            if key not in allowed:
+                known = ", ".join(sorted(allowed))
+                raise MapError(
+                    label, f"{self._key(key)}: unknown key (expected one of: {known})", self.line(key)
+                )
+
+    def _key(self, key: str) -> str:
+        return f"{self.where}.{key}" if self.where else key
+
+    def line(self, key: str | None = None) -> int:
+        if key is not None and key in self.m.key_lines:
+            return self.m.key_lines[key]
+        return self.m.line
+
+    def fail(self, key: str, message: str) -> MapError:
+        return MapError(self.label, f"{self._key(key)}: {message}", self.line(key))
+
+    def has(self, key: str) -> bool:
+        return key in self.m
+
+    def require(self, key: str) -> None:
+        if key not in self.m:
+            raise MapError(self.label, f"{self._key(key)}: missing", self.line())
+
+    def mapping(self, key: str, allowed: set[str]) -> _Reader | None:
+        if key not in self.m:
+            return None
+        value = self.m[key]
+        if not isinstance(value, YamlMap):
+            raise self.fail(key, f"expected a mapping, got {_kind(value)}")
+        return _Reader(self.label, value, self._key(key), allowed)
+
+    def string(self, key: str, default: str | None = None) -> str | None:
+        if key not in self.m:
+            return default
+        value = self.m[key]
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, f"expected a non-empty string, got {_kind(value)}")
+        return value
+
+    def path(self, key: str, *, directory_ok: bool) -> str | None:
+        value = self.string(key)
+        if value is not None:
+            problem = path_problem(value, directory_ok=directory_ok)
+            if problem:
+                raise self.fail(key, problem)
+        return value
+
+    def paths(self, key: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+        if key not in self.m:
+            return default
+        value = self.m[key]
+        if not isinstance(value, YamlList):
+            raise self.fail(key, f"expected a list of paths, got {_kind(value)}")
+        out = []
+        for i, item in enumerate(value):
+            line = value.item_lines[i]
+            if not isinstance(item, str):
+                raise MapError(
+                    self.label, f"{self._key(key)}[{i}]: expected a path, got {_kind(item)}", line
+                )
+            problem = path_problem(item)
+            if problem:
+                raise MapError(self.label, f"{self._key(key)}[{i}]: {problem}", line)
+            out.append(item)
+        return tuple(out)
+
+    def integer(self, key: str, default: int | None, minimum: int) -> int | None:
+        if key not in self.m:
+            return default
+        value = self.m[key]
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(key, f"expected an integer, got {_kind(value)}")
+        if value < minimum:
+            raise self.fail(key, f"must be at least {minimum}, got {value}")
+        return value
+
+    def number(self, key: str, default: float) -> float:
+        if key not in self.m:
+            return default
+        value = self.m[key]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            raise self.fail(key, f"expected a positive number of seconds, got {value!r}")
+        if value != value or value == float("inf"):
+            raise self.fail(key, "must be finite")
+        return float(value)
+
+    def boolean(self, key: str, default: bool) -> bool:
+        if key not in self.m:
+            return default
+        value = self.m[key]
+        if not isinstance(value, bool):
+            raise self.fail(key, f"expected true or false, got {_kind(value)}")
+        return value
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"a boolean ({value})"
+    if isinstance(value, int | float):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        return f"a string ({value!r})" if value.strip() else "an empty string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def parse_review_map(text: str, label: str) -> ReviewMap:
+    """Validate the text of a review map.
+
+    Returns a ``ReviewMap``. Raises ``MapError`` (file, line, what is wrong) for bad YAML,
+    duplicate or unknown keys, wrong types and unsafe paths.
+    """
+    doc = load_yaml(text, label, MapError)
+    if not isinstance(doc, YamlMap):
+        raise MapError(label, f"expected a mapping at the top, got {_kind(doc)}", 1)
+    top = _Reader(label, doc, "", {"version", "lanes", "ignore"})
+    if top.has("version") and top.m["version"] != 1:
+        raise top.fail("version", f"unsupported version {top.m['version']!r} (this patchlane reads 1)")
+    top.require("lanes")
+    lanes = top.mapping("lanes", {"property", "fixture", "freeze", "replay"})
+    assert lanes is not None  # required above
+    return ReviewMap(
+        label=label,
+        property=_property(lanes),
+        fixture=_fixture(lanes),
+        freeze=_freeze(lanes),
+        replay=_replay(lanes),
+        ignore=_ignore(top),
+    )
+
+
+def _property(lanes: _Reader) -> PropertyLane | None:
+    allowed = {"paths", "module", "modules", "seed", "cases", "timeout_s", "pythonpath"}
+    r = lanes.mapping("property", allowed)
+    if r is None:
+        return None
+    r.require("paths")
+    if r.has("module") == r.has("modules"):
+        raise MapError(r.label, f"{r.where}: give exactly one of 'module' or 'modules'", r.line())
+    if r.has("module"):
+        modules: tuple[str, ...] = (r.string("module") or "",)
+        key = "module"
+    else:
+        key = "modules"
+        raw = r.m["modules"]
+        if not isinstance(raw, YamlList) or not raw or not all(isinstance(x, str) for x in raw):
+            raise r.fail(key, "expected a non-empty list of module names")
+        modules = tuple(raw)
+    for name in modules:
+        if not _MODULE_RE.match(name):
+            raise r.fail(key, f"{name!r} is not a dotted Python module name")
+    return PropertyLane(
+        paths=r.paths("paths"),
+        modules=modules,
+        seed=r.integer("seed", None, 0),
+        cases=r.integer("cases", DEFAULT_CASES, 1) or DEFAULT_CASES,
+        timeout_s=r.number("timeout_s", DEFAULT_TIMEOUT_S),
+        pythonpath=r.paths("pythonpath"),
+    )
+
+
+def _fixture(lanes: _Reader) -> FixtureLane | None:
+    r = lanes.mapping("fixture", {"paths", "lock", "canonical_json", "roots"})
+    if r is None:
+        return None
+    if r.has("roots"):
+        for key in ("paths", "lock", "canonical_json"):
+            if r.has(key):
+                raise r.fail(key, "give either 'roots' or 'paths'/'lock'/'canonical_json', not both")
+        raw = r.m["roots"]
+        if not isinstance(raw, YamlList) or not raw:
+            raise r.fail("roots", "expected a non-empty list of {path, lock, canonical_json}")
+        roots = []
+        for i, item in enumerate(raw):
+            if not isinstance(item, YamlMap):
+                raise MapError(r.label, f"{r.where}.roots[{i}]: expected a mapping", raw.item_lines[i])
+            rr = _Reader(r.label, item, f"{r.where}.roots[{i}]", {"path", "lock", "canonical_json"})
+            rr.require("path")
+            rr.require("lock")
+            roots.append(
+                FixtureRoot(
+                    paths=(rr.path("path", directory_ok=True) or "",),
+                    lock=rr.path("lock", directory_ok=False) or "",
+                    canonical_json=rr.boolean("canonical_json", False),
+                )
+            )
+        locks = [root.lock for root in roots]
+        if len(set(locks)) != len(locks):
+            raise r.fail("roots", "two roots name the same lock file")
+        return FixtureLane(roots=tuple(roots))
+    r.require("paths")
+    r.require("lock")
+    paths = r.paths("paths")
+    if not paths:
+        raise r.fail("paths", "expected at least one fixture path")
+    root = FixtureRoot(
+        paths=paths,
+        lock=r.path("lock", directory_ok=False) or "",
+        canonical_json=r.boolean("canonical_json", False),
+    )
+    return FixtureLane(roots=(root,))
+
+
+def _freeze(lanes: _Reader) -> FreezeLane | None:
+    r = lanes.mapping("freeze", {"registry", "max_age_days", "max_extensions"})
+    if r is None:
+        return None
+    r.require("registry")
+    return FreezeLane(
+        registry=r.path("registry", directory_ok=False) or "",
+        max_age_days=r.integer("max_age_days", DEFAULT_MAX_AGE_DAYS, 0) or 0,
+        max_extensions=r.integer("max_extensions", DEFAULT_MAX_EXTENSIONS, 0) or 0,
+    )
+
+
+def _replay(lanes: _Reader) -> ReplayLane:
+    r = lanes.mapping("replay", {"tests", "private", "require_signature"})
+    if r is None:
+        return ReplayLane(tests=DEFAULT_REPLAY_TESTS, private=(), require_signature=False)
+    tests = r.paths("tests", DEFAULT_REPLAY_TESTS)
+    if not tests:
+        raise r.fail("tests", "expected at least one test path")
+    return ReplayLane(
+        tests=tests,
+        private=r.paths("private"),
+        require_signature=r.boolean("require_signature", False),
+    )
+
+
+def _ignore(top: _Reader) -> tuple[IgnoreEntry, ...]:
+    if not top.has("ignore"):
+        return ()
+    raw = top.m["ignore"]
+    if not isinstance(raw, YamlList):
+        raise top.fail("ignore", "expected a list of {path, reason}")
+    out = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, YamlMap):
+            raise MapError(top.label, f"ignore[{i}]: expected a mapping {{path, reason}}", raw.item_lines[i])
+        r = _Reader(top.label, item, f"ignore[{i}]", {"path", "reason"})
+        r.require("path")
+        r.require("reason")
+        reason = r.string("reason") or ""
+        if "\n" in reason.strip():
+            raise r.fail("reason", "must be one line")
+        out.append(IgnoreEntry(path=r.path("path", directory_ok=True) or "", reason=reason.strip()))
+    return tuple(out)

@@ -1,0 +1,50 @@
+"""Exit codes and the error classes the single error boundary in ``main`` maps to them."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class Exit(IntEnum):
+    """Process exit codes, identical for every command (DESIGN.md §3)."""
+
+    GREEN = 0
+    RED = 1
+    BAD_INPUT = 2
+    UNDECIDED = 3
+    INTERNAL = 4
+
+
+class PatchlaneError(Exception):
+    """An error the user can fix; ``main`` prints ``str(error)`` on one line and exits 2."""
+
+
+class UsageError(PatchlaneError):
+    """The command line asks for something that cannot be done."""
+
+
+class InputError(PatchlaneError):
+    """A file is malformed. The message starts with the file name and, where known, the line."""
+
+    def __init__(self, file: str, message: str, line: int | None = None) -> None:
+        self.file = file
+        self.line = line
+        self.message = message
+        where = f"{file}:{line}" if line is not None else file
+        super().__init__(f"{where}: {message}")
+
+
+class MapError(InputError):
+    """The review map is malformed."""
+
+
+class LockError(InputError):
+    """A fixture lock is malformed or unsafe."""
+
+
+class ReportError(InputError):
+    """A lane report or verdict file given on the command line is malformed."""
+
+
+class GitError(PatchlaneError):
+    """Git could not answer: an unknown ref, a missing merge base, not a repository."""

@@ -1,0 +1,233 @@
+"""Small functions that ask git precisely (DESIGN.md §2).
+
+Every call uses NUL-separated output where git offers it, literal pathspecs, no external
+diff or textconv, ``core.fsmonitor`` off, and an environment without the caller's ``GIT_*``
+variables (a stray ``GIT_DIR`` or ``GIT_INDEX_FILE`` would silently answer for another
+repository). Paths are decoded with ``os.fsdecode`` so that any byte survives.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from patchlane.errors import GitError
+
+_CONFIG = (
+    "-c", "core.fsmonitor=false",
+    "-c", "core.quotePath=false",
+    "-c", "diff.external=",
+    "-c", "core.untrackedCache=false",
+)  # fmt: skip
+
+MODE_SYMLINK = "120000"
+MODE_GITLINK = "160000"
+REGULAR_MODES = frozenset({"100644", "100755"})
+
+
+def git_env() -> dict[str, str]:
+    """Return the environment git runs in: the caller's, less ``GIT_*``, in the C locale."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_LITERAL_PATHSPECS="1", GIT_OPTIONAL_LOCKS="0")
+    return env
+
+
+def run(repo: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git -C repo args`` and return the completed process (never raises on exit code)."""
+    try:
+        return subprocess.run(
+            ["git", "-C", os.fspath(repo), *_CONFIG, *args],
+            input=stdin,
+            capture_output=True,
+            env=git_env(),
+            check=False,
+        )
+    except FileNotFoundError as e:
+        raise GitError("git is not installed or not on PATH") from e
+
+
+def out(repo: Path, *args: str) -> bytes:
+    """Run git and return stdout. Raises ``GitError`` with git's message on failure."""
+    proc = run(repo, *args)
+    if proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(f"git {args[0]} failed: {message[-1] if message else proc.returncode}")
+    return proc.stdout
+
+
+def toplevel(cwd: Path) -> Path:
+    """Return the work tree root containing ``cwd``. Raises ``GitError`` outside a repository."""
+    proc = run(cwd, "rev-parse", "--show-toplevel")
+    if proc.returncode != 0:
+        raise GitError(f"{cwd}: not inside a git repository (use --repo DIR)")
+    return Path(os.fsdecode(proc.stdout.rstrip(b"\n")))
+
+
+def git_dir(repo: Path) -> Path:
+    """Return the absolute path of the repository's git directory."""
+    raw = out(repo, "rev-parse", "--absolute-git-dir").rstrip(b"\n")
+    return Path(os.fsdecode(raw))
+
+
+def resolve_commit(repo: Path, ref: str) -> str:
+    """Return the full commit id ``ref`` names. Raises ``GitError`` saying what to fetch."""
+    proc = run(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+    if proc.returncode != 0:
+        hint = ref.split("/", 1)
+        fetch = f"git fetch {hint[0]} {hint[1]}" if len(hint) == 2 else f"git fetch origin {ref}"
+        raise GitError(f"unknown ref {ref!r}: it is not a commit in this clone; fetch it ({fetch})")
+    return proc.stdout.decode("ascii").strip()
+
+
+def is_shallow(repo: Path) -> bool:
+    """Return whether the clone is shallow."""
+    return out(repo, "rev-parse", "--is-shallow-repository").strip() == b"true"
+
+
+def merge_base(repo: Path, base: str, head: str) -> str:
+    """Return the merge base of two commit ids.
+
+    Raises ``GitError`` when there is none: for a shallow clone the message says how to
+    fetch more history. There is deliberately no fallback to a two-dot diff, which would
+    count the base branch's own later commits as part of the patch.
+    """
+    proc = run(repo, "merge-base", base, head)
+    if proc.returncode == 0:
+        return proc.stdout.decode("ascii").strip()
+    if is_shallow(repo):
+        raise GitError(
+            f"no merge base between {base[:12]} and {head[:12]}: this clone is shallow; "
+            "fetch the history (git fetch --unshallow, or git fetch --deepen=N origin)"
+        )
+    raise GitError(f"no merge base between {base[:12]} and {head[:12]}: unrelated histories")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One entry of ``git diff --name-status``: git's status letter, path and rename source."""
+
+    status: str
+    path: str
+    old_path: str | None
+
+
+def diff_changes(repo: Path, base: str, head: str) -> list[Change]:
+    """Return the changes from commit ``base`` to commit ``head`` (renames detected).
+
+    Status letters are git's (A, C, D, M, R, T, U, X); scores are dropped.
+    """
+    raw = out(
+        repo, "diff", "--no-ext-diff", "--no-textconv", "--no-color", "--no-relative",
+        "--ignore-submodules=none", "--name-status", "-z", "--find-renames", base, head, "--",
+    )  # fmt: skip
+    fields = raw.split(b"\0")
+    if fields and fields[-1] == b"":
+        fields.pop()
+    changes: list[Change] = []
+    i = 0
+    while i < len(fields):
+        status = fields[i].decode("ascii")[:1]
+        if status in ("R", "C"):
+            old, new = os.fsdecode(fields[i + 1]), os.fsdecode(fields[i + 2])
+            changes.append(Change(status, new, old))
+            i += 3
+        else:
+            changes.append(Change(status, os.fsdecode(fields[i + 1]), None))
+            i += 2
+    return changes
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    mode: str
+    kind: str
+    oid: str
+    path: str
+
+
+def ls_tree(repo: Path, commit: str, paths: Sequence[str]) -> list[TreeEntry]:
+    """Return every entry (recursively) below ``paths`` in ``commit``; all of it if empty.
+
+    Paths are literal (no glob magic) and relative to the repository root.
+    """
+    raw = out(repo, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *(p.rstrip("/") for p in paths))
+    entries = []
+    for record in raw.split(b"\0"):
+        if not record:
+            continue
+        meta, _, name = record.partition(b"\t")
+        mode, kind, oid = meta.decode("ascii").split(" ")
+        entries.append(TreeEntry(mode, kind, oid, os.fsdecode(name)))
+    return entries
+
+
+def read_blobs(repo: Path, oids: Iterable[str]) -> Iterator[bytes]:
+    """Yield the contents of each blob id, in order, from one ``git cat-file --batch``.
+
+    A writer thread feeds the ids so that neither side of the pipe can fill and block.
+    Raises ``GitError`` if an object is missing.
+    """
+    proc = subprocess.Popen(
+        ["git", "-C", os.fspath(repo), *_CONFIG, "cat-file", "--batch"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=git_env(),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    ids = list(oids)
+    stdin = proc.stdin
+
+    def feed() -> None:
+        try:
+            stdin.write(b"".join(oid.encode("ascii") + b"\n" for oid in ids))
+            stdin.close()
+        except BrokenPipeError:
+            pass
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        for oid in ids:
+            header = proc.stdout.readline()
+            parts = header.split()
+            if len(parts) != 3 or parts[1] == b"missing":
+                raise GitError(f"git cat-file: object {oid} is missing")
+            size = int(parts[2])
+            data = proc.stdout.read(size)
+            proc.stdout.read(1)
+            yield data
+    finally:
+        proc.stdout.close()
+        proc.kill()
+        proc.wait()
+        writer.join()
+
+
+def entry_at(repo: Path, commit: str, path: str) -> TreeEntry | None:
+    """Return the tree entry for exactly ``path`` in ``commit``, or ``None`` if absent."""
+    raw = out(repo, "ls-tree", "-z", "--full-tree", commit, "--", path)
+    for record in raw.split(b"\0"):
+        meta, _, name = record.partition(b"\t")
+        if record and os.fsdecode(name) == path:
+            mode, kind, oid = meta.decode("ascii").split(" ")
+            return TreeEntry(mode, kind, oid, path)
+    return None
+
+
+def read_file_at(repo: Path, commit: str, path: str) -> tuple[TreeEntry, bytes] | None:
+    """Return the entry and bytes of ``path`` in ``commit``, or ``None`` if it is absent.
+
+    The bytes of a symlink entry are its target text; callers decide what a non-regular
+    entry means (``TreeEntry.mode``).
+    """
+    entry = entry_at(repo, commit, path)
+    if entry is None:
+        return None
+    if entry.kind != "blob":
+        return entry, b""
+    return entry, out(repo, "cat-file", "blob", entry.oid)

@@ -1,0 +1,158 @@
+"""Command-line entry point and the single error boundary.
+
+Commands live one per module under ``patchlane.commands``; each exposes ``register`` (adds
+its sub-parser) and ``run(args, ctx) -> int``. Command modules are imported only when their
+command runs, so ``patchlane --help`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+from patchlane import __version__
+from patchlane.errors import Exit, PatchlaneError, UsageError
+from patchlane.ui import Output
+
+# name -> (module, one-line help). Order is the order of `patchlane --help`.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "gate": ("gate", "classify, run every lane, write the verdict and the review note"),
+    "classify": ("classify", "list changed files and assign lanes"),
+    "fixture": ("fixture", "check fixture bytes against their locks, or write a new lock"),
+    "verdict": ("verdict", "apply the fixed reading order to lane reports"),
+    "review": ("review", "render the four-field review note from the reports"),
+    "init": ("init", "scaffold a review map, a freeze registry and fixture locks"),
+    "demo": ("demo", "run the gate on agent-style patches to the bundled example"),
+}
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every command gets besides its own arguments."""
+
+    repo_option: str | None
+    map_option: str | None
+    out: Output
+
+    def repo(self) -> Path:
+        """Return the repository root (``--repo`` or the git top level of the cwd)."""
+        from patchlane import git
+
+        if self.repo_option is not None:
+            path = Path(self.repo_option)
+            if not path.is_dir():
+                raise UsageError(f"--repo {self.repo_option}: not a directory")
+            return git.toplevel(path)
+        return git.toplevel(Path.cwd())
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # One line, exit 2, like every other bad input.
+        self.exit(Exit.BAD_INPUT, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _global_options(suppress: bool) -> argparse.ArgumentParser:
+    default = argparse.SUPPRESS if suppress else None
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("global options")
+    g.add_argument("--repo", metavar="DIR", default=default, help="repository (default: git top level of the cwd)")
+    g.add_argument("--map", metavar="FILE", default=default, help="review map (default: review-map.yml at the repo root)")
+    g.add_argument("--json", action="store_true", default=argparse.SUPPRESS if suppress else False, help="machine output on stdout")
+    g.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS if suppress else False, help="print only errors")
+    g.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS if suppress else False, help="more detail; tracebacks on internal errors")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command and return its exit code; the only place errors become codes.
+
+    ``PatchlaneError`` → one line on stderr and 2; anything unexpected → one line saying it
+    is a bug and 4 (``-v`` adds the traceback).
+    """
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    verbose = "-v" in args_list or "--verbose" in args_list
+    try:
+        parser = _lazy_parser(args_list)
+        try:
+            args = parser.parse_args(args_list)
+        except SystemExit as e:
+            return int(e.code) if isinstance(e.code, int) else Exit.BAD_INPUT
+        if args.command is None:
+            parser.print_help()
+            return Exit.BAD_INPUT
+        ctx = Context(
+            repo_option=args.repo,
+            map_option=args.map,
+            out=Output(json=args.json, quiet=args.quiet, verbose=args.verbose),
+        )
+        module = importlib.import_module(f"patchlane.commands.{COMMANDS[args.command][0]}")
+        code: int = module.run(args, ctx)
+        return code
+    except PatchlaneError as e:
+        print(f"patchlane: error: {e}", file=sys.stderr)
+        if verbose:
+            traceback.print_exc()
+        return Exit.BAD_INPUT
+    except KeyboardInterrupt:
+        print("patchlane: interrupted", file=sys.stderr)
+        return Exit.INTERNAL
+    except Exception as e:  # noqa: BLE001 - this is the boundary that turns bugs into exit 4
+        print(
+            f"patchlane: internal error (a bug in patchlane {__version__}): "
+            f"{type(e).__name__}: {e}" + ("" if verbose else " (run with -v for the traceback)"),
+            file=sys.stderr,
+        )
+        if verbose:
+            traceback.print_exc()
+        return Exit.INTERNAL
+
+
+def _lazy_parser(argv: list[str]) -> argparse.ArgumentParser:
+    """Build the parser, importing only the command module the arguments name.
+
+    ``patchlane --help`` then imports no command module at all.
+    """
+    parser = _Parser(
+        prog="patchlane",
+        description="Decide whether an agent's patch may go on to a shared evaluation host: "
+        "reject, undecided or accept_for_review, with evidence a reviewer can check.",
+        epilog="exit codes: 0 green/accept_for_review, 1 red/reject, 2 bad input, "
+        "3 undecided, 4 internal error. 'patchlane COMMAND --help' for a command's options.",
+        parents=[_global_options(suppress=False)],
+    )
+    parser.add_argument("--version", action="version", version=f"patchlane {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    parents = [_global_options(suppress=True)]
+    chosen = _command_in(argv)
+    for name, (module, help_text) in COMMANDS.items():
+        if name == chosen:
+            mod = importlib.import_module(f"patchlane.commands.{module}")
+            mod.register(sub, name, help_text, parents)
+        else:
+            sub.add_parser(name, help=help_text, parents=parents)
+    return parser
+
+
+def _command_in(argv: list[str]) -> str | None:
+    """Return the first positional argument if it names a command (option values skipped)."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in ("--repo", "--map"):
+            skip = True
+        elif not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
+
+
+def console_main() -> NoReturn:
+    """Entry point of the ``patchlane`` console script."""
+    sys.exit(main())
