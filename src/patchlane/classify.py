@@ -25,6 +25,9 @@ HARNESS_NAMES = frozenset(
      "sitecustomize.py", "usercustomize.py"}
 )  # fmt: skip
 # Config files that configure pytest only when they hold its section; both sides are read.
+# pyproject.toml is parsed (``[tool]`` with a dotted ``pytest.ini_options...`` key, or an
+# inline table, configures pytest just as well); the pattern is its fallback when the file
+# is not valid TOML.
 _SECTIONED = {
     "pyproject.toml": re.compile(rb"^\s*\[\s*tool\.pytest", re.MULTILINE),
     "setup.cfg": re.compile(rb"^\s*\[\s*tool:pytest\s*\]", re.MULTILINE),
@@ -79,9 +82,7 @@ class Classification:
     @property
     def changed_paths(self) -> frozenset[str]:
         """Every path the patch touches, both sides of renames."""
-        return frozenset(
-            p for f in self.files for p in (f.path, f.old_path) if p is not None
-        )
+        return frozenset(p for f in self.files for p in (f.path, f.old_path) if p is not None)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -128,10 +129,13 @@ def map_path_in_repo(repo: Path, map_option: str | None) -> tuple[str | None, Pa
     ``(None, filesystem path)`` for a map file outside it (a trusted file of the user's)."""
     if map_option is None:
         return DEFAULT_MAP, None
-    candidate = Path(map_option)
-    absolute = candidate if candidate.is_absolute() else Path.cwd() / candidate
+    absolute = Path(os.path.abspath(map_option))  # noqa: PTH100 - lexical, keeps the last link
+    # Resolve the directories (so that a symlinked temp dir or ``..`` compare right) but
+    # not the file itself: a map named through a symlink in the work tree is judged as what
+    # the base commit stores at that path (a symlink, refused), never as the link's target.
+    located = absolute.parent.resolve() / absolute.name
     try:
-        rel = absolute.resolve().relative_to(repo.resolve())
+        rel = located.relative_to(repo.resolve())
     except ValueError:
         return None, absolute
     return rel.as_posix(), None
@@ -153,22 +157,30 @@ def _decode(data: bytes, label: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise MapError(label, f"not UTF-8 (byte {e.start})") from e
+        line = data.count(b"\n", 0, e.start) + 1
+        raise MapError(label, f"not UTF-8 (byte {e.start})", line) from e
 
 
-def load_map_at(repo: Path, commit: str, rel: str) -> ReviewMap | None:
+def load_map_at(repo: Path, commit: str, rel: str, revision: str = "commit") -> ReviewMap | None:
     """Return the map stored at ``rel`` in ``commit``, or ``None`` when it has none.
 
-    Raises ``MapError`` when it is there but is not a regular file or is malformed.
+    Raises ``MapError`` when it is there but is not a regular file or is malformed. The
+    error stays ``FILE:LINE: what`` (so editors and people can jump to it) and ends by
+    naming the revision it was read from (``revision`` is e.g. ``base``).
     """
     found = git.read_file_at(repo, commit, rel)
     if found is None:
         return None
     entry, data = found
-    label = f"{rel} (at {commit[:12]})"
+    where = f"(the map in {revision} {commit[:12]})"
     if entry.mode not in git.REGULAR_MODES:
-        raise MapError(label, "not a regular file (a symlink or submodule is never followed)")
-    return parse_review_map(_decode(data, label), label)
+        raise MapError(
+            rel, f"not a regular file (a symlink or submodule is never followed) {where}"
+        )
+    try:
+        return parse_review_map(_decode(data, rel), rel)
+    except MapError as e:
+        raise MapError(e.file, f"{e.message} {where}", e.line) from e
 
 
 def deciding_map(
@@ -179,16 +191,17 @@ def deciding_map(
     Raises ``MapError`` when neither revision has one or the deciding one is malformed.
     """
     rel, outside = map_path_in_repo(repo, map_option)
-    if outside is not None:
+    if outside is not None:  # a trusted file of the user's, outside the repository
         return MapSource(load_map_file(outside), os.fspath(outside), "file", False)
-    assert rel is not None
+    if rel is None:  # pragma: no cover - map_path_in_repo returns one of the two
+        raise MapError(DEFAULT_MAP, "no review map path")
     problem = path_problem(rel, directory_ok=False)
     if problem:
         raise MapError(rel, problem)
-    at_base = load_map_at(repo, base, rel)
+    at_base = load_map_at(repo, base, rel, "base")
     if at_base is not None:
         return MapSource(at_base, rel, "base", rel in changed)
-    at_head = load_map_at(repo, head, rel)
+    at_head = load_map_at(repo, head, rel, "head")
     if at_head is None:
         raise MapError(rel, "no review map at base or head (run 'patchlane init' to scaffold one)")
     return MapSource(at_head, rel, "head", True)
@@ -230,13 +243,31 @@ def control_kinds(
     return kinds
 
 
-def _sectioned_harness(repo: Path, commits: tuple[str, str], path: str) -> bool:
-    pattern = _SECTIONED.get(path.rsplit("/", 1)[-1])
+def configures_pytest(name: str, data: bytes) -> bool:
+    """Return whether a file called ``name`` with bytes ``data`` holds pytest configuration
+    (for the names that hold it only in a section: pyproject.toml, setup.cfg, tox.ini)."""
+    pattern = _SECTIONED.get(name)
     if pattern is None:
+        return False
+    if name == "pyproject.toml":
+        import tomllib
+
+        try:
+            doc = tomllib.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return pattern.search(data) is not None
+        tool = doc.get("tool")
+        return isinstance(tool, dict) and "pytest" in tool
+    return pattern.search(data) is not None
+
+
+def _sectioned_harness(repo: Path, commits: tuple[str, str], path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    if name not in _SECTIONED:
         return False
     for commit in commits:
         found = git.read_file_at(repo, commit, path)
-        if found is not None and pattern.search(found[1]):
+        if found is not None and configures_pytest(name, found[1]):
             return True
     return False
 
@@ -315,11 +346,15 @@ def classify(repo: Path, base_ref: str, head_ref: str, map_option: str | None) -
     unmapped_sorted = tuple(sorted(set(unmapped)))
     mapped_any = any(f.lanes or f.control for f in files)
     if unmapped_sorted:
-        complete, why = False, f"{len(unmapped_sorted)} changed path(s) no lane or ignore entry covers: extend the map"
+        complete = False
+        why = (
+            f"{len(unmapped_sorted)} changed path(s) no lane or ignore entry covers: extend the map"
+        )
     elif not changes:
         complete, why = False, "the patch changes no file"
     elif not mapped_any:
-        complete, why = False, "the patch touches no mapped path (only ignored ones): extend the map"
+        complete = False
+        why = "the patch touches no mapped path (only ignored ones): extend the map"
     else:
         complete, why = True, "every changed path is covered by a lane or an ignore entry"
     return Classification(
@@ -345,11 +380,14 @@ def _lane_summary(review_map: ReviewMap, files: list[FileClass]) -> dict[str, La
     }
     out: dict[str, LaneApplicability] = {}
     for lane in LANES:
-        hits = tuple(sorted({p for f in files if lane in f.lanes for p in (f.path, f.old_path) if p}))
+        hits = tuple(
+            sorted({p for f in files if lane in f.lanes for p in (f.path, f.old_path) if p})
+        )
         if not configured[lane]:
             out[lane] = LaneApplicability(False, f"the map has no {lane} lane", ())
         elif hits:
             out[lane] = LaneApplicability(True, f"{len(hits)} changed path(s) in this lane", hits)
         else:
-            out[lane] = LaneApplicability(False, f"no changed path is in the {lane} lane's paths", ())
+            reason = f"no changed path is in the {lane} lane's paths"
+            out[lane] = LaneApplicability(False, reason, ())
     return out

@@ -92,16 +92,24 @@ class ReviewMap:
 class _Reader:
     """Typed access to one mapping of the map, with errors that name file, line and key."""
 
-    def __init__(self, label: str, mapping: YamlMap, where: str, allowed: set[str]) -> None:
+    def __init__(
+        self,
+        label: str,
+        mapping: YamlMap,
+        where: str,
+        allowed: set[str],
+        named_at: int | None = None,
+    ) -> None:
         self.label = label
         self.m = mapping
         self.where = where
+        # The line that names this mapping (``fixture:``): where a missing key is reported.
+        self.named_at = mapping.line if named_at is None else named_at
         for key in mapping:
             if key not in allowed:
                 known = ", ".join(sorted(allowed))
-                raise MapError(
-                    label, f"{self._key(key)}: unknown key (expected one of: {known})", self.line(key)
-                )
+                message = f"{self._key(key)}: unknown key (expected one of: {known})"
+                raise MapError(label, message, self.line(key))
 
     def _key(self, key: str) -> str:
         return f"{self.where}.{key}" if self.where else key
@@ -109,7 +117,7 @@ class _Reader:
     def line(self, key: str | None = None) -> int:
         if key is not None and key in self.m.key_lines:
             return self.m.key_lines[key]
-        return self.m.line
+        return self.named_at
 
     def fail(self, key: str, message: str) -> MapError:
         return MapError(self.label, f"{self._key(key)}: {message}", self.line(key))
@@ -127,7 +135,7 @@ class _Reader:
         value = self.m[key]
         if not isinstance(value, YamlMap):
             raise self.fail(key, f"expected a mapping, got {_kind(value)}")
-        return _Reader(self.label, value, self._key(key), allowed)
+        return _Reader(self.label, value, self._key(key), allowed, self.line(key))
 
     def string(self, key: str, default: str | None = None) -> str | None:
         if key not in self.m:
@@ -219,11 +227,13 @@ def parse_review_map(text: str, label: str) -> ReviewMap:
     if not isinstance(doc, YamlMap):
         raise MapError(label, f"expected a mapping at the top, got {_kind(doc)}", 1)
     top = _Reader(label, doc, "", {"version", "lanes", "ignore"})
-    if top.has("version") and top.m["version"] != 1:
-        raise top.fail("version", f"unsupported version {top.m['version']!r} (this patchlane reads 1)")
+    version = top.m.get("version", 1)
+    if type(version) is not int or version != 1:  # ``true == 1`` and ``1.0 == 1`` in Python
+        raise top.fail("version", f"unsupported version {version!r} (this patchlane reads 1)")
     top.require("lanes")
     lanes = top.mapping("lanes", {"property", "fixture", "freeze", "replay"})
-    assert lanes is not None  # required above
+    if lanes is None:  # pragma: no cover - required just above
+        raise top.fail("lanes", "missing")
     return ReviewMap(
         label=label,
         property=_property(lanes),
@@ -241,7 +251,9 @@ def _property(lanes: _Reader) -> PropertyLane | None:
         return None
     r.require("paths")
     if r.has("module") == r.has("modules"):
-        raise MapError(r.label, f"{r.where}: give exactly one of 'module' or 'modules'", r.line())
+        # Both: point at the later of the two keys; neither: at ``property:`` itself.
+        line = max(r.line("module"), r.line("modules")) if r.has("module") else r.line()
+        raise MapError(r.label, f"{r.where}: give exactly one of 'module' or 'modules'", line)
     if r.has("module"):
         modules: tuple[str, ...] = (r.string("module") or "",)
         key = "module"
@@ -271,14 +283,16 @@ def _fixture(lanes: _Reader) -> FixtureLane | None:
     if r.has("roots"):
         for key in ("paths", "lock", "canonical_json"):
             if r.has(key):
-                raise r.fail(key, "give either 'roots' or 'paths'/'lock'/'canonical_json', not both")
+                both = "give either 'roots' or 'paths'/'lock'/'canonical_json', not both"
+                raise r.fail(key, both)
         raw = r.m["roots"]
         if not isinstance(raw, YamlList) or not raw:
             raise r.fail("roots", "expected a non-empty list of {path, lock, canonical_json}")
         roots = []
         for i, item in enumerate(raw):
             if not isinstance(item, YamlMap):
-                raise MapError(r.label, f"{r.where}.roots[{i}]: expected a mapping", raw.item_lines[i])
+                where = f"{r.where}.roots[{i}]"
+                raise MapError(r.label, f"{where}: expected a mapping", raw.item_lines[i])
             rr = _Reader(r.label, item, f"{r.where}.roots[{i}]", {"path", "lock", "canonical_json"})
             rr.require("path")
             rr.require("lock")
@@ -341,7 +355,8 @@ def _ignore(top: _Reader) -> tuple[IgnoreEntry, ...]:
     out = []
     for i, item in enumerate(raw):
         if not isinstance(item, YamlMap):
-            raise MapError(top.label, f"ignore[{i}]: expected a mapping {{path, reason}}", raw.item_lines[i])
+            message = f"ignore[{i}]: expected a mapping {{path, reason}}"
+            raise MapError(top.label, message, raw.item_lines[i])
         r = _Reader(top.label, item, f"ignore[{i}]", {"path", "reason"})
         r.require("path")
         r.require("reason")

@@ -32,7 +32,9 @@ REGULAR_MODES = frozenset({"100644", "100755"})
 def git_env() -> dict[str, str]:
     """Return the environment git runs in: the caller's, less ``GIT_*``, in the C locale."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_LITERAL_PATHSPECS="1", GIT_OPTIONAL_LOCKS="0")
+    env.update(
+        LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_LITERAL_PATHSPECS="1", GIT_OPTIONAL_LOCKS="0"
+    )
     return env
 
 
@@ -77,10 +79,26 @@ def resolve_commit(repo: Path, ref: str) -> str:
     """Return the full commit id ``ref`` names. Raises ``GitError`` saying what to fetch."""
     proc = run(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
     if proc.returncode != 0:
-        hint = ref.split("/", 1)
-        fetch = f"git fetch {hint[0]} {hint[1]}" if len(hint) == 2 else f"git fetch origin {ref}"
+        fetch = _fetch_hint(repo, ref)
         raise GitError(f"unknown ref {ref!r}: it is not a commit in this clone; fetch it ({fetch})")
     return proc.stdout.decode("ascii").strip()
+
+
+def _fetch_hint(repo: Path, ref: str) -> str:
+    """Return the ``git fetch`` command that would bring ``ref`` into this clone.
+
+    ``REMOTE/BRANCH`` and ``refs/remotes/REMOTE/BRANCH`` name a configured remote (or
+    ``origin``, configured or not); anything else (``feature/x`` is a branch name, not
+    remote ``feature``) is fetched from origin.
+    """
+    proc = run(repo, "remote")
+    remotes = proc.stdout.decode("utf-8", "replace").split() if proc.returncode == 0 else []
+    remotes.append("origin")
+    name = ref.removeprefix("refs/remotes/")
+    for remote in sorted(remotes, key=len, reverse=True):
+        if name.startswith(remote + "/"):
+            return f"git fetch {remote} {name[len(remote) + 1 :]}"
+    return f"git fetch origin {ref.removeprefix('refs/heads/')}"
 
 
 def is_shallow(repo: Path) -> bool:
@@ -154,7 +172,9 @@ def ls_tree(repo: Path, commit: str, paths: Sequence[str]) -> list[TreeEntry]:
 
     Paths are literal (no glob magic) and relative to the repository root.
     """
-    raw = out(repo, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *(p.rstrip("/") for p in paths))
+    raw = out(
+        repo, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *(p.rstrip("/") for p in paths)
+    )
     entries = []
     for record in raw.split(b"\0"):
         if not record:
@@ -178,7 +198,8 @@ def read_blobs(repo: Path, oids: Iterable[str]) -> Iterator[bytes]:
         stderr=subprocess.DEVNULL,
         env=git_env(),
     )
-    assert proc.stdin is not None and proc.stdout is not None
+    if proc.stdin is None or proc.stdout is None:  # pragma: no cover - both are PIPEs
+        raise GitError("git cat-file: no pipe")
     ids = list(oids)
     stdin = proc.stdin
 

@@ -7,10 +7,15 @@ stays fast for large locks and the slow path exists only to write a good message
 
 from __future__ import annotations
 
+import bisect
+import contextlib
 import json
+import math
 import os
-import tempfile
+import re
+import secrets
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +34,14 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _finite_float(literal: str) -> float:
+    # ``float("1e400")`` is inf: the value NaN/Infinity are refused for, by another door.
+    value = float(literal)
+    if not math.isfinite(value):
+        raise ValueError(f"number {literal} is out of range (not valid JSON here)")
+    return value
+
+
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
@@ -39,27 +52,42 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def loads_strict(text: str) -> Any:
-    """Parse JSON, refusing duplicate keys and NaN/Infinity.
+    """Parse JSON, refusing duplicate keys, NaN/Infinity and numbers beyond a float's range.
 
     Returns the parsed value. Raises ``ValueError`` (``json.JSONDecodeError`` for syntax,
-    ``DuplicateKeyError`` for a repeated key).
+    ``DuplicateKeyError`` for a repeated key) or ``RecursionError`` for absurd nesting.
     """
-    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+    return json.loads(
+        text,
+        object_pairs_hook=_no_duplicates,
+        parse_constant=_reject_constant,
+        parse_float=_finite_float,
+    )
 
 
-def _line_of(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
+@dataclass
+class _Scan:
+    """What the located pass learned: the line of every value by JSON path, the first
+    duplicate key (key, line) in text order, and the line of the first non-finite number."""
+
+    lines: dict[JsonPath, int] = field(default_factory=dict)
+    duplicate: tuple[str, int] | None = None
+    non_finite_line: int | None = None
 
 
-def _object_lines(text: str) -> tuple[dict[JsonPath, int], int | None]:
-    """Return the line of every value by JSON path, and the line of a duplicate key if any.
+def _scan(text: str) -> _Scan:
+    """Locate every value of ``text`` (best effort: stops at the first syntax error).
 
-    Uses the pure-Python scanner, whose hooks see positions; only called on bad input.
+    Uses the pure-Python scanner, whose hooks see positions; only called on bad input or by
+    ``line_for``. Line numbers come from a bisect over the newline offsets, so the pass is
+    linear in the size of the text.
     """
-    lines: dict[JsonPath, int] = {}
-    dup_line: int | None = None
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    scan = _Scan()
     decoder = json.JSONDecoder()
-    idx = 0
+
+    def line_of(pos: int) -> int:
+        return bisect.bisect_left(newlines, pos) + 1
 
     def skip_ws(pos: int) -> int:
         while pos < len(text) and text[pos] in " \t\r\n":
@@ -67,18 +95,18 @@ def _object_lines(text: str) -> tuple[dict[JsonPath, int], int | None]:
         return pos
 
     def value(pos: int, path: JsonPath) -> int:
-        nonlocal dup_line
         pos = skip_ws(pos)
-        lines[path] = _line_of(text, pos)
+        scan.lines[path] = line_of(pos)
         if pos < len(text) and text[pos] == "{":
             pos = skip_ws(pos + 1)
             seen: set[str] = set()
             if text[pos] == "}":
                 return pos + 1
             while True:
-                key, pos = json.decoder.scanstring(text, skip_ws(pos) + 1)  # type: ignore[attr-defined]
-                if key in seen and dup_line is None:
-                    dup_line = _line_of(text, pos)
+                key_pos = skip_ws(pos)
+                key, pos = json.decoder.scanstring(text, key_pos + 1)  # type: ignore[attr-defined]
+                if key in seen and scan.duplicate is None:
+                    scan.duplicate = (key, line_of(key_pos))
                 seen.add(key)
                 pos = skip_ws(pos)
                 pos = value(pos + 1, (*path, key))  # skip ':'
@@ -97,19 +125,20 @@ def _object_lines(text: str) -> tuple[dict[JsonPath, int], int | None]:
                 if text[pos] == "]":
                     return pos + 1
                 pos += 1
-        _, end = decoder.raw_decode(text, pos)
+        parsed, end = decoder.raw_decode(text, pos)
+        if isinstance(parsed, float) and not math.isfinite(parsed) and scan.non_finite_line is None:
+            scan.non_finite_line = line_of(pos)
         return int(end)
 
-    try:
-        value(idx, ())
-    except (ValueError, IndexError):
-        pass  # the located pass is best effort; the strict pass already knows it is bad
-    return lines, dup_line
+    # Best effort: the strict pass already knows the text is bad (or deep).
+    with contextlib.suppress(ValueError, IndexError, RecursionError):
+        value(0, ())
+    return scan
 
 
 def line_for(text: str, path: JsonPath) -> int | None:
     """Return the line where the value at ``path`` starts, or of its nearest parent."""
-    lines, _ = _object_lines(text)
+    lines = _scan(text).lines
     while path:
         if path in lines:
             return lines[path]
@@ -151,10 +180,14 @@ def parse_json_text(
     except json.JSONDecodeError as e:
         raise error(label, f"invalid JSON: {e.msg} (column {e.colno})", e.lineno) from e
     except DuplicateKeyError as e:
-        _, dup_line = _object_lines(text)
-        raise error(label, str(e), dup_line) from e
+        # Report the first duplicate in text order; the strict decoder may have met an
+        # inner one first (it finishes inner objects before outer ones).
+        key, line = _scan(text).duplicate or (e.key, None)
+        raise error(label, f"duplicate key {key!r}", line) from e
+    except RecursionError as e:
+        raise error(label, "invalid JSON: nested too deeply", None) from e
     except ValueError as e:
-        raise error(label, str(e), None) from e
+        raise error(label, str(e), _scan(text).non_finite_line) from e
 
 
 def dumps_report(value: Any) -> str:
@@ -166,18 +199,47 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the new one, never half.
 
     A temp file in the same directory is written, fsynced, renamed over ``path``, and the
-    directory is fsynced so that the rename survives a crash.
+    directory is fsynced so that the rename survives a crash. The file gets the mode any new
+    file of the user gets (0666 less the umask). A symlink at ``path`` is replaced, never
+    written through. Raises ``InputError`` (exit 2, "cannot write") when the file system
+    refuses; no temp file is left behind.
     """
+    try:
+        _atomic_write(path, data)
+    except OSError as e:
+        blocker = _not_a_directory(path.parent)
+        why = f"{blocker} is not a directory" if blocker is not None else e.strerror or str(e)
+        raise InputError(os.fspath(path), f"cannot write: {why}") from e
+
+
+def _not_a_directory(parent: Path) -> Path | None:
+    """Return the nearest existing ancestor of ``parent`` if it is not a directory."""
+    for candidate in (parent, *parent.parents):
+        if candidate.is_symlink() or candidate.exists():
+            return None if candidate.is_dir() else candidate
+    return None
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            # Not tempfile.mkstemp: it creates the file 0600, and the rename would then
+            # leave a report or a lock readable by its writer only.
+            fd = os.open(tmp, flags, 0o666)
+            break
+        except FileExistsError:
+            continue
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        tmp.replace(path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:

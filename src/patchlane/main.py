@@ -8,17 +8,16 @@ command runs, so ``patchlane --help`` stays cheap.
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from patchlane import __version__
 from patchlane.errors import Exit, PatchlaneError, UsageError
-from patchlane.ui import Output
+from patchlane.ui import Output, one_line
 
 # name -> (module, one-line help). Order is the order of `patchlane --help`.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -55,18 +54,41 @@ class Context:
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         # One line, exit 2, like every other bad input.
-        self.exit(Exit.BAD_INPUT, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        line = one_line(f"{self.prog}: error: {message} (see '{self.prog} --help')")
+        self.exit(Exit.BAD_INPUT, line + "\n")
 
 
-def _global_options(suppress: bool) -> argparse.ArgumentParser:
+def _global_options(suppress: bool) -> _Parser:
+    """The global options, accepted before and after the command.
+
+    The command's copy (``suppress``) has no defaults, so that an option given before the
+    command is not reset by the command's parser.
+    """
     default = argparse.SUPPRESS if suppress else None
-    p = argparse.ArgumentParser(add_help=False)
+    flag = argparse.SUPPRESS if suppress else False
+    p = _Parser(add_help=False)
     g = p.add_argument_group("global options")
-    g.add_argument("--repo", metavar="DIR", default=default, help="repository (default: git top level of the cwd)")
-    g.add_argument("--map", metavar="FILE", default=default, help="review map (default: review-map.yml at the repo root)")
-    g.add_argument("--json", action="store_true", default=argparse.SUPPRESS if suppress else False, help="machine output on stdout")
-    g.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS if suppress else False, help="print only errors")
-    g.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS if suppress else False, help="more detail; tracebacks on internal errors")
+    g.add_argument(
+        "--repo",
+        metavar="DIR",
+        default=default,
+        help="repository (default: git top level of the cwd)",
+    )
+    g.add_argument(
+        "--map",
+        metavar="FILE",
+        default=default,
+        help="review map (default: review-map.yml at the repo root)",
+    )
+    g.add_argument("--json", action="store_true", default=flag, help="machine output on stdout")
+    g.add_argument("-q", "--quiet", action="store_true", default=flag, help="print only errors")
+    g.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=flag,
+        help="more detail; tracebacks on internal errors",
+    )
     return p
 
 
@@ -92,26 +114,37 @@ def main(argv: Sequence[str] | None = None) -> int:
             map_option=args.map,
             out=Output(json=args.json, quiet=args.quiet, verbose=args.verbose),
         )
-        module = importlib.import_module(f"patchlane.commands.{COMMANDS[args.command][0]}")
+        module = _import_command(COMMANDS[args.command][0])
         code: int = module.run(args, ctx)
         return code
     except PatchlaneError as e:
-        print(f"patchlane: error: {e}", file=sys.stderr)
-        if verbose:
-            traceback.print_exc()
+        # One line and never a traceback, even with -v (DESIGN.md §5). one_line: a message
+        # may quote a path or a ref with a newline in it, which must neither break the
+        # one-line contract nor forge a line of our own output.
+        print(one_line(f"patchlane: error: {e}"), file=sys.stderr)
         return Exit.BAD_INPUT
     except KeyboardInterrupt:
         print("patchlane: interrupted", file=sys.stderr)
         return Exit.INTERNAL
     except Exception as e:  # noqa: BLE001 - this is the boundary that turns bugs into exit 4
-        print(
-            f"patchlane: internal error (a bug in patchlane {__version__}): "
-            f"{type(e).__name__}: {e}" + ("" if verbose else " (run with -v for the traceback)"),
-            file=sys.stderr,
-        )
+        hint = "" if verbose else " (run with -v for the traceback)"
+        message = f"internal error (a bug in patchlane {__version__}): {type(e).__name__}: {e}"
+        print(one_line(f"patchlane: {message}") + hint, file=sys.stderr)
         if verbose:
             traceback.print_exc()
         return Exit.INTERNAL
+
+
+def _import_command(module: str) -> Any:
+    """Import ``patchlane.commands.MODULE`` and return it.
+
+    ``__import__`` rather than ``importlib.import_module``: only the former goes through the
+    interpreter's import machinery that ``python -X importtime`` instruments, so that a
+    start-up measurement sees command modules (import_module would hide them).
+    """
+    name = f"patchlane.commands.{module}"
+    __import__(name)
+    return sys.modules[name]
 
 
 def _lazy_parser(argv: list[str]) -> argparse.ArgumentParser:
@@ -133,7 +166,7 @@ def _lazy_parser(argv: list[str]) -> argparse.ArgumentParser:
     chosen = _command_in(argv)
     for name, (module, help_text) in COMMANDS.items():
         if name == chosen:
-            mod = importlib.import_module(f"patchlane.commands.{module}")
+            mod = _import_command(module)
             mod.register(sub, name, help_text, parents)
         else:
             sub.add_parser(name, help=help_text, parents=parents)

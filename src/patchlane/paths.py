@@ -58,7 +58,8 @@ def to_fs(repo: Path, rel: str) -> Path:
 def symlink_on_way(repo: Path, rel: str) -> str | None:
     """Return the first component of ``rel`` (repo-relative) that is a symlink, or ``None``.
 
-    A missing component ends the walk: nothing below it can be a symlink.
+    A missing component, or a regular file where a directory would be, ends the walk:
+    nothing can lie below it.
     """
     parts = rel.rstrip("/").split("/")
     current = repo
@@ -66,7 +67,7 @@ def symlink_on_way(repo: Path, rel: str) -> str | None:
         current = current / part
         try:
             st = os.lstat(current)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         if stat.S_ISLNK(st.st_mode):
             return "/".join(parts[: i + 1])

@@ -15,14 +15,22 @@ class Output:
     verbose: bool = False
 
     def say(self, text: str) -> None:
-        """Print a human line on stdout (suppressed by ``--json`` and ``-q``)."""
+        """Print a human line on stdout (suppressed by ``--json`` and ``-q``).
+
+        A byte of a path that is not UTF-8 (a lone surrogate) is printed as its escape
+        rather than failing on a strict UTF-8 stdout; paths should go through ``show``.
+        """
         if not (self.json or self.quiet):
-            print(text, flush=True)
+            print(_printable(text), flush=True)
 
     def progress(self, text: str) -> None:
-        """Print a progress line on stderr (suppressed by ``-q``)."""
-        if not self.quiet:
-            print(f"patchlane: {text}", file=sys.stderr, flush=True)
+        """Print a progress line on stderr: on a terminal, or everywhere with ``-v``.
+
+        Suppressed by ``-q``. Off a terminal (CI logs, scripts reading stderr) progress is
+        noise around the one line an error is promised to be, so it is shown only on asking.
+        """
+        if not self.quiet and (self.verbose or sys.stderr.isatty()):
+            print(f"patchlane: {one_line(text)}", file=sys.stderr, flush=True)
 
     def debug(self, text: str) -> None:
         """Print a line on stderr only with ``-v``."""
@@ -39,3 +47,35 @@ def show(path: str) -> str:
     if path.isprintable() and not any(0xDC80 <= ord(c) <= 0xDCFF for c in path):
         return path
     return ascii(path)
+
+
+def _printable(text: str) -> str:
+    # Lone surrogates (os.fsdecode's stand-ins for non-UTF-8 bytes) become ``\udcXX``.
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def one_line(text: str) -> str:
+    """Return ``text`` as exactly one printable line: line breaks, control characters and
+    non-UTF-8 bytes are escaped (``\\n``, ``\\x1b``, ``\\udce9``); everything else is kept."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
+def write_stdout(text: str) -> None:
+    """Write machine output (``--json``) to stdout as UTF-8 bytes.
+
+    A lone surrogate is written as the six characters ``\\udcXX`` (as ``jsonio`` writes
+    files), so that stdout carries the same bytes as the file a command writes, whatever
+    the locale's error handler would have done.
+    """
+    if sys.stdout is None:  # started with stdout closed: nowhere to write, like print()
+        return
+    data = text.encode("utf-8", "backslashreplace")
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stream (e.g. redirect_stdout to StringIO)
+        sys.stdout.write(data.decode("utf-8"))
+    else:
+        buffer.write(data)
+        buffer.flush()

@@ -69,7 +69,12 @@ class Reason:
     message: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"rule": self.rule, "lane": self.lane, "effect": self.effect, "message": self.message}
+        return {
+            "rule": self.rule,
+            "lane": self.lane,
+            "effect": self.effect,
+            "message": self.message,
+        }
 
 
 @dataclass(frozen=True)
@@ -106,18 +111,38 @@ def decide(
     """
     reasons: list[Reason] = []
     missing: list[Reason] = []
-    for rule, lane, result in ((1, "property", prop), (2, "fixture", fixture), (3, "freeze", freeze)):
+    for rule, lane, result in (
+        (1, "property", prop),
+        (2, "fixture", fixture),
+        (3, "freeze", freeze),
+    ):
         if result is None:
-            missing.append(Reason(6, lane, UNDECIDED, f"no {lane} report: the lane's evidence is missing"))
+            missing.append(
+                Reason(6, lane, UNDECIDED, f"no {lane} report: the lane's evidence is missing")
+            )
         elif result.red:
             reasons.append(Reason(rule, lane, REJECT, f"{lane} red: {result.reason}"))
         elif result.not_built:
-            missing.append(Reason(6, lane, UNDECIDED, f"{lane} lane gave no evidence: {result.reason}"))
+            missing.append(
+                Reason(6, lane, UNDECIDED, f"{lane} lane gave no evidence: {result.reason}")
+            )
     if replay is not None and replay.status == "fail":
-        reasons.append(Reason(4, "replay", REJECT, f"a non-frozen node failed on the replay slice: {replay.reason}"))
+        reasons.append(
+            Reason(
+                4,
+                "replay",
+                REJECT,
+                f"a non-frozen node failed on the replay slice: {replay.reason}",
+            )
+        )
     if facts is None:
         reasons.append(
-            Reason(5, "classify", UNDECIDED, "no classification: map coverage and harness changes are unknown")
+            Reason(
+                5,
+                "classify",
+                UNDECIDED,
+                "no classification: map coverage and harness changes are unknown",
+            )
         )
     elif not facts.map_complete:
         reasons.append(Reason(5, "classify", UNDECIDED, f"map incomplete: {facts.map_reason}"))
@@ -129,12 +154,19 @@ def decide(
     if facts is not None and facts.harness_changed:
         names = ", ".join(facts.harness_changed)
         reasons.append(
-            Reason(6, "classify", UNDECIDED, f"the patch changes the test harness ({names}): "
-                   "its own replay cannot earn accept_for_review until a person has looked")
+            Reason(
+                6,
+                "classify",
+                UNDECIDED,
+                f"the patch changes the test harness ({names}): "
+                "its own replay cannot earn accept_for_review until a person has looked",
+            )
         )
     reasons.sort(key=lambda r: r.rule)
     if any(r.effect == REJECT for r in reasons):
         return Verdict(REJECT, tuple(reasons))
     if reasons:
         return Verdict(UNDECIDED, tuple(reasons))
-    return Verdict(ACCEPT, (Reason(7, "verdict", ACCEPT, "every lane is green; a person still reviews"),))
+    return Verdict(
+        ACCEPT, (Reason(7, "verdict", ACCEPT, "every lane is green; a person still reviews"),)
+    )

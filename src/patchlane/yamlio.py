@@ -35,17 +35,38 @@ class YamlList(list[Any]):
     item_lines: list[int]
 
 
-def _construct(node: yaml.Node, loader: yaml.SafeLoader, label: str, error: type[InputError]) -> Any:
+# Deeper than any review map or freeze registry needs; a hostile file nested a hundred
+# thousand levels deep would otherwise crash the C composer (a segfault, not an error).
+MAX_DEPTH = 64
+
+# The tags a collection may carry: the plain ones. Anything else (``!!set``, ``!!omap``,
+# ``!!python/...``) would be silently read as a plain mapping or list.
+_COLLECTION_TAGS = frozenset({"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"})
+
+# What PyYAML's safe constructors raise for a scalar they cannot build (``2026-02-30``,
+# ``!!int twelve``, ``!!bool maybe``, ``!!timestamp soon``): never a traceback.
+_SCALAR_ERRORS = (yaml.YAMLError, ValueError, TypeError, KeyError, AttributeError, OverflowError)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _construct(
+    node: yaml.Node, loader: yaml.SafeLoader, label: str, error: type[InputError]
+) -> Any:
     line = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode | yaml.SequenceNode) and node.tag not in _COLLECTION_TAGS:
+        raise error(label, f"YAML tag {node.tag!r} is not allowed", line)
     if isinstance(node, yaml.MappingNode):
         out = YamlMap()
         out.line = line
         out.key_lines = {}
         for key_node, value_node in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                raise error(label, "merge keys ('<<') are not allowed", key_node.start_mark.line + 1)
-            key = _construct(key_node, loader, label, error)
             key_line = key_node.start_mark.line + 1
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise error(label, "merge keys ('<<') are not allowed", key_line)
+            key = _construct(key_node, loader, label, error)
             if not isinstance(key, str):
                 raise error(label, f"mapping key {key!r} is not a string", key_line)
             if key in out:
@@ -67,8 +88,45 @@ def _construct(node: yaml.Node, loader: yaml.SafeLoader, label: str, error: type
         return seq
     try:
         return loader.construct_object(node, deep=True)
+    except _SCALAR_ERRORS as e:
+        detail = e.problem if isinstance(e, yaml.MarkedYAMLError) and e.problem else str(e)
+        raise error(label, f"bad value: {_one_line(detail)}", line) from e
+
+
+def _syntax_error(e: yaml.YAMLError, label: str, error: type[InputError]) -> InputError:
+    if isinstance(e, yaml.MarkedYAMLError):
+        mark = e.problem_mark or e.context_mark
+        line = mark.line + 1 if mark is not None else None
+        return error(label, f"YAML syntax error: {_one_line(e.problem or str(e))}", line)
+    return error(label, f"YAML error: {_one_line(str(e))}", None)
+
+
+def _prescan(text: str, label: str, error: type[InputError]) -> None:
+    """Walk the event stream (libyaml's parser is iterative) before anything is composed.
+
+    Refuses aliases (a hostile file could expand into a billion-laughs structure, and an
+    aliased value would have two lines) and nesting deeper than ``MAX_DEPTH``.
+    """
+    loader = _Loader(text)
+    try:
+        depth = 0
+        while True:
+            event: yaml.Event | None = loader.get_event()  # type: ignore[no-untyped-call]
+            if event is None or isinstance(event, yaml.StreamEndEvent):
+                return
+            line = event.start_mark.line + 1 if event.start_mark is not None else None
+            if isinstance(event, yaml.AliasEvent):
+                raise error(label, "YAML anchors and aliases are not allowed", line)
+            if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise error(label, f"nested more than {MAX_DEPTH} levels deep", line)
+            elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+                depth -= 1
     except yaml.YAMLError as e:
-        raise error(label, f"bad value: {e}", line) from e
+        raise _syntax_error(e, label, error) from e
+    finally:
+        loader.dispose()
 
 
 def load_yaml(text: str, label: str, error: type[InputError] = InputError) -> Any:
@@ -76,35 +134,18 @@ def load_yaml(text: str, label: str, error: type[InputError] = InputError) -> An
 
     Returns plain values with ``YamlMap``/``YamlList`` for collections, or ``None`` for an
     empty document. Raises ``error`` naming ``label`` and the line for a syntax error, a
-    duplicate key, a non-string key, a merge key, an alias or several documents.
+    duplicate key, a non-string key, a merge key, an alias, a value that cannot be built
+    (``2026-02-30``), a non-plain collection tag, too deep nesting or several documents.
+    The message is always one line.
     """
+    _prescan(text, label, error)
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        line = mark.line + 1 if mark is not None else None
-        raise error(label, f"YAML syntax error: {e.problem or e}", line) from e
     except yaml.YAMLError as e:
-        raise error(label, f"YAML error: {e}", None) from e
+        raise _syntax_error(e, label, error) from e
     finally:
         loader.dispose()
     if node is None:
         return None
-    if _has_alias(node, set()):
-        raise error(label, "YAML anchors and aliases are not allowed", None)
     return _construct(node, loader, label, error)
-
-
-def _has_alias(node: yaml.Node, seen: set[int]) -> bool:
-    # An alias makes the same node appear twice; refusing them keeps a hostile file from
-    # expanding into a billion-laughs structure and keeps every value at one line.
-    if id(node) in seen:
-        return True
-    if isinstance(node, yaml.MappingNode):
-        seen.add(id(node))
-        return any(_has_alias(k, seen) or _has_alias(v, seen) for k, v in node.value)
-    if isinstance(node, yaml.SequenceNode):
-        seen.add(id(node))
-        return any(_has_alias(v, seen) for v in node.value)
-    return False

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from patchlane.errors import Exit
-from patchlane.ui import show
+from patchlane.ui import show, write_stdout
 
 if TYPE_CHECKING:
     from patchlane.classify import Classification
@@ -31,8 +31,12 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 def add_diff_options(p: argparse.ArgumentParser) -> None:
     """Add ``--base`` (required) and ``--head`` (default HEAD) to a command's parser."""
-    p.add_argument("--base", metavar="REF", required=True, help="the revision the patch is judged against")
-    p.add_argument("--head", metavar="REF", default="HEAD", help="the patched revision (default: HEAD)")
+    p.add_argument(
+        "--base", metavar="REF", required=True, help="the revision the patch is judged against"
+    )
+    p.add_argument(
+        "--head", metavar="REF", default="HEAD", help="the patched revision (default: HEAD)"
+    )
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
@@ -45,7 +49,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.out:
         write_json(Path(args.out), data)
     if ctx.out.json:
-        print(dumps_report(data), end="")
+        # The same bytes as --out writes, also for a path that is not UTF-8.
+        write_stdout(dumps_report(data))
     else:
         print_summary(result, ctx)
     return Exit.GREEN if result.map_complete else Exit.UNDECIDED
@@ -55,7 +60,8 @@ def print_summary(result: Classification, ctx: Context) -> None:
     """Print the human summary of a classification."""
     out = ctx.out
     src = result.map_source
-    out.say(f"map: {src.path} ({src.source}{', changed by the patch' if src.changed else ''})")
+    changed = ", changed by the patch" if src.changed else ""
+    out.say(f"map: {show(src.path or '')} ({src.source}{changed})")
     for f in result.files:
         name = show(f.path) if f.old_path is None else f"{show(f.old_path)} -> {show(f.path)}"
         lanes = ",".join(f.lanes) or ("ignored" if f.ignored_reason is not None else "-")

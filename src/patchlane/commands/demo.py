@@ -1,0 +1,125 @@
+"""``patchlane demo``: gate agent-style patches to the bundled example and show the verdicts."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from patchlane.errors import Exit
+from patchlane.ui import write_stdout
+
+if TYPE_CHECKING:
+    from patchlane.demo import Outcome
+    from patchlane.main import Context
+
+
+def register(sub: Any, name: str, help_text: str, parents: list[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        name,
+        help=help_text,
+        parents=parents,
+        description="Copy the bundled example project into a new git repository, commit it "
+        "as main, then for each scenario branch from main, apply an agent-style patch and "
+        "run the gate on it (--base main --seed 20260924 --cases 200 --today 2026-09-24 "
+        "--replay none). Prints each verdict and where its evidence is. Exit 0 when every "
+        "scenario got its expected verdict, 1 otherwise.",
+    )
+    p.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="work in DIR (new or empty) instead of a new temporary directory",
+    )
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    from patchlane.demo import (
+        DEMO_CASES,
+        DEMO_SEED,
+        DEMO_TODAY,
+        SCENARIOS,
+        prepare_root,
+        run_demo,
+    )
+    from patchlane.jsonio import dumps_report
+    from patchlane.ui import show
+
+    keep = None if args.keep is None else Path.cwd() / args.keep
+    root = prepare_root(keep)
+    ctx.out.progress(f"demo: working in {show(os.fspath(root))}")
+    outcomes = run_demo(root, SCENARIOS, progress=ctx.out.progress)
+    all_ok = all(o.ok for o in outcomes)
+    if ctx.out.json:
+        write_stdout(dumps_report([o.to_json() for o in outcomes]))
+        return Exit.GREEN if all_ok else Exit.RED
+
+    say = ctx.out.say
+    say(
+        f"patchlane demo: the bundled example, committed as main in {show(os.fspath(root / 'repo'))}"
+    )
+    say(
+        f"each scenario is a branch gated with --base main --seed {DEMO_SEED} "
+        f"--cases {DEMO_CASES} --today {DEMO_TODAY.isoformat()} --replay none"
+    )
+    say("")
+    for line in table(outcomes, root):
+        say(line)
+    say("")
+    say("what the gate saw (from each scenario's classify.json and fixture-report.json):")
+    for o in outcomes:
+        for finding in o.findings():
+            say(f"  {o.scenario.name}: {show(finding)}")
+    say("")
+    good = sum(o.ok for o in outcomes)
+    say(f"{good} of {len(outcomes)} scenarios got the expected verdict for the expected reason.")
+    evidence = show(os.fspath(root / "evidence"))
+    say(
+        f"evidence: {evidence}/SCENARIO/ holds classify.json, property-report.json, "
+        "fixture-report.json, freeze-report.json, replay-report.json, verdict.json and "
+        "review.md (the note for a person)"
+    )
+    say(f"look at one: cat {evidence}/silent-fixture-edit/fixture-report.json")
+    say(
+        f"each patch is the branch of its name: git -C {show(os.fspath(root / 'repo'))} log main..SCENARIO"
+    )
+    return Exit.GREEN if all_ok else Exit.RED
+
+
+def table(outcomes: list[Outcome], root: Path) -> list[str]:
+    """Return the result table: scenario, expected, got, ok, evidence dir, reason.
+
+    The reason shown is the one the scenario exists to demonstrate (its key rule and lane);
+    every reason, in rule order, is in the scenario's ``verdict.json``. It comes last so
+    that a long message wraps without breaking the columns.
+    """
+    from patchlane.ui import show
+
+    rows = [("scenario", "expected", "got", "ok", "evidence", "reason (rule [lane])")]
+    for o in outcomes:
+        key = o.key_reason
+        reason = (
+            f"{key.rule} [{key.lane}] {key.message}"
+            if key is not None
+            else f"missing rule {o.scenario.key.rule} [{o.scenario.key.lane}]"
+        )
+        try:
+            where = o.out_dir.relative_to(root).as_posix() + "/"
+        except ValueError:
+            where = os.fspath(o.out_dir)
+        rows.append(
+            (
+                o.scenario.name,
+                o.scenario.expected,
+                o.verdict,
+                "yes" if o.ok else "NO",
+                show(where),
+                reason,
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    return [
+        "  ".join(cell.ljust(w) for cell, w in zip(row[:5], widths, strict=True)) + "  " + row[5]
+        for row in rows
+    ]

@@ -1,0 +1,109 @@
+"""``patchlane gate``: the whole gate in one command (DESIGN.md §3)."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from patchlane.commands.classify import add_diff_options
+from patchlane.ui import write_stdout
+
+if TYPE_CHECKING:
+    from patchlane.main import Context
+
+
+def iso_date(text: str) -> date:
+    """argparse type for ``YYYY-MM-DD``."""
+    try:
+        return date.fromisoformat(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date (YYYY-MM-DD)") from e
+
+
+def register(sub: Any, name: str, help_text: str, parents: list[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        name,
+        help=help_text,
+        parents=parents,
+        description="Classify the patch, run the property, fixture and freeze lanes on the "
+        "head commit, replay only when every local lane is green, and write the evidence, "
+        "verdict.json and review.md into --out-dir. Exits with the verdict: 0 "
+        "accept_for_review, 1 reject, 3 undecided (2 bad input, 4 internal error).",
+    )
+    add_diff_options(p)
+    p.add_argument(
+        "--seed",
+        type=int,
+        metavar="N",
+        help="property seed (default: the map's lanes.property.seed)",
+    )
+    p.add_argument(
+        "--cases", type=int, metavar="N", help="property cases (default: the map's, else 200)"
+    )
+    p.add_argument(
+        "--today",
+        type=iso_date,
+        metavar="YYYY-MM-DD",
+        help="review date for freeze expiry (default: today, UTC)",
+    )
+    p.add_argument(
+        "--failure-log",
+        type=Path,
+        metavar="FILE",
+        help="pytest JUnit XML or text with FAILED lines",
+    )
+    p.add_argument(
+        "--replay",
+        default="none",
+        metavar="MODE",
+        help="none (stop at undecided); local and COMMAND arrive with the replay lane",
+    )
+    p.add_argument(
+        "--out-dir",
+        type=Path,
+        metavar="DIR",
+        help="where the evidence goes (default: .patchlane/ in the repo)",
+    )
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    from patchlane.errors import UsageError
+    from patchlane.gate import GateOptions, run_gate, today_utc
+    from patchlane.jsonio import dumps_report
+    from patchlane.ui import show
+
+    if args.cases is not None and args.cases < 1:
+        raise UsageError(f"--cases {args.cases}: must be at least 1")
+    if args.seed is not None and args.seed < 0:
+        raise UsageError(f"--seed {args.seed}: must not be negative")
+    if args.failure_log is not None and not args.failure_log.is_file():
+        raise UsageError(f"--failure-log {args.failure_log}: no such file")
+    repo = ctx.repo()
+    # The default lives in the repository; a directory given on the command line is
+    # relative to where the user stands, like every other path argument.
+    out_dir = Path(".patchlane") if args.out_dir is None else Path.cwd() / args.out_dir
+    opts = GateOptions(
+        base=args.base,
+        head=args.head,
+        seed=args.seed,
+        cases=args.cases,
+        today=args.today or today_utc(),
+        failure_log=args.failure_log,
+        replay=args.replay,
+        out_dir=out_dir,
+        map_option=ctx.map_option,
+    )
+    result = run_gate(repo, opts, ctx.out)
+    verdict = result.verdict
+    if ctx.out.json:
+        write_stdout(dumps_report({**verdict.to_json(), "out_dir": str(result.out_dir)}))
+    else:
+        ctx.out.say(f"verdict: {verdict.verdict}")
+        for reason in verdict.reasons:
+            ctx.out.say(f"  rule {reason.rule} [{reason.lane}] {reason.effect}: {reason.message}")
+        for lane, report in result.reports.items():
+            ctx.out.say(f"{lane}: {report['status']} ({report['reason']})")
+        ctx.out.say(f"evidence: {show(str(result.out_dir))}/ (review.md is the note for a person)")
+    return verdict.exit_code

@@ -1,0 +1,1 @@
+"""Property checks for the example: deterministic, offline, seeded."""

@@ -1,0 +1,206 @@
+"""``gate``: classify, run the local lanes, then replay only when they are all green.
+
+Every lane is evaluated on the head commit's bytes (read from git), not on whatever the
+work tree holds, because the verdict, the receipt and the review note all name that commit.
+A lane that is not built yet says so (``status: error``, ``not_built: true``): it is missing
+evidence, which keeps the verdict at ``undecided`` or worse, never a pass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from patchlane.classify import Classification, classify
+from patchlane.config import DEFAULT_CASES, ReviewMap
+from patchlane.errors import LockError, UsageError
+from patchlane.jsonio import atomic_write_text, write_json
+from patchlane.reports import FILE_NAMES
+from patchlane.review import build_note
+from patchlane.ui import Output
+from patchlane.verdict import LaneResult, PatchFacts, Verdict, decide
+
+REPLAY_MODES = ("none",)
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    """What ``patchlane gate`` was asked to do."""
+
+    base: str
+    head: str = "HEAD"
+    seed: int | None = None
+    cases: int | None = None
+    today: date | None = None
+    failure_log: Path | None = None
+    replay: str = "none"
+    out_dir: Path = Path(".patchlane")
+    map_option: str | None = None
+
+
+@dataclass(frozen=True)
+class GateResult:
+    verdict: Verdict
+    out_dir: Path
+    classification: Classification
+    reports: dict[str, dict[str, Any]]
+
+
+def today_utc() -> date:
+    """Return the current UTC date (the default for ``--today``)."""
+    return datetime.now(UTC).date()
+
+
+def _not_built(lane: str, issue: str, extra: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "lane": lane,
+        "status": "error",
+        "reason": f"not built: the {lane} lane is not in this patchlane yet ({issue})",
+        "not_built": True,
+        **extra,
+    }
+
+
+def _not_applicable(lane: str, reason: str, extra: dict[str, Any]) -> dict[str, Any]:
+    return {"lane": lane, "status": "not_applicable", "reason": reason, **extra}
+
+
+def property_report(cls: Classification, seed: int | None, cases: int) -> dict[str, Any]:
+    """Return the property lane's report for this patch."""
+    review_map = cls.map_source.review_map
+    extra: dict[str, Any] = {
+        "seed": seed,
+        "cases": cases,
+        "modules": list(review_map.property.modules) if review_map.property else [],
+        "failures": [],
+        "oracle_findings": [],
+    }
+    lane = cls.lanes["property"]
+    if review_map.property is None or not lane.applicable:
+        return _not_applicable("property", lane.reason, extra)
+    return _not_built("property", "property checks are issue 3", extra)
+
+
+def fixture_report(repo: Path, cls: Classification) -> dict[str, Any]:
+    """Return the fixture lane's report: the head commit's bytes against its locks."""
+    from patchlane.lanes import fixture
+
+    review_map = cls.map_source.review_map
+    lane = cls.lanes["fixture"]
+    if review_map.fixture is None:
+        return _not_applicable("fixture", lane.reason, {})
+    try:
+        report = fixture.check_commit(
+            repo,
+            cls.head,
+            review_map.fixture,
+            base_commit=cls.merge_base,
+            changed=cls.changed_paths,
+        )
+    except LockError as e:
+        # The lock is patch-controlled: a lock that cannot be read safely is red (rule 2),
+        # not a usage error a hostile patch could hide behind.
+        report = fixture.report_for_lock_error(e)
+    if report.status == "pass" and not lane.applicable:
+        report = dataclasses.replace(
+            report,
+            status="not_applicable",
+            reason=f"{lane.reason}; the lock still matches the head commit",
+        )
+    data: dict[str, Any] = report.to_json()
+    return data
+
+
+def freeze_report(cls: Classification) -> dict[str, Any]:
+    """Return the freeze lane's report for this patch."""
+    review_map = cls.map_source.review_map
+    if review_map.freeze is None:
+        return _not_applicable("freeze", cls.lanes["freeze"].reason, {"records": []})
+    return _not_built("freeze", "the freeze audit is issue 4", {"records": []})
+
+
+def replay_report(mode: str, local_green: bool) -> dict[str, Any]:
+    """Return the replay lane's report. Only ``--replay none`` exists so far."""
+    reason = "replay not run (--replay none)"
+    if not local_green:
+        reason = "replay not run: a local lane is red or gave no evidence"
+    return {
+        "lane": "replay",
+        "status": "error",
+        "reason": reason,
+        "outcome": "not_run",
+        "mode": mode,
+    }
+
+
+def _lane_result(report: dict[str, Any]) -> LaneResult:
+    return LaneResult(
+        lane=report["lane"],
+        status=report["status"],
+        reason=report["reason"],
+        not_built=bool(report.get("not_built", False)),
+    )
+
+
+def _clear(out_dir: Path) -> None:
+    # A receipt or verdict left from an earlier run must never be read as this run's.
+    for name in FILE_NAMES.values():
+        (out_dir / name).unlink(missing_ok=True)
+
+
+def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
+    """Run the whole gate on ``merge-base(base, head)..head`` and write the evidence files.
+
+    Returns the ``GateResult``. Raises ``GitError``/``MapError``/``UsageError`` for input
+    that makes a verdict impossible (unknown ref, shallow clone, malformed map, bad options).
+    """
+    if opts.replay not in REPLAY_MODES:
+        raise UsageError(
+            f"--replay {opts.replay}: the replay lane is not built yet; only --replay none works"
+        )
+    out_dir = opts.out_dir if opts.out_dir.is_absolute() else repo / opts.out_dir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    _clear(out_dir)
+
+    out.progress(f"classify {opts.base}...{opts.head}")
+    cls = classify(repo, opts.base, opts.head, opts.map_option)
+    write_json(out_dir / FILE_NAMES["classify"], cls.to_json())
+    review_map: ReviewMap = cls.map_source.review_map
+    seed, cases = _seed_and_cases(opts, review_map)
+
+    out.progress("property lane")
+    prop = property_report(cls, seed, cases)
+    write_json(out_dir / FILE_NAMES["property"], prop)
+    out.progress("fixture lane")
+    fix = fixture_report(repo, cls)
+    write_json(out_dir / FILE_NAMES["fixture"], fix)
+    out.progress("freeze lane")
+    frz = freeze_report(cls)
+    write_json(out_dir / FILE_NAMES["freeze"], frz)
+
+    results = [_lane_result(r) for r in (prop, fix, frz)]
+    local_green = all(r.status in ("pass", "not_applicable") for r in results)
+    rep = replay_report(opts.replay, local_green)
+    write_json(out_dir / FILE_NAMES["replay"], rep)
+
+    facts = PatchFacts(cls.map_complete, cls.map_reason, cls.harness_changed)
+    prop_result, fixture_result, freeze_result = results
+    verdict = decide(prop_result, fixture_result, freeze_result, _lane_result(rep), facts)
+    verdict_json = verdict.to_json()
+    write_json(out_dir / FILE_NAMES["verdict"], verdict_json)
+    reports = {"property": prop, "fixture": fix, "freeze": frz, "replay": rep}
+    note = build_note(cls.to_json(), dict(reports), verdict_json)
+    atomic_write_text(out_dir / FILE_NAMES["review"], note.to_markdown())
+    return GateResult(verdict=verdict, out_dir=out_dir, classification=cls, reports=reports)
+
+
+def _seed_and_cases(opts: GateOptions, review_map: ReviewMap) -> tuple[int | None, int]:
+    lane = review_map.property
+    seed = opts.seed if opts.seed is not None else (lane.seed if lane else None)
+    cases = opts.cases if opts.cases is not None else (lane.cases if lane else DEFAULT_CASES)
+    if lane is not None and seed is None:
+        raise UsageError("no seed: pass --seed N or set lanes.property.seed in the review map")
+    return seed, cases

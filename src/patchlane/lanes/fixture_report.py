@@ -1,0 +1,146 @@
+"""The fixture lane's report: what the gate, the verdict and the review note read.
+
+Every field but ``timings`` is a function of the inputs, so two runs on the same state give
+byte-identical JSON apart from that one field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from patchlane.errors import LockError
+
+LANE = "fixture"
+
+
+@dataclass(frozen=True)
+class Unsafe:
+    """A path under a root that is not a regular file that can be hashed, and why."""
+
+    path: str
+    problem: str
+
+
+@dataclass(frozen=True)
+class LockProblem:
+    """A lock whose update breaks a rule (deleted, changed without a new reason)."""
+
+    lock: str
+    problem: str
+
+
+@dataclass(frozen=True)
+class LockUpdate:
+    """A lock the patch changed, with the reason it gives (shown in the review note)."""
+
+    lock: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class RootResult:
+    """One root as checked: its paths and lock, how many files it holds, and its lock."""
+
+    paths: tuple[str, ...]
+    lock: str
+    canonical_json: bool
+    files: int
+    lock_sha256: str | None
+    lock_changed: bool
+    lock_reason: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the root as JSON-ready data, keys in a fixed order."""
+        return {
+            "paths": list(self.paths),
+            "lock": self.lock,
+            "canonical_json": self.canonical_json,
+            "files": self.files,
+            "lock_sha256": self.lock_sha256,
+            "lock_changed": self.lock_changed,
+            "lock_reason": self.lock_reason,
+        }
+
+
+@dataclass(frozen=True)
+class Timings:
+    """How long the check took and how many files were hashed or taken from the cache."""
+
+    seconds: float
+    hashed: int
+    cached: int
+
+
+@dataclass(frozen=True)
+class FixtureReport:
+    """The fixture lane's report. ``status`` is ``pass`` or ``fail`` (the gate may relabel
+    it with ``dataclasses.replace``); everything but ``timings`` is deterministic."""
+
+    status: str
+    reason: str
+    source: str
+    commit: str | None
+    roots: tuple[RootResult, ...]
+    missing: tuple[str, ...]
+    extra: tuple[str, ...]
+    changed: tuple[str, ...]
+    unsafe: tuple[Unsafe, ...]
+    case_collisions: tuple[tuple[str, str], ...]
+    lock_errors: tuple[LockProblem, ...]
+    lock_updates: tuple[LockUpdate, ...]
+    timings: Timings
+
+    @property
+    def ok(self) -> bool:
+        """Return whether the lane is green."""
+        return self.status == "pass"
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the report as JSON-ready data, keys in a fixed order."""
+        return {
+            "lane": LANE,
+            "status": self.status,
+            "reason": self.reason,
+            "source": self.source,
+            "commit": self.commit,
+            "roots": [root.to_json() for root in self.roots],
+            "missing": list(self.missing),
+            "extra": list(self.extra),
+            "changed": list(self.changed),
+            "unsafe": [{"path": u.path, "problem": u.problem} for u in self.unsafe],
+            "case_collisions": [list(pair) for pair in self.case_collisions],
+            "lock_errors": [{"lock": e.lock, "problem": e.problem} for e in self.lock_errors],
+            "lock_updates": [{"lock": u.lock, "reason": u.reason} for u in self.lock_updates],
+            "timings": {
+                "seconds": self.timings.seconds,
+                "hashed": self.timings.hashed,
+                "cached": self.timings.cached,
+            },
+        }
+
+
+def report_for_lock_error(
+    err: LockError, *, source: str = "commit", commit: str | None = None
+) -> FixtureReport:
+    """Return a red report for a lock that cannot be read safely (verdict rule 2).
+
+    The gate uses it where ``fixture check`` would exit 2: for the gate an unreadable lock
+    is evidence against the patch, not a usage error.
+    """
+    where = err.message if err.line is None else f"line {err.line}: {err.message}"
+    return FixtureReport(
+        status="fail",
+        reason=f"a fixture lock cannot be read safely: {err}",
+        source=source,
+        commit=commit,
+        roots=(),
+        missing=(),
+        extra=(),
+        changed=(),
+        unsafe=(),
+        case_collisions=(),
+        lock_errors=(LockProblem(err.file, where),),
+        lock_updates=(),
+        timings=Timings(0.0, 0, 0),
+    )

@@ -1,0 +1,246 @@
+"""``patchlane demo``: every scenario gets its expected verdict, with the evidence to show it."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from patchlane import demo
+from patchlane.main import main
+from patchlane.reports import FILE_NAMES
+
+EVIDENCE_FILES = (
+    "classify.json",
+    "property-report.json",
+    "fixture-report.json",
+    "freeze-report.json",
+    "replay-report.json",
+    "verdict.json",
+    "review.md",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class DemoRun:
+    code: int
+    root: Path
+    results: dict[str, dict[str, Any]]
+    names: list[str]
+
+    def evidence(self, scenario: str, name: str) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(
+            (self.root / "evidence" / scenario / name).read_text(encoding="utf-8")
+        )
+        return data
+
+    def note(self, scenario: str) -> str:
+        return (self.root / "evidence" / scenario / "review.md").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """One in-process ``patchlane demo --json`` for the whole module (it builds a repo)."""
+    root = tmp_path_factory.mktemp("demo") / "kept"
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = main(["demo", "--keep", os.fspath(root), "--json", "-q"])
+    rows = json.loads(buffer.getvalue())
+    return DemoRun(code, root, {r["scenario"]: r for r in rows}, [r["scenario"] for r in rows])
+
+
+def _reject_reasons(row: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for r in row["reasons"] if r["effect"] == "reject"]
+
+
+def test_every_scenario_gets_its_expected_verdict(run: DemoRun) -> None:
+    assert run.code == 0
+    assert run.names == [s.name for s in demo.SCENARIOS]
+    assert len(run.names) == 8
+    for scenario in demo.SCENARIOS:
+        row = run.results[scenario.name]
+        assert row["got"] == scenario.expected, row
+        assert row["ok"] is True
+        assert row["exit_code"] == {"reject": 1, "undecided": 3}[scenario.expected]
+        key = row["key_reason"]
+        assert (key["rule"], key["lane"]) == (scenario.key.rule, scenario.key.lane)
+        verdict = run.evidence(scenario.name, FILE_NAMES["verdict"])
+        assert verdict["verdict"] == scenario.expected
+        assert verdict["reasons"] == row["reasons"]
+
+
+def test_every_scenario_leaves_its_evidence(run: DemoRun) -> None:
+    for name in run.names:
+        out_dir = Path(run.results[name]["out_dir"])
+        assert out_dir == run.root / "evidence" / name
+        for file in EVIDENCE_FILES:
+            assert (out_dir / file).is_file(), (name, file)
+        classify = run.evidence(name, "classify.json")
+        # Each scenario is one commit on its own branch from main.
+        assert classify["head"] == run.results[name]["commit"]
+        assert classify["map"]["source"] == "base"
+
+
+def test_no_lane_is_silent_and_nothing_is_accepted_without_replay(run: DemoRun) -> None:
+    for name in run.names:
+        for lane in ("property", "fixture", "freeze", "replay"):
+            report = run.evidence(name, f"{lane}-report.json")
+            assert report["lane"] == lane
+            assert report["status"] in ("pass", "fail", "not_applicable", "error")
+            assert report["reason"], (name, lane)  # silence is never a pass
+        # --replay none: the demo can never reach accept_for_review.
+        assert run.evidence(name, "replay-report.json")["status"] != "pass"
+        assert run.results[name]["got"] != "accept_for_review"
+
+
+def test_harmless_refactor_waits_for_the_property_lane(run: DemoRun) -> None:
+    row = run.results["refactor-billing"]
+    assert _reject_reasons(row) == []
+    classify = run.evidence("refactor-billing", "classify.json")
+    assert [f["path"] for f in classify["files"]] == ["src/billing/__init__.py"]
+    assert classify["lanes"]["property"]["status"] == "applicable"
+    assert classify["map_complete"] is True
+    # Today the property lane is not built: its report says so, and that is missing evidence.
+    assert run.evidence("refactor-billing", "property-report.json")["not_built"] is True
+    assert run.evidence("refactor-billing", "fixture-report.json")["status"] == "not_applicable"
+
+
+def test_silent_fixture_edit_is_rejected_naming_the_file(run: DemoRun) -> None:
+    row = run.results["silent-fixture-edit"]
+    assert [r["rule"] for r in _reject_reasons(row)] == [2]
+    report = run.evidence("silent-fixture-edit", "fixture-report.json")
+    assert report["status"] == "fail"
+    assert report["changed"] == [demo.INVOICE_MIN]
+    assert report["missing"] == [] and report["extra"] == []
+
+
+def test_reviewed_relock_is_not_rejected_and_shows_its_reason(run: DemoRun) -> None:
+    row = run.results["fixture-relock"]
+    assert _reject_reasons(row) == []
+    report = run.evidence("fixture-relock", "fixture-report.json")
+    assert report["status"] == "pass"
+    assert report["changed"] == [] and report["missing"] == [] and report["extra"] == []
+    assert demo.RELOCK_REASON in json.dumps(report)
+    assert demo.RELOCK_REASON in run.note("fixture-relock")
+    classify = run.evidence("fixture-relock", "classify.json")
+    assert demo.LOCK in classify["control_plane"]
+
+
+def test_hand_edited_lock_with_the_old_reason_is_rejected(run: DemoRun) -> None:
+    row = run.results["hand-edited-lock"]
+    assert [r["rule"] for r in _reject_reasons(row)] == [2]
+    report = run.evidence("hand-edited-lock", "fixture-report.json")
+    assert report["status"] == "fail"
+    # The bytes match the pasted hash: it is the unchanged reason that makes it red.
+    assert report["changed"] == []
+    assert [e["lock"] for e in report["lock_errors"]] == [demo.LOCK]
+    assert "keeps the base's reason" in report["lock_errors"][0]["problem"]
+    assert report["lock_updates"] == []
+
+
+def test_unmapped_path_asks_to_extend_the_map(run: DemoRun) -> None:
+    row = run.results["unmapped-path"]
+    assert _reject_reasons(row) == []
+    assert "extend the map" in row["key_reason"]["message"]
+    classify = run.evidence("unmapped-path", "classify.json")
+    assert classify["unmapped"] == ["scripts/deploy.sh"]
+    assert classify["map_complete"] is False
+
+
+def test_a_patch_cannot_ignore_its_own_change(run: DemoRun) -> None:
+    row = run.results["map-ignores-itself"]
+    assert "extend the map" in row["key_reason"]["message"]
+    classify = run.evidence("map-ignores-itself", "classify.json")
+    assert classify["map"] == {"path": "review-map.yml", "source": "base", "changed_by_patch": True}
+    assert classify["unmapped"] == ["scripts/deploy.sh"]
+    assert "review-map.yml" in classify["control_plane"]
+    assert "review-map.yml" in run.note("map-ignores-itself")
+
+
+def test_conftest_hook_is_a_harness_change(run: DemoRun) -> None:
+    row = run.results["conftest-hook"]
+    assert "test harness" in row["key_reason"]["message"]
+    assert "tests/conftest.py" in row["key_reason"]["message"]
+    classify = run.evidence("conftest-hook", "classify.json")
+    assert classify["harness_changed"] is True
+    assert classify["control_plane"] == ["tests/conftest.py"]
+    assert classify["map_complete"] is True
+    assert "tests/conftest.py" in run.note("conftest-hook")
+
+
+def test_symlinked_fixture_is_rejected(run: DemoRun) -> None:
+    row = run.results["fixture-symlink"]
+    assert [r["rule"] for r in _reject_reasons(row)] == [2]
+    report = run.evidence("fixture-symlink", "fixture-report.json")
+    assert report["status"] == "fail"
+    assert demo.INVOICE_REFUND in json.dumps(report)
+
+
+def test_human_output_shows_verdicts_and_evidence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "human"
+    assert main(["-v", "demo", "--keep", os.fspath(root)]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    header = next(line for line in lines if line.startswith("scenario "))
+    assert header.split()[:5] == ["scenario", "expected", "got", "ok", "evidence"]
+    for scenario in demo.SCENARIOS:
+        row = next(line for line in lines if line.startswith(scenario.name + " "))
+        cells = row.split()
+        assert cells[1:5] == [
+            scenario.expected,
+            scenario.expected,
+            "yes",
+            f"evidence/{scenario.name}/",
+        ]
+    assert "8 of 8 scenarios got the expected verdict" in captured.out
+    assert f"{root.resolve()}/evidence/SCENARIO/" in captured.out
+    # Progress goes to stderr (with -v, as off a terminal), one line before and one after each scenario.
+    progress = [line for line in captured.err.splitlines() if line.startswith("patchlane: demo ")]
+    assert len(progress) == 2 * len(demo.SCENARIOS)
+
+
+def test_a_wrong_expectation_fails_the_demo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wrong = dataclasses.replace(demo.SCENARIOS[1], expected="accept_for_review")
+    monkeypatch.setattr(demo, "SCENARIOS", (demo.SCENARIOS[0], wrong))
+    assert main(["demo", "--keep", os.fspath(tmp_path / "w")]) == 1
+    out = capsys.readouterr().out
+    assert "1 of 2 scenarios" in out
+    assert any(
+        line.startswith("silent-fixture-edit ") and " NO " in line for line in out.splitlines()
+    )
+
+
+def test_keep_must_be_new_or_empty(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "mine.txt").write_text("keep me\n")
+    assert main(["demo", "--keep", os.fspath(full)]) == 2
+    assert "not empty" in capsys.readouterr().err
+    assert (full / "mine.txt").read_text() == "keep me\n"
+
+
+def test_default_is_a_new_temporary_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", os.fspath(tmp_path))
+    root = demo.prepare_root(None)
+    assert root.parent == tmp_path and root.name.startswith("patchlane-demo-")
+    assert list(root.iterdir()) == []
+
+
+def test_the_example_repository_is_reproducible(tmp_path: Path) -> None:
+    first = demo.make_repo(tmp_path / "a")
+    second = demo.make_repo(tmp_path / "b")
+    assert first.git("rev-parse", "main") == second.git("rev-parse", "main")
+    assert first.git("status", "--porcelain") == ""

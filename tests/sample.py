@@ -1,0 +1,46 @@
+"""A seed-shaped project in a real git repo, for tests of whole commands."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from tests.gitrepo import CLASSIFY_MAP, GitRepo
+
+# The seed-shaped map with an ignore for docs/ (shared with the classify tests).
+SEED_MAP = CLASSIFY_MAP
+
+FIXTURES = {
+    "tests/fixtures/billing/invoice_min.json": '{"charge_cents": 1200, "refund_cents": 200}\n',
+    "tests/fixtures/billing/invoice_max.json": '{"charge_cents": 10000, "refund_cents": 10000}\n',
+}
+LOCK = "tests/fixtures/billing/LOCK.json"
+
+
+def lock_text(files: dict[str, str], reason: str = "initial fixtures reviewed") -> str:
+    entries = [
+        {"path": path, "sha256": hashlib.sha256(content.encode()).hexdigest()}
+        for path, content in sorted(files.items())
+    ]
+    return json.dumps({"files": entries, "reason": reason}, indent=2) + "\n"
+
+
+def make_billing_repo(repo: GitRepo, review_map: str = SEED_MAP) -> str:
+    """Write and commit the sample project on ``main``; return the commit id."""
+    repo.write("review-map.yml", review_map)
+    repo.write(
+        "src/billing/__init__.py",
+        "def apply_refund(charge_cents, refund_cents):\n    return charge_cents - refund_cents\n",
+    )
+    repo.write("src/quota/__init__.py", "LIMIT = 10\n")
+    repo.write("checks/__init__.py", "")
+    repo.write(
+        "checks/billing_props.py", "def prop_refund_never_exceeds_charge(seed, n=200):\n    pass\n"
+    )
+    repo.write("tests/test_billing.py", "def test_invoice_timestamp_order():\n    assert True\n")
+    repo.write("tests/flaky-freeze.yml", "freezes: []\n")
+    repo.write("docs/billing.md", "# Billing\n")
+    for path, content in FIXTURES.items():
+        repo.write(path, content)
+    repo.write(LOCK, lock_text(FIXTURES))
+    return repo.commit("base")

@@ -1,0 +1,25 @@
+"""The project's own promises: README's set-up commands and CI run the same thing."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"```(?:sh|bash|console)?\n(.+?)\n```", text, flags=re.DOTALL)
+
+
+def test_readme_starts_with_the_two_setup_commands() -> None:
+    first, second = readme_commands()[:2]
+    assert first.strip() == "python3 -m pip install . && python3 -m patchlane demo"
+    assert second.strip() == "python3 -m pip install -e '.[test]' && python3 -m pytest"
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    commands = [line for line in ci if line and not line.startswith(("#", "set ", "cd "))]
+    assert commands == [readme_commands()[1].strip()]

@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from patchlane.schemas import NAMES, load_schema
+from patchlane.yamlio import load_yaml
+
+SEED = Path(__file__).resolve().parents[2] / "shared" / "seed-examples"
+REAL_HASH = "0" * 63 + "a"
+
+
+def seed_file(name: str) -> str:
+    path = SEED / name
+    if not path.exists():
+        pytest.skip(f"{path} not present (../shared is laid beside the checkout in CI)")
+    return path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_shipped_schema_is_a_valid_schema(name: str) -> None:
+    schema = load_schema(name)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["$id"].endswith(f"/{name}.schema.json")
+
+
+def test_unknown_schema_name_is_a_key_error() -> None:
+    with pytest.raises(KeyError):
+        load_schema("nope")
+
+
+def test_the_seeds_review_map_and_registry_are_valid_as_printed() -> None:
+    jsonschema.validate(load_yaml(seed_file("review-map.yml"), "m"), load_schema("review-map"))
+    jsonschema.validate(
+        load_yaml(seed_file("flaky-freeze.yml"), "f"), load_schema("freeze-registry")
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "schema", "placeholder"),
+    [
+        ("LOCK.json", "lock", "replace-with-64-hex-chars"),
+        ("receipt.json", "receipt", "hash-of-replay-slice.txt"),
+    ],
+)
+def test_the_seeds_placeholders_are_refused_and_a_real_hash_is_accepted(
+    name: str, schema: str, placeholder: str
+) -> None:
+    text = seed_file(name)
+    with pytest.raises(jsonschema.ValidationError, match=placeholder):
+        jsonschema.validate(json.loads(text), load_schema(schema))
+    jsonschema.validate(json.loads(text.replace(placeholder, REAL_HASH)), load_schema(schema))
+
+
+def test_the_design_example_map_is_valid() -> None:
+    text = """
+version: 1
+lanes:
+  property:
+    paths: ["src/billing/", "src/quota/"]
+    module: "checks.billing_props"
+    seed: 20260924
+    cases: 200
+    timeout_s: 60
+    pythonpath: ["lib"]
+  fixture:
+    paths: ["tests/fixtures/billing/"]
+    lock: "tests/fixtures/billing/LOCK.json"
+    canonical_json: true
+  freeze:
+    registry: "tests/flaky-freeze.yml"
+    max_age_days: 14
+    max_extensions: 1
+  replay:
+    tests: ["tests/"]
+    private: ["tests/fixtures/customer/"]
+    require_signature: false
+ignore:
+  - path: "docs/"
+    reason: "prose only"
+"""
+    jsonschema.validate(load_yaml(text, "m"), load_schema("review-map"))
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"lanes": {}, "extra": 1},
+        {"lanes": {"fixture": {"paths": ["../x/"], "lock": "x.json"}}},
+        {"lanes": {"property": {"paths": [], "module": "a", "modules": ["b"]}}},
+    ],
+)
+def test_the_map_schema_refuses_what_the_loader_refuses(bad: dict[str, object]) -> None:
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, load_schema("review-map"))
