@@ -143,9 +143,13 @@ def test_unsafe_tags_are_refused_on_one_line() -> None:
 @pytest.mark.parametrize("depth", [2_000, 200_000])
 def test_deep_nesting_is_an_input_error(depth: int) -> None:
     # 2 000 levels overflowed Python's recursion limit; 200 000 crashed the C composer.
+    # PyYAML 6.0.4 refuses deep nesting itself ("exceeded maximum nesting depth"); older
+    # releases reach our own pre-pass ("nested more than 64 levels deep"). Either way it is
+    # one input error on the right line.
     e = _error("a:\n  " + "[" * depth + "]" * depth + "\n")
     assert e.line == 2
-    assert "nested" in str(e)
+    assert "nest" in str(e)
+    assert "\n" not in str(e)
 
 
 def test_moderate_nesting_loads() -> None:
