@@ -576,3 +576,23 @@ def test_unknown_ref_is_a_git_error(repo: GitRepo) -> None:
     make_project(repo)
     with pytest.raises(GitError, match="fetch"):
         run(repo, base="origin/nope")
+
+
+def test_a_fixture_change_makes_the_property_lane_run_on_the_new_bytes(repo: GitRepo) -> None:
+    make_project(repo)
+    start_patch(repo)
+    repo.write("tests/fixtures/billing/invoice_min.json", '{"charge_cents": 1}\n')
+    repo.commit()
+    lanes = run(repo)["lanes"]
+    assert lanes["fixture"]["status"] == "applicable"
+    assert lanes["property"]["status"] == "applicable"
+    assert "new bytes" in lanes["property"]["reason"]
+    assert lanes["property"]["files"] == []
+
+
+def test_a_docs_change_does_not_make_the_property_lane_applicable(repo: GitRepo) -> None:
+    make_project(repo)
+    start_patch(repo)
+    repo.write("docs/guide.md", "# Guide, longer\n")
+    repo.commit()
+    assert run(repo)["lanes"]["property"]["status"] == "not_applicable"

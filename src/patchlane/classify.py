@@ -379,7 +379,8 @@ def _lane_summary(review_map: ReviewMap, files: list[FileClass]) -> dict[str, La
         "replay": True,
     }
     out: dict[str, LaneApplicability] = {}
-    for lane in LANES:
+    # The fixture lane is summarised first: the property lane's applicability depends on it.
+    for lane in ("fixture", "property", "freeze", "replay"):
         hits = tuple(
             sorted({p for f in files if lane in f.lanes for p in (f.path, f.old_path) if p})
         )
@@ -387,7 +388,12 @@ def _lane_summary(review_map: ReviewMap, files: list[FileClass]) -> dict[str, La
             out[lane] = LaneApplicability(False, f"the map has no {lane} lane", ())
         elif hits:
             out[lane] = LaneApplicability(True, f"{len(hits)} changed path(s) in this lane", hits)
+        elif lane == "property" and out["fixture"].applicable:
+            # DESIGN §2: after a lock update "the property lane still runs on the new
+            # bytes" -- properties may read fixtures, and a new lock grandfathers nothing.
+            reason = "fixture bytes changed: the properties run on the new bytes"
+            out[lane] = LaneApplicability(True, reason, ())
         else:
             reason = f"no changed path is in the {lane} lane's paths"
             out[lane] = LaneApplicability(False, reason, ())
-    return out
+    return {lane: out[lane] for lane in LANES}
