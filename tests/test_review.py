@@ -173,3 +173,29 @@ def test_review_command_renders_markdown_and_json(
     out = tmp_path / "note.md"
     assert main(["review", "--dir", str(tmp_path), "--out", str(out)]) == 3
     assert NOT_REVIEWED in out.read_text()
+
+
+def test_a_red_property_field_carries_the_counterexample_and_findings() -> None:
+    prop = dict(
+        PROPERTY,
+        status="fail",
+        reason="1 property failed",
+        failures=[
+            {
+                "property": "prop_refund_never_exceeds_charge",
+                "module": "checks.billing_props",
+                "source": "base",
+                "seed": 20260924,
+                "case_index": 17,
+                "arguments": [100, 250],
+                "message": "refund exceeded charge",
+                "kind": "assertion",
+            }
+        ],
+        oracle_findings=[{"property": "prop_x", "kind": "survives_mutants", "detail": "0 of 5"}],
+    )
+    text = note(property=prop).fields[0].text
+    assert (
+        "prop_refund_never_exceeds_charge (base) seed 20260924 case 17 arguments [100, 250]" in text
+    )
+    assert "prop_x survives_mutants" in text

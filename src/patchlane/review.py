@@ -78,9 +78,34 @@ def _property_field(report: dict[str, Any] | None) -> Field:
         return Field("property", f"not applicable: {report.get('reason')}", True)
     if not isinstance(seed, int) or not isinstance(cases, int):
         return Field("property", f"{NOT_REVIEWED} (the report has no seed or case count)", False)
+    findings = _findings_text(report)
     if status == "pass":
-        return Field("property", f"{run}: every property holds", True)
-    return Field("property", f"{run}: RED, {report.get('reason')}", True)
+        return Field("property", f"{run}: every property holds{findings}", True)
+    failures = [f for f in report.get("failures") or [] if isinstance(f, dict)]
+    example = ""
+    if failures:
+        first = failures[0]
+        example = (
+            f"; counterexample: {first.get('property')} ({first.get('source')}) seed "
+            f"{first.get('seed')} case {first.get('case_index')} arguments "
+            f"{_compact(first.get('arguments'))}"
+        )
+    return Field("property", f"{run}: RED, {report.get('reason')}{example}{findings}", True)
+
+
+def _findings_text(report: dict[str, Any]) -> str:
+    findings = [f for f in report.get("oracle_findings") or [] if isinstance(f, dict)]
+    if not findings:
+        return ""
+    listed = ", ".join(f"{f.get('property')} {f.get('kind')}" for f in findings)
+    return f"; oracle findings for a person: {listed}"
+
+
+def _compact(value: Any) -> str:
+    import json
+
+    text = json.dumps(value, ensure_ascii=True, sort_keys=True)
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def _fixture_field(report: dict[str, Any] | None) -> Field:
