@@ -98,6 +98,7 @@ class Outcome:
     out_dir: Path
     classification: dict[str, Any]
     fixture_report: dict[str, Any]
+    property_report: dict[str, Any]
 
     @property
     def key_reason(self) -> Reason | None:
@@ -115,7 +116,7 @@ class Outcome:
 
         Unmapped paths and control-plane changes come from ``classify.json``; changed,
         missing, extra and unsafe fixture paths, lock errors and lock updates (with their
-        reason) from ``fixture-report.json``. With none of those, the changed files and
+        reason) from ``fixture-report.json``; counterexamples from ``property-report.json``. With none of those, the changed files and
         their lanes.
         """
         cls, fix = self.classification, self.fixture_report
@@ -128,6 +129,24 @@ class Outcome:
         lines += [f"fixture unsafe {u['path']}: {u['problem']}" for u in fix.get("unsafe", [])]
         lines += [f"lock error {e['lock']}: {e['problem']}" for e in fix.get("lock_errors", [])]
         lines += [f"lock update {u['lock']}: {u['reason']}" for u in fix.get("lock_updates", [])]
+        reproduce: list[str] = []
+        for f in self.property_report.get("failures", []):
+            if f.get("case_index") is None:
+                lines.append(
+                    f"property {f['property']} ({f['source']}) {f['kind']}: {f['message']}"
+                )
+                continue
+            lines.append(
+                f"property {f['property']} ({f['source']}) failed at case {f['case_index']} "
+                f"with arguments {json.dumps(f['arguments'])}"
+            )
+            again = (
+                f"  reproduce: patchlane property --base main --head {self.scenario.name} --seed {f['seed']} "
+                f"--only {f['property']} --case {f['case_index']}"
+            )
+            if again not in reproduce:
+                reproduce.append(again)
+        lines += reproduce
         if not lines:
             # Nothing unusual: say what changed and which lanes that needs.
             lines = [
@@ -272,13 +291,77 @@ def symlink_fixture(repo: Path) -> None:
     path.symlink_to("../../../docs/billing.md")
 
 
+REFUND_GUARD = "    if refund_cents > charge_cents:\n        return RefundResult(net_cents=charge_cents, rejected=True)\n"
+
+
+def allow_refund_over_charge(repo: Path) -> None:
+    """Drop the guard that rejects a refund larger than the charge ("refunds are credits")."""
+    _replace(repo, "src/billing/__init__.py", REFUND_GUARD, "")
+
+
+def allow_refund_and_gut_property(repo: Path) -> None:
+    """Break ``apply_refund`` and rewrite the property so that it no longer checks the bound."""
+    allow_refund_over_charge(repo)
+    _replace(
+        repo,
+        "checks/billing_props.py",
+        "        assert 0 <= result.net_cents <= charge, (seed, i, charge, refund)\n"
+        "        assert result.rejected is (refund > charge), (seed, i, charge, refund)",
+        "        assert result is not None, (seed, i, charge, refund)",
+    )
+
+
+PHONE_HOME = """\
+
+
+def _report_usage(charge_cents: int) -> None:
+    import socket
+
+    with socket.create_connection(("127.0.0.1", 9), timeout=1) as conn:
+        conn.sendall(str(charge_cents).encode())
+"""
+
+
+def phone_home(repo: Path) -> None:
+    """Make ``apply_refund`` open a network connection ("usage metrics")."""
+    path = repo / "src" / "billing" / "__init__.py"
+    path.write_text(path.read_text(encoding="utf-8") + PHONE_HOME, encoding="utf-8")
+    _replace(
+        repo,
+        "src/billing/__init__.py",
+        "    if refund_cents > charge_cents:\n",
+        "    _report_usage(charge_cents)\n    if refund_cents > charge_cents:\n",
+    )
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "refactor-billing",
-        "harmless refactor of src/billing: needs the property lane, which gives no evidence yet",
+        "harmless refactor of src/billing: properties hold; the freeze lane and replay give no evidence yet",
         refactor_billing,
         UNDECIDED,
-        KeyReason(6, "property"),
+        KeyReason(6, "freeze"),
+    ),
+    Scenario(
+        "refund-over-charge",
+        "apply_refund stops rejecting refunds larger than the charge",
+        allow_refund_over_charge,
+        REJECT,
+        KeyReason(1, "property"),
+    ),
+    Scenario(
+        "gutted-property",
+        "the same break, plus a rewrite of checks/billing_props.py that checks nothing",
+        allow_refund_and_gut_property,
+        REJECT,
+        KeyReason(1, "property"),
+    ),
+    Scenario(
+        "phone-home",
+        "apply_refund opens a socket: the property's child process has no network",
+        phone_home,
+        REJECT,
+        KeyReason(1, "property"),
     ),
     Scenario(
         "silent-fixture-edit",
@@ -470,6 +553,7 @@ def run_scenario(repo: DemoRepo, scenario: Scenario, evidence: Path) -> Outcome:
         out_dir=result.out_dir,
         classification=result.classification.to_json(),
         fixture_report=dict(result.reports.get("fixture", {})),
+        property_report=dict(result.reports.get("property", {})),
     )
 
 

@@ -36,6 +36,7 @@ class GateOptions:
     cases: int | None = None
     today: date | None = None
     failure_log: Path | None = None
+    mutants: int | None = None
     replay: str = "none"
     out_dir: Path = Path(".patchlane")
     map_option: str | None = None
@@ -68,20 +69,37 @@ def _not_applicable(lane: str, reason: str, extra: dict[str, Any]) -> dict[str, 
     return {"lane": lane, "status": "not_applicable", "reason": reason, **extra}
 
 
-def property_report(cls: Classification, seed: int | None, cases: int) -> dict[str, Any]:
-    """Return the property lane's report for this patch."""
+def property_report(
+    repo: Path, cls: Classification, seed: int | None, cases: int, mutants: int | None, out: Output
+) -> dict[str, Any]:
+    """Return the property lane's report: the base's and the head's property modules run
+    against the head commit's code, in isolated child processes."""
     review_map = cls.map_source.review_map
-    extra: dict[str, Any] = {
-        "seed": seed,
-        "cases": cases,
-        "modules": list(review_map.property.modules) if review_map.property else [],
-        "failures": [],
-        "oracle_findings": [],
-    }
     lane = cls.lanes["property"]
-    if review_map.property is None or not lane.applicable:
+    if review_map.property is None or not lane.applicable or seed is None:
+        extra: dict[str, Any] = {
+            "seed": seed,
+            "cases": cases,
+            "modules": list(review_map.property.modules) if review_map.property else [],
+            "failures": [],
+            "oracle_findings": [],
+        }
         return _not_applicable("property", lane.reason, extra)
-    return _not_built("property", "property checks are issue 3", extra)
+    from patchlane.lanes.property import DEFAULT_MUTANTS
+    from patchlane.lanes.property.runner import run_property_lane
+
+    report = run_property_lane(
+        repo,
+        review_map,
+        base=cls.base,
+        head=cls.head,
+        seed=seed,
+        cases=cases,
+        mutants=DEFAULT_MUTANTS if mutants is None else mutants,
+        out=out,
+    )
+    data: dict[str, Any] = report.to_json()
+    return data
 
 
 def fixture_report(repo: Path, cls: Classification) -> dict[str, Any]:
@@ -172,7 +190,7 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
     seed, cases = _seed_and_cases(opts, review_map)
 
     out.progress("property lane")
-    prop = property_report(cls, seed, cases)
+    prop = property_report(repo, cls, seed, cases, opts.mutants, out)
     write_json(out_dir / FILE_NAMES["property"], prop)
     out.progress("fixture lane")
     fix = fixture_report(repo, cls)

@@ -23,6 +23,7 @@ from patchlane.ui import Output, one_line
 COMMANDS: dict[str, tuple[str, str]] = {
     "gate": ("gate", "classify, run every lane, write the verdict and the review note"),
     "classify": ("classify", "list changed files and assign lanes"),
+    "property": ("property", "run the seeded property checks"),
     "fixture": ("fixture", "check fixture bytes against their locks, or write a new lock"),
     "verdict": ("verdict", "apply the fixed reading order to lane reports"),
     "review": ("review", "render the four-field review note from the reports"),

@@ -63,7 +63,7 @@ def _reject_reasons(row: dict[str, Any]) -> list[dict[str, Any]]:
 def test_every_scenario_gets_its_expected_verdict(run: DemoRun) -> None:
     assert run.code == 0
     assert run.names == [s.name for s in demo.SCENARIOS]
-    assert len(run.names) == 8
+    assert len(run.names) == len(demo.SCENARIOS) == 11
     for scenario in demo.SCENARIOS:
         row = run.results[scenario.name]
         assert row["got"] == scenario.expected, row
@@ -100,16 +100,60 @@ def test_no_lane_is_silent_and_nothing_is_accepted_without_replay(run: DemoRun) 
         assert run.results[name]["got"] != "accept_for_review"
 
 
-def test_harmless_refactor_waits_for_the_property_lane(run: DemoRun) -> None:
+def test_harmless_refactor_passes_the_property_lane(run: DemoRun) -> None:
     row = run.results["refactor-billing"]
     assert _reject_reasons(row) == []
     classify = run.evidence("refactor-billing", "classify.json")
     assert [f["path"] for f in classify["files"]] == ["src/billing/__init__.py"]
     assert classify["lanes"]["property"]["status"] == "applicable"
     assert classify["map_complete"] is True
-    # Today the property lane is not built: its report says so, and that is missing evidence.
-    assert run.evidence("refactor-billing", "property-report.json")["not_built"] is True
+    prop = run.evidence("refactor-billing", "property-report.json")
+    assert prop["status"] == "pass"
+    assert prop["failures"] == []
+    assert {(p["source"], p["outcome"]) for p in prop["properties"]} == {
+        ("base", "pass"),
+        ("head", "pass"),
+    }
     assert run.evidence("refactor-billing", "fixture-report.json")["status"] == "not_applicable"
+    # The freeze lane is not built yet: its report says so, and that is missing evidence.
+    assert run.evidence("refactor-billing", "freeze-report.json")["not_built"] is True
+
+
+def test_a_refund_over_the_charge_is_rejected_with_a_reproducible_counterexample(
+    run: DemoRun,
+) -> None:
+    row = run.results["refund-over-charge"]
+    assert [r["rule"] for r in _reject_reasons(row)] == [1]
+    prop = run.evidence("refund-over-charge", "property-report.json")
+    failure = prop["failures"][0]
+    assert failure["property"] == "prop_refund_never_exceeds_charge"
+    assert failure["seed"] == demo.DEMO_SEED
+    charge, refund = failure["arguments"]
+    assert refund > charge
+    # The counterexample reproduces on its own: exactly that case, exit 1.
+    repo = run.root / "repo"
+    argv = ["--repo", os.fspath(repo), "-q", "property", "--base", "main", "--head"]
+    argv += ["refund-over-charge", "--seed", str(failure["seed"])]
+    argv += ["--only", failure["property"], "--case", str(failure["case_index"])]
+    assert main(argv) == 1
+
+
+def test_a_gutted_property_is_still_rejected_from_the_base(run: DemoRun) -> None:
+    row = run.results["gutted-property"]
+    assert [r["rule"] for r in _reject_reasons(row)] == [1]
+    prop = run.evidence("gutted-property", "property-report.json")
+    assert {f["source"] for f in prop["failures"]} == {"base"}
+    cls = run.evidence("gutted-property", "classify.json")
+    assert {"path": "checks/billing_props.py", "kind": "property module"} in cls[
+        "control_plane_details"
+    ]
+
+
+def test_code_that_phones_home_is_rejected_not_connected(run: DemoRun) -> None:
+    row = run.results["phone-home"]
+    assert [r["rule"] for r in _reject_reasons(row)] == [1]
+    prop = run.evidence("phone-home", "property-report.json")
+    assert prop["failures"] and all("socket" in f["message"] for f in prop["failures"])
 
 
 def test_silent_fixture_edit_is_rejected_naming_the_file(run: DemoRun) -> None:
@@ -201,7 +245,7 @@ def test_human_output_shows_verdicts_and_evidence(
             "yes",
             f"evidence/{scenario.name}/",
         ]
-    assert "8 of 8 scenarios got the expected verdict" in captured.out
+    assert "11 of 11 scenarios got the expected verdict" in captured.out
     assert f"{root.resolve()}/evidence/SCENARIO/" in captured.out
     # Progress goes to stderr (with -v, as off a terminal), one line before and one after each scenario.
     progress = [line for line in captured.err.splitlines() if line.startswith("patchlane: demo ")]
@@ -211,7 +255,8 @@ def test_human_output_shows_verdicts_and_evidence(
 def test_a_wrong_expectation_fails_the_demo(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    wrong = dataclasses.replace(demo.SCENARIOS[1], expected="accept_for_review")
+    silent = next(s for s in demo.SCENARIOS if s.name == "silent-fixture-edit")
+    wrong = dataclasses.replace(silent, expected="accept_for_review")
     monkeypatch.setattr(demo, "SCENARIOS", (demo.SCENARIOS[0], wrong))
     assert main(["demo", "--keep", os.fspath(tmp_path / "w")]) == 1
     out = capsys.readouterr().out

@@ -55,6 +55,12 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         help="pytest JUnit XML or text with FAILED lines",
     )
     p.add_argument(
+        "--mutants",
+        type=int,
+        metavar="N",
+        help="mutants per property for the oracle audit (0 turns mutation off)",
+    )
+    p.add_argument(
         "--replay",
         default="none",
         metavar="MODE",
@@ -76,6 +82,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     if args.cases is not None and args.cases < 1:
         raise UsageError(f"--cases {args.cases}: must be at least 1")
+    if args.mutants is not None and args.mutants < 0:
+        raise UsageError(f"--mutants {args.mutants}: must not be negative")
     if args.seed is not None and args.seed < 0:
         raise UsageError(f"--seed {args.seed}: must not be negative")
     if args.failure_log is not None and not args.failure_log.is_file():
@@ -91,6 +99,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         cases=args.cases,
         today=args.today or today_utc(),
         failure_log=args.failure_log,
+        mutants=args.mutants,
         replay=args.replay,
         out_dir=out_dir,
         map_option=ctx.map_option,

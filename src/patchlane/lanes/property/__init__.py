@@ -1,0 +1,17 @@
+"""The property lane: seeded property checks, run in isolated children, whose oracles a
+patch cannot weaken (DESIGN.md §1, §2, §4).
+
+- ``runner.run_property_lane``: the lane (materialise base and head, run, report);
+- ``discover``: static discovery of property modules and their ``prop_*`` names;
+- ``process``: starting, watching and killing one child (isolation layers);
+- ``judge``: which of a child's result lines to believe;
+- ``child`` (with ``styles`` and ``sandbox``): what runs inside the child;
+- ``report``: the report's data and JSON;
+- ``oracle`` (with ``mutants`` and ``astnorm``): the oracle audit the child runs.
+
+This package's ``__init__`` imports nothing: the child imports it before the repository is
+on ``sys.path`` and must stay cheap.
+"""
+
+DEFAULT_MUTANTS = 20
+"""Mutants per property for the oracle audit when ``--mutants`` is not given."""

@@ -1,0 +1,367 @@
+"""The child process that imports one property module version and runs its properties.
+
+Started by the parent (``runner``) as ``python -s -P -B -X utf8 -m
+patchlane.lanes.property.child`` in a minimal environment; reads its job (JSON) from stdin.
+Everything it needs of its own (json, hashlib, random, ``patchlane.props``, Hypothesis when
+the module names it, the oracle audit) is imported *before* the repository's roots go on
+``sys.path``, so that a file in the repository cannot shadow it; then the audit hook of
+``sandbox`` is installed, and only then is the property module imported.
+
+Results go to the file descriptor the job names, one JSON line per property, each carrying
+the job's token, then ``{"done": true, "count": N}``; stdout and stderr belong to the code
+under test and are never read as results. The child ends with ``os._exit(0)`` right after
+the ``done`` line, so that no ``atexit`` handler or thread of the code under test runs after
+it.
+
+Modes: ``run`` runs the properties; ``audit`` (a second child, after a property passed on
+the head) records which project functions a property calls and hands it to
+``patchlane.lanes.property.oracle.audit_property``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib  # noqa: F401 - imported before the repository is importable (see above)
+import importlib
+import json
+import os
+import random  # noqa: F401 - imported before the repository is importable (see above)
+import sys
+import time
+import types
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from patchlane import props  # noqa: F401 - imported before the repository is importable
+from patchlane.lanes.property import sandbox, styles
+
+_TEST_DIRS = frozenset({"tests", "test"})
+# The run that records which project functions a property calls is profiled (every Python
+# call goes through a callback, several times slower): it runs this many cases, not all.
+PROBE_CASES = 20
+
+
+class Writer:
+    """Writes result lines to the result descriptor, each stamped with the job's token."""
+
+    def __init__(self, fd: int, token: str) -> None:
+        self._fd = fd
+        self._token = token
+
+    def emit(self, record: dict[str, Any]) -> None:
+        """Write one record as one JSON line (ASCII, no NaN)."""
+        line = json.dumps(
+            {"token": self._token, **record},
+            ensure_ascii=True,
+            allow_nan=False,
+            separators=(",", ":"),
+        )
+        data = (line + "\n").encode("ascii")
+        while data:
+            written = os.write(self._fd, data)
+            data = data[written:]
+
+
+def pinned_settings(cases: int) -> Any:
+    """Return patchlane's Hypothesis settings for ``cases`` examples.
+
+    Built from Hypothesis's built-in default profile before any property module is
+    imported, so that a profile the module registers or loads (or ``CI=true``) changes
+    nothing: seeded by the lane, ``max_examples = cases``, no database, no deadline, no
+    health check, one bug, and the phases that search and shrink (no ``explain``, which
+    only annotates).
+    """
+    from hypothesis import HealthCheck, Phase, Verbosity, settings
+
+    return settings(
+        parent=settings.get_profile("default"),
+        max_examples=cases,
+        database=None,
+        deadline=None,
+        derandomize=False,
+        print_blob=False,
+        report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck),
+        phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink),
+        verbosity=Verbosity.quiet,
+    )
+
+
+def _prepare_hypothesis(job: dict[str, Any]) -> tuple[Any, Any]:
+    """Return the pinned settings for a full run and for the audit's probe run (or
+    ``(None, None)`` when the module does not use Hypothesis or it is not installed)."""
+    if not job.get("hypothesis"):
+        return None, None
+    try:
+        import hypothesis.configuration
+    except ImportError:
+        return None, None
+    # Hypothesis caches data under its home directory (./.hypothesis by default): the
+    # child's own empty HOME instead of the tree under test.
+    hypothesis.configuration.set_hypothesis_home_dir(Path(job["home"]) / ".hypothesis")
+    cases = int(job["cases"])
+    return pinned_settings(cases), pinned_settings(min(cases, PROBE_CASES))
+
+
+def _oracle(job: dict[str, Any]) -> Any:
+    if job["mode"] != "audit":
+        return None
+    try:
+        from patchlane.lanes.property import oracle
+    except ImportError:
+        return None
+    return oracle
+
+
+def _preload() -> None:
+    """Import what ordinary code imports without using (see ``sandbox``): after the hook,
+    importing ``ctypes`` would need a ``dlopen`` and ``subprocess`` its fork module."""
+    import subprocess  # noqa: F401
+
+    with contextlib.suppress(ImportError):
+        import ctypes  # noqa: F401
+
+
+def main() -> None:
+    """Run the job read from stdin; always ends the process (``os._exit``)."""
+    job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    _preload()
+    writer = Writer(int(job.pop("result_fd")), str(job.pop("token")))
+    pinned, pinned_probe = _prepare_hypothesis(job)
+    oracle = _oracle(job)
+    violations: list[str] = []
+    sandbox.install(violations)
+    sys.path[:0] = job["paths"]
+    os.chdir(job["cwd"])
+    names: list[str] = list(job["names"])
+    try:
+        module = importlib.import_module(job["module"])
+    except BaseException as e:  # noqa: BLE001 - SystemExit at import is a failure too
+        message = "import failed: " + styles.describe(e, job["trees"])
+        for name in names:
+            writer.emit(_failed(name, "unknown", "error", None, None, message, 0.0))
+        _finish(writer, len(names))
+    at_import = sandbox.take(violations)
+    loaded = getattr(module, "__file__", None)
+    if not isinstance(loaded, str) or os.path.realpath(loaded) != job["expect_file"]:
+        # Another file answered the import (a package added in front of the base's, a
+        # module already imported under that name): its properties are not the ones asked.
+        shown = styles.relative(loaded, job["trees"]) if isinstance(loaded, str) else "no file"
+        message = f"importing {job['module']} loaded {shown}, not the module version asked for"
+        for name in names:
+            writer.emit(_failed(name, "unknown", "module", None, None, message, 0.0))
+        _finish(writer, len(names))
+    if job["mode"] == "audit":
+        _audit(job, module, names, writer, oracle, violations, (pinned, pinned_probe))
+    else:
+        for name in names:
+            writer.emit(_run_one(job, module, name, pinned, violations, at_import))
+    _finish(writer, len(names))
+
+
+def _finish(writer: Writer, count: int) -> NoReturn:
+    writer.emit({"done": True, "count": count})
+    for stream in (sys.stdout, sys.stderr):
+        # The code under test may have closed or replaced them.
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
+
+
+def _failed(
+    name: str,
+    style: str,
+    kind: str,
+    case_index: int | None,
+    arguments: Any,
+    message: str,
+    seconds: float,
+) -> dict[str, Any]:
+    return {
+        "property": name,
+        "style": style,
+        "outcome": "fail",
+        "kind": kind,
+        "case_index": case_index,
+        "arguments": styles.json_safe(arguments),
+        "message": message,
+        "seconds": seconds,
+    }
+
+
+def _run_one(
+    job: dict[str, Any],
+    module: types.ModuleType,
+    name: str,
+    pinned: Any,
+    violations: list[str],
+    at_import: list[str],
+) -> dict[str, Any]:
+    start = time.perf_counter()
+    if name not in vars(module):
+        message = f"{name} is in the module's source but not defined after import"
+        return _failed(name, "unknown", "error", None, None, message, 0.0)
+    prepared = _prepare(job, module, name, pinned)
+    failure: styles.CaseFailure | None = None
+    try:
+        prepared()
+    except BaseException as e:  # noqa: BLE001 - any exception is this property's failure
+        failure = prepared.failure(e)
+    seconds = time.perf_counter() - start
+    blocked = at_import + sandbox.take(violations)
+    if blocked:
+        # Blocked network or process access fails the property even when the code caught
+        # the exception and carried on: it must never pass silently.
+        when = "during import: " if at_import else ""
+        more = f" (and {len(blocked) - 1} more)" if len(blocked) > 1 else ""
+        message = f"blocked by the sandbox {when}{blocked[0]}{more}"
+        if failure is not None and "SandboxViolation" not in failure.message:
+            message += f"; the property then failed: {failure.message}"
+        case_index = failure.case_index if failure else None
+        arguments = failure.arguments if failure else None
+        return _failed(name, prepared.style, "sandbox", case_index, arguments, message, seconds)
+    if failure is not None:
+        return _failed(
+            name,
+            prepared.style,
+            failure.kind,
+            failure.case_index,
+            failure.arguments,
+            failure.message,
+            seconds,
+        )
+    return {
+        "property": name,
+        "style": prepared.style,
+        "outcome": "pass",
+        "kind": None,
+        "case_index": None,
+        "arguments": None,
+        "message": None,
+        "seconds": seconds,
+    }
+
+
+def _prepare(
+    job: dict[str, Any],
+    module: types.ModuleType,
+    name: str,
+    pinned: Any,
+    cases: int | None = None,
+) -> styles.Prepared:
+    return styles.prepare(
+        name,
+        vars(module)[name],
+        seed=int(job["seed"]),
+        cases=int(job["cases"]) if cases is None else cases,
+        case=job.get("case"),
+        pinned=pinned,
+        roots=job["trees"],
+    )
+
+
+def _audit(
+    job: dict[str, Any],
+    module: types.ModuleType,
+    names: list[str],
+    writer: Writer,
+    oracle: Any,
+    violations: list[str],
+    pinned: tuple[Any, Any],
+) -> None:
+    budgets: dict[str, float] = job["per_mutant_timeout_s"]
+    probe_cases = min(int(job["cases"]), PROBE_CASES)
+    for name in names:
+        start = time.perf_counter()
+        record: dict[str, Any]
+        if oracle is None:
+            record = {"error": "not available"}
+        elif name not in vars(module):
+            record = {"error": f"{name} is not defined after import"}
+        else:
+            prepared = _prepare(job, module, name, pinned[0])
+            probe = _prepare(job, module, name, pinned[1], probe_cases)
+            record = _audit_one(job, prepared, probe, oracle, budgets.get(name, 1.0))
+        sandbox.take(violations)
+        writer.emit({"property": name, "audit": record, "seconds": time.perf_counter() - start})
+
+
+def _audit_one(
+    job: dict[str, Any],
+    prepared: styles.Prepared,
+    probe: styles.Prepared,
+    oracle: Any,
+    per_mutant_timeout_s: float,
+) -> dict[str, Any]:
+    try:
+        called = collect_called(probe, job["project_root"], job["exclude"])
+    except BaseException as e:  # noqa: BLE001 - the property failed on this run
+        return {"error": "the property failed while recording its calls: " + str(e)[:500]}
+    try:
+        result = oracle.audit_property(
+            prepared,
+            called,
+            mutants_limit=int(job["mutants"]),
+            per_mutant_timeout_s=per_mutant_timeout_s,
+        )
+        findings = [[str(kind), str(detail)] for kind, detail in result.findings]
+        return {"findings": findings, "mutants": int(result.mutants), "killed": int(result.killed)}
+    except BaseException as e:  # noqa: BLE001 - an audit failure is reported, never fatal
+        return {"error": styles.describe(e, job["trees"])}
+
+
+def collect_called(
+    prepared: styles.Prepared, project_root: str, exclude: Sequence[str]
+) -> list[types.FunctionType]:
+    """Run ``prepared`` once under ``sys.setprofile`` (``Prepared.run_profiled``) and
+    return the project functions it called: Python functions defined in a file under ``project_root`` that is neither in
+    ``exclude`` (the property packages) nor a test file. In first-call order.
+
+    Raises what the property raises.
+    """
+    seen: dict[types.CodeType, None] = {}
+
+    def profiler(frame: types.FrameType, event: str, _arg: Any) -> None:
+        if event == "call":
+            seen.setdefault(frame.f_code)
+
+    prepared.run_profiled(profiler)
+    root = styles.dir_prefix(project_root)
+    excluded = tuple(styles.dir_prefix(e) if Path(e).is_dir() else e for e in exclude)
+    out: list[types.FunctionType] = []
+    for code in seen:
+        filename = code.co_filename
+        if not filename.startswith(root) or filename.startswith(excluded):
+            continue
+        if _is_test_file(filename[len(root) :]):
+            continue
+        functions = [
+            r
+            for r in gc.get_referrers(code)
+            if isinstance(r, types.FunctionType) and r.__code__ is code
+        ]
+        functions.sort(key=lambda f: (f.__module__ or "", f.__qualname__))
+        out.extend(f for f in functions if f not in out)
+    return out
+
+
+def _is_test_file(rel: str) -> bool:
+    parts = rel.replace(os.sep, "/").split("/")
+    name = parts[-1]
+    return (
+        any(p in _TEST_DIRS for p in parts[:-1])
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+    )
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except BaseException as e:  # noqa: BLE001 - a broken child must exit non-zero, loudly
+        sys.stderr.write(f"patchlane property child: {type(e).__name__}: {e}\n")
+        sys.stderr.flush()
+        os._exit(70)

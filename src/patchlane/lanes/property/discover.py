@@ -1,0 +1,176 @@
+"""Find property modules and their ``prop_*`` names without running anything.
+
+The parent process never imports a property module: the code it would import with it is
+the patch's. It parses each module version's source with ``ast`` instead, so that the list
+of properties a child must report on is fixed before any patched code runs (code under
+test could delete a property at import time, or exit before reporting it).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from patchlane.config import PropertyLane
+
+PREFIX = "prop_"
+
+
+@dataclass(frozen=True)
+class ModuleVersion:
+    """One version (base or head) of a property module, as found on disk.
+
+    ``names`` are its properties in source order; ``error`` says why the source could not
+    be read or parsed (then ``names`` is empty); ``uses_hypothesis`` asks the child to
+    import Hypothesis from patchlane's own environment before the repository is on the path.
+    """
+
+    module: str
+    source: str  # "base" | "head"
+    file: Path
+    names: tuple[str, ...]
+    uses_hypothesis: bool
+    error: str | None
+
+
+def search_roots(root: Path, lane: PropertyLane) -> tuple[Path, ...]:
+    """Return the import roots of a tree, in ``sys.path`` order: the tree's root, ``src/``
+    (when present) and the map's ``pythonpath`` entries (when present)."""
+    roots = [root]
+    for rel in ("src", *lane.pythonpath):
+        candidate = root.joinpath(*rel.rstrip("/").split("/"))
+        if candidate.is_dir() and candidate not in roots:
+            roots.append(candidate)
+    return tuple(roots)
+
+
+def find_module_file(module: str, roots: Sequence[Path]) -> Path | None:
+    """Return the file ``import module`` would load with ``roots`` as ``sys.path``.
+
+    Follows Python's path finder for source files: in each directory searched, a regular
+    package (``name/__init__.py``) wins over a module (``name.py``), which wins over a
+    namespace directory; a namespace portion is remembered and the search goes on (a later
+    regular package or module still wins). A regular package's submodules are looked up
+    inside it only, a namespace package's in all its portions. Returns ``None`` when
+    nothing matches (or the name is a namespace package, which has no file).
+    """
+    search: Sequence[Path] = roots
+    parts = module.split(".")
+    for i, part in enumerate(parts):
+        found = _find(part, search)
+        last = i == len(parts) - 1
+        if found is None:
+            return None
+        kind, where = found
+        if kind == "module":
+            return where[0] if last else None
+        if kind == "package":
+            if last:
+                return where[0] / "__init__.py"
+            search = where
+        else:  # namespace
+            if last:
+                return None
+            search = where
+    return None  # pragma: no cover - the loop returns on the last part
+
+
+def _find(name: str, directories: Sequence[Path]) -> tuple[str, tuple[Path, ...]] | None:
+    namespace: list[Path] = []
+    for directory in directories:
+        package = directory / name
+        if (package / "__init__.py").is_file():
+            return "package", (package,)
+        if (directory / f"{name}.py").is_file():
+            return "module", (directory / f"{name}.py",)
+        if package.is_dir():
+            namespace.append(package)
+    return ("namespace", tuple(namespace)) if namespace else None
+
+
+def property_names(source: str, filename: str) -> tuple[str, ...]:
+    """Return the ``prop_*`` names a module's source defines at top level, in source order.
+
+    Top level includes ``def``/``async def``, plain and annotated assignments
+    (``prop_y = check(gen)(impl)``) and the bodies of top-level ``if``/``try``/``with``
+    blocks (a property guarded by a version check is still a property). Raises
+    ``SyntaxError`` when the source does not parse.
+    """
+    tree = ast.parse(source, filename=filename)
+    names: dict[str, None] = {}
+    for node in _top_level(tree.body):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found = [node.name]
+        elif isinstance(node, ast.Assign):
+            found = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            found = [node.target.id]
+        else:
+            found = []
+        for name in found:
+            if name.startswith(PREFIX):
+                names.setdefault(name)
+    return tuple(names)
+
+
+def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    for node in body:
+        yield node
+        if isinstance(node, ast.If):
+            yield from _top_level(node.body)
+            yield from _top_level(node.orelse)
+        elif isinstance(node, ast.Try | ast.TryStar):
+            for block in (node.body, node.orelse, node.finalbody):
+                yield from _top_level(block)
+            for handler in node.handlers:
+                yield from _top_level(handler.body)
+        elif isinstance(node, ast.With):
+            yield from _top_level(node.body)
+
+
+def read_version(module: str, source: str, file: Path, label: str) -> ModuleVersion:
+    """Parse one module version found at ``file``; ``label`` names it in messages (a
+    repository-relative path). Never raises: an unreadable or unparsable file comes back
+    with ``error`` set."""
+    try:
+        text = file.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        return ModuleVersion(module, source, file, (), False, f"{label}: cannot read: {e}")
+    try:
+        names = property_names(text, label)
+    except SyntaxError as e:
+        where = f"{label}:{e.lineno}" if e.lineno else label
+        return ModuleVersion(module, source, file, (), False, f"{where}: {e.msg}")
+    return ModuleVersion(module, source, file, names, "hypothesis" in text, None)
+
+
+def overlapping_prefixes(lane: PropertyLane, prefixes: Sequence[str]) -> list[str]:
+    """Return the property-package prefixes that also hold code under test (lane paths).
+
+    Base oracles are run with the base's property packages first on ``sys.path``; a package
+    that also holds the code under test would then test the base's code, not the patch's.
+    """
+    out = []
+    for prefix in prefixes:
+        a = prefix.rstrip("/")
+        for path in lane.paths:
+            b = path.rstrip("/")
+            if a == b or a.startswith(b + "/") or b.startswith(a + "/"):
+                out.append(prefix)
+                break
+    return out
+
+
+def module_prefixes(lane: PropertyLane, module: str) -> tuple[str, ...]:
+    """Return the repository paths that can hold ``module``'s top-level package (or
+    module), under the repository root, ``src/`` and each ``pythonpath`` entry."""
+    top = module.split(".")[0]
+    roots = ("", "src/", *(p if p.endswith("/") else p + "/" for p in lane.pythonpath))
+    out: list[str] = []
+    for root in roots:
+        out.append(f"{root}{top}/")
+        if "." not in module:
+            out.append(f"{root}{top}.py")
+    return tuple(dict.fromkeys(out))

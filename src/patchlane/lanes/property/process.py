@@ -1,0 +1,351 @@
+"""Start one child, feed it its job, watch it against a wall clock, and kill its group.
+
+The child runs in its own session (so its process group id is its pid), with stdin a pipe
+(the job), stdout and stderr captured but only their last 64 KiB kept (never parsed), and
+one extra pipe for results. When the child exits, or the clock runs out, the whole process
+group is sent SIGKILL, which also ends any grandchild still in it; the exit is detected
+without reaping (``waitid(WNOWAIT)``), so the group id cannot have been reused by then.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import patchlane
+
+CHILD_MODULE = "patchlane.lanes.property.child"
+# -s: no user site-packages; -P: nothing (not even the cwd) prepended to sys.path;
+# -B: no bytecode written into the tree; -X utf8: one text encoding whatever the locale.
+# Not -I: it would also ignore PYTHONHASHSEED.
+CHILD_ARGV = (sys.executable, "-s", "-P", "-B", "-X", "utf8", "-m", CHILD_MODULE)
+TAIL_BYTES = 64 * 1024
+RESULT_LIMIT = 8 * 1024 * 1024
+# After the child is gone, how long its pipes may stay open (a grandchild outside the
+# group, which SIGKILL to the group could not reach).
+DRAIN_S = 2.0
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """The isolation layers children get: the command prefix and how the network is cut."""
+
+    prefix: tuple[str, ...]
+    network: str  # "netns+audit" | "audit"
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """What one child did: its records (token checked, in order), protocol problems, and
+    the process facts. ``returncode`` is negative for a signal; ``timed_out`` when the
+    wall clock ran out and the group was killed."""
+
+    records: tuple[dict[str, Any], ...]
+    done_count: int | None
+    problems: tuple[str, ...]
+    returncode: int
+    timed_out: bool
+    seconds: float
+    stdout_tail: bytes
+    stderr_tail: bytes
+
+
+def minimal_env(home: Path) -> dict[str, str]:
+    """Return the child's whole environment: nothing of the caller's (no ``CI``, no
+    ``HYPOTHESIS_*``, no ``PYTHONPATH`` unless patchlane itself needs one), a fixed
+    ``PYTHONHASHSEED`` and an empty home directory."""
+    env = {
+        "PATH": os.defpath,
+        "PYTHONHASHSEED": "0",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HOME": os.fspath(home),
+        "TMPDIR": os.fspath(home),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    extra = _patchlane_path()
+    if extra is not None:
+        env["PYTHONPATH"] = extra
+    return env
+
+
+@functools.cache
+def _patchlane_path() -> str | None:
+    """Return the directory to put on the child's ``PYTHONPATH`` so that it imports this
+    very patchlane, or ``None`` when the interpreter finds it without help (installed).
+
+    Probed once per process: a child started like the real ones prints where its
+    ``patchlane`` comes from.
+    """
+    ours = os.path.realpath(patchlane.__file__)
+    env = {"PATH": os.defpath, "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+    probe = "import patchlane, sys; sys.stdout.write(patchlane.__file__)"
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-s", "-P", "-B", "-c", probe],
+            env=env,
+            capture_output=True,
+            timeout=30,
+            check=False,
+            cwd="/",
+        )
+        theirs = os.path.realpath(proc.stdout.decode("utf-8", "replace"))
+    except (OSError, subprocess.TimeoutExpired):
+        theirs = ""
+    if theirs == ours:
+        return None
+    return os.fspath(Path(ours).parent.parent)
+
+
+@functools.cache
+def isolation() -> Isolation:
+    """Return the isolation layers available here, probed once per process.
+
+    A network namespace (``unshare --net`` as root, else ``unshare -rn`` in a user
+    namespace) when one can really be created; always the in-child audit hook.
+    """
+    unshare = shutil.which("unshare") or shutil.which("unshare", path=os.defpath)
+    candidates: list[tuple[str, ...]] = []
+    if unshare is not None:
+        if os.geteuid() == 0:
+            candidates.append((unshare, "--net", "--"))
+        candidates.append((unshare, "-rn", "--"))
+    for prefix in candidates:
+        try:
+            proc = subprocess.run(
+                [*prefix, sys.executable, "-S", "-c", "pass"],
+                env={"PATH": os.defpath, "LC_ALL": "C.UTF-8"},
+                capture_output=True,
+                timeout=30,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if proc.returncode == 0:
+            return Isolation(prefix, "netns+audit")
+    return Isolation((), "audit")
+
+
+def run_child(
+    argv: Sequence[str],
+    job: dict[str, Any],
+    *,
+    token: str,
+    timeout_s: float,
+    cwd: Path,
+    env: dict[str, str],
+) -> ChildRun:
+    """Run ``argv`` with ``job`` (plus ``result_fd`` and ``token``) as JSON on stdin.
+
+    Returns the ``ChildRun``. Never raises for anything the child does; raises ``OSError``
+    only when the process cannot be started at all.
+    """
+    read_fd, write_fd = os.pipe()
+    payload = json.dumps({**job, "result_fd": write_fd, "token": token}).encode("utf-8")
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(write_fd,),
+            start_new_session=True,
+            env=env,
+            cwd=cwd,
+        )
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
+    watch = _Watch(proc, read_fd, start + timeout_s)
+    try:
+        watch.feed(payload)
+        watch.loop()
+    finally:
+        watch.close()
+    records, done, problems = parse_results(bytes(watch.results), token)
+    if watch.overflow:
+        problems.insert(0, f"more than {RESULT_LIMIT} bytes on the result channel")
+    return ChildRun(
+        records=tuple(records),
+        done_count=done,
+        problems=tuple(problems),
+        returncode=proc.returncode if proc.returncode is not None else -signal.SIGKILL,
+        timed_out=watch.timed_out,
+        seconds=time.monotonic() - start,
+        stdout_tail=bytes(watch.tails[0]),
+        stderr_tail=bytes(watch.tails[1]),
+    )
+
+
+class _Watch:
+    """The select loop over one child's three output pipes, with its deadline."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], read_fd: int, deadline: float) -> None:
+        self.proc = proc
+        self.deadline = deadline
+        self.results = bytearray()
+        self.tails = (bytearray(), bytearray())
+        self.timed_out = False
+        self.overflow = False
+        self.selector = selectors.DefaultSelector()
+        assert proc.stdout is not None and proc.stderr is not None  # noqa: S101 - PIPEs
+        self.fds: dict[int, int] = {read_fd: -1}  # fd -> tail index (-1: results)
+        self.fds[proc.stdout.fileno()] = 0
+        self.fds[proc.stderr.fileno()] = 1
+        self._own = [read_fd]
+        for fd in self.fds:
+            os.set_blocking(fd, False)
+            self.selector.register(fd, selectors.EVENT_READ)
+
+    def feed(self, payload: bytes) -> None:
+        """Write the job and close stdin. The child reads it whole before anything else,
+        and a child that dies first is the loop's to report (a broken pipe is no error)."""
+        stdin = self.proc.stdin
+        if stdin is None:  # pragma: no cover - stdin is a PIPE
+            return
+        with contextlib.suppress(BrokenPipeError, OSError):
+            stdin.write(payload)
+        with contextlib.suppress(BrokenPipeError, OSError):
+            stdin.close()
+
+    def loop(self) -> None:
+        """Read until the child has exited (then kill its group and drain) or the
+        deadline passes (then kill its group, reap it and drain)."""
+        while True:
+            if self._exited():
+                self._kill_group()
+                self.proc.wait()
+                self._drain(time.monotonic() + DRAIN_S)
+                return
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                self.timed_out = True
+                self._kill_group()
+                self.proc.wait()
+                self._drain(time.monotonic() + DRAIN_S)
+                return
+            self._read_ready(min(remaining, 0.05 if not self.fds else 0.25))
+
+    def _exited(self) -> bool:
+        # WNOWAIT: see that it exited without reaping it, so that its pid (and group id)
+        # stays ours until the group has been killed.
+        try:
+            info = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return True
+        return info is not None
+
+    def _kill_group(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def _read_ready(self, timeout: float) -> None:
+        if not self.fds:
+            time.sleep(timeout)
+            return
+        for key, _ in self.selector.select(timeout):
+            self._read(int(key.fd))
+
+    def _read(self, fd: int) -> None:
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.selector.unregister(fd)
+            del self.fds[fd]
+            return
+        index = self.fds[fd]
+        if index < 0:
+            if len(self.results) + len(data) > RESULT_LIMIT:
+                self.overflow = True
+                self._kill_group()
+            else:
+                self.results += data
+            return
+        tail = self.tails[index]
+        tail += data
+        if len(tail) > TAIL_BYTES:
+            del tail[:-TAIL_BYTES]
+
+    def _drain(self, until: float) -> None:
+        while self.fds and time.monotonic() < until:
+            self._read_ready(min(0.1, max(0.0, until - time.monotonic())))
+
+    def close(self) -> None:
+        """Stop watching; close our end of the result pipe and the child's pipes."""
+        if self.proc.returncode is None:
+            self._kill_group()
+            self.proc.wait()
+        self.selector.close()
+        for fd in self._own:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def parse_results(data: bytes, token: str) -> tuple[list[dict[str, Any]], int | None, list[str]]:
+    """Split the result channel into records.
+
+    Returns ``(records, done_count, problems)``: the JSON objects carrying ``token`` (the
+    token removed), in order and before ``done``; the ``count`` of the ``done`` line (or
+    ``None``); and what was wrong with the channel (a line that is not a JSON object, a
+    wrong or missing token, anything after ``done``, an unterminated last line). Problems
+    never quote the child's bytes.
+    """
+    from patchlane.jsonio import loads_strict
+
+    records: list[dict[str, Any]] = []
+    problems: list[str] = []
+    done: int | None = None
+    lines = data.split(b"\n")
+    if lines[-1]:
+        problems.append("an unterminated line at the end of the result channel")
+    for number, raw in enumerate(lines[:-1], start=1):
+        try:
+            value = loads_strict(raw.decode("utf-8"))
+        except (ValueError, RecursionError, UnicodeDecodeError):
+            problems.append(f"result line {number} is not JSON")
+            continue
+        if not isinstance(value, dict) or value.get("token") != token:
+            problems.append(f"result line {number} does not carry the job's token")
+            continue
+        value.pop("token")
+        if done is not None:
+            problems.append(f"result line {number} comes after 'done'")
+        elif value.get("done") is True:
+            count = value.get("count")
+            if (
+                isinstance(count, bool)
+                or not isinstance(count, int)
+                or set(value)
+                != {
+                    "done",
+                    "count",
+                }
+            ):
+                problems.append(f"result line {number}: a malformed 'done' line")
+            else:
+                done = count
+        else:
+            records.append(value)
+    return records, done, problems

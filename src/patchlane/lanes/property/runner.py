@@ -1,0 +1,482 @@
+"""The property lane: materialise base and head, run every property module version in its
+own child, judge what came back, and build the report.
+
+Trust (DESIGN.md §2): the deciding map is the caller's (the base's); each property module
+runs twice, from the base (its property packages first on ``sys.path``, then the head's
+code) and from the head, and a property fails if either run fails. The list of properties
+each run must report on comes from parsing the module's source in this process, never from
+the child, and a child's word counts only when its result channel is complete and
+well-formed (see ``process`` and ``child``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import secrets
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from patchlane import git
+from patchlane.classify import property_module_prefixes
+from patchlane.config import PropertyLane, ReviewMap
+from patchlane.errors import MapError, UsageError
+from patchlane.lanes.property import DEFAULT_MUTANTS, discover, judge, process
+from patchlane.lanes.property.report import (
+    MODULE_LEVEL,
+    ChildTiming,
+    Failure,
+    IsolationInfo,
+    Mutation,
+    OracleFinding,
+    PropertyReport,
+    PropertyRun,
+    status_and_reason,
+)
+from patchlane.tree import materialise
+from patchlane.ui import Output, one_line
+
+ORACLE_MODULE = "patchlane.lanes.property.oracle"
+_SOURCES = ("base", "head")
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One child to start: a module version, the properties it must report, its payload."""
+
+    module: str
+    source: str
+    mode: str  # run | audit
+    names: tuple[str, ...]
+    payload: dict[str, Any]
+    timeout_s: float
+    home: Path
+
+
+@dataclass(frozen=True)
+class _Trees:
+    """Where the code under test (head) and the base's property packages are on disk."""
+
+    head_root: Path
+    base_root: Path | None
+    base: str | None
+    head: str | None
+    where: str
+
+
+def run_property_lane(
+    repo: Path,
+    review_map: ReviewMap,
+    *,
+    base: str | None,
+    head: str | None = "HEAD",
+    seed: int,
+    cases: int,
+    mutants: int = DEFAULT_MUTANTS,
+    only: str | None = None,
+    case: int | None = None,
+    out: Output | None = None,
+    isolation: process.Isolation | None = None,
+) -> PropertyReport:
+    """Run the property lane and return its report.
+
+    ``base``/``head`` are revisions: with ``base``, the base's property modules and the
+    head's are both run against the head commit's code; with ``base=None`` and a ``head``
+    only that commit is run; with both ``None`` the work tree (no base, oracles from the
+    work tree). ``only`` runs one property name; ``case`` (with ``only``) one case of it.
+    ``mutants`` bounds the oracle audit's mutants per property (0: no mutation).
+    ``isolation`` overrides the probed layers (tests). Raises ``MapError`` when the map has
+    no property lane, ``UsageError`` for bad options or an ``only`` that names no
+    property, ``GitError`` for an unknown revision.
+    """
+    lane = review_map.property
+    if lane is None:
+        raise MapError(review_map.label, "no property lane (lanes.property): nothing to run")
+    _check_options(seed, cases, mutants, only, case)
+    out = out or Output(quiet=True)
+    layers = isolation or process.isolation()
+    started = time.monotonic()
+    # The code under test may leave files it made unremovable: never an error of ours.
+    with tempfile.TemporaryDirectory(
+        prefix="patchlane-property-", ignore_cleanup_errors=True
+    ) as tmp:
+        scratch = Path(tmp).resolve()
+        trees = _trees(repo, review_map, base, head, scratch)
+        lane_run = _LaneRun(lane, review_map, trees, scratch, seed, cases, case, layers, out)
+        lane_run.plan(only)
+        lane_run.run_properties()
+        audit = "not run"
+        if only is None and lane_run.passed_at_head():
+            if importlib.util.find_spec(ORACLE_MODULE) is None:
+                audit = "not available"
+            else:
+                lane_run.audit(mutants)
+                audit = "ran"
+        runs, failures = lane_run.ordered()
+        status, reason = status_and_reason(failures, runs, seed, cases, trees.where)
+        return PropertyReport(
+            status=status,
+            reason=reason,
+            seed=seed,
+            cases=cases,
+            modules=lane.modules,
+            base=trees.base,
+            head=trees.head,
+            properties=runs,
+            failures=failures,
+            oracle_findings=tuple(lane_run.findings),
+            mutation=tuple(lane_run.mutations),
+            oracle_audit=audit,
+            isolation=IsolationInfo(layers.network, lane.timeout_s),
+            seconds=time.monotonic() - started,
+            children=tuple(lane_run.timings),
+        )
+
+
+def _check_options(seed: int, cases: int, mutants: int, only: str | None, case: int | None) -> None:
+    for label, value, minimum in (("seed", seed, 0), ("cases", cases, 1), ("mutants", mutants, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise UsageError(f"--{label} {value!r}: must be an integer of at least {minimum}")
+    if case is not None:
+        if only is None:
+            raise UsageError("--case needs --only NAME (a case index belongs to one property)")
+        if isinstance(case, bool) or not isinstance(case, int) or case < 0:
+            raise UsageError(f"--case {case!r}: must be an integer of at least 0")
+
+
+def _trees(
+    repo: Path, review_map: ReviewMap, base: str | None, head: str | None, scratch: Path
+) -> _Trees:
+    if base is None and head is None:
+        return _Trees(repo.resolve(), None, None, None, "no base, oracles from the work tree")
+    head_commit = git.resolve_commit(repo, head or "HEAD")
+    base_commit = git.resolve_commit(repo, base) if base is not None else None
+    head_root = scratch / "head"
+    materialise(repo, head_commit, head_root)
+    if base_commit is None:
+        where = f"no base, oracles from head {head_commit[:12]}"
+        return _Trees(head_root, None, None, head_commit, where)
+    base_root = scratch / "base"
+    materialise(repo, base_commit, base_root, property_module_prefixes(review_map))
+    where = f"oracles from base {base_commit[:12]} and head {head_commit[:12]}"
+    return _Trees(head_root, base_root, base_commit, head_commit, where)
+
+
+class _LaneRun:
+    """The state of one lane run: the plan, then the children's verdicts."""
+
+    def __init__(
+        self,
+        lane: PropertyLane,
+        review_map: ReviewMap,
+        trees: _Trees,
+        scratch: Path,
+        seed: int,
+        cases: int,
+        case: int | None,
+        layers: process.Isolation,
+        out: Output,
+    ) -> None:
+        self.lane = lane
+        self.review_map = review_map
+        self.trees = trees
+        self.scratch = scratch
+        self.seed = seed
+        self.cases = cases
+        self.case = case
+        self.layers = layers
+        self.out = out
+        self.jobs: list[_Job] = []
+        self.order: dict[str, list[str]] = {m: [] for m in lane.modules}
+        self.runs: list[PropertyRun] = []
+        self.failures: list[Failure] = []
+        self.findings: list[OracleFinding] = []
+        self.mutations: list[Mutation] = []
+        self.timings: list[ChildTiming] = []
+        self.passed: dict[tuple[str, str], float] = {}  # (module, name) -> seconds, at head
+        self.head_versions: dict[str, discover.ModuleVersion] = {}
+        self.mutants = 0
+        self._homes = 0
+
+    # -- planning ------------------------------------------------------------------------
+
+    def plan(self, only: str | None) -> None:
+        """Find every module version, record module-level failures, and queue run jobs.
+
+        Raises ``UsageError`` when ``only`` names no property of any module version.
+        """
+        found_only = only is None
+        for module in self.lane.modules:
+            versions = self._versions(module)
+            for version in versions:
+                names = tuple(n for n in version.names if only is None or n == only)
+                found_only = found_only or bool(names)
+                for name in version.names:
+                    if name not in self.order[module]:
+                        self.order[module].append(name)
+                if names:
+                    self.jobs.append(self._run_job(version, names))
+                if version.source == "head":
+                    self.head_versions[module] = version
+        if not found_only:
+            modules = ", ".join(self.lane.modules)
+            raise UsageError(f"--only {only}: no property of that name in {modules}")
+
+    def _versions(self, module: str) -> list[discover.ModuleVersion]:
+        trees = self.trees
+        base_version = None
+        if trees.base_root is not None:
+            overlap = discover.overlapping_prefixes(
+                self.lane, discover.module_prefixes(self.lane, module)
+            )
+            if overlap:
+                self._module_failure(
+                    module,
+                    "base",
+                    f"its package ({', '.join(overlap)}) also holds code under test, so its "
+                    "base version would test the base's code: keep properties in a package "
+                    "of their own",
+                )
+            else:
+                base_version = self._locate(module, "base", trees.base_root)
+        head_version = self._locate(module, "head", trees.head_root)
+        versions = [v for v in (base_version, head_version) if v is not None]
+        if not versions and trees.base_root is None:
+            place = f"head {trees.head}" if trees.head else "the work tree"
+            self._module_failure(module, "head", f"not found in {place}")
+        elif not versions and base_version is None and not self._failed_module(module):
+            self._module_failure(
+                module, "head", f"found neither at base {trees.base} nor at head {trees.head}"
+            )
+        for version in versions:
+            if version.error is not None:
+                self._module_failure(module, version.source, version.error)
+        good = [v for v in versions if v.error is None]
+        if versions and good and not any(v.names for v in good):
+            self._module_failure(module, good[-1].source, "defines no prop_* function")
+        return [v for v in good if v.names]
+
+    def _failed_module(self, module: str) -> bool:
+        return any(f.module == module and f.property == MODULE_LEVEL for f in self.failures)
+
+    def _locate(self, module: str, source: str, root: Path) -> discover.ModuleVersion | None:
+        file = discover.find_module_file(module, discover.search_roots(root, self.lane))
+        if file is None:
+            return None
+        label = file.relative_to(root).as_posix()
+        return discover.read_version(module, source, Path(os.path.realpath(file)), label)
+
+    def _module_failure(self, module: str, source: str, message: str) -> None:
+        self.failures.append(
+            Failure(MODULE_LEVEL, module, source, self.seed, None, None, message, "module")
+        )
+
+    def _home(self) -> Path:
+        self._homes += 1
+        home = self.scratch / f"home-{self._homes}"
+        home.mkdir()
+        return home
+
+    def _paths(self, source: str) -> tuple[list[str], list[str]]:
+        """Return the child's ``sys.path`` entries and its trees (for file names)."""
+        head = [os.fspath(p) for p in discover.search_roots(self.trees.head_root, self.lane)]
+        trees = [os.fspath(self.trees.head_root)]
+        if source == "base" and self.trees.base_root is not None:
+            base = discover.search_roots(self.trees.base_root, self.lane)
+            return [os.fspath(p) for p in base] + head, [os.fspath(self.trees.base_root), *trees]
+        return head, trees
+
+    def _payload(self, version: discover.ModuleVersion, names: Sequence[str]) -> dict[str, Any]:
+        paths, trees = self._paths(version.source)
+        return {
+            "mode": "run",
+            "module": version.module,
+            "names": list(names),
+            "expect_file": os.fspath(version.file),
+            "paths": paths,
+            "cwd": os.fspath(self.trees.head_root),
+            "trees": trees,
+            "seed": self.seed,
+            "cases": self.cases,
+            "case": self.case,
+            "hypothesis": version.uses_hypothesis,
+        }
+
+    def _run_job(self, version: discover.ModuleVersion, names: tuple[str, ...]) -> _Job:
+        home = self._home()
+        payload = {**self._payload(version, names), "home": os.fspath(home)}
+        return _Job(
+            version.module, version.source, "run", names, payload, self.lane.timeout_s, home
+        )
+
+    # -- running -------------------------------------------------------------------------
+
+    def _execute(self, jobs: list[_Job], judge: Callable[[_Job, process.ChildRun], None]) -> None:
+        if not jobs:
+            return
+        workers = max(1, min(len(jobs), os.cpu_count() or 1))
+        argv = (*self.layers.prefix, *process.CHILD_ARGV)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = []
+            for job in jobs:
+                self.out.progress(f"property: {job.module} ({job.source}, {job.mode})")
+                env = process.minimal_env(job.home)
+                futures.append(pool.submit(_start, argv, job, cwd=self.trees.head_root, env=env))
+            # Judged in job order, so that the report never depends on which child ended first.
+            for job, future in zip(jobs, futures, strict=True):
+                result = future.result()
+                self.timings.append(ChildTiming(job.module, job.source, job.mode, result.seconds))
+                if result.stderr_tail:
+                    tail = result.stderr_tail.decode("utf-8", "replace").strip().splitlines()
+                    # The code under test's bytes: one escaped line, never a line of ours.
+                    last = one_line(tail[-1]) if tail else ""
+                    self.out.debug(f"{job.module} ({job.source}) stderr: {last}")
+                judge(job, result)
+
+    def run_properties(self) -> None:
+        """Run every queued job and judge each child's results."""
+        self._execute(self.jobs, self._judge_run)
+
+    def passed_at_head(self) -> bool:
+        """Whether any head property passed (the oracle audit's candidates)."""
+        return bool(self.passed)
+
+    def _judge_run(self, job: _Job, result: process.ChildRun) -> None:
+        got, problems = judge.records(job.names, result, judge.valid_run_record)
+        for name in job.names:
+            record = got.get(name)
+            style = record["style"] if record is not None else "unknown"
+            if record is not None and record["outcome"] == "fail":
+                kind = record["kind"]
+                failure = Failure(
+                    name,
+                    job.module,
+                    job.source,
+                    self.seed,
+                    record["case_index"],
+                    record["arguments"],
+                    record["message"],
+                    kind,
+                )
+            elif record is not None and not problems:
+                self.runs.append(PropertyRun(job.module, name, job.source, style, "pass"))
+                if job.source == "head":
+                    self.passed[(job.module, name)] = float(record["seconds"])
+                continue
+            elif record is None and result.timed_out:
+                message = (
+                    f"timed out after {job.timeout_s:g} s (timeout_s); "
+                    "the child's process group was killed"
+                )
+                failure = Failure(
+                    name, job.module, job.source, self.seed, None, None, message, "timeout"
+                )
+            else:
+                why = "; ".join(problems[:3]) or "no result"
+                prefix = "reported a pass, but " if record is not None else ""
+                message = f"{prefix}the child's results cannot be trusted: {why}"
+                failure = Failure(
+                    name, job.module, job.source, self.seed, None, None, message, "protocol"
+                )
+            self.failures.append(failure)
+            outcome = {"assertion": "fail", "timeout": "timeout"}.get(failure.kind, "error")
+            self.runs.append(PropertyRun(job.module, name, job.source, style, outcome))
+
+    # -- the oracle audit ----------------------------------------------------------------
+
+    def audit(self, mutants: int) -> None:
+        """Audit every head property that passed, one child per module; record findings
+        and kill ratios. Never adds failures: an audit says how good an oracle is, not
+        whether the patch broke it."""
+        excluded = [
+            os.fspath(self.trees.head_root / p.rstrip("/"))
+            for p in property_module_prefixes(self.review_map)
+        ]
+        if self.trees.base_root is not None:
+            excluded.append(os.fspath(self.trees.base_root))
+        jobs = []
+        for module in self.lane.modules:
+            version = self.head_versions.get(module)
+            names = tuple(n for n in self.order[module] if (module, n) in self.passed)
+            if version is None or not names:
+                continue
+            # A mutant that loops must not eat the whole budget: each gets ten times what
+            # the property took (at least a second); the child's clock allows them all.
+            budgets = {n: max(1.0, 10 * self.passed[(module, n)]) for n in names}
+            timeout = self.lane.timeout_s + sum((mutants + 2) * b for b in budgets.values())
+            home = self._home()
+            payload = {
+                **self._payload(version, names),
+                "mode": "audit",
+                "case": None,
+                "home": os.fspath(home),
+                "project_root": os.fspath(self.trees.head_root),
+                "exclude": excluded,
+                "mutants": mutants,
+                "per_mutant_timeout_s": budgets,
+            }
+            jobs.append(_Job(module, "head", "audit", names, payload, timeout, home))
+        self.mutants = mutants
+        self._execute(jobs, self._judge_audit)
+
+    def _judge_audit(self, job: _Job, result: process.ChildRun) -> None:
+        got, problems = judge.records(job.names, result, judge.valid_audit_record)
+        for name in job.names:
+            record = got.get(name)
+            if record is None or problems:
+                why = (
+                    "timed out"
+                    if result.timed_out and record is None
+                    else "; ".join(problems[:3]) or "no result"
+                )
+                self.mutations.append(Mutation(job.module, name, 0, 0, f"no audit result: {why}"))
+                continue
+            audit = record["audit"]
+            if "error" in audit:
+                self.mutations.append(Mutation(job.module, name, 0, 0, audit["error"]))
+                continue
+            for kind, detail in audit["findings"]:
+                self.findings.append(OracleFinding(job.module, name, kind, detail))
+            if self.mutants > 0:
+                self.mutations.append(Mutation(job.module, name, audit["mutants"], audit["killed"]))
+
+    # -- the report ----------------------------------------------------------------------
+
+    def ordered(self) -> tuple[tuple[PropertyRun, ...], tuple[Failure, ...]]:
+        """Return the runs and failures in report order: modules as the map lists them,
+        properties in source order (base first, then head-only ones), base before head."""
+        modules = {m: i for i, m in enumerate(self.lane.modules)}
+
+        def key(module: str, name: str, source: str) -> tuple[int, int, int]:
+            names = self.order.get(module, [])
+            index = (
+                -1 if name == MODULE_LEVEL else (names.index(name) if name in names else len(names))
+            )
+            return modules.get(module, len(modules)), index, _SOURCES.index(source)
+
+        runs = sorted(self.runs, key=lambda r: key(r.module, r.property, r.source))
+        failures = sorted(self.failures, key=lambda f: key(f.module, f.property, f.source))
+        return tuple(runs), tuple(failures)
+
+
+def _start(argv: Sequence[str], job: _Job, *, cwd: Path, env: dict[str, str]) -> process.ChildRun:
+    """Run one job's child; a child that cannot even be started is a run without results
+    (red), not a crash of the lane."""
+    try:
+        return process.run_child(
+            argv,
+            job.payload,
+            token=secrets.token_hex(16),
+            timeout_s=job.timeout_s,
+            cwd=cwd,
+            env=env,
+        )
+    except OSError as e:
+        why = f"the child could not be started: {e.strerror or e}"
+        # 127: what a shell reports for a command it could not run.
+        return process.ChildRun((), None, (why,), 127, False, 0.0, b"", b"")

@@ -1,0 +1,101 @@
+"""The lane's side of the oracle audit: which properties are audited, in which child, and
+how findings reach the report without ever turning the lane red."""
+
+from __future__ import annotations
+
+import jsonschema
+
+from patchlane.lanes.property.report import ORACLE_KINDS
+from patchlane.schemas import load_schema
+from tests.gitrepo import GitRepo
+from tests.lanes.property import project as P
+
+# Calls the code under test and checks nothing: every mutant survives.
+HOLLOW = """\
+from shop import refund
+
+
+def prop_hollow(seed, n=200):
+    for i in range(n):
+        refund(seed + i, i)
+"""
+
+
+def test_a_hollow_property_is_a_finding_not_a_red_lane(repo: GitRepo) -> None:
+    P.make(repo, P.SEED_PROP + "\n\n" + HOLLOW.split("\n", 2)[2])
+    report = P.lane(repo, mutants=20)
+    assert report.status == "pass", report.to_json()
+    assert report.oracle_audit == "ran"
+    kinds = {(f.property, f.kind) for f in report.oracle_findings}
+    assert ("prop_hollow", "survives_mutants") in kinds
+    assert {f.kind for f in report.oracle_findings} <= set(ORACLE_KINDS)
+    by_name = {m.property: m for m in report.mutation}
+    assert by_name["prop_hollow"].mutants > 0 and by_name["prop_hollow"].killed == 0
+    # The seed-shaped bounds property is sound: no finding, and it kills mutants.
+    assert not [f for f in report.oracle_findings if f.property == "prop_refund_bounded"]
+    assert by_name["prop_refund_bounded"].killed > 0
+    jsonschema.validate(report.to_json(), load_schema("property-report"))
+
+
+def test_only_head_properties_that_passed_are_audited(repo: GitRepo) -> None:
+    P.make(repo)
+    P.patch(
+        repo, {"checks/props.py": HOLLOW + "\n\ndef prop_red(seed, n=200):\n    assert False\n"}
+    )
+    report = P.lane(repo, mutants=5)
+    # The base's prop_refund_bounded passes but is not audited (the head's modules are the
+    # ones a reviewer reads next); prop_red failed.
+    assert [m.property for m in report.mutation] == ["prop_hollow"]
+    assert report.status == "fail"
+
+
+def test_mutants_zero_turns_mutation_off(repo: GitRepo) -> None:
+    P.make(repo, HOLLOW)
+    report = P.lane(repo, mutants=0)
+    assert report.mutation == ()
+    assert report.oracle_audit == "ran"  # the mirrored-formula check still runs
+
+
+def test_a_rerun_does_not_audit(repo: GitRepo) -> None:
+    P.make(repo, HOLLOW)
+    report = P.lane(repo, mutants=5, only="prop_hollow")
+    assert report.oracle_audit == "not run" and report.mutation == ()
+
+
+def test_the_audit_is_deterministic(repo: GitRepo) -> None:
+    P.make(repo, P.SEED_PROP + "\n\n" + HOLLOW.split("\n", 2)[2])
+    assert P.without_timings(P.lane(repo, mutants=10)) == P.without_timings(
+        P.lane(repo, mutants=10)
+    )
+
+
+def test_hypothesis_and_check_properties_are_audited_too(repo: GitRepo) -> None:
+    props = """\
+    from hypothesis import given, strategies as st
+    from patchlane.props import check
+    from shop import refund
+
+
+    @given(charge=st.integers(0, 100), amount=st.integers(0, 120))
+    def prop_given_bounded(charge, amount):
+        assert 0 <= refund(charge, amount) <= charge
+
+
+    @given(charge=st.integers(0, 100), amount=st.integers(0, 120))
+    def prop_given_hollow(charge, amount):
+        refund(charge, amount)
+
+
+    @check(lambda rng: {"charge": rng.randint(0, 100), "amount": rng.randint(0, 120)})
+    def prop_check_bounded(charge, amount):
+        assert 0 <= refund(charge, amount) <= charge
+    """
+    P.make(repo, props)
+    report = P.lane(repo, mutants=20)
+    assert report.status == "pass", report.to_json()
+    killed = {m.property: m.killed for m in report.mutation}
+    assert killed["prop_given_bounded"] > 0 and killed["prop_check_bounded"] > 0
+    assert killed["prop_given_hollow"] == 0
+    assert {(f.property, f.kind) for f in report.oracle_findings} == {
+        ("prop_given_hollow", "survives_mutants")
+    }
