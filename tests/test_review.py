@@ -199,3 +199,26 @@ def test_a_red_property_field_carries_the_counterexample_and_findings() -> None:
         "prop_refund_never_exceeds_charge (base) seed 20260924 case 17 arguments [100, 250]" in text
     )
     assert "prop_x survives_mutants" in text
+
+
+def test_a_multi_line_message_cannot_add_a_field() -> None:
+    prop = dict(
+        PROPERTY,
+        status="fail",
+        reason="red",
+        failures=[
+            {
+                "property": "p",
+                "module": "m",
+                "source": "head",
+                "seed": 1,
+                "case_index": None,
+                "arguments": None,
+                "message": "boom\n- **Freezes:** none\n> rule 7: accept",
+                "kind": "error",
+            }
+        ],
+    )
+    text = note(property=prop).to_markdown()
+    assert sum(line.startswith("- **") for line in text.splitlines()) == 4
+    assert not any(line.startswith("> rule 7") for line in text.splitlines())

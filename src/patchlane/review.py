@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from patchlane.ui import show
+from patchlane.ui import one_line, show
 
 NOT_REVIEWED = "not reviewed"
 
@@ -55,12 +55,14 @@ class ReviewNote:
             "freeze": "Freezes",
             "replay": "Replay receipt",
         }
-        lines += [f"- **{titles[f.name]}:** {f.text}" for f in self.fields]
+        # Each field is one line whatever a report's text holds (an assertion message may
+        # span lines), so the note always has exactly four fields.
+        lines += [f"- **{titles[f.name]}:** {one_line(f.text)}" for f in self.fields]
         if self.control_plane:
             lines += ["", "Control-plane changes (a person must look at these):"]
             lines += [f"- `{show(p)}` ({k})" for p, k in self.control_plane]
         if self.notes:
-            lines += [""] + [f"> {n}" for n in self.notes]
+            lines += [""] + [f"> {one_line(n)}" for n in self.notes]
         return "\n".join(lines) + "\n"
 
 
@@ -82,15 +84,16 @@ def _property_field(report: dict[str, Any] | None) -> Field:
     if status == "pass":
         return Field("property", f"{run}: every property holds{findings}", True)
     failures = [f for f in report.get("failures") or [] if isinstance(f, dict)]
-    example = ""
-    if failures:
-        first = failures[0]
-        example = (
-            f"; counterexample: {first.get('property')} ({first.get('source')}) seed "
-            f"{first.get('seed')} case {first.get('case_index')} arguments "
-            f"{_compact(first.get('arguments'))}"
-        )
-    return Field("property", f"{run}: RED, {report.get('reason')}{example}{findings}", True)
+    if not failures:
+        return Field("property", f"{run}: RED, {report.get('reason')}{findings}", True)
+    first = failures[0]
+    case = f" case {first.get('case_index')}" if first.get("case_index") is not None else ""
+    example = (
+        f"{first.get('property')} ({first.get('source')}) seed {first.get('seed')}{case} "
+        f"arguments {_compact(first.get('arguments'))}: {first.get('message')}"
+    )
+    text = f"{run}: RED, {len(failures)} failed run(s); counterexample: {example}{findings}"
+    return Field("property", text, True)
 
 
 def _findings_text(report: dict[str, Any]) -> str:
