@@ -7,7 +7,8 @@ patch cannot weaken (DESIGN.md §1, §2, §4).
 - ``judge``: which of a child's result lines to believe;
 - ``child`` (with ``styles`` and ``sandbox``): what runs inside the child;
 - ``report``: the report's data and JSON;
-- ``oracle`` (with ``mutants`` and ``astnorm``): the oracle audit the child runs.
+- ``oracle`` (with ``mutants``, ``mutations``, ``recompile`` and ``astnorm``): the oracle
+  audit the child runs.
 
 This package's ``__init__`` imports nothing: the child imports it before the repository is
 on ``sys.path`` and must stay cheap.
