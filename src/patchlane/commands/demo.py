@@ -67,7 +67,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     for line in table(outcomes, root):
         say(line)
     say("")
-    say("what the gate saw (from each scenario's classify.json and fixture-report.json):")
+    say(
+        "what the gate saw (from each scenario's classify.json, fixture-report.json and property-report.json):"
+    )
     for o in outcomes:
         for finding in o.findings():
             say(f"  {o.scenario.name}: {show(finding)}")
