@@ -155,19 +155,88 @@ def test_every_evidence_file_is_written_and_matches_its_schema(
         jsonschema.validate(load(out, name), load_schema(schema))
 
 
-def test_lanes_not_built_are_reported_honestly_and_keep_the_verdict_undecided(
-    billing: GitRepo, tmp_path: Path
-) -> None:
+def test_replay_none_stops_at_undecided_and_says_so(billing: GitRepo, tmp_path: Path) -> None:
     billing.write("src/billing/__init__.py", "def apply_refund(c, r):\n    return c - r\n")
     billing.commit("refactor")
     out = tmp_path / "ev"
     assert gate(billing, out) == 3
-    frz = load(out, "freeze-report.json")
-    assert (frz["status"], frz["not_built"]) == ("error", True)
-    assert frz["reason"].startswith("not built")
-    assert load(out, "fixture-report.json")["status"] == "not_applicable"
-    review = (out / "review.md").read_text()
-    assert "**not reviewed**" in review
+    assert load(out, "property-report.json")["status"] == "pass"
+    assert load(out, "freeze-report.json")["status"] in ("pass", "not_applicable")
+    replay = load(out, "replay-report.json")
+    assert (replay["status"], replay["outcome"]) == ("error", "not_run")
+    reasons = load(out, "verdict.json")["reasons"]
+    assert [(r["rule"], r["lane"]) for r in reasons] == [(6, "replay")]
+    assert "- **Replay receipt:** undecided" in (out / "review.md").read_text()
+
+
+FREEZE = """\
+freezes:
+  - id: billing-clock-skew
+    nodeid: "tests/test_billing.py::test_invoice_timestamp_order"
+    owner: "qa-rotation"
+    reason: "wall-clock assertion races the sandbox clock"
+    expires: "2026-10-08"
+    required_properties:
+      - prop_refund_never_exceeds_charge
+    fixture_lock: "tests/fixtures/billing/LOCK.json"
+"""
+
+
+@pytest.fixture
+def frozen(repo: GitRepo) -> GitRepo:
+    make_billing_repo(repo)
+    repo.write("tests/flaky-freeze.yml", FREEZE)
+    repo.commit("freeze the clock test")
+    repo.branch("agent")
+    return repo
+
+
+def test_a_patch_relying_on_an_expired_freeze_is_rejected(frozen: GitRepo, tmp_path: Path) -> None:
+    frozen.write("tests/test_billing.py", "def test_invoice_timestamp_order():\n    assert 1\n")
+    frozen.commit("touch the frozen test")
+    out = tmp_path / "ev"
+    assert gate(frozen, out, "--today", "2026-10-20") == 1
+    record = load(out, "freeze-report.json")["records"][0]
+    assert (record["in_play"], record["ok"], record["failed_rules"]) == (True, False, [1])
+    assert load(out, "verdict.json")["reasons"][0]["rule"] == 3
+
+
+def test_an_unexpired_freeze_in_play_runs_the_properties_it_requires(
+    frozen: GitRepo, tmp_path: Path
+) -> None:
+    frozen.write("tests/test_billing.py", "def test_invoice_timestamp_order():\n    assert 1\n")
+    frozen.commit("touch the frozen test")
+    out = tmp_path / "ev"
+    assert gate(frozen, out, "--today", "2026-09-30") == 3
+    # The patch touches no property path, yet rule 3 needs the required property's result.
+    assert load(out, "property-report.json")["status"] == "pass"
+    freeze = load(out, "freeze-report.json")
+    assert freeze["status"] == "pass"
+    assert freeze["skippable"] == ["tests/test_billing.py::test_invoice_timestamp_order"]
+    assert "billing-clock-skew (expires 2026-10-08)" in (out / "review.md").read_text()
+
+
+def test_an_old_expired_record_does_not_reject_an_unrelated_patch(
+    frozen: GitRepo, tmp_path: Path
+) -> None:
+    frozen.write("src/billing/__init__.py", "def apply_refund(c, r):\n    return c - r  # same\n")
+    frozen.commit("refactor")
+    out = tmp_path / "ev"
+    assert gate(frozen, out, "--today", "2026-11-29") == 3
+    freeze = load(out, "freeze-report.json")
+    assert freeze["status"] == "pass"
+    assert freeze["records"][0]["in_play"] is False
+    assert freeze["skippable"] == []
+
+
+def test_a_failure_log_brings_a_freeze_into_play(frozen: GitRepo, tmp_path: Path) -> None:
+    frozen.write("docs/billing.md", "# Billing\n\nMore words.\n")
+    frozen.commit("docs")
+    log = tmp_path / "failures.txt"
+    log.write_text("FAILED tests/test_billing.py::test_invoice_timestamp_order - clock\n")
+    out = tmp_path / "ev"
+    assert gate(frozen, out, "--today", "2026-10-20", "--failure-log", str(log)) == 1
+    assert load(out, "freeze-report.json")["records"][0]["in_play"] is True
 
 
 def test_stale_evidence_from_an_earlier_run_is_removed(billing: GitRepo, tmp_path: Path) -> None:
@@ -297,6 +366,7 @@ def test_the_same_inputs_give_byte_identical_evidence_but_timings(
         (["--cases", "0"], "--cases 0"),
         (["--failure-log", "/nonexistent/log.xml"], "no such file"),
         (["--today", "2026-13-01"], "is not a date"),
+        (["--today", "20261001"], "is not a date"),
     ],
 )
 def test_bad_options_are_exit_2_with_one_line(

@@ -84,6 +84,9 @@ class Scenario:
     edit: Callable[[Path], None]
     expected: str
     key: KeyReason
+    # The review date the gate is given (``--today``): a freeze scenario moves it past the
+    # seed freeze's expiry.
+    today: date = DEMO_TODAY
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,7 @@ class Outcome:
     classification: dict[str, Any]
     fixture_report: dict[str, Any]
     property_report: dict[str, Any]
+    freeze_report: dict[str, Any]
 
     @property
     def key_reason(self) -> Reason | None:
@@ -116,7 +120,8 @@ class Outcome:
 
         Unmapped paths and control-plane changes come from ``classify.json``; changed,
         missing, extra and unsafe fixture paths, lock errors and lock updates (with their
-        reason) from ``fixture-report.json``; counterexamples from ``property-report.json``. With none of those, the changed files and
+        reason) from ``fixture-report.json``; counterexamples from ``property-report.json``;
+        freezes in play from ``freeze-report.json``. With none of those, the changed files and
         their lanes.
         """
         cls, fix = self.classification, self.fixture_report
@@ -147,6 +152,14 @@ class Outcome:
             if again not in reproduce:
                 reproduce.append(again)
         lines += reproduce
+        today = self.freeze_report.get("today")
+        for r in self.freeze_report.get("records", []):
+            if not r.get("in_play"):
+                continue
+            verdict = (
+                "ok, skippable on the host" if r["ok"] else f"fails rule(s) {r['failed_rules']}"
+            )
+            lines.append(f"freeze {r['id']} in play on {today} (expires {r['expires']}): {verdict}")
         if not lines:
             # Nothing unusual: say what changed and which lanes that needs.
             lines = [
@@ -282,6 +295,16 @@ def add_conftest_hook(repo: Path) -> None:
     (repo / "tests" / "conftest.py").write_text(CONFTEST_HOOK, encoding="utf-8")
 
 
+def retime_frozen_test(repo: Path) -> None:
+    """Rewrite the frozen clock test's tolerance: its test file changes, so its freeze is in play."""
+    _replace(
+        repo,
+        "tests/test_billing.py",
+        "    assert before <= invoice.issued_at <= after < invoice.due_at\n",
+        "    assert before - 1 <= invoice.issued_at <= after + 1 < invoice.due_at\n",
+    )
+
+
 def symlink_fixture(repo: Path) -> None:
     """Replace ``invoice_refund.json`` with a symlink to a file outside the fixture root."""
     path = repo / INVOICE_REFUND
@@ -337,10 +360,10 @@ def phone_home(repo: Path) -> None:
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "refactor-billing",
-        "harmless refactor of src/billing: properties hold; the freeze lane and replay give no evidence yet",
+        "harmless refactor of src/billing: every local lane is green; replay is not run",
         refactor_billing,
         UNDECIDED,
-        KeyReason(6, "freeze"),
+        KeyReason(6, "replay"),
     ),
     Scenario(
         "refund-over-charge",
@@ -404,6 +427,29 @@ SCENARIOS: tuple[Scenario, ...] = (
         add_conftest_hook,
         UNDECIDED,
         KeyReason(6, "classify"),
+    ),
+    Scenario(
+        "expired-freeze",
+        "edits the frozen clock test after its freeze expired (review date 2026-10-20)",
+        retime_frozen_test,
+        REJECT,
+        KeyReason(3, "freeze"),
+        today=date(2026, 10, 20),
+    ),
+    Scenario(
+        "unexpired-freeze",
+        "the same edit while the freeze holds: in play, audited, skippable on the host",
+        retime_frozen_test,
+        UNDECIDED,
+        KeyReason(6, "replay"),
+    ),
+    Scenario(
+        "stale-freeze-unrelated",
+        "the harmless refactor on 2026-11-29: the expired freeze is not in play and rejects nothing",
+        refactor_billing,
+        UNDECIDED,
+        KeyReason(6, "replay"),
+        today=date(2026, 11, 29),
     ),
     Scenario(
         "fixture-symlink",
@@ -537,7 +583,7 @@ def run_scenario(repo: DemoRepo, scenario: Scenario, evidence: Path) -> Outcome:
         head="HEAD",
         seed=DEMO_SEED,
         cases=DEMO_CASES,
-        today=DEMO_TODAY,
+        today=scenario.today,
         replay="none",
         out_dir=evidence / scenario.name,
     )
@@ -554,6 +600,7 @@ def run_scenario(repo: DemoRepo, scenario: Scenario, evidence: Path) -> Outcome:
         classification=result.classification.to_json(),
         fixture_report=dict(result.reports.get("fixture", {})),
         property_report=dict(result.reports.get("property", {})),
+        freeze_report=dict(result.reports.get("freeze", {})),
     )
 
 

@@ -2,8 +2,8 @@
 
 Every lane is evaluated on the head commit's bytes (read from git), not on whatever the
 work tree holds, because the verdict, the receipt and the review note all name that commit.
-A lane that is not built yet says so (``status: error``, ``not_built: true``): it is missing
-evidence, which keeps the verdict at ``undecided`` or worse, never a pass.
+The replay lane is not built yet: its report says so, which keeps the verdict at
+``undecided`` or worse, never a pass.
 """
 
 from __future__ import annotations
@@ -55,28 +55,27 @@ def today_utc() -> date:
     return datetime.now(UTC).date()
 
 
-def _not_built(lane: str, issue: str, extra: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "lane": lane,
-        "status": "error",
-        "reason": f"not built: the {lane} lane is not in this patchlane yet ({issue})",
-        "not_built": True,
-        **extra,
-    }
-
-
 def _not_applicable(lane: str, reason: str, extra: dict[str, Any]) -> dict[str, Any]:
     return {"lane": lane, "status": "not_applicable", "reason": reason, **extra}
 
 
 def property_report(
-    repo: Path, cls: Classification, seed: int | None, cases: int, mutants: int | None, out: Output
+    repo: Path,
+    cls: Classification,
+    seed: int | None,
+    cases: int,
+    mutants: int | None,
+    out: Output,
+    *,
+    needed_by_freeze: bool = False,
 ) -> dict[str, Any]:
     """Return the property lane's report: the base's and the head's property modules run
-    against the head commit's code, in isolated child processes."""
+    against the head commit's code, in isolated child processes. It runs when the patch
+    touches the lane or when a freeze in play needs its required properties' results."""
     review_map = cls.map_source.review_map
     lane = cls.lanes["property"]
-    if review_map.property is None or not lane.applicable or seed is None:
+    run_it = lane.applicable or needed_by_freeze
+    if review_map.property is None or not run_it or seed is None:
         extra: dict[str, Any] = {
             "seed": seed,
             "cases": cases,
@@ -132,12 +131,49 @@ def fixture_report(repo: Path, cls: Classification) -> dict[str, Any]:
     return data
 
 
-def freeze_report(cls: Classification) -> dict[str, Any]:
-    """Return the freeze lane's report for this patch."""
+def freeze_report(
+    repo: Path,
+    cls: Classification,
+    today: date,
+    failure_log: frozenset[str],
+    prop: dict[str, Any],
+    fixture: dict[str, Any],
+) -> dict[str, Any]:
+    """Return the freeze lane's report: the base's registry audited by rules 1-6."""
+    from patchlane.lanes.freeze import audit
+
     review_map = cls.map_source.review_map
     if review_map.freeze is None:
         return _not_applicable("freeze", cls.lanes["freeze"].reason, {"records": []})
-    return _not_built("freeze", "the freeze audit is issue 4", {"records": []})
+    report = audit(
+        repo,
+        review_map,
+        base=cls.base,
+        head=cls.head,
+        merge_base=cls.merge_base,
+        changed_paths=cls.changed_paths,
+        today=today,
+        property_report=prop,
+        fixture_report=fixture,
+        failure_log=failure_log,
+    )
+    data: dict[str, Any] = report.to_json()
+    return data
+
+
+def freezes_in_play(repo: Path, cls: Classification, failure_log: frozenset[str]) -> bool:
+    """Return whether any base freeze record is in play (rule 5) for this patch.
+
+    Rule 3 needs the required properties' results, so the property lane must run whenever a
+    freeze is in play, even for a patch that touches no property path.
+    """
+    from patchlane.lanes.freeze import load_base_registry, records_in_play
+
+    review_map = cls.map_source.review_map
+    if review_map.freeze is None:
+        return False
+    registry = load_base_registry(repo, review_map, cls.base, cls.head)
+    return bool(records_in_play(registry, cls.changed_paths, failure_log))
 
 
 def replay_report(mode: str, local_green: bool) -> dict[str, Any]:
@@ -189,14 +225,21 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
     review_map: ReviewMap = cls.map_source.review_map
     seed, cases = _seed_and_cases(opts, review_map)
 
+    failure_log = frozenset[str]()
+    if opts.failure_log is not None:
+        from patchlane.lanes.freeze import read_failure_log
+
+        failure_log = read_failure_log(opts.failure_log)
+    in_play = freezes_in_play(repo, cls, failure_log)
+
     out.progress("property lane")
-    prop = property_report(repo, cls, seed, cases, opts.mutants, out)
+    prop = property_report(repo, cls, seed, cases, opts.mutants, out, needed_by_freeze=in_play)
     write_json(out_dir / FILE_NAMES["property"], prop)
     out.progress("fixture lane")
     fix = fixture_report(repo, cls)
     write_json(out_dir / FILE_NAMES["fixture"], fix)
     out.progress("freeze lane")
-    frz = freeze_report(cls)
+    frz = freeze_report(repo, cls, opts.today or today_utc(), failure_log, prop, fix)
     write_json(out_dir / FILE_NAMES["freeze"], frz)
 
     results = [_lane_result(r) for r in (prop, fix, frz)]

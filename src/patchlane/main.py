@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "classify": ("classify", "list changed files and assign lanes"),
     "property": ("property", "run the seeded property checks"),
     "fixture": ("fixture", "check fixture bytes against their locks, or write a new lock"),
+    "freeze": ("freeze", "audit the freeze registry of flaky-test freezes"),
     "verdict": ("verdict", "apply the fixed reading order to lane reports"),
     "review": ("review", "render the four-field review note from the reports"),
     "init": ("init", "scaffold a review map, a freeze registry and fixture locks"),

@@ -63,7 +63,7 @@ def _reject_reasons(row: dict[str, Any]) -> list[dict[str, Any]]:
 def test_every_scenario_gets_its_expected_verdict(run: DemoRun) -> None:
     assert run.code == 0
     assert run.names == [s.name for s in demo.SCENARIOS]
-    assert len(run.names) == len(demo.SCENARIOS) == 11
+    assert len(run.names) == len(demo.SCENARIOS) == 14
     for scenario in demo.SCENARIOS:
         row = run.results[scenario.name]
         assert row["got"] == scenario.expected, row
@@ -115,8 +115,10 @@ def test_harmless_refactor_passes_the_property_lane(run: DemoRun) -> None:
         ("head", "pass"),
     }
     assert run.evidence("refactor-billing", "fixture-report.json")["status"] == "not_applicable"
-    # The freeze lane is not built yet: its report says so, and that is missing evidence.
-    assert run.evidence("refactor-billing", "freeze-report.json")["not_built"] is True
+    # The seed's freeze is audited but not in play: the patch does not touch its test.
+    freeze = run.evidence("refactor-billing", "freeze-report.json")
+    assert freeze["status"] == "pass"
+    assert [r["in_play"] for r in freeze["records"]] == [False]
 
 
 def test_a_refund_over_the_charge_is_rejected_with_a_reproducible_counterexample(
@@ -245,7 +247,7 @@ def test_human_output_shows_verdicts_and_evidence(
             "yes",
             f"evidence/{scenario.name}/",
         ]
-    assert "11 of 11 scenarios got the expected verdict" in captured.out
+    assert "14 of 14 scenarios got the expected verdict" in captured.out
     assert f"{root.resolve()}/evidence/SCENARIO/" in captured.out
     # Progress goes to stderr (with -v, as off a terminal), one line before and one after each scenario.
     progress = [line for line in captured.err.splitlines() if line.startswith("patchlane: demo ")]
@@ -289,3 +291,32 @@ def test_the_example_repository_is_reproducible(tmp_path: Path) -> None:
     second = demo.make_repo(tmp_path / "b")
     assert first.git("rev-parse", "main") == second.git("rev-parse", "main")
     assert first.git("status", "--porcelain") == ""
+
+
+def test_a_patch_relying_on_an_expired_freeze_is_rejected(run: DemoRun) -> None:
+    row = run.results["expired-freeze"]
+    assert [r["rule"] for r in _reject_reasons(row)] == [3]
+    freeze = run.evidence("expired-freeze", "freeze-report.json")
+    assert freeze["today"] == "2026-10-20"
+    record = freeze["records"][0]
+    assert (record["id"], record["in_play"], record["failed_rules"]) == (
+        "billing-clock-skew",
+        True,
+        [1],
+    )
+    assert freeze["skippable"] == []
+
+
+def test_an_unexpired_freeze_in_play_is_skippable(run: DemoRun) -> None:
+    assert _reject_reasons(run.results["unexpired-freeze"]) == []
+    freeze = run.evidence("unexpired-freeze", "freeze-report.json")
+    assert freeze["skippable"] == ["tests/test_billing.py::test_invoice_timestamp_order"]
+    assert "billing-clock-skew (expires 2026-10-08)" in run.note("unexpired-freeze")
+
+
+def test_an_old_expired_freeze_does_not_reject_an_unrelated_patch(run: DemoRun) -> None:
+    assert _reject_reasons(run.results["stale-freeze-unrelated"]) == []
+    freeze = run.evidence("stale-freeze-unrelated", "freeze-report.json")
+    assert freeze["today"] == "2026-11-29"
+    assert freeze["records"][0]["in_play"] is False
+    assert 1 in freeze["records"][0]["failed_rules"]

@@ -895,6 +895,7 @@ def test_two_runs_give_identical_reports_but_for_timings(repo: GitRepo) -> None:
     ]  # fmt: skip
     assert list(one["roots"][0]) == [
         "paths", "lock", "canonical_json", "files", "lock_sha256", "lock_changed", "lock_reason",
+        "ok",
     ]  # fmt: skip
     assert set(one["timings"]) == {"seconds", "hashed", "cached"}
     del one["timings"], two["timings"]

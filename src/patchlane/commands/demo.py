@@ -61,15 +61,14 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     )
     say(
         f"each scenario is a branch gated with --base main --seed {DEMO_SEED} "
-        f"--cases {DEMO_CASES} --today {DEMO_TODAY.isoformat()} --replay none"
+        f"--cases {DEMO_CASES} --today {DEMO_TODAY.isoformat()} (unless the scenario sets "
+        "its own review date) --replay none"
     )
     say("")
     for line in table(outcomes, root):
         say(line)
     say("")
-    say(
-        "what the gate saw (from each scenario's classify.json, fixture-report.json and property-report.json):"
-    )
+    say("what the gate saw (from each scenario's classify.json and lane reports):")
     for o in outcomes:
         for finding in o.findings():
             say(f"  {o.scenario.name}: {show(finding)}")

@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from patchlane.commands.classify import add_diff_options
+from patchlane.commands.freeze import review_date
 from patchlane.ui import write_stdout
 
 if TYPE_CHECKING:
     from patchlane.main import Context
-
-
-def iso_date(text: str) -> date:
-    """argparse type for ``YYYY-MM-DD``."""
-    try:
-        return date.fromisoformat(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date (YYYY-MM-DD)") from e
 
 
 def register(sub: Any, name: str, help_text: str, parents: list[argparse.ArgumentParser]) -> None:
@@ -44,7 +36,7 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
     )
     p.add_argument(
         "--today",
-        type=iso_date,
+        type=review_date,
         metavar="YYYY-MM-DD",
         help="review date for freeze expiry (default: today, UTC)",
     )

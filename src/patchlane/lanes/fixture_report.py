@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from patchlane.errors import LockError
+from patchlane.paths import under_any
 
 LANE = "fixture"
 
@@ -96,6 +97,20 @@ class FixtureReport:
         """Return whether the lane is green."""
         return self.status == "pass"
 
+    def root_ok(self, root: RootResult) -> bool:
+        """Return whether one root is clean: no changed, missing, extra or unsafe path (nor
+        case collision) lies under its paths, and its lock had no error.
+
+        The freeze audit (rule 4) judges each record's named lock by this, so a red file
+        under another root cannot condemn it, and a red file under this root always does.
+        Overlapping roots share the union lists: a path red for one lock is red for both.
+        """
+        if any(e.lock == root.lock for e in self.lock_errors):
+            return False
+        bad = (*self.changed, *self.missing, *self.extra, *(u.path for u in self.unsafe))
+        bad += tuple(p for pair in self.case_collisions for p in pair)
+        return not any(under_any(path, root.paths) for path in bad)
+
     def to_json(self) -> dict[str, Any]:
         """Return the report as JSON-ready data, keys in a fixed order."""
         return {
@@ -104,7 +119,7 @@ class FixtureReport:
             "reason": self.reason,
             "source": self.source,
             "commit": self.commit,
-            "roots": [root.to_json() for root in self.roots],
+            "roots": [{**root.to_json(), "ok": self.root_ok(root)} for root in self.roots],
             "missing": list(self.missing),
             "extra": list(self.extra),
             "changed": list(self.changed),
