@@ -16,6 +16,7 @@ from typing import Any
 from patchlane import git
 from patchlane.config import DEFAULT_MAP, ReviewMap, parse_review_map
 from patchlane.errors import MapError
+from patchlane.inputs import decode_utf8, read_committed_text
 from patchlane.paths import path_problem, under_any
 
 LANES = ("property", "fixture", "freeze", "replay")
@@ -150,15 +151,7 @@ def load_map_file(path: Path, label: str | None = None) -> ReviewMap:
         raise MapError(label, "no such file (run 'patchlane init' to scaffold one)") from e
     except OSError as e:
         raise MapError(label, f"cannot read: {e.strerror}") from e
-    return parse_review_map(_decode(data, label), label)
-
-
-def _decode(data: bytes, label: str) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise MapError(label, f"not UTF-8 (byte {e.start})", line) from e
+    return parse_review_map(decode_utf8(data, label, MapError), label)
 
 
 def load_map_at(repo: Path, commit: str, rel: str, revision: str = "commit") -> ReviewMap | None:
@@ -168,17 +161,12 @@ def load_map_at(repo: Path, commit: str, rel: str, revision: str = "commit") -> 
     error stays ``FILE:LINE: what`` (so editors and people can jump to it) and ends by
     naming the revision it was read from (``revision`` is e.g. ``base``).
     """
-    found = git.read_file_at(repo, commit, rel)
-    if found is None:
-        return None
-    entry, data = found
     where = f"(the map in {revision} {commit[:12]})"
-    if entry.mode not in git.REGULAR_MODES:
-        raise MapError(
-            rel, f"not a regular file (a symlink or submodule is never followed) {where}"
-        )
+    text = read_committed_text(repo, commit, rel, MapError, where)
+    if text is None:
+        return None
     try:
-        return parse_review_map(_decode(data, rel), rel)
+        return parse_review_map(text, rel)
     except MapError as e:
         raise MapError(e.file, f"{e.message} {where}", e.line) from e
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from patchlane.errors import MapError
+from patchlane.inputs import kind_of
 from patchlane.paths import path_problem
 from patchlane.yamlio import YamlList, YamlMap, load_yaml
 
@@ -134,7 +134,7 @@ class _Reader:
             return None
         value = self.m[key]
         if not isinstance(value, YamlMap):
-            raise self.fail(key, f"expected a mapping, got {_kind(value)}")
+            raise self.fail(key, f"expected a mapping, got {kind_of(value)}")
         return _Reader(self.label, value, self._key(key), allowed, self.line(key))
 
     def string(self, key: str, default: str | None = None) -> str | None:
@@ -142,7 +142,7 @@ class _Reader:
             return default
         value = self.m[key]
         if not isinstance(value, str) or not value.strip():
-            raise self.fail(key, f"expected a non-empty string, got {_kind(value)}")
+            raise self.fail(key, f"expected a non-empty string, got {kind_of(value)}")
         return value
 
     def path(self, key: str, *, directory_ok: bool) -> str | None:
@@ -158,13 +158,13 @@ class _Reader:
             return default
         value = self.m[key]
         if not isinstance(value, YamlList):
-            raise self.fail(key, f"expected a list of paths, got {_kind(value)}")
+            raise self.fail(key, f"expected a list of paths, got {kind_of(value)}")
         out = []
         for i, item in enumerate(value):
             line = value.item_lines[i]
             if not isinstance(item, str):
                 raise MapError(
-                    self.label, f"{self._key(key)}[{i}]: expected a path, got {_kind(item)}", line
+                    self.label, f"{self._key(key)}[{i}]: expected a path, got {kind_of(item)}", line
                 )
             problem = path_problem(item)
             if problem:
@@ -177,7 +177,7 @@ class _Reader:
             return default
         value = self.m[key]
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(key, f"expected an integer, got {_kind(value)}")
+            raise self.fail(key, f"expected an integer, got {kind_of(value)}")
         if value < minimum:
             raise self.fail(key, f"must be at least {minimum}, got {value}")
         return value
@@ -197,24 +197,8 @@ class _Reader:
             return default
         value = self.m[key]
         if not isinstance(value, bool):
-            raise self.fail(key, f"expected true or false, got {_kind(value)}")
+            raise self.fail(key, f"expected true or false, got {kind_of(value)}")
         return value
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "nothing (null)"
-    if isinstance(value, bool):
-        return f"a boolean ({value})"
-    if isinstance(value, int | float):
-        return f"a number ({value})"
-    if isinstance(value, str):
-        return f"a string ({value!r})" if value.strip() else "an empty string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
 
 
 def parse_review_map(text: str, label: str) -> ReviewMap:
@@ -225,7 +209,7 @@ def parse_review_map(text: str, label: str) -> ReviewMap:
     """
     doc = load_yaml(text, label, MapError)
     if not isinstance(doc, YamlMap):
-        raise MapError(label, f"expected a mapping at the top, got {_kind(doc)}", 1)
+        raise MapError(label, f"expected a mapping at the top, got {kind_of(doc)}", 1)
     top = _Reader(label, doc, "", {"version", "lanes", "ignore"})
     version = top.m.get("version", 1)
     if type(version) is not int or version != 1:  # ``true == 1`` and ``1.0 == 1`` in Python

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from patchlane.config import FixtureRoot
 from patchlane.errors import LockError
+from patchlane.inputs import kind_of
 from patchlane.jsonio import JsonPath, line_for, parse_json_text
 from patchlane.paths import path_problem, under_any
 
@@ -68,20 +69,8 @@ def reason_problem(reason: str) -> str | None:
     return None
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"a boolean ({json.dumps(value)})"
-    if isinstance(value, int | float):
-        return f"a number ({value})"
-    if isinstance(value, str):
-        return f"a string ({value!r})"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+def _json_kind(value: Any) -> str:
+    return kind_of(value, json=True)
 
 
 class _Checker:
@@ -134,7 +123,7 @@ def parse_lock(
     doc = parse_json_text(text, label, LockError)
     check = _Checker(text, label)
     if not isinstance(doc, dict):
-        raise check.fail((), f"expected an object with 'files', got {_kind(doc)}")
+        raise check.fail((), f"expected an object with 'files', got {_json_kind(doc)}")
     for key in doc:
         if key not in TOP_KEYS:
             raise check.fail((key,), f"unknown key (expected one of: {', '.join(TOP_KEYS)})")
@@ -142,13 +131,15 @@ def parse_lock(
         raise LockError(label, "files: missing (expected a list of {path, sha256})", 1)
     raw_files = doc["files"]
     if not isinstance(raw_files, list):
-        raise check.fail(("files",), f"expected a list of {{path, sha256}}, got {_kind(raw_files)}")
+        raise check.fail(
+            ("files",), f"expected a list of {{path, sha256}}, got {_json_kind(raw_files)}"
+        )
 
     reason: str | None = None
     if "reason" in doc:
         value = doc["reason"]
         if not isinstance(value, str):
-            raise check.fail(("reason",), f"expected a one-line string, got {_kind(value)}")
+            raise check.fail(("reason",), f"expected a one-line string, got {_json_kind(value)}")
         problem = reason_problem(value)
         if problem:
             raise check.fail(("reason",), problem)
@@ -158,7 +149,7 @@ def parse_lock(
         value = doc["updated"]
         if not isinstance(value, str) or not value.strip() or not value.isprintable():
             raise check.fail(
-                ("updated",), f"expected a one-line timestamp string, got {_kind(value)}"
+                ("updated",), f"expected a one-line timestamp string, got {_json_kind(value)}"
             )
         updated = value
 
@@ -235,7 +226,7 @@ def _checked_entry(
     """
     at: JsonPath = ("files", i)
     if not isinstance(item, dict):
-        raise check.fail(at, f"expected an object {{path, sha256}}, got {_kind(item)}")
+        raise check.fail(at, f"expected an object {{path, sha256}}, got {_json_kind(item)}")
     for key in item:
         if key not in ENTRY_KEYS:
             raise check.fail((*at, key), "unknown key (expected path, sha256)")
@@ -245,7 +236,7 @@ def _checked_entry(
             raise LockError(check.label, f"{_field((*at, key))}: missing", line_for(check.text, at))
     path, digest = item["path"], item["sha256"]
     if not isinstance(path, str):
-        raise check.fail((*at, "path"), f"expected a repository path, got {_kind(path)}")
+        raise check.fail((*at, "path"), f"expected a repository path, got {_json_kind(path)}")
     problem = path_problem(path, directory_ok=False)
     if problem:
         raise check.fail((*at, "path"), problem)
@@ -257,7 +248,7 @@ def _checked_entry(
     if path in index:
         raise check.fail((*at, "path"), f"{path!r} is listed twice (first at files[{index[path]}])")
     if not isinstance(digest, str):
-        raise check.fail((*at, "sha256"), f"expected 64 hex characters, got {_kind(digest)}")
+        raise check.fail((*at, "sha256"), f"expected 64 hex characters, got {_json_kind(digest)}")
     if not _SHA256.fullmatch(digest):
         raise check.fail((*at, "sha256"), f"{digest!r} is not a SHA-256 (64 hex characters)")
     return path, digest.lower()

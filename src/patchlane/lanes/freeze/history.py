@@ -16,7 +16,8 @@ from typing import Any
 
 from patchlane import git
 from patchlane.errors import GitError
-from patchlane.lanes.freeze.registry import RegistryError, decode, parse_date
+from patchlane.inputs import decode_utf8
+from patchlane.lanes.freeze.registry import RegistryError, parse_date
 from patchlane.yamlio import YamlList, YamlMap, load_yaml
 
 
@@ -59,7 +60,7 @@ class _Entry:
 def _lenient(data: bytes, rel: str) -> list[_Entry]:
     """Return the records of one historic version. Raises ``RegistryError`` (or a YAML
     error) when the version is not a registry at all."""
-    doc = load_yaml(decode(data, rel), rel, RegistryError)
+    doc = load_yaml(decode_utf8(data, rel, RegistryError), rel, RegistryError)
     if not isinstance(doc, YamlMap) or not isinstance(doc.get("freezes"), YamlList):
         raise RegistryError(rel, "no 'freezes' list")
     out: list[_Entry] = []

@@ -17,6 +17,7 @@ from typing import Any
 from patchlane.classify import property_module_prefixes
 from patchlane.config import ReviewMap
 from patchlane.errors import InputError
+from patchlane.inputs import kind_of
 from patchlane.paths import path_problem, under_any
 from patchlane.yamlio import YamlList, YamlMap, load_yaml
 
@@ -118,26 +119,6 @@ def nodeid_problem(nodeid: str, review_map: ReviewMap) -> str | None:
     return None
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "nothing (null)"
-    if isinstance(value, bool):
-        return f"a boolean ({value})"
-    if isinstance(value, int | float):
-        return f"a number ({value})"
-    if isinstance(value, datetime):
-        return f"a timestamp ({value.isoformat()})"
-    if isinstance(value, date):
-        return f"a date ({value.isoformat()})"
-    if isinstance(value, str):
-        return f"a string ({value!r})" if value.strip() else "an empty string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
-
-
 class _Record:
     """Typed access to one record mapping, with errors naming the file, line and key."""
 
@@ -160,7 +141,7 @@ class _Record:
         white space instead (ids and node ids are matched byte for byte)."""
         value = self.m[key]
         if not isinstance(value, str) or not value.strip():
-            raise self.fail(key, f"expected a non-empty string, got {_kind(value)}")
+            raise self.fail(key, f"expected a non-empty string, got {kind_of(value)}")
         if "\n" in value.strip() or "\r" in value:
             raise self.fail(key, "must be one line")
         if exact and value != value.strip():
@@ -171,7 +152,7 @@ class _Record:
 def _record(label: str, item: Any, line: int, index: int, review_map: ReviewMap) -> FreezeRecord:
     where = f"freezes[{index}]"
     if not isinstance(item, YamlMap):
-        raise RegistryError(label, f"{where}: expected a mapping, got {_kind(item)}", line)
+        raise RegistryError(label, f"{where}: expected a mapping, got {kind_of(item)}", line)
     r = _Record(label, item, where)
     record_id = r.text("id", exact=True)
     if not _ID_RE.match(record_id):
@@ -185,15 +166,15 @@ def _record(label: str, item: Any, line: int, index: int, review_map: ReviewMap)
     if raw is not None:  # ``expires:`` with no value is a missing expiry (rule 1)
         expires = parse_date(raw)
         if expires is None:
-            raise r.fail("expires", f"expected a date YYYY-MM-DD, got {_kind(raw)}")
+            raise r.fail("expires", f"expected a date YYYY-MM-DD, got {kind_of(raw)}")
     props = item["required_properties"]
     if not isinstance(props, YamlList):
-        raise r.fail("required_properties", f"expected a list of names, got {_kind(props)}")
+        raise r.fail("required_properties", f"expected a list of names, got {kind_of(props)}")
     names: list[str] = []
     for i, name in enumerate(props):
         at = f"{where}.required_properties[{i}]"
         if not isinstance(name, str) or not _PROPERTY_RE.match(name):
-            message = f"{at}: expected a property name, got {_kind(name)}"
+            message = f"{at}: expected a property name, got {kind_of(name)}"
             raise RegistryError(label, message, props.item_lines[i])
         if name in names:
             raise RegistryError(label, f"{at}: {name!r} is listed twice", props.item_lines[i])
@@ -220,7 +201,7 @@ def _record(label: str, item: Any, line: int, index: int, review_map: ReviewMap)
 def _failure_log(r: _Record) -> FailureLogRef:
     value = r.m["failure_log"]
     if not isinstance(value, YamlMap):
-        raise r.fail("failure_log", f"expected a mapping {{ref, sha256}}, got {_kind(value)}")
+        raise r.fail("failure_log", f"expected a mapping {{ref, sha256}}, got {kind_of(value)}")
     sub = f"{r.where}.failure_log"
     for key in value:
         if key not in ("ref", "sha256"):
@@ -231,21 +212,12 @@ def _failure_log(r: _Record) -> FailureLogRef:
             raise RegistryError(r.label, f"{sub}.{key}: missing", value.line)
     ref, digest = value["ref"], value["sha256"]
     if not isinstance(ref, str) or not ref.strip() or not ref.isprintable():
-        message = f"{sub}.ref: expected a one-line string, got {_kind(ref)}"
+        message = f"{sub}.ref: expected a one-line string, got {kind_of(ref)}"
         raise RegistryError(r.label, message, value.key_lines["ref"])
     if not isinstance(digest, str) or not _SHA256_RE.match(digest):
-        message = f"{sub}.sha256: expected 64 hex digits, got {_kind(digest)}"
+        message = f"{sub}.sha256: expected 64 hex digits, got {kind_of(digest)}"
         raise RegistryError(r.label, message, value.key_lines["sha256"])
     return FailureLogRef(ref=ref.strip(), sha256=digest.lower())
-
-
-def decode(data: bytes, label: str) -> str:
-    """Return ``data`` as UTF-8 text. Raises ``RegistryError`` naming the line otherwise."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise RegistryError(label, f"not UTF-8 (byte {e.start})", line) from e
 
 
 def parse_registry(text: str, label: str, review_map: ReviewMap) -> tuple[FreezeRecord, ...]:
@@ -259,7 +231,7 @@ def parse_registry(text: str, label: str, review_map: ReviewMap) -> tuple[Freeze
     doc = load_yaml(text, label, RegistryError)
     if not isinstance(doc, YamlMap):
         line = getattr(doc, "line", 1)
-        raise RegistryError(label, f"expected a mapping with 'freezes', got {_kind(doc)}", line)
+        raise RegistryError(label, f"expected a mapping with 'freezes', got {kind_of(doc)}", line)
     for key in doc:
         if key != "freezes":
             raise RegistryError(
@@ -269,7 +241,7 @@ def parse_registry(text: str, label: str, review_map: ReviewMap) -> tuple[Freeze
         raise RegistryError(label, "freezes: missing", doc.line)
     items = doc["freezes"]
     if not isinstance(items, YamlList):
-        message = f"freezes: expected a list of records, got {_kind(items)}"
+        message = f"freezes: expected a list of records, got {kind_of(items)}"
         raise RegistryError(label, message, doc.key_lines["freezes"])
     records: list[FreezeRecord] = []
     ids: dict[str, int] = {}

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from patchlane import git
 from patchlane.config import ReviewMap
-from patchlane.lanes.freeze.registry import FreezeRecord, RegistryError, decode, parse_registry
+from patchlane.inputs import read_committed_text
+from patchlane.lanes.freeze.registry import FreezeRecord, RegistryError, parse_registry
 
 BASE = "base"
 NONE = "none"
@@ -46,17 +47,12 @@ def _read(
     Raises ``RegistryError`` for a symlink or submodule entry (never followed) or a
     malformed file; the message names the revision it was read from.
     """
-    found = git.read_file_at(repo, commit, rel)
-    if found is None:
-        return None
-    entry, data = found
     where = f"(the registry in {revision} {commit[:12]})"
-    if entry.mode not in git.REGULAR_MODES:
-        raise RegistryError(
-            rel, f"not a regular file (a symlink or submodule is never followed) {where}"
-        )
+    text = read_committed_text(repo, commit, rel, RegistryError, where)
+    if text is None:
+        return None
     try:
-        return parse_registry(decode(data, rel), rel, review_map)
+        return parse_registry(text, rel, review_map)
     except RegistryError as e:
         raise RegistryError(e.file, f"{e.message} {where}", e.line) from e
 
