@@ -362,7 +362,7 @@ def test_the_same_inputs_give_byte_identical_evidence_but_timings(
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--replay", "local"], "replay lane is not built yet"),
+        (["--replay", "upload {slice}"], "needs the placeholders"),
         (["--cases", "0"], "--cases 0"),
         (["--failure-log", "/nonexistent/log.xml"], "no such file"),
         (["--today", "2026-13-01"], "is not a date"),

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from patchlane.errors import GitError, UsageError
-from patchlane.verdict import REJECT, UNDECIDED, Reason
+from patchlane.verdict import ACCEPT, REJECT, UNDECIDED, Reason
 
 DEMO_SEED = 20260924
 DEMO_CASES = 200
@@ -87,6 +87,8 @@ class Scenario:
     # The review date the gate is given (``--today``): a freeze scenario moves it past the
     # seed freeze's expiry.
     today: date = DEMO_TODAY
+    # ``--replay``: ``none`` stops at undecided; ``local`` runs the slice here.
+    replay: str = "none"
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ class Outcome:
     fixture_report: dict[str, Any]
     property_report: dict[str, Any]
     freeze_report: dict[str, Any]
+    replay_report: dict[str, Any]
 
     @property
     def key_reason(self) -> Reason | None:
@@ -160,6 +163,14 @@ class Outcome:
                 "ok, skippable on the host" if r["ok"] else f"fails rule(s) {r['failed_rules']}"
             )
             lines.append(f"freeze {r['id']} in play on {today} (expires {r['expires']}): {verdict}")
+        rep = self.replay_report
+        if rep.get("slice_count") is not None:
+            lines.append(
+                f"replay slice: {rep['slice_count']} of {rep.get('suite_size')} tests, "
+                f"sha256 {str(rep.get('slice_sha256'))[:16]}..., outcome {rep.get('outcome')}"
+            )
+        lines += [f"replay failed {n}" for n in rep.get("failed", [])]
+        lines += [f"replay skipped by freeze {n}" for n in rep.get("skipped_by_freeze", [])]
         if not lines:
             # Nothing unusual: say what changed and which lanes that needs.
             lines = [
@@ -302,6 +313,26 @@ def retime_frozen_test(repo: Path) -> None:
         "tests/test_billing.py",
         "    assert before <= invoice.issued_at <= after < invoice.due_at\n",
         "    assert before - 1 <= invoice.issued_at <= after + 1 < invoice.due_at\n",
+    )
+
+
+def break_invoice_total(repo: Path) -> None:
+    """Make ``invoice_total`` ignore quantities: no property covers it, the tests do."""
+    _replace(
+        repo,
+        "src/billing/__init__.py",
+        'return sum(line["quantity"] * line["unit_cents"] for line in lines)',
+        'return sum(line["unit_cents"] for line in lines)',
+    )
+
+
+def break_frozen_test(repo: Path) -> None:
+    """Rewrite the frozen clock test so that it fails: only a frozen node is red."""
+    _replace(
+        repo,
+        "tests/test_billing.py",
+        "    assert before <= invoice.issued_at <= after < invoice.due_at\n",
+        "    assert invoice.issued_at < before, 'the sandbox clock stepped backwards'\n",
     )
 
 
@@ -452,6 +483,45 @@ SCENARIOS: tuple[Scenario, ...] = (
         today=date(2026, 11, 29),
     ),
     Scenario(
+        "refactor-replayed",
+        "the harmless refactor with --replay local: the slice passes here",
+        refactor_billing,
+        ACCEPT,
+        KeyReason(7, "verdict"),
+        replay="local",
+    ),
+    Scenario(
+        "invoice-regression",
+        "invoice_total ignores quantities: no property covers it, so the local lanes cannot tell",
+        break_invoice_total,
+        UNDECIDED,
+        KeyReason(6, "replay"),
+    ),
+    Scenario(
+        "invoice-regression-replayed",
+        "the same regression with --replay local: a non-frozen test fails on the slice",
+        break_invoice_total,
+        REJECT,
+        KeyReason(4, "replay"),
+        replay="local",
+    ),
+    Scenario(
+        "frozen-test-fails",
+        "only the frozen clock test fails (--replay local): skipped by its freeze, shown in receipt and note",
+        break_frozen_test,
+        ACCEPT,
+        KeyReason(7, "verdict"),
+        replay="local",
+    ),
+    Scenario(
+        "conftest-hook-replayed",
+        "the conftest hook with --replay local: its own replay cannot earn accept_for_review",
+        add_conftest_hook,
+        UNDECIDED,
+        KeyReason(6, "classify"),
+        replay="local",
+    ),
+    Scenario(
         "fixture-symlink",
         "replaces invoice_refund.json with a symlink out of the fixture root",
         symlink_fixture,
@@ -584,7 +654,7 @@ def run_scenario(repo: DemoRepo, scenario: Scenario, evidence: Path) -> Outcome:
         seed=DEMO_SEED,
         cases=DEMO_CASES,
         today=scenario.today,
-        replay="none",
+        replay=scenario.replay,
         out_dir=evidence / scenario.name,
     )
     result = run_gate(repo.path, opts, out=Output(quiet=True))
@@ -601,6 +671,7 @@ def run_scenario(repo: DemoRepo, scenario: Scenario, evidence: Path) -> Outcome:
         fixture_report=dict(result.reports.get("fixture", {})),
         property_report=dict(result.reports.get("property", {})),
         freeze_report=dict(result.reports.get("freeze", {})),
+        replay_report=dict(result.reports.get("replay", {})),
     )
 
 

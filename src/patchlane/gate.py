@@ -2,8 +2,8 @@
 
 Every lane is evaluated on the head commit's bytes (read from git), not on whatever the
 work tree holds, because the verdict, the receipt and the review note all name that commit.
-The replay lane is not built yet: its report says so, which keeps the verdict at
-``undecided`` or worse, never a pass.
+Replay (``replay_stage``) runs only when every local lane is green, and what comes back
+is verified before it is believed.
 """
 
 from __future__ import annotations
@@ -18,12 +18,11 @@ from patchlane.classify import Classification, classify
 from patchlane.config import DEFAULT_CASES, ReviewMap
 from patchlane.errors import LockError, UsageError
 from patchlane.jsonio import atomic_write_text, write_json
+from patchlane.replay_stage import ReplayOptions, check_mode, replay
 from patchlane.reports import FILE_NAMES
 from patchlane.review import build_note
 from patchlane.ui import Output
 from patchlane.verdict import LaneResult, PatchFacts, Verdict, decide
-
-REPLAY_MODES = ("none",)
 
 
 @dataclass(frozen=True)
@@ -38,6 +37,7 @@ class GateOptions:
     failure_log: Path | None = None
     mutants: int | None = None
     replay: str = "none"
+    public_key: Path | None = None
     out_dir: Path = Path(".patchlane")
     map_option: str | None = None
 
@@ -176,20 +176,6 @@ def freezes_in_play(repo: Path, cls: Classification, failure_log: frozenset[str]
     return bool(records_in_play(registry, cls.changed_paths, failure_log))
 
 
-def replay_report(mode: str, local_green: bool) -> dict[str, Any]:
-    """Return the replay lane's report. Only ``--replay none`` exists so far."""
-    reason = "replay not run (--replay none)"
-    if not local_green:
-        reason = "replay not run: a local lane is red or gave no evidence"
-    return {
-        "lane": "replay",
-        "status": "error",
-        "reason": reason,
-        "outcome": "not_run",
-        "mode": mode,
-    }
-
-
 def _lane_result(report: dict[str, Any]) -> LaneResult:
     return LaneResult(
         lane=report["lane"],
@@ -211,10 +197,7 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
     Returns the ``GateResult``. Raises ``GitError``/``MapError``/``UsageError`` for input
     that makes a verdict impossible (unknown ref, shallow clone, malformed map, bad options).
     """
-    if opts.replay not in REPLAY_MODES:
-        raise UsageError(
-            f"--replay {opts.replay}: the replay lane is not built yet; only --replay none works"
-        )
+    check_mode(opts.replay)
     out_dir = opts.out_dir if opts.out_dir.is_absolute() else repo / opts.out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     _clear(out_dir)
@@ -244,7 +227,15 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
 
     results = [_lane_result(r) for r in (prop, fix, frz)]
     local_green = all(r.status in ("pass", "not_applicable") for r in results)
-    rep = replay_report(opts.replay, local_green)
+    replay_opts = ReplayOptions(
+        mode=opts.replay,
+        seed=seed,
+        failure_log=failure_log,
+        public_key=opts.public_key,
+        slice_path=out_dir / FILE_NAMES["replay_slice"],
+        receipt_path=out_dir / FILE_NAMES["receipt"],
+    )
+    rep = replay(repo, cls, replay_opts, local_green, frz, out)
     write_json(out_dir / FILE_NAMES["replay"], rep)
 
     facts = PatchFacts(cls.map_complete, cls.map_reason, cls.harness_changed)

@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "property": ("property", "run the seeded property checks"),
     "fixture": ("fixture", "check fixture bytes against their locks, or write a new lock"),
     "freeze": ("freeze", "audit the freeze registry of flaky-test freezes"),
+    "replay": ("replay", "select, run, verify, split and merge the replay slice"),
     "verdict": ("verdict", "apply the fixed reading order to lane reports"),
     "review": ("review", "render the four-field review note from the reports"),
     "init": ("init", "scaffold a review map, a freeze registry and fixture locks"),

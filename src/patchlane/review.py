@@ -160,7 +160,9 @@ def _replay_field(report: dict[str, Any] | None) -> Field:
         return Field("replay", "undecided (no replay report)", True)
     digest = report.get("receipt_sha256")
     if report.get("status") in ("pass", "fail") and isinstance(digest, str):
-        return Field("replay", f"receipt sha256 {digest} ({report.get('status')})", True)
+        skipped = [str(n) for n in report.get("skipped_by_freeze") or []]
+        extra = f"; skipped by freeze: {', '.join(skipped)}" if skipped else ""
+        return Field("replay", f"receipt sha256 {digest} ({report.get('status')}{extra})", True)
     return Field("replay", f"undecided ({report.get('reason')})", True)
 
 

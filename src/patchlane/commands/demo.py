@@ -62,7 +62,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     say(
         f"each scenario is a branch gated with --base main --seed {DEMO_SEED} "
         f"--cases {DEMO_CASES} --today {DEMO_TODAY.isoformat()} (unless the scenario sets "
-        "its own review date) --replay none"
+        "its own review date) --replay none (or local where the scenario says)"
     )
     say("")
     for line in table(outcomes, root):

@@ -56,7 +56,14 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         "--replay",
         default="none",
         metavar="MODE",
-        help="none (stop at undecided); local and COMMAND arrive with the replay lane",
+        help="none (stop at undecided, the default), local (run the slice here), or a "
+        "command with {slice} and {receipt} placeholders that submits it to your runner",
+    )
+    p.add_argument(
+        "--public-key",
+        type=Path,
+        metavar="FILE",
+        help="Ed25519 public key (PEM) that receipts must be signed with",
     )
     p.add_argument(
         "--out-dir",
@@ -93,6 +100,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         failure_log=args.failure_log,
         mutants=args.mutants,
         replay=args.replay,
+        public_key=args.public_key,
         out_dir=out_dir,
         map_option=ctx.map_option,
     )

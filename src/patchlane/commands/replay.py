@@ -1,0 +1,153 @@
+"""``patchlane replay select|split|run|verify|merge``: the bounded, receipted replay lane.
+
+This module only defines the command line; each action's work lives in
+``patchlane.lanes.replay`` (imported when the action runs, so ``--help`` stays cheap).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from patchlane.main import Context
+
+# action -> (module under patchlane.lanes.replay, function)
+ACTIONS = {
+    "select": ("select_cli", "main_select"),
+    "split": ("select_cli", "main_split"),
+    "run": ("receipt_cli", "main_run"),
+    "verify": ("receipt_cli", "main_verify"),
+    "merge": ("receipt_cli", "main_merge"),
+}
+
+
+def register(sub: Any, name: str, help_text: str, parents: list[argparse.ArgumentParser]) -> None:
+    """Add ``replay`` and its actions to the sub-parsers."""
+    from patchlane.commands.classify import add_diff_options
+
+    p = sub.add_parser(
+        name,
+        help=help_text,
+        parents=parents,
+        description="Replay only the tests the local lanes could not decide, as a hashed "
+        "slice, and check the receipt a host returns against it.",
+    )
+    actions = p.add_subparsers(dest="replay_command", metavar="ACTION", parser_class=type(p))
+    actions.required = True
+
+    select = actions.add_parser(
+        "select",
+        parents=parents,
+        help="write the slice of node ids the local lanes could not decide; print its sha256",
+        description="Write the replay slice: the tests in changed test files, the tests whose "
+        "files import a changed module (directly or through other project modules), the tests "
+        "that name a changed fixture file, and the node ids in the failure log (--all: the "
+        "whole suite under replay.tests). One node id per line, sorted, UTF-8, '\\n' line ends; "
+        "its sha256 is printed. A slice that needs private or secret-bearing files is marked "
+        "private: run it locally or on your own runner. Exit 0 written, 2 bad input.",
+    )
+    add_diff_options(select)
+    select.add_argument("--property-report", type=Path, metavar="FILE", help="property-report.json")
+    select.add_argument(
+        "--failure-log", type=Path, metavar="FILE", help="JUnit XML or FAILED lines"
+    )
+    select.add_argument("--all", action="store_true", help="the whole suite under replay.tests")
+    select.add_argument("--out", type=Path, metavar="FILE", help="write the slice here")
+
+    split = actions.add_parser(
+        "split",
+        parents=parents,
+        help="split a slice into N hashed sub-slices for a CI matrix",
+        description="Split a slice into N sub-slices (each sorted and hashed) for a CI matrix; "
+        "'replay merge' combines their receipts into one for the whole slice.",
+    )
+    split.add_argument("--slice", type=Path, required=True, metavar="FILE")
+    split.add_argument("--shards", type=int, required=True, metavar="N")
+    split.add_argument("--out-dir", type=Path, required=True, metavar="DIR")
+
+    run = actions.add_parser(
+        "run",
+        parents=parents,
+        help="on the host: run exactly the slice with pytest and write a receipt",
+        description="Run exactly the slice's node ids with pytest, skipping only the in-play, "
+        "passing freezes of --freeze-report, and write a receipt. A node that errors, is "
+        "missing or is deselected is failed, never passed. With --signing-key (or "
+        "PATCHLANE_SIGNING_KEY) the receipt is signed (Ed25519, DSSE-style). Exit 0 when "
+        "every node passed or was skipped by a freeze, 1 otherwise, 2 bad input.",
+    )
+    run.add_argument("--slice", type=Path, required=True, metavar="FILE")
+    run.add_argument("--seed", type=int, required=True, metavar="N")
+    run.add_argument("--freeze-report", type=Path, metavar="FILE")
+    run.add_argument("--signing-key", type=Path, metavar="FILE", help="Ed25519 private key (PEM)")
+    run.add_argument(
+        "--host-role", default="local", metavar="ROLE", help="who ran it (default: local)"
+    )
+    run.add_argument(
+        "--timeout",
+        type=float,
+        default=1800.0,
+        metavar="SECONDS",
+        help="wall clock for the whole run",
+    )
+    run.add_argument(
+        "--out", type=Path, required=True, metavar="FILE", help="write receipt.json here"
+    )
+
+    verify = actions.add_parser(
+        "verify",
+        parents=parents,
+        help="check a receipt against the slice, the seed, the head and the freeze report",
+        description="Check a receipt before believing it. Exit 3 (refused) on a different "
+        "slice hash, seed or head; a failed or skipped node outside the slice; a skip that is "
+        "not an in-play, passing freeze; passed+failed+skipped not equal to the slice; a "
+        "missing or bad signature where the map requires one; malformed JSON or unknown "
+        "fields. Exit 1 when a valid receipt shows a non-frozen failure, 0 otherwise.",
+    )
+    verify.add_argument("--slice", type=Path, required=True, metavar="FILE")
+    verify.add_argument("--receipt", type=Path, required=True, metavar="FILE")
+    verify.add_argument("--freeze-report", type=Path, required=True, metavar="FILE")
+    verify.add_argument(
+        "--seed",
+        type=int,
+        metavar="N",
+        help="expected seed (default: the map's lanes.property.seed)",
+    )
+    verify.add_argument(
+        "--head", metavar="REF", default="HEAD", help="expected head commit (default: HEAD)"
+    )
+    verify.add_argument(
+        "--public-key", type=Path, metavar="FILE", help="Ed25519 public key (PEM) of the host"
+    )
+    verify.add_argument("--out", type=Path, metavar="FILE", help="write replay-report.json here")
+
+    merge = actions.add_parser(
+        "merge",
+        parents=parents,
+        help="combine the receipts of split sub-slices into one for the whole slice",
+        description="Combine shard receipts (each checked against its sub-slice) into one "
+        "receipt for the whole slice.",
+    )
+    merge.add_argument("--slice", type=Path, required=True, metavar="FILE", help="the whole slice")
+    merge.add_argument(
+        "--shard",
+        nargs=2,
+        action="append",
+        required=True,
+        type=Path,
+        metavar=("SLICE", "RECEIPT"),
+        help="a sub-slice and its receipt (repeat for every shard)",
+    )
+    merge.add_argument("--public-key", type=Path, metavar="FILE", help="verify shard signatures")
+    merge.add_argument("--signing-key", type=Path, metavar="FILE", help="sign the merged receipt")
+    merge.add_argument("--out", type=Path, required=True, metavar="FILE")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    """Dispatch to the action's implementation; return its exit code."""
+    module, function = ACTIONS[args.replay_command]
+    mod = importlib.import_module(f"patchlane.lanes.replay.{module}")
+    code: int = getattr(mod, function)(args, ctx)
+    return code

@@ -1,0 +1,109 @@
+"""The child process that asks pytest to collect a materialised tree's tests.
+
+Started by ``collect`` as ``python -s -P -B -X utf8 -m patchlane.lanes.replay.collect_child``
+with the tree as its working directory, a minimal environment and (when available) no
+network namespace; reads its job (JSON) from stdin. pytest is imported *before* the tree
+goes on ``sys.path`` (as ``python -m pytest`` would put it), so that a file in the tree
+cannot shadow it; then an audit hook that refuses (and records) every network access is
+installed, and only then does pytest load the project's conftest files and test modules.
+
+Unlike the property child, process creation is not blocked: installed pytest plugins
+legitimately start processes while configuring (pytest-benchmark asks git for the commit),
+and collection runs no test. A process started here stays in the child's process group
+(killed when it ends) and, where ``unshare`` works, in its network namespace.
+
+Node ids are taken from ``session.items`` by a plugin rather than parsed from the
+``--collect-only -q`` text: the text is display (a node id could be cut or wrapped), the
+items are what pytest would run. Each goes to the job's result descriptor as one JSON line
+with the job's token; then ``{"exit", "errors", "violations"}`` and ``{"done", "count"}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from patchlane.lanes.property.sandbox import BLOCKED_EVENTS
+
+NETWORK_EVENTS = frozenset(e for e in BLOCKED_EVENTS if e.startswith("socket."))
+
+
+class NetworkRefused(OSError):
+    """Raised inside the child for a network access during collection."""
+
+
+def _install_network_guard(violations: list[str]) -> None:
+    """Refuse, and record, every network audit event from now on (forever: an audit hook
+    cannot be removed, so the project cannot undo it)."""
+    events = NETWORK_EVENTS
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event in events:
+            violations.append(event)
+            raise NetworkRefused(f"network blocked by patchlane during collection: {event}")
+
+    sys.addaudithook(hook)
+
+
+class _Writer:
+    def __init__(self, fd: int, token: str) -> None:
+        self.fd = fd
+        self.token = token
+        self.count = 0
+
+    def emit(self, record: dict[str, Any]) -> None:
+        self.count += 1
+        line = json.dumps({**record, "token": self.token}, ensure_ascii=True) + "\n"
+        data = line.encode("ascii")
+        while data:
+            data = data[os.write(self.fd, data) :]
+
+
+class _Collector:
+    """pytest plugin: remembers collection errors and sends every collected node id."""
+
+    def __init__(self, writer: _Writer) -> None:
+        self.writer = writer
+        self.errors: list[str] = []
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed:
+            text = str(report.longreprtext or "").strip().splitlines()
+            self.errors.append(f"{report.nodeid}: {text[-1] if text else 'collection error'}")
+
+    def pytest_collection_finish(self, session: Any) -> None:
+        for item in session.items:
+            self.writer.emit({"nodeid": item.nodeid})
+
+
+def main() -> None:
+    """Run the job read from stdin; always ends the process with ``os._exit``."""
+    job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    writer = _Writer(int(job["result_fd"]), str(job["token"]))
+    violations: list[str] = []
+    # What ``python -m pytest`` does: the working directory (the tree root) first.
+    sys.path.insert(0, str(Path.cwd()))
+    _install_network_guard(violations)
+    collector = _Collector(writer)
+    try:
+        code = int(pytest.main(list(job["args"]), plugins=[collector]))
+    except BaseException as e:  # noqa: BLE001 - whatever the project does, report it
+        code = -1
+        collector.errors.append(f"pytest raised {type(e).__name__}: {e}")
+    writer.emit({"exit": code, "errors": collector.errors, "violations": list(violations)})
+    done = json.dumps({"done": True, "count": writer.count, "token": writer.token}) + "\n"
+    data = done.encode("ascii")
+    while data:
+        data = data[os.write(writer.fd, data) :]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

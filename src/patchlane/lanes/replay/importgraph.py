@@ -1,0 +1,185 @@
+"""A static import graph of a project's Python files (``ast``, nothing is imported).
+
+It answers one question for the replay slice: which changed project modules does a test
+file reach, directly or through other project modules? Being static, it over-approximates
+on purpose (imports inside functions and ``if TYPE_CHECKING`` count, a module name that
+two roots both provide counts for both files): a test selected needlessly costs host time,
+a test missed costs the evidence.
+
+Module names come from import roots: the tree root, ``src/`` when present, the map's
+``property.pythonpath``, and the directory pytest itself puts on ``sys.path`` for each test
+file (its first ancestor without ``__init__.py``, pytest's default ``prepend`` mode).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from patchlane.paths import under
+
+
+@dataclass(frozen=True)
+class ImportGraph:
+    """The project's modules and what each file imports.
+
+    ``names``: module name -> files that provide it (a file may have several names, one
+    per root that contains it). ``imports``: file -> the module names it may import
+    (every dotted prefix included: importing ``a.b`` imports ``a``). ``unparsable``: files
+    that are not valid Python (nothing is known about what they import).
+    """
+
+    roots: tuple[str, ...]
+    names: dict[str, frozenset[str]]
+    imports: dict[str, frozenset[str]]
+    unparsable: tuple[str, ...]
+
+    def module_names(self, path: str) -> tuple[str, ...]:
+        """Return the module names ``path`` (a ``.py`` file, existing or not) has."""
+        return module_names(path, self.roots)
+
+    def reach(self, start: str, changed_names: frozenset[str]) -> dict[str, tuple[str, ...]]:
+        """Return the changed module names reachable from file ``start``, each with one
+        import chain of files (``start`` first) that reaches it.
+
+        Walks breadth first, so each chain is a shortest one; the result is sorted by name.
+        """
+        found: dict[str, tuple[str, ...]] = {}
+        chains: dict[str, tuple[str, ...]] = {start: (start,)}
+        queue = [start]
+        while queue:
+            current = queue.pop(0)
+            for name in sorted(self.imports.get(current, ())):
+                if name in changed_names and name not in found:
+                    found[name] = chains[current]
+                for target in sorted(self.names.get(name, ())):
+                    if target not in chains:
+                        chains[target] = (*chains[current], target)
+                        queue.append(target)
+        return dict(sorted(found.items()))
+
+    def files_reached(self, start: str) -> set[str]:
+        """Return every project file ``start`` imports, directly or transitively (and
+        ``start`` itself)."""
+        seen = {start}
+        stack = [start]
+        while stack:
+            current = stack.pop()
+            for name in self.imports.get(current, ()):
+                for target in self.names.get(name, ()):
+                    if target not in seen:
+                        seen.add(target)
+                        stack.append(target)
+        return seen
+
+
+def module_names(path: str, roots: Iterable[str]) -> tuple[str, ...]:
+    """Return the dotted names ``path`` is importable as from ``roots`` (``""`` = tree root).
+
+    ``pkg/__init__.py`` is the package ``pkg``. A path whose parts are not identifiers
+    (``my-tests/x.py``) has no name under that root.
+    """
+    if not path.endswith(".py"):
+        return ()
+    out: list[str] = []
+    for root in roots:
+        if root and not under(path, root + "/"):
+            continue
+        rel = path[len(root) + 1 :] if root else path
+        parts = rel[: -len(".py")].split("/")
+        if parts[-1] == "__init__":
+            parts.pop()
+        if parts and all(p.isidentifier() for p in parts):
+            out.append(".".join(parts))
+    return tuple(dict.fromkeys(out))
+
+
+def _prefixes(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def imported_names(tree: ast.AST, own_names: tuple[str, ...], is_package: bool) -> set[str]:
+    """Return every module name the parsed file may import, with all dotted prefixes.
+
+    ``from a import b`` yields ``a`` and ``a.b`` (``b`` may be a submodule; when it is an
+    attribute, ``a.b`` names no file and is harmless). Relative imports are resolved
+    against each of the file's own names (``own_names``).
+    """
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                out.update(_prefixes(alias.name))
+        elif isinstance(node, ast.ImportFrom):
+            bases: list[str] = []
+            if node.level == 0:
+                if node.module:
+                    bases.append(node.module)
+            else:
+                for own in own_names:
+                    parts = own.split(".")
+                    # A package's ``from . import x`` is relative to itself; a module's to
+                    # its package. Each further level strips one more part.
+                    keep = len(parts) - (node.level - 1) - (0 if is_package else 1)
+                    if keep < 0 or (keep == 0 and not node.module):
+                        continue  # beyond the top-level package: an ImportError at run time
+                    base = ".".join(parts[:keep])
+                    if node.module:
+                        base = f"{base}.{node.module}" if base else node.module
+                    bases.append(base)
+            for base in bases:
+                out.update(_prefixes(base))
+                for alias in node.names:
+                    if alias.name != "*":
+                        out.add(f"{base}.{alias.name}")
+    return out
+
+
+def pytest_sys_path_dirs(test_files: Iterable[str], existing: frozenset[str]) -> set[str]:
+    """Return the directory pytest prepends to ``sys.path`` for each test file: the first
+    ancestor directory that holds no ``__init__.py`` (``""`` for the tree root)."""
+    roots: set[str] = set()
+    for path in test_files:
+        parts = path.split("/")[:-1]
+        while parts and "/".join([*parts, "__init__.py"]) in existing:
+            parts.pop()
+        roots.add("/".join(parts))
+    return roots
+
+
+def build(
+    sources: dict[str, bytes], roots: Iterable[str], test_files: Iterable[str] = ()
+) -> ImportGraph:
+    """Build the graph of ``sources`` (repository path -> bytes of every ``.py`` file).
+
+    ``roots`` are import roots relative to the tree (``""`` for the root itself);
+    ``test_files`` add pytest's own roots for them. Never raises for a file's content: a
+    file that does not parse is listed in ``unparsable``.
+    """
+    existing = frozenset(sources)
+    all_roots = tuple(
+        sorted({r.rstrip("/") for r in roots} | pytest_sys_path_dirs(test_files, existing))
+    )
+    names: dict[str, set[str]] = {}
+    for path in sources:
+        for name in module_names(path, all_roots):
+            names.setdefault(name, set()).add(path)
+    imports: dict[str, frozenset[str]] = {}
+    unparsable: list[str] = []
+    for path, data in sources.items():
+        try:
+            tree = ast.parse(data, filename=path)
+        except (SyntaxError, ValueError):  # ValueError: a NUL byte in the source
+            unparsable.append(path)
+            continue
+        own = module_names(path, all_roots)
+        is_package = path.endswith("/__init__.py") or path == "__init__.py"
+        imports[path] = frozenset(imported_names(tree, own, is_package))
+    return ImportGraph(
+        roots=all_roots,
+        names={k: frozenset(v) for k, v in names.items()},
+        imports=imports,
+        unparsable=tuple(sorted(unparsable)),
+    )

@@ -1,0 +1,164 @@
+"""Merge the receipts of a split slice's shards into one receipt for the whole slice.
+
+Each shard receipt is verified against its own sub-slice first (hash, coverage, signature when
+a key is given); the sub-slices must partition the whole slice exactly; the shards must agree
+on the seed and the head. Only then are the lists united. Skips are not checked here (merge has
+no freeze report): the merged receipt is verified with ``replay verify`` like any other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+import patchlane
+from patchlane.lanes.replay import slicefile
+from patchlane.lanes.replay.receipt import Receipt, ReceiptError, parse_receipt
+from patchlane.lanes.replay.verify import verify_receipt
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One shard: its sub-slice and receipt bytes, and the names they go by in messages."""
+
+    slice_label: str
+    slice_bytes: bytes
+    receipt_label: str
+    receipt_bytes: bytes
+
+
+@dataclass(frozen=True)
+class Merged:
+    """The result: the merged (unsigned) receipt, or ``None`` with the refusals (one line each)."""
+
+    receipt: Receipt | None
+    refusals: tuple[str, ...]
+
+
+def merge_receipts(
+    whole: bytes,
+    shards: Sequence[Shard],
+    *,
+    public_key: Ed25519PublicKey | None,
+    whole_label: str = "replay-slice.txt",
+) -> Merged:
+    """Merge shard receipts into one receipt for the slice ``whole``.
+
+    Returns ``Merged`` with the receipt, or with every refusal found. Raises ``SliceError``
+    when the whole slice or a sub-slice file is malformed (the caller's own input).
+    """
+    whole_ids = slicefile.parse(whole, whole_label)
+    parsed = [(s, slicefile.parse(s.slice_bytes, s.slice_label)) for s in shards]
+    refusals: list[str] = []
+    if not shards:
+        refusals.append("no shards to merge")
+    refusals.extend(_partition(whole_ids, parsed, whole_label))
+
+    receipts: list[tuple[Shard, Receipt]] = []
+    for shard, _ in parsed:
+        # Seed and head are checked across shards below, so each is compared with itself here.
+        own = _peek(shard)
+        v = verify_receipt(
+            shard.slice_bytes,
+            shard.receipt_bytes,
+            None,
+            seed=own.seed if own is not None else 0,
+            head=None,
+            require_signature=public_key is not None,
+            public_key=public_key,
+            label=shard.receipt_label,
+            slice_label=shard.slice_label,
+        )
+        if v.outcome == "refused" or v.receipt is None:
+            refusals.extend(f"shard {shard.receipt_label}: {r}" for r in v.reasons)
+            continue
+        if v.receipt.passed_nodeids is None:
+            refusals.append(
+                f"shard {shard.receipt_label}: no passed_nodeids, so it cannot show that it "
+                "covered its sub-slice"
+            )
+            continue
+        receipts.append((shard, v.receipt))
+    if refusals:
+        return Merged(None, tuple(refusals))
+
+    seeds = {r.seed for _, r in receipts}
+    if len(seeds) > 1:
+        refusals.append(f"the shards ran different seeds: {', '.join(map(str, sorted(seeds)))}")
+    heads = {r.head for _, r in receipts}
+    if len(heads) > 1:
+        shown = ", ".join(h or "none" for h in sorted(heads, key=lambda h: h or ""))
+        refusals.append(f"the shards ran different heads: {shown}")
+    if refusals:
+        return Merged(None, tuple(refusals))
+
+    roles: list[str] = []
+    for _, r in receipts:
+        if r.host_role not in roles:
+            roles.append(r.host_role)
+    starts = [r.started for _, r in receipts if r.started is not None]
+    ends = [r.finished for _, r in receipts if r.finished is not None]
+    merged = Receipt(
+        seed=receipts[0][1].seed,
+        slice_sha256=slicefile.sha256(whole),
+        failed_nodeids=_union(r.failed_nodeids for _, r in receipts),
+        skipped_by_freeze=_union(r.skipped_by_freeze for _, r in receipts),
+        host_role="+".join(roles),
+        passed_nodeids=_union(r.passed_nodeids or () for _, r in receipts),
+        head=receipts[0][1].head,
+        # Only when every shard says when it ran: a missing stamp could be the extreme one.
+        started=min(starts, key=_instant) if len(starts) == len(receipts) else None,
+        finished=max(ends, key=_instant) if len(ends) == len(receipts) else None,
+        patchlane_version=patchlane.__version__,
+    )
+    return Merged(merged, ())
+
+
+def _instant(stamp: str) -> str:
+    # "…SSZ" and "…SS.ffffffZ": pad to one width so that text order is time order.
+    body = stamp[:-1]
+    if "." not in body:
+        body += "."
+    return body.ljust(26, "0")
+
+
+def _union(lists: Iterable[Iterable[str]]) -> tuple[str, ...]:
+    out: set[str] = set()
+    for ids in lists:
+        out.update(ids)
+    return tuple(sorted(out))
+
+
+def _peek(shard: Shard) -> Receipt | None:
+    """The shard's receipt if it parses (to learn its seed); ``None`` if it does not."""
+    try:
+        return parse_receipt(shard.receipt_bytes, shard.receipt_label)
+    except ReceiptError:
+        return None
+
+
+def _partition(
+    whole: tuple[str, ...], parsed: Sequence[tuple[Shard, tuple[str, ...]]], whole_label: str
+) -> list[str]:
+    """The sub-slices must be disjoint and together exactly the whole slice."""
+    out: list[str] = []
+    owner: dict[str, str] = {}
+    for shard, ids in parsed:
+        for nodeid in ids:
+            if nodeid in owner:
+                out.append(
+                    f"node id {nodeid!r} is in two shards ({owner[nodeid]}, {shard.slice_label})"
+                )
+            else:
+                owner[nodeid] = shard.slice_label
+    missing = sorted(set(whole) - set(owner))
+    extra = sorted(set(owner) - set(whole))
+    if missing:
+        out.append(
+            f"no shard holds {len(missing)} node id(s) of {whole_label}, e.g. {missing[0]!r}"
+        )
+    if extra:
+        out.append(f"shards hold {len(extra)} node id(s) not in {whole_label}, e.g. {extra[0]!r}")
+    return out

@@ -1,0 +1,304 @@
+"""Select the replay slice: the tests the local lanes could not decide (DESIGN.md §4).
+
+The head commit is materialised from git objects into a temp dir (never the work tree: the
+slice must name what the head holds), pytest collects it in an isolated child, and the
+slice is the union of
+
+1. every test in a changed test file (under ``replay.tests``),
+2. every test whose file (or one of its ``conftest.py``) imports a changed module, directly
+   or through other project modules (``importgraph``), or whose ``conftest.py`` changed,
+3. every test in a file whose source names a changed fixture file (its path or basename as
+   a string literal),
+4. every node id in the failure log (included even when pytest no longer collects it: a
+   logged failure must not pass by disappearing),
+
+or, with ``all_tests``, the whole collected suite. It also finds out whether the slice may
+leave the machine: a file it needs under ``replay.private``, or holding a secret, makes it
+private.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from patchlane.config import ReviewMap
+from patchlane.lanes.replay import importgraph, slicefile
+from patchlane.lanes.replay.collect import DEFAULT_TIMEOUT_S, collect
+from patchlane.lanes.replay.secrets import scan_file
+from patchlane.paths import to_fs, under, under_any
+from patchlane.tree import materialise
+from patchlane.ui import Output, show
+
+CONFTEST = "conftest.py"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A selected slice and what it took to choose it.
+
+    ``reasons``: node id -> why it is in the slice (one line each). ``private``: (path, why)
+    for every needed file that keeps the slice off shared hosts. ``suite_size``: the number
+    of tests pytest collects under ``replay.tests``. ``files_needed``: the selected test
+    files, their ``conftest.py`` files, the project modules they import (transitively) and
+    the data files they name. ``notes``: what a reviewer should know (e.g. a failure-log
+    node id that pytest no longer collects).
+    """
+
+    nodeids: tuple[str, ...]
+    slice_bytes: bytes
+    sha256: str
+    private: tuple[tuple[str, str], ...]
+    reasons: dict[str, list[str]]
+    suite_size: int
+    files_needed: tuple[str, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    def to_json(self, slice_path: str) -> dict[str, Any]:
+        """Return the ``--json`` form: ``{slice, sha256, count, suite_size, private,
+        reasons, notes}``."""
+        return {
+            "slice": slice_path,
+            "sha256": self.sha256,
+            "count": len(self.nodeids),
+            "suite_size": self.suite_size,
+            "private": [{"path": p, "why": w} for p, w in self.private],
+            "reasons": {n: list(self.reasons[n]) for n in self.nodeids},
+            "notes": list(self.notes),
+        }
+
+
+def file_of(nodeid: str) -> str:
+    """Return the file part of a node id (``tests/x.py`` of ``tests/x.py::T::t[1]``)."""
+    return nodeid.split("::", 1)[0]
+
+
+def _python_sources(root: Path) -> dict[str, bytes]:
+    """Return every ``.py`` file of the materialised tree (repository path -> bytes)."""
+    out: dict[str, bytes] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+                out[rel] = (Path(dirpath) / name).read_bytes()
+    return out
+
+
+def _all_files(root: Path) -> list[str]:
+    out: list[str] = []
+    for dirpath, _, filenames in os.walk(root):
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        out.extend(n if rel_dir == "." else f"{rel_dir}/{n}" for n in filenames)
+    return sorted(out)
+
+
+def named_basenames(data: bytes) -> frozenset[str]:
+    """Return the last ``/`` part of every string constant in a Python source (f-string
+    parts included): what a file could name as a data file."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    return frozenset(
+        n.value.rsplit("/", 1)[-1]
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    )
+
+
+def names_file(basenames: frozenset[str], path: str) -> bool:
+    """Return whether a source with ``basenames`` (see ``named_basenames``) names ``path``:
+    a literal that is the path, its basename, or ends in ``/`` + basename. (Each of these
+    ends in the basename, so one set lookup decides, however many data files there are.)"""
+    return path.rsplit("/", 1)[-1] in basenames
+
+
+def _conftests(test_file: str, sources: dict[str, bytes]) -> list[str]:
+    """Return the ``conftest.py`` files pytest loads for ``test_file`` (root first)."""
+    parts = test_file.split("/")[:-1]
+    out = []
+    for i in range(len(parts) + 1):
+        candidate = "/".join([*parts[:i], CONFTEST])
+        if candidate in sources:
+            out.append(candidate)
+    return out
+
+
+class _Selector:
+    """One selection's state: the tree, its graph, and the reasons collected so far."""
+
+    def __init__(self, root: Path, review_map: ReviewMap, changed: frozenset[str]) -> None:
+        self.root = root
+        self.map = review_map
+        self.changed = changed
+        self.sources = _python_sources(root)
+        self.reasons: dict[str, list[str]] = {}
+        self.notes: list[str] = []
+
+    def add(self, nodeid: str, why: str) -> None:
+        whys = self.reasons.setdefault(nodeid, [])
+        if why not in whys:
+            whys.append(why)
+
+    def roots(self) -> list[str]:
+        roots = [""]
+        if (self.root / "src").is_dir():
+            roots.append("src")
+        if self.map.property is not None:
+            roots.extend(p.rstrip("/") for p in self.map.property.pythonpath)
+        return roots
+
+    def by_imports_and_fixtures(
+        self, by_file: dict[str, list[str]], graph: importgraph.ImportGraph
+    ) -> None:
+        """Rules 1-3: changed test files, imports of changed modules, named fixtures."""
+        tests = self.map.replay.tests
+        changed_modules: dict[str, str] = {}  # module name -> changed file
+        for path in sorted(self.changed):
+            for name in graph.module_names(path):
+                changed_modules.setdefault(name, path)
+        changed_names = frozenset(changed_modules)
+        fixture_paths = self.map.fixture.paths if self.map.fixture else ()
+        changed_fixtures = sorted(p for p in self.changed if under_any(p, fixture_paths))
+        for test_file, ids in sorted(by_file.items()):
+            whys: list[str] = []
+            if test_file in self.changed and under_any(test_file, tests):
+                whys.append("in a changed test file")
+            reached: dict[str, tuple[str, ...]] = {}
+            for start in [test_file, *_conftests(test_file, self.sources)]:
+                if start != test_file and start in self.changed:
+                    whys.append(f"its {start} changed")
+                for name, found in graph.reach(start, changed_names).items():
+                    # A conftest reaches on its test file's behalf: the chain says so.
+                    chain = found if start == test_file else (test_file, *found)
+                    path = changed_modules[name]
+                    if path not in reached or len(chain) < len(reached[path]):
+                        reached[path] = chain
+            for path, chain in sorted(reached.items()):
+                via = f" via {' -> '.join(chain)}" if len(chain) > 1 else ""
+                whys.append(f"imports changed module {path}{via}")
+            named = named_basenames(self.sources.get(test_file, b""))
+            whys.extend(
+                f"names changed fixture {p}" for p in changed_fixtures if names_file(named, p)
+            )
+            for nodeid in ids:
+                for why in whys:
+                    self.add(nodeid, why)
+
+    def by_failure_log(self, failure_log: frozenset[str], by_file: dict[str, list[str]]) -> None:
+        """Rule 4: every logged node id, collected or not; a logged file, all its tests."""
+        collected = {n for ids in by_file.values() for n in ids}
+        for nodeid in sorted(failure_log):
+            if "::" not in nodeid:  # a file that failed to collect on the logged run
+                for n in by_file.get(nodeid, []):
+                    self.add(n, "its file is in the failure log")
+                if nodeid not in by_file:
+                    self.notes.append(f"failure log names {show(nodeid)}, which has no tests now")
+                continue
+            problem = slicefile.nodeid_problem(nodeid)
+            if problem:
+                self.notes.append(f"failure log node id left out: {problem}")
+            elif nodeid in collected:
+                self.add(nodeid, "in the failure log")
+            else:
+                self.add(nodeid, "in the failure log; not collected at head (it must not pass)")
+                self.notes.append(
+                    f"failure-log node id {show(nodeid)} is not collected at head; "
+                    "it stays in the slice and will fail on the host unless it exists there"
+                )
+
+    def needed(self, nodeids: tuple[str, ...], graph: importgraph.ImportGraph) -> list[str]:
+        """Return the files the slice needs (see ``Selection.files_needed``)."""
+        tests = sorted({file_of(n) for n in nodeids})
+        files: set[str] = set()
+        for test_file in tests:
+            if test_file not in self.sources:
+                continue  # a logged node id whose file is gone
+            for start in [test_file, *_conftests(test_file, self.sources)]:
+                files |= graph.files_reached(start)
+        data_roots = (self.map.fixture.paths if self.map.fixture else ()) + self.map.replay.private
+        data_files = [p for p in _all_files(self.root) if under_any(p, data_roots)]
+        for test_file in tests:
+            named = named_basenames(self.sources.get(test_file, b""))
+            files.update(p for p in data_files if names_file(named, p))
+        return sorted(files)
+
+    def private(self, needed: list[str]) -> list[tuple[str, str]]:
+        """Return (path, why) for needed files under ``replay.private`` or holding a secret."""
+        out: list[tuple[str, str]] = []
+        for path in needed:
+            for prefix in self.map.replay.private:
+                if under(path, prefix):
+                    out.append((path, f"under replay.private ({prefix})"))
+                    break
+            out.extend((path, finding.why()) for finding in scan_file(self.root, path))
+        return sorted(set(out))
+
+
+def select_slice(
+    repo: Path,
+    review_map: ReviewMap,
+    *,
+    base: str,
+    head: str,
+    merge_base: str,
+    changed_paths: frozenset[str],
+    failure_log: frozenset[str],
+    all_tests: bool,
+    out: Output | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> Selection:
+    """Select the replay slice of the patch ``merge_base..head`` (see the module docstring).
+
+    ``base`` and ``merge_base`` are taken for the gate's uniform call; what changed is
+    ``changed_paths`` (both sides of renames). ``timeout_s`` bounds the collection child's
+    wall clock. Returns the ``Selection``. Raises
+    ``GitError`` when the head cannot be read, ``CollectionError`` when pytest cannot
+    collect the head's tests, ``SliceError`` when a collected node id cannot be a slice
+    line.
+    """
+    del base, merge_base  # the diff arrives as changed_paths
+    with tempfile.TemporaryDirectory(prefix="patchlane-select-") as tmp:
+        root = Path(tmp) / "tree"
+        materialised = materialise(repo, head, root)
+        selector = _Selector(root, review_map, changed_paths)
+        for path, why in materialised.skipped:
+            selector.notes.append(f"not materialised: {show(path)} ({why})")
+        test_paths = [p for p in review_map.replay.tests if to_fs(root, p).exists()]
+        for p in review_map.replay.tests:
+            if p not in test_paths:
+                selector.notes.append(f"replay.tests path {show(p)} is not in the head commit")
+        if out is not None:
+            out.progress(f"replay: collecting tests under {', '.join(test_paths) or 'nothing'}")
+        collected = collect(root, test_paths, timeout_s=timeout_s).nodeids
+        by_file: dict[str, list[str]] = {}
+        for nodeid in collected:
+            by_file.setdefault(file_of(nodeid), []).append(nodeid)
+        graph = importgraph.build(selector.sources, selector.roots(), by_file)
+        selector.notes.extend(f"not valid Python: {show(p)}" for p in graph.unparsable)
+        if all_tests:
+            for nodeid in collected:
+                selector.add(nodeid, "--all: the whole suite")
+        else:
+            selector.by_imports_and_fixtures(by_file, graph)
+        selector.by_failure_log(failure_log, by_file)
+        nodeids = tuple(sorted(selector.reasons))
+        data = slicefile.render(nodeids, "<collected node ids>")
+        needed = selector.needed(nodeids, graph)
+        private = selector.private(needed)
+    return Selection(
+        nodeids=nodeids,
+        slice_bytes=data,
+        sha256=slicefile.sha256(data),
+        private=tuple(private),
+        reasons={n: selector.reasons[n] for n in nodeids},
+        suite_size=len(set(collected)),
+        files_needed=tuple(needed),
+        notes=tuple(selector.notes),
+    )

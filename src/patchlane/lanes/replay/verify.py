@@ -1,0 +1,232 @@
+"""Verify a receipt against the slice, the seed, the head, the freeze report and a key.
+
+A receipt is the output of a host patchlane does not control, so it is checked before it is
+believed (DESIGN.md §4 "Receipt"). Every rule that fails is listed, not only the first: a
+reviewer reading a refusal should see everything that is wrong with the receipt at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from patchlane.lanes.replay import signing, slicefile
+from patchlane.lanes.replay.receipt import Receipt, ReceiptError, parse_receipt
+
+OUTCOMES = ("pass", "fail", "refused")
+# At most this many node ids are quoted in one reason: a receipt may list thousands.
+_QUOTE = 5
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What verifying one receipt found.
+
+    ``outcome`` is ``pass`` (valid, nothing failed), ``fail`` (valid, a node failed: a
+    non-frozen failure) or ``refused`` (not to be believed: ``reasons`` says why, one line
+    each). ``receipt_sha256`` is the hash of the receipt file's bytes, ``failed`` and
+    ``skipped`` the receipt's lists (empty when the receipt could not be parsed).
+    ``receipt`` is the parsed receipt, ``None`` when it was malformed.
+    """
+
+    outcome: str
+    reasons: tuple[str, ...]
+    receipt_sha256: str
+    failed: tuple[str, ...]
+    skipped: tuple[str, ...]
+    receipt: Receipt | None = None
+    signature: str = "absent"  # "verified" | "absent" | "not_checked" | "bad"
+
+
+def skippable_from(freeze_report: Mapping[str, Any]) -> frozenset[str]:
+    """Return the node ids a freeze report lets a host skip: its in-play, ok records, and only
+    when its ``status`` is ``pass`` (the same set the pytest plugin skips from).
+
+    Raises ``ValueError`` with one line when the report is not a well-formed freeze report.
+    """
+    # The plugin's own checker: one definition of "skippable" for the host and the verifier.
+    from patchlane.pytest_plugin import _check_report, _Malformed
+
+    try:
+        status, allowed = _check_report(dict(freeze_report))
+    except _Malformed as e:
+        raise ValueError(f"freeze report: {e.message}") from None
+    return frozenset(allowed) if status == "pass" else frozenset()
+
+
+def _quote(ids: list[str]) -> str:
+    shown = ", ".join(repr(n) for n in ids[:_QUOTE])
+    return shown + (f" and {len(ids) - _QUOTE} more" if len(ids) > _QUOTE else "")
+
+
+def verify_receipt(
+    slice_bytes: bytes,
+    receipt: bytes,
+    freeze_report: Mapping[str, Any] | None,
+    *,
+    seed: int,
+    head: str | None,
+    require_signature: bool,
+    public_key: Ed25519PublicKey | None,
+    label: str = "receipt.json",
+    slice_label: str = "replay-slice.txt",
+) -> Verification:
+    """Check receipt bytes against the slice bytes they claim to answer.
+
+    ``freeze_report`` is the parsed freeze report whose in-play, ok records may be skipped;
+    ``None`` leaves skips unchecked (only ``replay merge`` does that: its merged receipt is
+    verified against the freeze report afterwards). ``head`` ``None`` leaves a receipt's
+    ``head`` unchecked. A receipt that is not well formed is *refused* (not an input error):
+    it is the host's output, not the user's input.
+
+    Returns the ``Verification``. Raises ``SliceError`` for a malformed slice and
+    ``ValueError`` for a malformed freeze report: those are the caller's own inputs.
+    """
+    nodeids = slicefile.parse(slice_bytes, slice_label)
+    skippable = None if freeze_report is None else skippable_from(freeze_report)
+    receipt_sha256 = hashlib.sha256(receipt).hexdigest()
+    try:
+        parsed = parse_receipt(receipt, label)
+    except ReceiptError as e:
+        return Verification("refused", (str(e),), receipt_sha256, (), ())
+
+    refusals: list[str] = []
+    if not nodeids:
+        refusals.append(f"{slice_label} is empty: an empty slice is never evidence")
+    actual = slicefile.sha256(slice_bytes)
+    if parsed.slice_sha256 != actual:
+        refusals.append(
+            f"slice_sha256 {parsed.slice_sha256} is not the sha256 of {slice_label} ({actual})"
+        )
+    if parsed.seed != seed:
+        refusals.append(f"seed {parsed.seed} is not the expected seed {seed}")
+    if head is not None and parsed.head is not None and parsed.head != head:
+        refusals.append(f"head {parsed.head} is not the patch's head {head}")
+    refusals.extend(_coverage(parsed, frozenset(nodeids), skippable))
+    signature_state, problem = _signature(parsed, require_signature, public_key)
+    if problem is not None:
+        refusals.append(problem)
+
+    if refusals:
+        outcome, reasons = "refused", tuple(refusals)
+    elif parsed.failed_nodeids:
+        failed = list(parsed.failed_nodeids)
+        outcome, reasons = "fail", (f"{len(failed)} node id(s) failed: {_quote(failed)}",)
+    else:
+        outcome, reasons = "pass", ()
+    return Verification(
+        outcome=outcome,
+        reasons=reasons,
+        receipt_sha256=receipt_sha256,
+        failed=parsed.failed_nodeids,
+        skipped=parsed.skipped_by_freeze,
+        receipt=parsed,
+        signature=signature_state,
+    )
+
+
+def _coverage(
+    receipt: Receipt, slice_ids: frozenset[str], skippable: frozenset[str] | None
+) -> list[str]:
+    """The coverage rules: lists inside the slice, disjoint, skips granted, complete."""
+    out: list[str] = []
+    failed, skipped = set(receipt.failed_nodeids), set(receipt.skipped_by_freeze)
+    for name, ids in (("failed_nodeids", failed), ("skipped_by_freeze", skipped)):
+        outside = sorted(ids - slice_ids)
+        if outside:
+            out.append(f"{name} lists node ids that are not in the slice: {_quote(outside)}")
+    if skippable is not None:
+        ungranted = sorted(skipped - skippable)
+        if ungranted:
+            out.append(
+                "skipped_by_freeze lists node ids that are not an in-play, passing freeze of the "
+                f"freeze report: {_quote(ungranted)}"
+            )
+    lists = [("failed_nodeids", failed), ("skipped_by_freeze", skipped)]
+    if receipt.passed_nodeids is not None:
+        lists.insert(0, ("passed_nodeids", set(receipt.passed_nodeids)))
+    for i, (name_a, a) in enumerate(lists):
+        for name_b, b in lists[i + 1 :]:
+            both = sorted(a & b)
+            if both:
+                out.append(f"{name_a} and {name_b} both list {_quote(both)}")
+    if receipt.passed_nodeids is not None:
+        passed = set(receipt.passed_nodeids)
+        missing = sorted(slice_ids - (passed | failed | skipped))
+        if missing:
+            out.append(
+                f"passed, failed and skipped do not cover the slice: missing {_quote(missing)}"
+            )
+        # Failed or skipped ids outside the slice are reported above; here only the passes.
+        outside = sorted(passed - slice_ids)
+        if outside:
+            out.append(
+                f"passed_nodeids lists node ids that are not in the slice: {_quote(outside)}"
+            )
+    return out
+
+
+def _signature(
+    receipt: Receipt, required: bool, public_key: Ed25519PublicKey | None
+) -> tuple[str, str | None]:
+    """Return ``(signature state, refusal or None)``.
+
+    A signature that is present is checked whenever a key is given, required or not: a
+    receipt carrying a signature that does not verify has been tampered with. Without a key,
+    a signature that is not required is reported as ``not_checked``.
+    """
+    if receipt.signature is None:
+        if required:
+            return "absent", "the map requires a signed receipt and this one is not signed"
+        return "absent", None
+    if public_key is None:
+        if required:
+            return "not_checked", "the map requires a signed receipt but no --public-key was given"
+        return "not_checked", None
+    problem = signing.check(receipt, public_key)
+    if problem is not None:
+        return "bad", f"signature: {problem}"
+    return "verified", None
+
+
+def replay_report(
+    verification: Verification,
+    *,
+    slice_sha256: str,
+    seed: int,
+    head: str | None,
+) -> dict[str, Any]:
+    """Return ``replay-report.json`` for one verification.
+
+    ``status`` is ``pass``, ``fail`` (a non-frozen node failed) or ``error`` (refused: the
+    receipt is no evidence, so the verdict stays ``undecided``).
+    """
+    status = {"pass": "pass", "fail": "fail", "refused": "error"}[verification.outcome]
+    if verification.outcome == "pass":
+        reason = "the receipt verifies and no node failed"
+        if verification.skipped:
+            reason += f" ({len(verification.skipped)} skipped by an in-play, passing freeze)"
+    elif verification.outcome == "fail":
+        reason = f"the receipt verifies and shows a non-frozen failure: {verification.reasons[0]}"
+    else:
+        reason = f"receipt refused: {verification.reasons[0]}"
+        if len(verification.reasons) > 1:
+            reason += f" (and {len(verification.reasons) - 1} more)"
+    return {
+        "lane": "replay",
+        "status": status,
+        "reason": reason,
+        "outcome": verification.outcome,
+        "slice_sha256": slice_sha256,
+        "receipt_sha256": verification.receipt_sha256,
+        "seed": seed,
+        "head": head,
+        "failed": list(verification.failed),
+        "skipped_by_freeze": list(verification.skipped),
+        "signature": verification.signature,
+        "refusals": list(verification.reasons) if verification.outcome == "refused" else [],
+    }

@@ -1,0 +1,336 @@
+"""``patchlane replay run|verify|merge`` through the real CLI, with real pytest runs and keys."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from patchlane.lanes.replay import signing, slicefile
+from patchlane.main import main
+from patchlane.schemas import load_schema
+from tests.gitrepo import GitRepo, run_patchlane, stderr_lines
+from tests.lanes.replay.test_receipt import seed_bytes
+from tests.lanes.replay.test_verify import freeze_record, freeze_report
+
+GOOD, BAD, FROZEN = (f"tests/test_x.py::test_{n}" for n in ("good", "bad", "frozen"))
+OTHER = "tests/test_x.py::test_other"
+TESTS = """\
+def test_good():
+    pass
+
+def test_other():
+    pass
+
+def test_bad():
+    assert False
+
+def test_frozen():
+    assert False, "flaky"
+"""
+
+
+def review_map(seed: int | None = 4242, require_signature: bool = False) -> str:
+    seed_line = f"    seed: {seed}\n" if seed is not None else ""
+    return (
+        'version: 1\nlanes:\n  property:\n    paths: ["src/"]\n    module: "checks.props"\n'
+        f"{seed_line}  replay:\n    require_signature: {str(require_signature).lower()}\n"
+    )
+
+
+@pytest.fixture
+def project(repo: GitRepo) -> GitRepo:
+    repo.write("tests/test_x.py", TESTS)
+    repo.write("review-map.yml", review_map())
+    repo.commit("project")
+    return repo
+
+
+def files(
+    tmp_path: Path, nodeids: list[str], freeze: dict[str, Any] | None = None
+) -> dict[str, Path]:
+    """Write the slice and the freeze report; return where everything goes."""
+    out = {
+        "slice": tmp_path / "replay-slice.txt",
+        "freeze": tmp_path / "freeze-report.json",
+        "receipt": tmp_path / "receipt.json",
+        "report": tmp_path / "replay-report.json",
+    }
+    out["slice"].write_bytes(slicefile.render(nodeids))
+    out["freeze"].write_text(json.dumps(freeze or freeze_report(freeze_record(FROZEN))))
+    return out
+
+
+def replay(repo: GitRepo, *args: str | Path) -> int:
+    return main(["--repo", str(repo.path), "-q", "replay", *map(str, args)])
+
+
+def run_cmd(repo: GitRepo, f: dict[str, Path], *extra: str | Path, seed: int = 4242) -> int:
+    return replay(
+        repo, "run", "--slice", f["slice"], "--seed", str(seed), "--freeze-report", f["freeze"],
+        "--out", f["receipt"], *extra,
+    )  # fmt: skip
+
+
+def verify_cmd(repo: GitRepo, f: dict[str, Path], *extra: str | Path) -> int:
+    return replay(
+        repo, "verify", "--slice", f["slice"], "--receipt", f["receipt"], "--freeze-report",
+        f["freeze"], "--out", f["report"], *extra,
+    )  # fmt: skip
+
+
+def report(f: dict[str, Path]) -> dict[str, Any]:
+    value: dict[str, Any] = json.loads(f["report"].read_text())
+    return value
+
+
+def keys(tmp_path: Path, name: str = "host") -> tuple[Path, Path]:
+    key = Ed25519PrivateKey.generate()
+    private, public = tmp_path / f"{name}.pem", tmp_path / f"{name}.pub"
+    private.write_bytes(signing.private_pem(key))
+    public.write_bytes(signing.public_pem(key.public_key()))
+    return private, public
+
+
+def test_run_then_verify_a_failure_exits_1_twice(project: GitRepo, tmp_path: Path) -> None:
+    f = files(tmp_path, [GOOD, BAD, FROZEN])
+    assert run_cmd(project, f) == 1
+    receipt = json.loads(f["receipt"].read_text())
+    assert receipt["failed_nodeids"] == [BAD]
+    assert receipt["skipped_by_freeze"] == [FROZEN]
+    assert receipt["passed_nodeids"] == [GOOD]
+    assert receipt["head"] == project.head() and receipt["host_role"] == "local"
+    assert verify_cmd(project, f) == 1
+    r = report(f)
+    assert (r["lane"], r["status"], r["outcome"], r["failed"]) == ("replay", "fail", "fail", [BAD])
+    assert r["receipt_sha256"] == hashlib.sha256(f["receipt"].read_bytes()).hexdigest()
+    assert r["slice_sha256"] == hashlib.sha256(f["slice"].read_bytes()).hexdigest()
+    assert (r["seed"], r["head"], r["skipped_by_freeze"]) == (4242, project.head(), [FROZEN])
+
+
+def test_a_clean_run_verifies_with_exit_0_and_json_is_the_report(
+    project: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = files(tmp_path, [GOOD, FROZEN])
+    assert run_cmd(project, f, "--host-role", "ci-box") == 0
+    capsys.readouterr()
+    assert main(["--repo", str(project.path), "--json", "replay", "verify", "--slice",
+                 str(f["slice"]), "--receipt", str(f["receipt"]), "--freeze-report",
+                 str(f["freeze"]), "--out", str(f["report"])]) == 0  # fmt: skip
+    assert capsys.readouterr().out == f["report"].read_text()
+    assert report(f)["status"] == "pass" and report(f)["refusals"] == []
+
+
+def test_a_tampered_receipt_is_refused_with_exit_3(project: GitRepo, tmp_path: Path) -> None:
+    f = files(tmp_path, [GOOD, BAD])
+    run_cmd(project, f)
+    value = json.loads(f["receipt"].read_text())
+    value["failed_nodeids"], value["passed_nodeids"] = [], [GOOD, BAD]
+    value["seed"] = 1
+    f["receipt"].write_text(json.dumps(value))
+    assert verify_cmd(project, f) == 3
+    r = report(f)
+    assert (r["status"], r["outcome"]) == ("error", "refused")
+    assert any("seed 1" in x for x in r["refusals"])
+
+
+@pytest.mark.parametrize("data", [b"{", b'{"seed": 1, "seed": 1}', b"[]"])
+def test_a_malformed_receipt_is_refused_not_bad_input(
+    project: GitRepo, tmp_path: Path, data: bytes
+) -> None:
+    f = files(tmp_path, [GOOD])
+    f["receipt"].write_bytes(data)
+    assert verify_cmd(project, f) == 3
+    assert report(f)["refusals"][0].startswith(str(f["receipt"]))
+
+
+def test_a_different_head_is_refused(project: GitRepo, tmp_path: Path) -> None:
+    first = project.head()
+    project.write("README.md", "x\n")
+    project.commit("later")
+    f = files(tmp_path, [GOOD])
+    run_cmd(project, f)
+    assert verify_cmd(project, f) == 0
+    assert verify_cmd(project, f, "--head", first) == 3
+    assert "is not the patch's head" in report(f)["refusals"][0]
+
+
+def test_the_seed_defaults_to_the_maps_and_can_be_given(project: GitRepo, tmp_path: Path) -> None:
+    f = files(tmp_path, [GOOD])
+    run_cmd(project, f, seed=99)
+    assert verify_cmd(project, f) == 3  # the map says 4242
+    assert verify_cmd(project, f, "--seed", "99") == 0
+
+
+def test_without_a_seed_in_the_map_seed_is_required(
+    repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo.write("tests/test_x.py", TESTS)
+    repo.write("review-map.yml", review_map(seed=None))
+    repo.commit("project")
+    f = files(tmp_path, [GOOD])
+    f["receipt"].write_text("{}")
+    assert verify_cmd(repo, f) == 2
+    assert "--seed is required" in capsys.readouterr().err
+
+
+def test_the_seed_receipt_verifies_as_printed_and_its_placeholder_is_refused(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    node = "tests/test_billing.py::test_invoice_timestamp_order"
+    repo.write("review-map.yml", review_map(seed=20260924))
+    repo.commit("map")
+    f = files(tmp_path, [node], freeze_report(freeze_record(node)))
+    f["receipt"].write_bytes(seed_bytes())
+    assert verify_cmd(repo, f) == 3
+    assert "slice_sha256" in report(f)["refusals"][0]
+    digest = hashlib.sha256(f["slice"].read_bytes()).hexdigest().encode()
+    f["receipt"].write_bytes(seed_bytes().replace(b"hash-of-replay-slice.txt", digest))
+    assert verify_cmd(repo, f) == 0
+    assert report(f)["skipped_by_freeze"] == [node]
+
+
+def test_signed_runs_verify_with_the_public_key_only(project: GitRepo, tmp_path: Path) -> None:
+    project.write("review-map.yml", review_map(require_signature=True))
+    project.commit("require signatures")
+    private, public = keys(tmp_path)
+    _, other = keys(tmp_path, "other")
+    f = files(tmp_path, [GOOD])
+    assert run_cmd(project, f, "--signing-key", private) == 0
+    assert json.loads(f["receipt"].read_text())["signature"]["payloadType"] == signing.PAYLOAD_TYPE
+    assert verify_cmd(project, f, "--public-key", public) == 0
+    assert report(f)["signature"] == "verified"
+    assert verify_cmd(project, f, "--public-key", other) == 3  # another key
+    assert verify_cmd(project, f) == 3  # required, but nothing to check it with
+    assert run_cmd(project, f) == 0  # unsigned now
+    assert verify_cmd(project, f, "--public-key", public) == 3
+    assert "not signed" in report(f)["refusals"][0]
+
+
+def test_the_signing_key_can_come_from_the_environment(
+    project: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    private, public = keys(tmp_path)
+    monkeypatch.setenv(signing.KEY_ENV, str(private))
+    f = files(tmp_path, [GOOD])
+    assert run_cmd(project, f) == 0
+    assert verify_cmd(project, f, "--public-key", public) == 0
+    assert report(f)["signature"] == "verified"
+
+
+def test_a_bad_signature_is_refused_even_when_not_required(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    private, public = keys(tmp_path)
+    f = files(tmp_path, [GOOD, BAD])
+    run_cmd(project, f, "--signing-key", private)
+    value = json.loads(f["receipt"].read_text())
+    value["failed_nodeids"], value["passed_nodeids"] = [], [BAD, GOOD]
+    f["receipt"].write_text(json.dumps(value))
+    assert verify_cmd(project, f) == 0  # not required and no key: not checked
+    assert verify_cmd(project, f, "--public-key", public) == 3
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--slice", "missing.txt", "no such file"),
+        ("--freeze-report", "bad.json", "bad.json"),
+        ("--signing-key", "bad.pem", "bad.pem"),
+        ("--timeout", "0", "--timeout"),
+    ],
+)
+def test_bad_input_to_run_exits_2_on_one_line(
+    project: GitRepo,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    option: str,
+    value: str,
+    message: str,
+) -> None:
+    f = files(tmp_path, [GOOD])
+    (tmp_path / "bad.json").write_text('{"lane": "freeze"}')
+    (tmp_path / "bad.pem").write_text("not a key")
+    options: dict[str, str | Path] = {"--slice": f["slice"], "--freeze-report": f["freeze"]}
+    options[option] = value if option == "--timeout" else tmp_path / value
+    argv = [x for pair in options.items() for x in pair]
+    assert replay(project, "run", "--seed", "1", "--out", f["receipt"], *argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not f["receipt"].exists()
+
+
+def test_an_empty_slice_is_not_run(project: GitRepo, tmp_path: Path) -> None:
+    f = files(tmp_path, [])
+    assert run_cmd(project, f) == 2
+
+
+def test_merge_two_signed_shards_into_a_receipt_that_verifies(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    private, public = keys(tmp_path)
+    whole = files(tmp_path, [GOOD, OTHER, BAD, FROZEN])
+    shards: list[str | Path] = []
+    for name, ids in (("one", [GOOD, FROZEN]), ("two", [OTHER, BAD])):
+        d = tmp_path / name
+        d.mkdir()
+        f = files(d, ids)
+        run_cmd(project, f, "--signing-key", private, "--host-role", name)
+        shards += ["--shard", f["slice"], f["receipt"]]
+    code = replay(
+        project, "merge", "--slice", whole["slice"], *shards, "--public-key", public,
+        "--signing-key", private, "--out", whole["receipt"],
+    )  # fmt: skip
+    assert code == 1  # written, and BAD failed
+    merged = json.loads(whole["receipt"].read_text())
+    assert merged["host_role"] == "one+two"
+    assert merged["passed_nodeids"] == sorted([GOOD, OTHER])
+    assert verify_cmd(project, whole, "--public-key", public) == 1
+    assert report(whole)["failed"] == [BAD]
+
+
+def test_merge_refuses_an_incomplete_partition_with_exit_3(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    whole = files(tmp_path, [GOOD, OTHER])
+    d = tmp_path / "one"
+    d.mkdir()
+    f = files(d, [GOOD])
+    run_cmd(project, f)
+    code = replay(
+        project, "merge", "--slice", whole["slice"], "--shard", f["slice"], f["receipt"],
+        "--out", whole["receipt"],
+    )  # fmt: skip
+    assert code == 3
+    assert not whole["receipt"].exists()
+
+
+def test_the_real_cli_in_a_subprocess(project: GitRepo, tmp_path: Path) -> None:
+    f = files(tmp_path, [GOOD])
+    f["receipt"].write_text("{}")
+    proc = run_patchlane(
+        "--repo", project.path, "replay", "verify", "--slice", f["slice"], "--receipt",
+        f["receipt"], "--freeze-report", f["freeze"],
+    )  # fmt: skip
+    assert proc.returncode == 3
+    assert stderr_lines(proc) == []
+    assert b"receipt refused" in proc.stdout
+
+
+def test_what_the_commands_write_matches_the_shipped_schemas(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    private, public = keys(tmp_path)
+    f = files(tmp_path, [GOOD, BAD, FROZEN])
+    run_cmd(project, f, "--signing-key", private)
+    jsonschema.validate(json.loads(f["receipt"].read_text()), load_schema("receipt"))
+    verify_cmd(project, f, "--public-key", public)
+    jsonschema.validate(report(f), load_schema("replay-report"))
+    f["receipt"].write_text("{}")
+    verify_cmd(project, f)
+    jsonschema.validate(report(f), load_schema("replay-report"))

@@ -1,0 +1,90 @@
+"""pytest collection in the isolated child: node ids, errors, timeouts, the network guard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from patchlane.lanes.replay.collect import CollectionError, collect
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def test_collects_node_ids_relative_to_the_tree_root(tmp_path: Path) -> None:
+    root = write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "X = 1\n",
+            "tests/test_a.py": (
+                "import pytest\nimport pkg\n"
+                "@pytest.mark.parametrize('n', [1, 2])\ndef test_p(n): pass\n"
+                "class TestK:\n    def test_m(self): pass\n"
+            ),
+        },
+    )
+    got = collect(root, ["tests/"])
+    assert got.nodeids == (
+        "tests/test_a.py::test_p[1]",
+        "tests/test_a.py::test_p[2]",
+        "tests/test_a.py::TestK::test_m",
+    )
+
+
+def test_no_paths_and_no_tests_are_an_empty_suite(tmp_path: Path) -> None:
+    assert collect(tmp_path, []).nodeids == ()
+    root = write(tmp_path, {"tests/test_none.py": "X = 1\n"})
+    assert collect(root, ["tests"]).nodeids == ()
+
+
+def test_an_import_error_is_a_collection_error_with_the_last_lines(tmp_path: Path) -> None:
+    root = write(
+        tmp_path,
+        {"tests/test_ok.py": "def test_ok(): pass\n", "tests/test_bad.py": "import nowhere_xyz\n"},
+    )
+    with pytest.raises(CollectionError) as e:
+        collect(root, ["tests"])
+    assert "could not collect 1 file" in str(e.value)
+    assert any("tests/test_bad.py" in line for line in e.value.lines)
+    assert "\n" not in str(e.value)
+
+
+def test_a_test_module_that_never_finishes_importing_is_killed(tmp_path: Path) -> None:
+    root = write(tmp_path, {"tests/test_slow.py": "import time\ntime.sleep(60)\n"})
+    with pytest.raises(CollectionError, match="timed out after 1 s"):
+        collect(root, ["tests"], timeout_s=1.0)
+
+
+def test_network_access_during_collection_is_refused_and_reported(tmp_path: Path) -> None:
+    code = (
+        "import socket\n"
+        "try:\n"
+        "    socket.create_connection(('192.0.2.1', 80), timeout=1)\n"
+        "except Exception:\n"
+        "    pass\n"  # the project swallows the error: the guard still reports it
+        "def test_x(): pass\n"
+    )
+    root = write(tmp_path, {"tests/test_net.py": code})
+    with pytest.raises(CollectionError, match="reach the network"):
+        collect(root, ["tests"])
+
+
+def test_the_caller_environment_does_not_reach_the_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATCHLANE_SELECT_PROBE", "leaked")
+    code = (
+        "import os\n"
+        "if os.environ.get('PATCHLANE_SELECT_PROBE'):\n"
+        "    def test_leaked(): pass\n"
+        "else:\n"
+        "    def test_clean(): pass\n"
+    )
+    root = write(tmp_path, {"tests/test_env.py": code})
+    assert collect(root, ["tests"]).nodeids == ("tests/test_env.py::test_clean",)

@@ -1,0 +1,141 @@
+"""The gate's replay stage: --replay none | local | COMMAND, end to end in real repos."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from patchlane.main import main
+from tests.gitrepo import CLASSIFY_MAP, GitRepo
+from tests.sample import make_billing_repo
+
+TEST_CHANGE = "def test_invoice_timestamp_order():\n    assert 1 + 1 == 2\n"
+RUN = f"{shlex.quote(sys.executable)} -m patchlane replay run --slice {{slice}} --seed 7 --out {{receipt}}"
+
+
+@pytest.fixture
+def patched(repo: GitRepo) -> GitRepo:
+    make_billing_repo(repo)
+    repo.branch("agent")
+    repo.write("tests/test_billing.py", TEST_CHANGE)
+    repo.commit("tidy the clock test")
+    return repo
+
+
+def gate(repo: GitRepo, out: Path, replay: str) -> int:
+    argv = ["--repo", str(repo.path), "-q", "gate", "--base", "main", "--seed", "7"]
+    return main([*argv, "--cases", "20", "--replay", replay, "--out-dir", str(out)])
+
+
+def load(out: Path, name: str) -> Any:
+    return json.loads((out / name).read_text(encoding="utf-8"))
+
+
+def test_local_replay_accepts_a_good_patch(patched: GitRepo, tmp_path: Path) -> None:
+    out = tmp_path / "ev"
+    assert gate(patched, out, "local") == 0
+    assert (
+        out / "replay-slice.txt"
+    ).read_text() == "tests/test_billing.py::test_invoice_timestamp_order\n"
+    replay = load(out, "replay-report.json")
+    assert (replay["status"], replay["mode"]) == ("pass", "local")
+    assert load(out, "receipt.json")["passed_nodeids"] == [
+        "tests/test_billing.py::test_invoice_timestamp_order"
+    ]
+    assert load(out, "verdict.json")["verdict"] == "accept_for_review"
+
+
+def test_a_replay_command_gets_a_receipt_that_is_verified(patched: GitRepo, tmp_path: Path) -> None:
+    # The command is how people reach their own runner; here the runner is this machine.
+    out = tmp_path / "ev"
+    assert gate(patched, out, RUN) == 0
+    assert load(out, "replay-report.json")["outcome"] == "pass"
+
+
+def test_a_failing_command_is_an_unreachable_host_not_a_pass(
+    patched: GitRepo, tmp_path: Path
+) -> None:
+    out = tmp_path / "ev"
+    assert gate(patched, out, "echo queue full >&2; false {slice} {receipt}") == 3
+    replay = load(out, "replay-report.json")
+    assert replay["outcome"] == "unreachable"
+    assert "queue full" in replay["reason"]
+
+
+def test_a_command_that_leaves_no_receipt_is_undecided(patched: GitRepo, tmp_path: Path) -> None:
+    out = tmp_path / "ev"
+    assert gate(patched, out, "true {slice} {receipt}") == 3
+    assert load(out, "replay-report.json")["reason"] == "no receipt came back"
+
+
+def test_a_forged_receipt_is_refused(patched: GitRepo, tmp_path: Path) -> None:
+    forged = tmp_path / "forged.json"
+    forged.write_text(
+        json.dumps(
+            {
+                "seed": 7,
+                "slice_sha256": "0" * 64,
+                "failed_nodeids": [],
+                "skipped_by_freeze": [],
+                "host_role": "free-eval",
+            }
+        )
+    )
+    out = tmp_path / "ev"
+    assert gate(patched, out, f"cp {shlex.quote(str(forged))} {{receipt}} # {{slice}}") == 3
+    replay = load(out, "replay-report.json")
+    assert (replay["status"], replay["outcome"]) == ("error", "refused")
+
+
+def test_a_change_no_test_reaches_gives_an_empty_slice_which_is_never_evidence(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    make_billing_repo(repo)
+    repo.branch("agent")
+    repo.write("src/quota/__init__.py", "LIMIT = 11\n")
+    repo.commit("raise the limit")
+    out = tmp_path / "ev"
+    assert gate(repo, out, "local") == 3
+    replay = load(out, "replay-report.json")
+    assert replay["outcome"] == "empty"
+    assert (out / "replay-slice.txt").read_bytes() == b""
+
+
+def test_a_private_slice_never_goes_to_a_command_but_runs_locally(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    review_map = CLASSIFY_MAP.replace(
+        "ignore:",
+        '  replay:\n    tests: ["tests/"]\n    private: ["tests/test_billing.py"]\nignore:',
+    )
+    make_billing_repo(repo, review_map=review_map)
+    repo.branch("agent")
+    repo.write("tests/test_billing.py", TEST_CHANGE)
+    repo.commit()
+    out = tmp_path / "ev"
+    marker = tmp_path / "uploaded"
+    assert gate(repo, out, f"touch {shlex.quote(str(marker))} {{slice}} {{receipt}}") == 3
+    assert load(out, "replay-report.json")["outcome"] == "private"
+    assert not marker.exists()
+    assert gate(repo, tmp_path / "local", "local") == 0
+
+
+def test_replay_waits_for_green_local_lanes(patched: GitRepo, tmp_path: Path) -> None:
+    patched.write("tests/fixtures/billing/invoice_min.json", "{}\n")
+    patched.commit("silent fixture edit")
+    out = tmp_path / "ev"
+    assert gate(patched, out, "local") == 1
+    assert load(out, "replay-report.json")["outcome"] == "not_run"
+    assert not (out / "receipt.json").exists()
+
+
+def test_a_replay_command_without_both_placeholders_is_exit_2(
+    patched: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert gate(patched, tmp_path / "ev", "upload {slice}") == 2
+    assert "{receipt}" in capsys.readouterr().err
