@@ -85,8 +85,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     Raises ``PatchlaneError`` (exit 2 at the boundary) for a bad map, registry, report,
     failure log or ref.
     """
-    from patchlane import git
-    from patchlane.classify import deciding_map
+    from patchlane.classify import classify
     from patchlane.jsonio import dumps_report, write_json
     from patchlane.lanes.freeze import audit, read_failure_log
     from patchlane.reports import load_lane_report
@@ -98,20 +97,15 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     today = args.today if args.today is not None else datetime.now(UTC).date()
 
     repo = ctx.repo()
-    base = git.resolve_commit(repo, args.base)
-    head = git.resolve_commit(repo, args.head)
-    merge_base = git.merge_base(repo, base, head)
-    changed = frozenset(
-        p for c in git.diff_changes(repo, merge_base, head) for p in (c.path, c.old_path) if p
-    )
-    review_map = deciding_map(repo, ctx.map_option, base, head, changed).review_map
+    # The same refs, merge base, changed paths and deciding map as every other lane.
+    cls = classify(repo, args.base, args.head, ctx.map_option)
     report = audit(
         repo,
-        review_map,
-        base=base,
-        head=head,
-        merge_base=merge_base,
-        changed_paths=changed,
+        cls.map_source.review_map,
+        base=cls.base,
+        head=cls.head,
+        merge_base=cls.merge_base,
+        changed_paths=cls.changed_paths,
         today=today,
         property_report=prop,
         fixture_report=fixture,

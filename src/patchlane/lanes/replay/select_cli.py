@@ -43,8 +43,7 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
     ``InputError`` for a bad failure log; ``GitError``/``MapError`` for refs and the map;
     ``CollectionError`` when pytest cannot collect the head's tests (all exit 2).
     """
-    from patchlane import git
-    from patchlane.classify import deciding_map
+    from patchlane.classify import classify
     from patchlane.jsonio import atomic_write_bytes, dumps_report
     from patchlane.lanes.freeze.failure_log import read_failure_log
     from patchlane.lanes.replay.select import select_slice
@@ -59,20 +58,15 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
         load_lane_report(args.property_report, "property")
     failed = read_failure_log(args.failure_log) if args.failure_log else frozenset()
     repo = ctx.repo()
-    base = git.resolve_commit(repo, args.base)
-    head = git.resolve_commit(repo, args.head)
-    merge_base = git.merge_base(repo, base, head)
-    changed = frozenset(
-        p for c in git.diff_changes(repo, merge_base, head) for p in (c.path, c.old_path) if p
-    )
-    review_map = deciding_map(repo, ctx.map_option, base, head, changed).review_map
+    # The same refs, merge base, changed paths and deciding map as every other lane.
+    cls = classify(repo, args.base, args.head, ctx.map_option)
     selection = select_slice(
         repo,
-        review_map,
-        base=base,
-        head=head,
-        merge_base=merge_base,
-        changed_paths=changed,
+        cls.map_source.review_map,
+        base=cls.base,
+        head=cls.head,
+        merge_base=cls.merge_base,
+        changed_paths=cls.changed_paths,
         failure_log=failed,
         all_tests=bool(args.all),
         out=ctx.out,
