@@ -139,3 +139,21 @@ def test_a_replay_command_without_both_placeholders_is_exit_2(
 ) -> None:
     assert gate(patched, tmp_path / "ev", "upload {slice}") == 2
     assert "{receipt}" in capsys.readouterr().err
+
+
+def test_a_receipt_from_a_command_that_exits_1_is_still_verified_and_rejects(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    make_billing_repo(repo)
+    repo.branch("agent")
+    repo.write("tests/test_billing.py", "def test_invoice_timestamp_order():\n    assert 1 == 2\n")
+    repo.commit("break the test")
+    out = tmp_path / "ev"
+    # `replay run` exits 1 when a node failed, and still leaves its receipt.
+    assert gate(repo, out, RUN) == 1
+    replay = load(out, "replay-report.json")
+    assert (replay["status"], replay["failed"]) == (
+        "fail",
+        ["tests/test_billing.py::test_invoice_timestamp_order"],
+    )
+    assert load(out, "verdict.json")["reasons"][0]["rule"] == 4

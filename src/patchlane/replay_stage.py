@@ -113,14 +113,15 @@ def replay(
             f"the slice needs a private file ({path}: {why}): run it locally (--replay local) or on your own runner",
             **facts,
         )
+    problem = None
     if opts.mode == "local":
         _run_here(repo, cls, opts, seed, selection.nodeids, selection.sha256, out)
     else:
+        # A receipt that came back is evidence whatever the command exited with (a runner
+        # that ran the slice and saw a failure may well exit 1); it is verified below.
         problem = _run_command(repo, opts, out)
-        if problem is not None:
-            return _report(opts.mode, "unreachable", problem, **facts)
     if not opts.receipt_path.is_file():
-        return _report(opts.mode, "unreachable", "no receipt came back", **facts)
+        return _report(opts.mode, "unreachable", problem or "no receipt came back", **facts)
     return _verify(cls, opts, seed, selection.slice_bytes, selection.sha256, freeze_report, facts)
 
 

@@ -161,7 +161,11 @@ def _replay_field(report: dict[str, Any] | None) -> Field:
     digest = report.get("receipt_sha256")
     if report.get("status") in ("pass", "fail") and isinstance(digest, str):
         skipped = [str(n) for n in report.get("skipped_by_freeze") or []]
-        extra = f"; skipped by freeze: {', '.join(skipped)}" if skipped else ""
+        extra = ""
+        if report.get("slice_count") is not None:
+            extra += f"; slice {report.get('slice_count')} of {report.get('suite_size')} tests"
+        if skipped:
+            extra += f"; skipped by freeze: {', '.join(skipped)}"
         return Field("replay", f"receipt sha256 {digest} ({report.get('status')}{extra})", True)
     return Field("replay", f"undecided ({report.get('reason')})", True)
 

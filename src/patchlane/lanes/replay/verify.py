@@ -181,11 +181,17 @@ def _signature(
     """
     if receipt.signature is None:
         if required:
-            return "absent", "the map requires a signed receipt and this one is not signed"
+            return (
+                "absent",
+                "a signed receipt is required (the map's replay.require_signature, or --public-key for merge) and this one is not signed",
+            )
         return "absent", None
     if public_key is None:
         if required:
-            return "not_checked", "the map requires a signed receipt but no --public-key was given"
+            return (
+                "not_checked",
+                "a signed receipt is required (the map's replay.require_signature) but no --public-key was given",
+            )
         return "not_checked", None
     problem = signing.check(receipt, public_key)
     if problem is not None:
