@@ -230,7 +230,7 @@ def test_a_signature_required_and_valid_passes() -> None:
 def test_a_signature_required_but_missing_is_refused() -> None:
     key = Ed25519PrivateKey.generate()
     reason = refusal(good(), require_signature=True, public_key=key.public_key())
-    assert "requires a signed receipt" in reason
+    assert "a signed receipt is required" in reason
 
 
 def test_a_signature_required_without_a_public_key_is_refused() -> None:
