@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from patchlane.commands import publish
 from patchlane.errors import Exit
-from patchlane.ui import show, write_stdout
+from patchlane.ui import show
 
 if TYPE_CHECKING:
     from patchlane.classify import Classification
@@ -41,18 +41,11 @@ def add_diff_options(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.classify import classify
-    from patchlane.jsonio import dumps_report, write_json
 
     repo = ctx.repo()
     result = classify(repo, args.base, args.head, ctx.map_option)
     data = result.to_json()
-    if args.out:
-        write_json(Path(args.out), data)
-    if ctx.out.json:
-        # The same bytes as --out writes, also for a path that is not UTF-8.
-        write_stdout(dumps_report(data))
-    else:
-        print_summary(result, ctx)
+    publish(ctx.out, data, args.out, lambda: print_summary(result, ctx))
     return Exit.GREEN if result.map_complete else Exit.UNDECIDED
 
 

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from patchlane.commands import publish
 from patchlane.errors import Exit
 from patchlane.ui import show, write_stdout
 
@@ -94,7 +95,6 @@ def _load_lane(repo: Path, ctx: Context) -> FixtureLane:
 
 def _run_check(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane import git
-    from patchlane.jsonio import dumps_report, write_json
     from patchlane.lanes.fixture import check_commit, check_worktree
 
     repo = ctx.repo()
@@ -121,12 +121,7 @@ def _run_check(args: argparse.Namespace, ctx: Context) -> int:
             out=ctx.out,
         )
     data = report.to_json()
-    if args.out:
-        write_json(Path(args.out), data)
-    if ctx.out.json:
-        write_stdout(dumps_report(data))
-    else:
-        print_summary(report, ctx)
+    publish(ctx.out, data, args.out, lambda: print_summary(report, ctx))
     return Exit.GREEN if report.ok else Exit.RED
 
 

@@ -8,8 +8,9 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from patchlane.commands import publish
 from patchlane.errors import Exit
-from patchlane.ui import one_line, show, write_stdout
+from patchlane.ui import one_line, show
 
 if TYPE_CHECKING:
     from patchlane.lanes.freeze import FreezeReport
@@ -86,7 +87,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     failure log or ref.
     """
     from patchlane.classify import classify
-    from patchlane.jsonio import dumps_report, write_json
     from patchlane.lanes.freeze import audit, read_failure_log
     from patchlane.reports import load_lane_report
 
@@ -112,12 +112,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         failure_log=failed,
     )
     data = report.to_json()
-    if args.out:
-        write_json(Path(args.out), data)
-    if ctx.out.json:
-        write_stdout(dumps_report(data))
-    else:
-        print_summary(report, ctx)
+    publish(ctx.out, data, args.out, lambda: print_summary(report, ctx))
     return Exit.GREEN if report.ok else Exit.RED
 
 

@@ -7,9 +7,10 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from patchlane.commands import publish
 from patchlane.errors import Exit
 from patchlane.lanes.property import DEFAULT_MUTANTS
-from patchlane.ui import one_line, show, write_stdout
+from patchlane.ui import one_line, show
 
 if TYPE_CHECKING:
     from patchlane.config import ReviewMap
@@ -69,7 +70,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     when no seed is given on the command line or in the map.
     """
     from patchlane.errors import MapError, UsageError
-    from patchlane.jsonio import dumps_report, write_json
     from patchlane.lanes.property.runner import run_property_lane
 
     repo = ctx.repo()
@@ -95,12 +95,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         out=ctx.out,
     )
     data = report.to_json()
-    if args.out:
-        write_json(Path(args.out), data)
-    if ctx.out.json:
-        write_stdout(dumps_report(data))
-    else:
-        print_summary(report, ctx, args)
+    publish(ctx.out, data, args.out, lambda: print_summary(report, ctx, args))
     return Exit.GREEN if report.ok else Exit.RED
 
 

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patchlane.ui import write_stdout
+from patchlane.commands import publish
 
 if TYPE_CHECKING:
     from patchlane.main import Context
@@ -38,7 +38,6 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from patchlane.jsonio import dumps_report, write_json
     from patchlane.reports import load_classification, load_lane_report
     from patchlane.verdict import decide
 
@@ -49,12 +48,11 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     facts = load_classification(args.classify)[1] if args.classify else None
     verdict = decide(prop, fixture, freeze, replay, facts)
     data = verdict.to_json()
-    if args.out:
-        write_json(args.out, data)
-    if ctx.out.json:
-        write_stdout(dumps_report(data))
-    else:
+
+    def summary() -> None:
         ctx.out.say(f"verdict: {verdict.verdict}")
         for reason in verdict.reasons:
             ctx.out.say(f"  rule {reason.rule} [{reason.lane}] {reason.effect}: {reason.message}")
+
+    publish(ctx.out, data, args.out, summary)
     return verdict.exit_code

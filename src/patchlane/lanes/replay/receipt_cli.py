@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from patchlane.commands import publish
 from patchlane.errors import Exit, InputError, ReportError, UsageError
 from patchlane.ui import one_line, show, write_stdout
 
@@ -124,7 +125,6 @@ def main_verify(args: argparse.Namespace, ctx: Context) -> int:
     ref, or a missing receipt file (nothing came back: that is the caller's to report).
     """
     from patchlane import git
-    from patchlane.jsonio import dumps_report, write_json
     from patchlane.lanes.replay import signing, slicefile
     from patchlane.lanes.replay.verify import replay_report, verify_receipt
 
@@ -155,15 +155,14 @@ def main_verify(args: argparse.Namespace, ctx: Context) -> int:
     report = replay_report(
         verification, slice_sha256=slicefile.sha256(slice_bytes), seed=seed, head=head
     )
-    if args.out:
-        write_json(Path(args.out), report)
-    if ctx.out.json:
-        write_stdout(dumps_report(report))
-    else:
+
+    def summary() -> None:
         ctx.out.say(f"replay: {report['status']}: {one_line(report['reason'])}")
         for reason in verification.reasons[1:] if verification.outcome == "refused" else ():
             ctx.out.say(f"  also: {one_line(reason)}")
         ctx.out.say(f"receipt sha256: {verification.receipt_sha256}")
+
+    publish(ctx.out, report, args.out, summary)
     return {"pass": Exit.GREEN, "fail": Exit.RED, "refused": Exit.UNDECIDED}[verification.outcome]
 
 
