@@ -5,18 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.util
 import os
 import signal
-import sys
-import textwrap
 import threading
 import time
 import types
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol
 
 import pytest
 
@@ -31,6 +26,7 @@ from patchlane.lanes.property.mutants import (
     run_mutants,
 )
 from patchlane.lanes.property.oracle import SURVIVES_MUTANTS, AuditResult, audit_property
+from tests.lanes.property.conftest import Loader
 
 EXAMPLE = Path(patchlane.__file__).parent / "example"
 
@@ -41,30 +37,6 @@ def count_up(n):
         i += 1
     return i
 """
-
-
-class Loader(Protocol):
-    def __call__(self, source: str, *, alias: str | None = None) -> types.ModuleType: ...
-
-
-@pytest.fixture
-def load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Loader:
-    """Write ``source`` to a fresh file, import it under a unique name (and ``alias``)."""
-
-    def load(source: str, *, alias: str | None = None) -> types.ModuleType:
-        name = f"plt_{uuid.uuid4().hex}"
-        path = tmp_path / f"{name}.py"
-        path.write_text(textwrap.dedent(source), encoding="utf-8")
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        monkeypatch.setitem(sys.modules, name, module)
-        if alias is not None:
-            monkeypatch.setitem(sys.modules, alias, module)
-        spec.loader.exec_module(module)
-        return module
-
-    return load
 
 
 @pytest.fixture

@@ -5,14 +5,9 @@ from __future__ import annotations
 
 import ast
 import functools
-import importlib.util
-import sys
-import textwrap
 import types
-import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
 
 import pytest
 
@@ -24,6 +19,7 @@ from patchlane.lanes.property.oracle import (
     audit_property,
     user_function,
 )
+from tests.lanes.property.conftest import Loader
 
 EXAMPLE = Path(patchlane.__file__).parent / "example"
 
@@ -42,30 +38,6 @@ def apply_refund(charge, refund):
     return RefundResult(net_cents=net, rejected=refund > charge)
 """
 IMPL_FORMULA_LINE = 11
-
-
-class Loader(Protocol):
-    def __call__(self, source: str, *, alias: str | None = None) -> types.ModuleType: ...
-
-
-@pytest.fixture
-def load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Loader:
-    """Write ``source`` to a fresh file, import it under a unique name (and ``alias``)."""
-
-    def load(source: str, *, alias: str | None = None) -> types.ModuleType:
-        name = f"plt_{uuid.uuid4().hex}"
-        path = tmp_path / f"{name}.py"
-        path.write_text(textwrap.dedent(source), encoding="utf-8")
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        monkeypatch.setitem(sys.modules, name, module)
-        if alias is not None:
-            monkeypatch.setitem(sys.modules, alias, module)
-        spec.loader.exec_module(module)
-        return module
-
-    return load
 
 
 def as_lane_runs(fn: Callable[..., None], *args: object) -> Callable[[], None]:
