@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from patchlane.classify import Classification, classify
 from patchlane.config import DEFAULT_CASES, ReviewMap
@@ -23,6 +23,9 @@ from patchlane.reports import FILE_NAMES
 from patchlane.review import build_note
 from patchlane.ui import Output
 from patchlane.verdict import LaneResult, PatchFacts, Verdict, decide
+
+if TYPE_CHECKING:
+    from patchlane.lanes.freeze import Registry
 
 
 @dataclass(frozen=True)
@@ -134,20 +137,23 @@ def fixture_report(repo: Path, cls: Classification) -> dict[str, Any]:
 def freeze_report(
     repo: Path,
     cls: Classification,
+    registry: Registry | None,
     today: date,
     failure_log: frozenset[str],
     prop: dict[str, Any],
     fixture: dict[str, Any],
 ) -> dict[str, Any]:
-    """Return the freeze lane's report: the base's registry audited by rules 1-6."""
+    """Return the freeze lane's report: the base's registry audited by rules 1-6.
+
+    ``registry`` is ``base_registry``'s answer (``None``: the map has no freeze lane).
+    """
     from patchlane.lanes.freeze import audit
 
-    review_map = cls.map_source.review_map
-    if review_map.freeze is None:
+    if registry is None:
         return _not_applicable("freeze", cls.lanes["freeze"].reason, {"records": []})
     report = audit(
         repo,
-        review_map,
+        cls.map_source.review_map,
         base=cls.base,
         head=cls.head,
         merge_base=cls.merge_base,
@@ -156,24 +162,33 @@ def freeze_report(
         property_report=prop,
         fixture_report=fixture,
         failure_log=failure_log,
+        registry=registry,
     )
     data: dict[str, Any] = report.to_json()
     return data
 
 
-def freezes_in_play(repo: Path, cls: Classification, failure_log: frozenset[str]) -> bool:
+def base_registry(repo: Path, cls: Classification) -> Registry | None:
+    """Return the base's freeze registry, read once per gate run (``None``: no freeze lane)."""
+    from patchlane.lanes.freeze import load_base_registry
+
+    review_map = cls.map_source.review_map
+    if review_map.freeze is None:
+        return None
+    return load_base_registry(repo, review_map, cls.base, cls.head)
+
+
+def freezes_in_play(
+    registry: Registry | None, cls: Classification, failure_log: frozenset[str]
+) -> bool:
     """Return whether any base freeze record is in play (rule 5) for this patch.
 
     Rule 3 needs the required properties' results, so the property lane must run whenever a
     freeze is in play, even for a patch that touches no property path.
     """
-    from patchlane.lanes.freeze import load_base_registry, records_in_play
+    from patchlane.lanes.freeze import records_in_play
 
-    review_map = cls.map_source.review_map
-    if review_map.freeze is None:
-        return False
-    registry = load_base_registry(repo, review_map, cls.base, cls.head)
-    return bool(records_in_play(registry, cls.changed_paths, failure_log))
+    return registry is not None and bool(records_in_play(registry, cls.changed_paths, failure_log))
 
 
 def _lane_result(report: dict[str, Any]) -> LaneResult:
@@ -213,7 +228,8 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
         from patchlane.lanes.freeze import read_failure_log
 
         failure_log = read_failure_log(opts.failure_log)
-    in_play = freezes_in_play(repo, cls, failure_log)
+    registry = base_registry(repo, cls)
+    in_play = freezes_in_play(registry, cls, failure_log)
 
     out.progress("property lane")
     prop = property_report(repo, cls, seed, cases, opts.mutants, out, needed_by_freeze=in_play)
@@ -222,7 +238,7 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
     fix = fixture_report(repo, cls)
     write_json(out_dir / FILE_NAMES["fixture"], fix)
     out.progress("freeze lane")
-    frz = freeze_report(repo, cls, opts.today or today_utc(), failure_log, prop, fix)
+    frz = freeze_report(repo, cls, registry, opts.today or today_utc(), failure_log, prop, fix)
     write_json(out_dir / FILE_NAMES["freeze"], frz)
 
     results = [_lane_result(r) for r in (prop, fix, frz)]

@@ -66,8 +66,12 @@ def audit(
     property_report: dict[str, Any] | None,
     fixture_report: dict[str, Any] | None,
     failure_log: frozenset[str],
+    registry: Registry | None = None,
 ) -> FreezeReport:
     """Audit the base's freeze registry for the patch ``merge_base..head``.
+
+    ``registry`` is the one ``load_base_registry`` returned for these commits, when the
+    caller already read it (the gate does, to know whether a freeze is in play).
 
     ``changed_paths`` holds every path the patch touches (both sides of renames);
     ``property_report`` and ``fixture_report`` are the other lanes' reports as JSON data
@@ -102,7 +106,8 @@ def audit(
             notes=(),
             seconds=time.perf_counter() - started,
         )
-    registry = load_base_registry(repo, review_map, base_commit, head_commit)
+    if registry is None:
+        registry = load_base_registry(repo, review_map, base_commit, head_commit)
     # The history is read only when there is something to judge: it costs a git call per
     # commit that touched the registry.
     history = (
