@@ -192,11 +192,13 @@ def freezes_in_play(
 
 
 def _lane_result(report: dict[str, Any]) -> LaneResult:
+    events = report.get("review_events") or []
     return LaneResult(
         lane=report["lane"],
         status=report["status"],
         reason=report["reason"],
         not_built=bool(report.get("not_built", False)),
+        review_events=tuple(str(e) for e in events),
     )
 
 

@@ -13,14 +13,19 @@ from __future__ import annotations
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from patchlane.classify import Classification
 from patchlane.errors import UsageError
 from patchlane.jsonio import atomic_write_bytes
 from patchlane.ui import Output, one_line
+
+if TYPE_CHECKING:
+    from patchlane.lanes.replay.run import RunResult
+    from patchlane.lanes.replay.select import Selection
 
 RUN_TIMEOUT_S = 1800.0
 
@@ -113,16 +118,127 @@ def replay(
             f"the slice needs a private file ({path}: {why}): run it locally (--replay local) or on your own runner",
             **facts,
         )
+    _refuse_environment_faults(repo, cls, selection, seed, out)
     problem = None
+    run = None
     if opts.mode == "local":
-        _run_here(repo, cls, opts, seed, selection.nodeids, selection.sha256, out)
+        run = _run_here(repo, cls, opts, seed, selection.nodeids, selection.sha256, out)
     else:
         # A receipt that came back is evidence whatever the command exited with (a runner
         # that ran the slice and saw a failure may well exit 1); it is verified below.
         problem = _run_command(repo, opts, out)
     if not opts.receipt_path.is_file():
         return _report(opts.mode, "unreachable", problem or "no receipt came back", **facts)
-    return _verify(cls, opts, seed, selection.slice_bytes, selection.sha256, freeze_report, facts)
+    report = _verify(cls, opts, seed, selection.slice_bytes, selection.sha256, freeze_report, facts)
+    if run is not None:
+        report["run_problems"] = list(run.run.problems)
+        report["failed_why"] = {
+            n: run.run.results[n].why for n in report.get("failed", []) if n in run.run.results
+        }
+    if report["status"] == "pass":
+        _skips_at_base(repo, cls, seed, report, out)
+    if report["status"] != "fail":
+        _test_changes(repo, cls, seed, selection, report, out)
+    return report
+
+
+def _refuse_environment_faults(
+    repo: Path, cls: Classification, selection: Selection, seed: int, out: Output
+) -> None:
+    """Raise ``EnvironmentFault`` (exit 2) when a test file of the slice cannot import a
+    package at the base and the head alike: the environment's fault, not the patch's."""
+    from patchlane.lanes.replay.basecheck import (
+        EnvironmentFault,
+        environment_faults,
+        fault_message,
+    )
+
+    errors = [e for e in selection.collect_errors if e.nodeid in selection.nodeids]
+    if not any(e.missing for e in errors):
+        return
+    out.progress("replay: a test file does not import; checking the base")
+    faults = environment_faults(repo, cls.merge_base, errors, seed=seed, timeout_s=RUN_TIMEOUT_S)
+    if faults:
+        raise EnvironmentFault(fault_message(faults[0]))
+
+
+def _skips_at_base(
+    repo: Path, cls: Classification, seed: int, report: dict[str, Any], out: Output
+) -> None:
+    """A node the suite skipped at the head but that passes at the base was hidden by the
+    patch: it fails the replay (rule 4)."""
+    from patchlane.lanes.replay.basecheck import skips_that_run_at_base
+
+    skipped = [str(n) for n in report.get("skipped_by_suite") or []]
+    if not skipped:
+        return
+    out.progress(f"replay: {len(skipped)} node(s) skipped by the suite; running them at the base")
+    hidden = skips_that_run_at_base(
+        repo, cls.merge_base, skipped, seed=seed, timeout_s=RUN_TIMEOUT_S
+    )
+    report["skipped_but_pass_at_base"] = list(hidden)
+    if hidden:
+        report["status"] = "fail"
+        report["outcome"] = "fail"
+        report["failed"] = sorted({*report.get("failed", []), *hidden})
+        report["reason"] = (
+            f"{len(hidden)} node(s) skipped at the head pass at the base (the patch hides "
+            f"them): {_quote(hidden)}"
+        )
+
+
+def _test_changes(
+    repo: Path,
+    cls: Classification,
+    seed: int,
+    selection: Selection,
+    report: dict[str, Any],
+    out: Output,
+) -> None:
+    """Deleted tests and edited expectations: review events (rule 6, ``undecided``)."""
+    from patchlane.lanes.replay.basecheck import ChangedPath, changed_test_paths, test_changes
+
+    sides: list[ChangedPath] = []
+    for f in cls.files:
+        sides.append(ChangedPath(f.status, f.path))
+        if f.old_path is not None:
+            sides.append(ChangedPath(f.status, f.old_path, renamed_to=f.path))
+    changed = changed_test_paths(sides, cls.map_source.review_map.replay.tests)
+    report["deleted_tests"] = []
+    report["edited_expectations"] = []
+    if not changed:
+        return
+    out.progress("replay: running the base version of the changed test files")
+    found = test_changes(
+        repo,
+        cls.merge_base,
+        cls.head,
+        changed,
+        head_collected=frozenset(selection.collected),
+        head_broken=frozenset(e.nodeid for e in selection.collect_errors),
+        slice_ids=selection.nodeids,
+        seed=seed,
+        timeout_s=RUN_TIMEOUT_S,
+    )
+    report["deleted_tests"] = list(found.deleted)
+    report["edited_expectations"] = [{"nodeid": n, "why": why} for n, why in found.edited]
+    events = report.setdefault("review_events", [])
+    if found.deleted:
+        events.append(
+            f"the patch deletes {len(found.deleted)} test(s) collected at the base: "
+            f"{_quote(list(found.deleted))}"
+        )
+    if found.edited:
+        ids = [n for n, _ in found.edited]
+        events.append(
+            "the patch changes the expectations of tests it is judged by: the base version of "
+            f"{len(ids)} test(s) fails at the head: {_quote(ids)}"
+        )
+
+
+def _quote(ids: Sequence[str], limit: int = 5) -> str:
+    shown = ", ".join(ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
 def _run_here(
@@ -133,7 +249,7 @@ def _run_here(
     nodeids: tuple[str, ...],
     digest: str,
     out: Output,
-) -> None:
+) -> RunResult:
     from patchlane.lanes.replay.run import run_slice
     from patchlane.lanes.replay.signing import configured_private_key, sign
     from patchlane.tree import materialise
@@ -153,12 +269,14 @@ def _run_here(
             host_role="local",
             freeze_report=freeze_path if freeze_path.is_file() else None,
             timeout_s=RUN_TIMEOUT_S,
+            changed=cls.changed_paths,
         )
     receipt = result.receipt
     key = configured_private_key(None)
     if key is not None:
         receipt = sign(receipt, key)
     atomic_write_bytes(opts.receipt_path, receipt.render())
+    return result
 
 
 def _run_command(repo: Path, opts: ReplayOptions, out: Output) -> str | None:

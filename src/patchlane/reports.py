@@ -55,7 +55,16 @@ def load_lane_report(path: Path, lane: str) -> tuple[dict[str, Any], LaneResult]
     not_built = data.get("not_built", False)
     if not isinstance(not_built, bool):
         raise ReportError(label, "'not_built' must be true or false")
-    return data, LaneResult(lane=lane, status=status, reason=reason, not_built=not_built)
+    events = data.get("review_events", [])
+    if not isinstance(events, list) or not all(isinstance(e, str) for e in events):
+        raise ReportError(label, "'review_events' must be a list of strings")
+    return data, LaneResult(
+        lane=lane,
+        status=status,
+        reason=reason,
+        not_built=not_built,
+        review_events=tuple(events),
+    )
 
 
 def load_classification(path: Path) -> tuple[dict[str, Any], PatchFacts]:

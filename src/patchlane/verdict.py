@@ -44,6 +44,9 @@ class LaneResult:
     status: str  # pass | fail | not_applicable | error
     reason: str
     not_built: bool = False
+    # Review events a lane found (tests the patch deletes, expectations it edits): each keeps
+    # the verdict at undecided (rule 6) whatever the lane's status.
+    review_events: tuple[str, ...] = ()
 
     @property
     def red(self) -> bool:
@@ -151,6 +154,8 @@ def decide(
         reasons.append(Reason(6, "replay", UNDECIDED, "replay not run: no replay report"))
     elif replay.status != "pass" and replay.status != "fail":
         reasons.append(Reason(6, "replay", UNDECIDED, f"replay gave no evidence: {replay.reason}"))
+    if replay is not None:
+        reasons.extend(Reason(6, "replay", UNDECIDED, event) for event in replay.review_events)
     if facts is not None and facts.harness_changed:
         names = ", ".join(facts.harness_changed)
         reasons.append(

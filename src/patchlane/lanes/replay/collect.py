@@ -17,6 +17,7 @@ from pathlib import Path
 
 from patchlane.errors import PatchlaneError
 from patchlane.lanes.property import process
+from patchlane.lanes.replay.run import CollectError
 from patchlane.ui import one_line
 
 CHILD_ARGV = (sys.executable, "-s", "-P", "-B", "-X", "utf8", "-m")
@@ -43,11 +44,14 @@ class CollectionError(PatchlaneError):
 
 @dataclass(frozen=True)
 class Collected:
-    """What pytest collected: the node ids in collection order and the isolation used."""
+    """What pytest collected: the node ids in collection order, the files it could not
+    collect (a test file that no longer imports is the patch's failure, or the environment's:
+    the caller decides), and the isolation used."""
 
     nodeids: tuple[str, ...]
     network: str
     seconds: float
+    errors: tuple[CollectError, ...] = ()
 
 
 def pytest_args(root: Path, test_paths: Sequence[str]) -> list[str]:
@@ -73,9 +77,9 @@ def collect(
 ) -> Collected:
     """Collect the tests under ``test_paths`` (repository paths that exist in ``root``).
 
-    Returns the node ids pytest collected (no paths at all: nothing). Raises
-    ``CollectionError`` when the child times out, breaks the result protocol, is caught by
-    the sandbox, or pytest reports collection errors.
+    Returns the node ids pytest collected and the files it could not collect (no paths at
+    all: nothing). Raises ``CollectionError`` when the child times out, breaks the result
+    protocol, is caught by the sandbox, or pytest itself fails (not one file).
     """
     paths = [p.rstrip("/") or "." for p in test_paths]
     if not paths:
@@ -94,7 +98,8 @@ def collect(
             )
         except OSError as e:
             raise CollectionError(f"pytest could not be started: {e.strerror or e}") from e
-    return Collected(_judge(run, timeout_s), layers.network, run.seconds)
+    nodeids, errors = _judge(run, timeout_s)
+    return Collected(nodeids, layers.network, run.seconds, errors)
 
 
 def _tail(run: process.ChildRun) -> list[str]:
@@ -104,8 +109,11 @@ def _tail(run: process.ChildRun) -> list[str]:
     return lines[-TAIL_LINES:]
 
 
-def _judge(run: process.ChildRun, timeout_s: float) -> tuple[str, ...]:
-    """Return the node ids of a finished child, or raise ``CollectionError``."""
+def _judge(
+    run: process.ChildRun, timeout_s: float
+) -> tuple[tuple[str, ...], tuple[CollectError, ...]]:
+    """Return the node ids and collection errors of a finished child, or raise
+    ``CollectionError``."""
     if run.timed_out:
         raise CollectionError(f"test collection timed out after {timeout_s:g} s", _tail(run))
     if run.problems or run.done_count is None or run.done_count != len(run.records):
@@ -124,10 +132,24 @@ def _judge(run: process.ChildRun, timeout_s: float) -> tuple[str, ...]:
     if violations:
         shown = [one_line(str(v)) for v in violations[:TAIL_LINES]]
         raise CollectionError("test collection tried to reach the network", shown)
-    if errors:
-        shown = [one_line(str(e)) for e in errors[:TAIL_LINES]]
-        raise CollectionError(f"pytest could not collect {len(errors)} file(s)", shown)
-    if exit_code not in _OK_EXITS:
+    file_errors: list[CollectError] = []
+    for error in errors:
+        nodeid = error.get("nodeid") if isinstance(error, dict) else None
+        if not isinstance(nodeid, str) or not nodeid or "::" in nodeid:
+            # Not one file's error (pytest itself, a conftest, a directory): no test of the
+            # project can be told apart from another, so nothing can be selected.
+            message = error.get("message") if isinstance(error, dict) else error
+            raise CollectionError("pytest could not collect the tests", [one_line(str(message))])
+        missing = error.get("missing")
+        file_errors.append(
+            CollectError(
+                nodeid,
+                one_line(str(error.get("message") or "collection error")),
+                missing if isinstance(missing, str) else None,
+            )
+        )
+    # With collection errors pytest stops before running (exit 2, "interrupted"): expected.
+    if exit_code not in _OK_EXITS and not (file_errors and exit_code == 2):
         raise CollectionError(f"pytest collection exited with {exit_code}", _tail(run))
     nodeids: list[str] = []
     for record in items:
@@ -135,4 +157,4 @@ def _judge(run: process.ChildRun, timeout_s: float) -> tuple[str, ...]:
         if not isinstance(nodeid, str) or set(record) != {"nodeid"}:
             raise CollectionError("test collection failed (a malformed node id record)")
         nodeids.append(nodeid)
-    return tuple(nodeids)
+    return tuple(nodeids), tuple(file_errors)

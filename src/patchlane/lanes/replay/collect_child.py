@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ import pytest
 
 from patchlane.lanes.property.sandbox import BLOCKED_EVENTS
 
+_MISSING = re.compile(r"No module named '([^']+)'")
 NETWORK_EVENTS = frozenset(e for e in BLOCKED_EVENTS if e.startswith("socket."))
 
 
@@ -69,12 +71,20 @@ class _Collector:
 
     def __init__(self, writer: _Writer) -> None:
         self.writer = writer
-        self.errors: list[str] = []
+        self.errors: list[dict[str, Any]] = []
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed:
-            text = str(report.longreprtext or "").strip().splitlines()
-            self.errors.append(f"{report.nodeid}: {text[-1] if text else 'collection error'}")
+            text = str(report.longreprtext or "")
+            lines = [line.strip() for line in text.splitlines() if line.strip()]
+            missing = _MISSING.search(text)
+            self.errors.append(
+                {
+                    "nodeid": report.nodeid,
+                    "message": (lines[-1] if lines else "collection error")[:300],
+                    "missing": missing.group(1) if missing else None,
+                }
+            )
 
     def pytest_collection_finish(self, session: Any) -> None:
         for item in session.items:
@@ -94,7 +104,9 @@ def main() -> None:
         code = int(pytest.main(list(job["args"]), plugins=[collector]))
     except BaseException as e:  # noqa: BLE001 - whatever the project does, report it
         code = -1
-        collector.errors.append(f"pytest raised {type(e).__name__}: {e}")
+        collector.errors.append(
+            {"nodeid": "", "message": f"pytest raised {type(e).__name__}: {e}", "missing": None}
+        )
     writer.emit({"exit": code, "errors": collector.errors, "violations": list(violations)})
     done = json.dumps({"done": True, "count": writer.count, "token": writer.token}) + "\n"
     data = done.encode("ascii")

@@ -107,6 +107,7 @@ def merge_receipts(
         skipped_by_freeze=_union(r.skipped_by_freeze for _, r in receipts),
         host_role="+".join(roles),
         passed_nodeids=_union(r.passed_nodeids or () for _, r in receipts),
+        skipped_nodeids=_union(r.skipped_nodeids or () for _, r in receipts),
         head=receipts[0][1].head,
         # Only when every shard says when it ran: a missing stamp could be the extreme one.
         started=min(starts, key=_instant) if len(starts) == len(receipts) else None,

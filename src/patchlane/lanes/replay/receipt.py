@@ -20,7 +20,15 @@ from patchlane.inputs import kind_of
 from patchlane.jsonio import JsonPath, dumps_report, encode_text, line_for, parse_json_text
 
 REQUIRED = ("seed", "slice_sha256", "failed_nodeids", "skipped_by_freeze", "host_role")
-OPTIONAL = ("passed_nodeids", "head", "started", "finished", "patchlane_version", "signature")
+OPTIONAL = (
+    "passed_nodeids",
+    "skipped_nodeids",
+    "head",
+    "started",
+    "finished",
+    "patchlane_version",
+    "signature",
+)
 SIGNATURE_FIELDS = ("payloadType", "keyid", "sig")
 
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
@@ -56,6 +64,8 @@ class Receipt:
     skipped_by_freeze: tuple[str, ...]
     host_role: str
     passed_nodeids: tuple[str, ...] | None = None
+    # Skips and xfails the suite makes on its own: neither evidence nor failure.
+    skipped_nodeids: tuple[str, ...] | None = None
     head: str | None = None
     started: str | None = None
     finished: str | None = None
@@ -75,6 +85,8 @@ class Receipt:
         }
         if self.passed_nodeids is not None:
             out["passed_nodeids"] = list(self.passed_nodeids)
+        if self.skipped_nodeids is not None:
+            out["skipped_nodeids"] = list(self.skipped_nodeids)
         for key in ("head", "started", "finished", "patchlane_version"):
             value = getattr(self, key)
             if value is not None:
@@ -140,6 +152,7 @@ def _receipt(value: Any) -> Receipt:
             f"got {kind_of(digest, json=True)}",
         )
     passed = _nodeids(value, "passed_nodeids") if "passed_nodeids" in value else None
+    skipped = _nodeids(value, "skipped_nodeids") if "skipped_nodeids" in value else None
     head = value.get("head")
     if head is not None and (not isinstance(head, str) or not _COMMIT.match(head)):
         raise _Bad(
@@ -160,6 +173,7 @@ def _receipt(value: Any) -> Receipt:
         skipped_by_freeze=_nodeids(value, "skipped_by_freeze"),
         host_role=_text(value["host_role"], ("host_role",)),
         passed_nodeids=passed,
+        skipped_nodeids=skipped,
         head=head,
         started=started,
         finished=finished,

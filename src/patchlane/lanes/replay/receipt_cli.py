@@ -76,6 +76,12 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
     key = signing.configured_private_key(args.signing_key)  # before the run: fail fast
     repo = ctx.repo()
     head = git.resolve_commit(repo, "HEAD")
+    changed: frozenset[str] = frozenset()
+    if args.base is not None:
+        merge_base = git.merge_base(repo, git.resolve_commit(repo, args.base), head)
+        changed = frozenset(
+            p for c in git.diff_changes(repo, merge_base, head) for p in (c.path, c.old_path) if p
+        )
     ctx.out.progress(f"replay run: {len(nodeids)} node id(s), seed {args.seed}")
     result = run_slice(
         repo,
@@ -86,6 +92,7 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
         host_role=args.host_role,
         freeze_report=args.freeze_report,
         timeout_s=args.timeout,
+        changed=changed,
     )
     receipt = result.receipt if key is None else signing.sign(result.receipt, key)
     rendered = receipt.render()
@@ -96,24 +103,21 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
         write_stdout(rendered.decode("utf-8"))
     else:
         out = ctx.out
-        if result.timed_out:
-            out.say(f"replay run: timed out after {args.timeout:g} s; unreported nodes failed")
-        elif result.returncode is not None and result.returncode not in (0, 1, 5):
-            # Interrupted, internal or usage error: pytest did not finish its session, so no
-            # outcome it wrote is believed. Say so, or every node failing looks like the tests.
-            out.say(
-                f"replay run: pytest exited {result.returncode} before finishing; every node "
-                "counts as failed (-v shows pytest's output)"
-            )
+        for problem in result.run.problems:
+            out.say(f"replay run: {one_line(problem)}")
         out.say(
             f"replay run: {len(receipt.passed_nodeids or ())} passed, "
             f"{len(receipt.failed_nodeids)} failed, {len(receipt.skipped_by_freeze)} skipped "
-            f"by freeze ({'signed' if key is not None else 'unsigned'}) -> {show(str(args.out))}"
+            f"by freeze, {len(receipt.skipped_nodeids or ())} skipped by the suite "
+            f"({'signed' if key is not None else 'unsigned'}) -> {show(str(args.out))}"
         )
+        results = result.run.results
         for nodeid in receipt.failed_nodeids:
-            out.say(f"  failed: {show(nodeid)}")
+            out.say(f"  failed: {show(nodeid)}: {one_line(results[nodeid].why)}")
         for nodeid in receipt.skipped_by_freeze:
             out.say(f"  skipped by freeze: {show(nodeid)}")
+        for nodeid in receipt.skipped_nodeids or ():
+            out.say(f"  skipped by the suite: {show(nodeid)}: {one_line(results[nodeid].why)}")
     return Exit.RED if receipt.failed_nodeids else Exit.GREEN
 
 
@@ -163,7 +167,8 @@ def main_verify(args: argparse.Namespace, ctx: Context) -> int:
         ctx.out.say(f"receipt sha256: {verification.receipt_sha256}")
 
     publish(ctx.out, report, args.out, summary)
-    return {"pass": Exit.GREEN, "fail": Exit.RED, "refused": Exit.UNDECIDED}[verification.outcome]
+    exits = {"pass": Exit.GREEN, "fail": Exit.RED}
+    return exits.get(verification.outcome, Exit.UNDECIDED)
 
 
 def _work_tree_map(repo: Path, ctx: Context) -> ReviewMap:

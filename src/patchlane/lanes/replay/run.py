@@ -1,70 +1,107 @@
-"""Run exactly a slice's node ids with pytest on the host and build the receipt.
+"""Run exactly a slice's node ids with pytest and build the receipt from what streamed back.
 
-pytest runs in a child process in its own session from the repository root, with the node ids
-passed through an argument file (``@FILE``, pytest 8.2+: a long slice never meets the kernel's
-argument limit) and per-node outcomes written by patchlane's plugin (``--patchlane-results``).
-Only an outcome of ``passed`` counts as passed: a node that fails, errors, is not collected, is
-deselected, xfails or skips for any reason but a granted freeze is failed. On the wall-clock
-timeout the whole process group is killed and every node without a written result is failed.
+pytest runs in a child (``run_child``) in its own session from the tree's root. Node ids reach
+it through patchlane's plugin, not argv; every report streams back as it happens over a pipe
+this process opened, each line carrying a per-run token; this process folds them into one
+outcome per node and writes the receipt (docs/architecture.md, "Replay outcomes"):
+
+- every report counts: a failed or errored setup, call, teardown or subtest fails the node,
+  and no later report (a passing parent, a rerun) turns it back;
+- a skip or xfail the suite makes on its own is ``skipped`` (neither evidence nor failure),
+  unless it was raised from a file the patch changed; a skip by a granted freeze is
+  ``skipped_by_freeze``; a strict xpass is a failure, as pytest says;
+- a node with no streamed outcome (not collected, deselected, never finished) is failed;
+- pytest's exit status must agree with the outcomes: a run that was interrupted, hit an
+  internal or usage error, exited 1 with no failed node, or never said how it ended cannot
+  pass, so every node it reported as passed is failed, with the reason.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import subprocess
+import secrets
 import sys
 import tempfile
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import patchlane
-from patchlane.jsonio import loads_strict
 from patchlane.lanes.replay.receipt import Receipt, utc_stamp
 
-# What the results file may say about a node (see pytest_plugin._Results).
-_OUTCOMES = frozenset({"passed", "failed", "skipped", "error", "xfailed", "xpassed", "not_run"})
-# pytest exit codes after which per-node results are believed: 0 all passed, 1 some failed,
-# 5 nothing collected. Any other (interrupted, internal error, usage error) means the session
-# did not finish normally, so even a "passed" it wrote is not evidence.
-_NORMAL_EXITS = frozenset({0, 1, 5})
-_TAIL = 64 * 1024
+PASSED, FAILED, SKIPPED, FROZEN = "passed", "failed", "skipped", "frozen"
+CHILD_ARGV = (sys.executable, "-P", "-B", "-X", "utf8", "-m", "patchlane.lanes.replay.run_child")
 _DROPPED_ENV = frozenset({"PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD"})
+# pytest's exit codes: 0 all passed, 1 tests failed, 5 nothing collected.
+_EXIT_WORDS = {
+    2: "was interrupted",
+    3: "hit an internal error",
+    4: "refused its command line (usage error)",
+    5: "ran no tests",
+    -1: "raised out of pytest.main",
+}
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    """One node's folded outcome (``passed``, ``failed``, ``skipped`` or ``frozen``) and why,
+    one line (empty for a plain pass)."""
+
+    outcome: str
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class CollectError:
+    """A file pytest could not collect: its node id, pytest's last line, and the module
+    ``No module named`` names, if that was the error."""
+
+    nodeid: str
+    message: str
+    missing: str | None
+
+
+@dataclass(frozen=True)
+class TestRun:
+    """What one pytest child did, folded.
+
+    ``results`` has one entry per wanted node id (with ``files``: per collected item of those
+    files). ``collected`` are the wanted items pytest collected; ``problems`` say why the run
+    as a whole cannot pass (empty for a run whose exit status agrees with its outcomes).
+    """
+
+    results: Mapping[str, NodeResult]
+    collected: tuple[str, ...]
+    collect_errors: tuple[CollectError, ...]
+    exit_code: int | None
+    problems: tuple[str, ...]
+    timed_out: bool
+    output_tail: bytes
+
+    def ids(self, outcome: str) -> tuple[str, ...]:
+        """The node ids with ``outcome``, sorted."""
+        return tuple(sorted(n for n, r in self.results.items() if r.outcome == outcome))
 
 
 @dataclass(frozen=True)
 class RunResult:
-    """One slice run: the receipt (unsigned), pytest's last exit code (``None`` when killed on
-    the timeout or never started), whether it timed out, and the tail of pytest's output."""
+    """One slice run: the receipt (unsigned) and the run it was built from."""
 
     receipt: Receipt
-    returncode: int | None
-    timed_out: bool
-    output_tail: bytes
+    run: TestRun
 
+    @property
+    def returncode(self) -> int | None:
+        return self.run.exit_code
 
-def pytest_argv(
-    results: Path, args_file: Path, repo: Path, freeze: tuple[Path, Path] | None
-) -> list[str]:
-    """Return the pytest command line (``freeze`` is ``(report, skip record)`` or ``None``).
+    @property
+    def timed_out(self) -> bool:
+        return self.run.timed_out
 
-    ``--continue-on-collection-errors``: one test file that does not import must fail its own
-    node ids, not stop the whole slice.
-    """
-    argv = [
-        sys.executable, "-m", "pytest",
-        "-p", "no:cacheprovider", "-p", "no:randomly",
-        f"--rootdir={repo}",  # node ids are relative to the rootdir, which is the repo root
-        "-q", "--no-header", "--continue-on-collection-errors",
-        f"--patchlane-results={results}",
-    ]  # fmt: skip
-    if freeze is not None:
-        argv += [f"--patchlane-freeze-report={freeze[0]}", f"--patchlane-skip-record={freeze[1]}"]
-    argv.append(f"@{args_file}")
-    return argv
+    @property
+    def output_tail(self) -> bytes:
+        return self.run.output_tail
 
 
 def child_env(seed: int) -> dict[str, str]:
@@ -74,6 +111,203 @@ def child_env(seed: int) -> dict[str, str]:
     env["PYTHONHASHSEED"] = str(seed)
     env["PATCHLANE_SEED"] = str(seed)
     return env
+
+
+def pytest_args(repo: Path, freeze: tuple[Path, Path] | None) -> list[str]:
+    """Return pytest's options (the child adds the tree root as the one path to collect)."""
+    args = [
+        "-p", "no:cacheprovider", "-p", "no:randomly",
+        f"--rootdir={repo}",  # node ids are relative to the rootdir, which is the repo root
+        "-q", "--no-header", "-rN", "--continue-on-collection-errors",
+    ]  # fmt: skip
+    if freeze is not None:
+        args += [f"--patchlane-freeze-report={freeze[0]}", f"--patchlane-skip-record={freeze[1]}"]
+    return args
+
+
+def run_tests(
+    tree: Path,
+    *,
+    nodeids: Sequence[str] = (),
+    files: Sequence[str] = (),
+    seed: int,
+    timeout_s: float,
+    freeze_report: Path | None = None,
+    changed: frozenset[str] = frozenset(),
+) -> TestRun:
+    """Run ``nodeids`` (and every test of ``files``) with pytest in ``tree``; fold the stream.
+
+    ``changed``: the files the patch changed (a skip raised from one of them is a failure).
+    Never raises for anything pytest or the tests do; raises ``OSError`` only when the child
+    cannot be started.
+    """
+    from patchlane.lanes.property import process
+
+    allowed: Mapping[str, tuple[str, str]] = {}
+    with tempfile.TemporaryDirectory(prefix="patchlane-replay-") as tmp:
+        freeze = None
+        if freeze_report is not None:
+            from patchlane.pytest_plugin import allowed_skips
+
+            allowed = allowed_skips(freeze_report)
+            freeze = (freeze_report.absolute(), Path(tmp) / "skip-record.json")
+        run = process.run_child(
+            CHILD_ARGV,
+            {"args": pytest_args(tree, freeze), "nodeids": list(nodeids), "files": list(files)},
+            token=secrets.token_hex(16),
+            timeout_s=timeout_s,
+            cwd=tree,
+            env=child_env(seed),
+        )
+    tail = run.stdout_tail + run.stderr_tail
+    return fold(run.records, nodeids, files, allowed, changed, run.problems, run.timed_out, tail)
+
+
+def fold(
+    records: Iterable[Mapping[str, Any]],
+    nodeids: Sequence[str],
+    files: Sequence[str],
+    allowed: Mapping[str, tuple[str, str]],
+    changed: frozenset[str],
+    channel_problems: Sequence[str] = (),
+    timed_out: bool = False,
+    output_tail: bytes = b"",
+) -> TestRun:
+    """Fold the child's records into one ``NodeResult`` per node (see the module docstring)."""
+    from patchlane.pytest_plugin import skip_reason
+
+    state = _Fold()
+    for record in records:
+        state.take(record)
+    wanted = list(dict.fromkeys(nodeids))
+    file_set = frozenset(files)
+    wanted += [n for n in state.collected if n.split("::", 1)[0] in file_set and n not in wanted]
+    errors = {e.nodeid: e for e in state.errors}
+    results: dict[str, NodeResult] = {}
+    for nodeid in wanted:
+        grant = allowed.get(nodeid)
+        freeze_text = f"Skipped: {skip_reason(*grant)}" if grant else None
+        results[nodeid] = state.node(nodeid, errors, changed, freeze_text)
+    problems = list(channel_problems)
+    if timed_out:
+        problems.append("the run timed out; nodes without an outcome failed")
+    code = state.exit_code
+    failed = any(r.outcome == FAILED for r in results.values())
+    if code is None and not timed_out:
+        problems.append("pytest ended without reporting its exit status")
+    elif code is not None and code not in (0, 1):
+        if not (code == 5 and not wanted):
+            problems.append(f"pytest {_EXIT_WORDS.get(code, f'exited {code}')} (exit {code})")
+    elif code == 1 and not failed and not state.errors:
+        problems.append("pytest exited 1 although no node failed")
+    if state.raised:
+        problems.append(f"pytest raised: {state.raised}")
+    if problems:
+        # The run's own account contradicts itself or is incomplete: no pass in it is evidence.
+        why = f"the run cannot be believed: {problems[0]}"
+        results = {
+            n: NodeResult(FAILED, why) if r.outcome == PASSED else r for n, r in results.items()
+        }
+    if code == 0 and failed:
+        problems.append("pytest exited 0 although a node failed")
+    return TestRun(
+        results=results,
+        collected=tuple(n for n in state.collected if n in results),
+        collect_errors=tuple(state.errors),
+        exit_code=code,
+        problems=tuple(problems),
+        timed_out=timed_out,
+        output_tail=output_tail,
+    )
+
+
+@dataclass
+class _Fold:
+    """The records of one run, grouped by node id as they arrived."""
+
+    reports: dict[str, list[Mapping[str, Any]]] = field(default_factory=dict)
+    finished: set[str] = field(default_factory=set)
+    collected: list[str] = field(default_factory=list)
+    errors: list[CollectError] = field(default_factory=list)
+    exit_code: int | None = None
+    raised: str | None = None
+
+    def take(self, record: Mapping[str, Any]) -> None:
+        if isinstance(record.get("n"), str):
+            self.reports.setdefault(record["n"], []).append(record)
+        elif isinstance(record.get("fin"), str):
+            self.finished.add(record["fin"])
+        elif isinstance(record.get("collected"), list):
+            self.collected.extend(n for n in record["collected"] if isinstance(n, str))
+        elif isinstance(record.get("collect_error"), str):
+            missing = record.get("missing")
+            self.errors.append(
+                CollectError(
+                    record["collect_error"],
+                    str(record.get("message") or "collection error"),
+                    missing if isinstance(missing, str) else None,
+                )
+            )
+        elif "exit" in record and isinstance(record["exit"], int) and self.exit_code is None:
+            self.exit_code = record["exit"]
+        elif isinstance(record.get("raised"), str):
+            self.raised = record["raised"]
+
+    def node(
+        self,
+        nodeid: str,
+        errors: Mapping[str, CollectError],
+        changed: frozenset[str],
+        freeze_text: str | None,
+    ) -> NodeResult:
+        if "::" not in nodeid:
+            return self._file(nodeid, errors)
+        reports = self.reports.get(nodeid, [])
+        for report in reports:
+            if report.get("o") not in (PASSED, SKIPPED):
+                # failed, or a rerun plugin's "rerun": a failed attempt is a failure.
+                return NodeResult(FAILED, _failure(report))
+        skips = [r for r in reports if r.get("o") == SKIPPED]
+        xpass = [r for r in reports if r.get("o") == PASSED and r.get("x")]
+        if skips or xpass:
+            first = (skips or xpass)[0]
+            message = str(first.get("msg") or "skipped")
+            granted = freeze_text is not None and message == freeze_text
+            if granted and skips and first.get("w") == "setup":
+                return NodeResult(FROZEN, message)
+            where = first.get("loc")
+            if isinstance(where, str) and where in changed:
+                kind = "xfailed" if first.get("x") else "skipped"
+                return NodeResult(
+                    FAILED, f"{kind} from {where}, a file the patch changed: {message}"
+                )
+            if xpass and not skips:
+                return NodeResult(SKIPPED, "xpassed (not strict): neither evidence nor failure")
+            kind = "xfailed" if first.get("x") else "skipped"
+            return NodeResult(SKIPPED, f"{kind} by the suite: {message}")
+        if nodeid not in self.collected:
+            error = errors.get(nodeid.split("::", 1)[0])
+            if error is not None:
+                return NodeResult(FAILED, f"its file does not collect: {error.message}")
+            return NodeResult(FAILED, "not collected")
+        if not any(r.get("w") == "call" for r in reports) or nodeid not in self.finished:
+            return NodeResult(FAILED, "no outcome streamed (deselected, or the run stopped)")
+        return NodeResult(PASSED)
+
+    def _file(self, path: str, errors: Mapping[str, CollectError]) -> NodeResult:
+        """A slice line that names a whole file (it did not collect when the slice was made)."""
+        error = errors.get(path)
+        if error is not None:
+            return NodeResult(FAILED, f"does not collect: {error.message}")
+        return NodeResult(
+            FAILED, "named as a whole file: it did not collect when the slice was made"
+        )
+
+
+def _failure(report: Mapping[str, Any]) -> str:
+    when = report.get("w")
+    what = "subtest failed" if report.get("sub") else f"{when} {report.get('o')}"
+    return f"{what}: {report.get('msg') or report.get('o')}"
 
 
 def run_slice(
@@ -86,181 +320,36 @@ def run_slice(
     host_role: str,
     freeze_report: Path | None,
     timeout_s: float,
+    changed: frozenset[str] = frozenset(),
 ) -> RunResult:
     """Run ``nodeids`` with pytest in ``repo`` and return the (unsigned) receipt.
 
-    ``nodeids`` must be a parsed, non-empty slice (pytest given no node id would run the whole
-    suite). Never raises for anything pytest or the tests do; raises ``OSError`` only when the
-    child cannot be started.
+    ``nodeids`` must be a parsed, non-empty slice (an empty one is never evidence). Never
+    raises for anything pytest or the tests do; raises ``ValueError`` for an empty slice,
+    ``OSError`` only when the child cannot be started.
     """
     if not nodeids:
         raise ValueError("an empty slice: nothing to run")
     started = utc_stamp()
-    deadline = time.monotonic() + timeout_s
-    env = child_env(seed)
-    outcomes: dict[str, str] = {}
-    frozen: frozenset[str] = frozenset()
-    returncode: int | None = None
-    timed_out = False
-    with tempfile.TemporaryDirectory(prefix="patchlane-replay-") as tmp:
-        work = Path(tmp)
-        log = work / "pytest.log"
-        # pytest refuses a whole run when one node id names nothing ("not found", exit 4), so
-        # the slice's files are collected first and only node ids that exist are run; the
-        # others are failed as not collected.
-        present, returncode = _collect(repo, nodeids, work, env, log, deadline)
-        if present is None:
-            timed_out = True
-        elif present:
-            args_file = _args_file(work / "run.args", present)
-            results = work / "results.json"
-            record = work / "skip-record.json"
-            freeze = None if freeze_report is None else (freeze_report.absolute(), record)
-            argv = pytest_argv(results, args_file, repo, freeze)
-            returncode, timed_out = _run(argv, repo, env, log, deadline)
-            if returncode in _NORMAL_EXITS:
-                outcomes = _read_outcomes(results)
-            if freeze is not None:
-                frozen = _read_skipped(record)
-        finished = utc_stamp()
-        tail = _tail(log)
-    passed, failed, skipped = classify(nodeids, outcomes, frozen)
+    run = run_tests(
+        repo,
+        nodeids=nodeids,
+        seed=seed,
+        timeout_s=timeout_s,
+        freeze_report=freeze_report,
+        changed=changed,
+    )
     receipt = Receipt(
         seed=seed,
         slice_sha256=slice_sha256,
-        failed_nodeids=failed,
-        skipped_by_freeze=skipped,
+        failed_nodeids=run.ids(FAILED),
+        skipped_by_freeze=run.ids(FROZEN),
         host_role=host_role,
-        passed_nodeids=passed,
+        passed_nodeids=run.ids(PASSED),
+        skipped_nodeids=run.ids(SKIPPED),
         head=head,
         started=started,
-        finished=finished,
+        finished=utc_stamp(),
         patchlane_version=patchlane.__version__,
     )
-    return RunResult(receipt, returncode, timed_out, tail)
-
-
-def classify(
-    nodeids: Sequence[str], outcomes: Mapping[str, str], frozen: frozenset[str]
-) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """Return ``(passed, failed, skipped_by_freeze)``, each sorted.
-
-    Passed: the outcome is exactly ``passed``. Skipped by freeze: the outcome is ``skipped`` and
-    the plugin's skip record says it skipped that node for its freeze. Everything else, a node
-    without an outcome included, is failed.
-    """
-    passed, failed, skipped = [], [], []
-    for nodeid in nodeids:
-        outcome = outcomes.get(nodeid)
-        if outcome == "passed":
-            passed.append(nodeid)
-        elif outcome == "skipped" and nodeid in frozen:
-            skipped.append(nodeid)
-        else:
-            failed.append(nodeid)
-    return tuple(sorted(passed)), tuple(sorted(failed)), tuple(sorted(skipped))
-
-
-def _args_file(path: Path, lines: Sequence[str]) -> Path:
-    """Write pytest's ``@FILE``: one argument per line (slice paths never start with '@' or '-')."""
-    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-    return path
-
-
-def _collect(
-    repo: Path, nodeids: Sequence[str], work: Path, env: dict[str, str], log: Path, deadline: float
-) -> tuple[list[str] | None, int | None]:
-    """Return ``(the slice's node ids that pytest collects, in slice order, or None on the
-    timeout; pytest's exit code, None when it did not run or was killed)``.
-
-    Only the files the slice names and that exist are collected (a missing file, like a missing
-    node id, would stop the run).
-    """
-    files = sorted({n.partition("::")[0] for n in nodeids})
-    files = [f for f in files if (repo / f).is_file()]
-    if not files:
-        return [], None
-    results = work / "collected.json"
-    argv = [*pytest_argv(results, _args_file(work / "collect.args", files), repo, None)]
-    argv.insert(-1, "--collect-only")
-    returncode, timed_out = _run(argv, repo, env, log, deadline)
-    if timed_out:
-        return None, None
-    if returncode not in _NORMAL_EXITS:
-        return [], returncode
-    collected = {n for n, outcome in _read_outcomes(results).items() if outcome == "not_run"}
-    return [n for n in nodeids if n in collected], returncode
-
-
-def _run(
-    argv: list[str], cwd: Path, env: dict[str, str], log: Path, deadline: float
-) -> tuple[int | None, bool]:
-    """Run ``argv`` in its own session; return ``(exit code or None, timed out)``.
-
-    The whole process group is killed when the child exits (a test's stray grandchild must not
-    outlive the run) and on the timeout. The exit is seen without reaping (``WNOWAIT``), so the
-    group id cannot have been reused by the time it is killed.
-    """
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    timed_out = False
-    try:
-        while not _exited(proc.pid):
-            if time.monotonic() >= deadline:
-                timed_out = True
-                break
-            time.sleep(0.05)
-    finally:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    return (None if timed_out else proc.returncode), timed_out
-
-
-def _exited(pid: int) -> bool:
-    try:
-        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-    except ChildProcessError:
-        return True
-    return info is not None
-
-
-def _read_outcomes(path: Path) -> dict[str, str]:
-    """Read the plugin's results file; anything but a well-formed one counts as no results."""
-    try:
-        value = loads_strict(path.read_bytes().decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return {}
-    if not isinstance(value, dict):
-        return {}
-    return {k: v for k, v in value.items() if isinstance(v, str) and v in _OUTCOMES}
-
-
-def _read_skipped(path: Path) -> frozenset[str]:
-    """Read the freeze plugin's skip record: the node ids it skipped for a granted freeze."""
-    try:
-        value = loads_strict(path.read_bytes().decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return frozenset()
-    skipped = value.get("skipped") if isinstance(value, dict) else None
-    if not isinstance(skipped, list):
-        return frozenset()
-    return frozenset(
-        s["nodeid"] for s in skipped if isinstance(s, dict) and isinstance(s.get("nodeid"), str)
-    )
-
-
-def _tail(log: Path) -> bytes:
-    try:
-        data = log.read_bytes()
-    except OSError:
-        return b""
-    return data[-_TAIL:]
+    return RunResult(receipt, run)

@@ -29,6 +29,7 @@ from typing import Any
 from patchlane.config import ReviewMap
 from patchlane.lanes.replay import importgraph, slicefile
 from patchlane.lanes.replay.collect import DEFAULT_TIMEOUT_S, collect
+from patchlane.lanes.replay.run import CollectError
 from patchlane.lanes.replay.secrets import scan_file
 from patchlane.paths import to_fs, under, under_any
 from patchlane.tree import materialise
@@ -57,6 +58,9 @@ class Selection:
     suite_size: int
     files_needed: tuple[str, ...]
     notes: tuple[str, ...] = field(default=())
+    # Every node id pytest collected at the head, and the test files it could not collect.
+    collected: tuple[str, ...] = field(default=())
+    collect_errors: tuple[CollectError, ...] = field(default=())
 
     def to_json(self, slice_path: str) -> dict[str, Any]:
         """Return the ``--json`` form: ``{slice, sha256, count, suite_size, private,
@@ -276,18 +280,28 @@ def select_slice(
                 selector.notes.append(f"replay.tests path {show(p)} is not in the head commit")
         if out is not None:
             out.progress(f"replay: collecting tests under {', '.join(test_paths) or 'nothing'}")
-        collected = collect(root, test_paths, timeout_s=timeout_s).nodeids
+        result = collect(root, test_paths, timeout_s=timeout_s)
+        collected = result.nodeids
         by_file: dict[str, list[str]] = {}
         for nodeid in collected:
             by_file.setdefault(file_of(nodeid), []).append(nodeid)
+        # A test file that does not collect at the head stands in the slice as its own id:
+        # it fails there, unless the patch does not reach it at all.
+        broken = {e.nodeid: e for e in result.errors if "::" not in e.nodeid}
+        for path, error in sorted(broken.items()):
+            by_file.setdefault(path, []).append(path)
+            selector.notes.append(f"{show(path)} does not collect at head: {error.message}")
         graph = importgraph.build(selector.sources, selector.roots(), by_file)
         selector.notes.extend(f"not valid Python: {show(p)}" for p in graph.unparsable)
         if all_tests:
-            for nodeid in collected:
+            for nodeid in [*collected, *broken]:
                 selector.add(nodeid, "--all: the whole suite")
         else:
             selector.by_imports_and_fixtures(by_file, graph)
         selector.by_failure_log(failure_log, by_file)
+        for path in broken:
+            if path in selector.reasons:
+                selector.add(path, f"does not collect at head: {broken[path].message}")
         nodeids = tuple(sorted(selector.reasons))
         data = slicefile.render(nodeids, "<collected node ids>")
         needed = selector.needed(nodeids, graph)
@@ -301,4 +315,6 @@ def select_slice(
         suite_size=len(set(collected)),
         files_needed=tuple(needed),
         notes=tuple(selector.notes),
+        collected=tuple(collected),
+        collect_errors=tuple(broken.values()),
     )

@@ -24,8 +24,9 @@ class SliceError(InputError):
 def nodeid_problem(nodeid: str) -> str | None:
     """Return why ``nodeid`` cannot be a line of a slice file, or ``None``.
 
-    A node id is ``path::name…`` whose path is a safe repository-relative file path and
-    which holds no line break or other unprintable character (it must stay one line).
+    A node id is ``path::name…``, or a file's own id ``path`` (a test file that does not
+    collect: it stands for all its tests), whose path is a safe repository-relative file path
+    and which holds no line break or other unprintable character (it must stay one line).
     """
     if not nodeid:
         return "blank line"
@@ -34,8 +35,8 @@ def nodeid_problem(nodeid: str) -> str | None:
     if not nodeid.isprintable():
         return f"unprintable character in node id {nodeid!r}"
     path, sep, rest = nodeid.partition("::")
-    if not sep or not rest:
-        return f"{nodeid!r} is not a node id (expected 'path::name')"
+    if sep and not rest:
+        return f"{nodeid!r} is not a node id (expected 'path::name', or a file's own 'path')"
     problem = path_problem(path, directory_ok=False)
     if problem:
         return problem

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from patchlane.lanes.replay import signing, slicefile
 from patchlane.lanes.replay.receipt import Receipt, ReceiptError, parse_receipt
 
-OUTCOMES = ("pass", "fail", "refused")
+OUTCOMES = ("pass", "fail", "refused", "no_evidence")
 # At most this many node ids are quoted in one reason: a receipt may list thousands.
 _QUOTE = 5
 
@@ -26,9 +26,10 @@ _QUOTE = 5
 class Verification:
     """What verifying one receipt found.
 
-    ``outcome`` is ``pass`` (valid, nothing failed), ``fail`` (valid, a node failed: a
-    non-frozen failure) or ``refused`` (not to be believed: ``reasons`` says why, one line
-    each). ``receipt_sha256`` is the hash of the receipt file's bytes, ``failed`` and
+    ``outcome`` is ``pass`` (valid, nothing failed, at least one node passed), ``fail``
+    (valid, a node failed: a non-frozen failure), ``no_evidence`` (valid, nothing failed, but
+    no node passed: every node was skipped, by a freeze or by the suite) or ``refused`` (not
+    to be believed: ``reasons`` says why, one line each). ``receipt_sha256`` is the hash of the receipt file's bytes, ``failed`` and
     ``skipped`` the receipt's lists (empty when the receipt could not be parsed).
     ``receipt`` is the parsed receipt, ``None`` when it was malformed.
     """
@@ -39,6 +40,7 @@ class Verification:
     failed: tuple[str, ...]
     skipped: tuple[str, ...]
     receipt: Receipt | None = None
+    suite_skipped: tuple[str, ...] = ()
     signature: str = "absent"  # "verified" | "absent" | "not_checked" | "bad"
 
 
@@ -116,6 +118,13 @@ def verify_receipt(
     elif parsed.failed_nodeids:
         failed = list(parsed.failed_nodeids)
         outcome, reasons = "fail", (f"{len(failed)} node id(s) failed: {_quote(failed)}",)
+    elif not _passed(parsed, nodeids):
+        outcome = "no_evidence"
+        reasons = (
+            f"no node passed ({len(parsed.skipped_by_freeze)} skipped by a freeze, "
+            f"{len(parsed.skipped_nodeids or ())} skipped by the suite): a replay in which "
+            "nothing passed is not evidence",
+        )
     else:
         outcome, reasons = "pass", ()
     return Verification(
@@ -126,7 +135,17 @@ def verify_receipt(
         skipped=parsed.skipped_by_freeze,
         receipt=parsed,
         signature=signature_state,
+        suite_skipped=parsed.skipped_nodeids or (),
     )
+
+
+def _passed(receipt: Receipt, slice_ids: tuple[str, ...]) -> bool:
+    """Whether any node of the slice passed: the listed passes, or (the seed's shape, without
+    ``passed_nodeids``) any node the receipt does not list as failed or skipped."""
+    if receipt.passed_nodeids is not None:
+        return bool(receipt.passed_nodeids)
+    rest = set(slice_ids) - set(receipt.failed_nodeids) - set(receipt.skipped_by_freeze)
+    return bool(rest - set(receipt.skipped_nodeids or ()))
 
 
 def _coverage(
@@ -135,7 +154,12 @@ def _coverage(
     """The coverage rules: lists inside the slice, disjoint, skips granted, complete."""
     out: list[str] = []
     failed, skipped = set(receipt.failed_nodeids), set(receipt.skipped_by_freeze)
-    for name, ids in (("failed_nodeids", failed), ("skipped_by_freeze", skipped)):
+    suite = set(receipt.skipped_nodeids or ())
+    for name, ids in (
+        ("failed_nodeids", failed),
+        ("skipped_by_freeze", skipped),
+        ("skipped_nodeids", suite),
+    ):
         outside = sorted(ids - slice_ids)
         if outside:
             out.append(f"{name} lists node ids that are not in the slice: {_quote(outside)}")
@@ -147,6 +171,8 @@ def _coverage(
                 f"freeze report: {_quote(ungranted)}"
             )
     lists = [("failed_nodeids", failed), ("skipped_by_freeze", skipped)]
+    if receipt.skipped_nodeids is not None:
+        lists.append(("skipped_nodeids", suite))
     if receipt.passed_nodeids is not None:
         lists.insert(0, ("passed_nodeids", set(receipt.passed_nodeids)))
     for i, (name_a, a) in enumerate(lists):
@@ -156,7 +182,7 @@ def _coverage(
                 out.append(f"{name_a} and {name_b} both list {_quote(both)}")
     if receipt.passed_nodeids is not None:
         passed = set(receipt.passed_nodeids)
-        missing = sorted(slice_ids - (passed | failed | skipped))
+        missing = sorted(slice_ids - (passed | failed | skipped | suite))
         if missing:
             out.append(
                 f"passed, failed and skipped do not cover the slice: missing {_quote(missing)}"
@@ -211,11 +237,20 @@ def replay_report(
     ``status`` is ``pass``, ``fail`` (a non-frozen node failed) or ``error`` (refused: the
     receipt is no evidence, so the verdict stays ``undecided``).
     """
-    status = {"pass": "pass", "fail": "fail", "refused": "error"}[verification.outcome]
+    status = {"pass": "pass", "fail": "fail", "refused": "error", "no_evidence": "error"}[
+        verification.outcome
+    ]
     if verification.outcome == "pass":
         reason = "the receipt verifies and no node failed"
+        extra = []
         if verification.skipped:
-            reason += f" ({len(verification.skipped)} skipped by an in-play, passing freeze)"
+            extra.append(f"{len(verification.skipped)} skipped by an in-play, passing freeze")
+        if verification.suite_skipped:
+            extra.append(f"{len(verification.suite_skipped)} skipped by the suite")
+        if extra:
+            reason += f" ({'; '.join(extra)})"
+    elif verification.outcome == "no_evidence":
+        reason = verification.reasons[0]
     elif verification.outcome == "fail":
         reason = f"the receipt verifies and shows a non-frozen failure: {verification.reasons[0]}"
     else:
@@ -233,6 +268,7 @@ def replay_report(
         "head": head,
         "failed": list(verification.failed),
         "skipped_by_freeze": list(verification.skipped),
+        "skipped_by_suite": list(verification.suite_skipped),
         "signature": verification.signature,
         "refusals": list(verification.reasons) if verification.outcome == "refused" else [],
     }

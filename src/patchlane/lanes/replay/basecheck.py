@@ -1,0 +1,196 @@
+"""What the head's tests mean only beside the base (docs/architecture.md, "Evidence rules").
+
+A replay of the head's own tests cannot see what the patch did to those tests. Three checks
+put the base beside it, each on trees materialised from git (never the work tree):
+
+- ``test_changes``: the base version of every changed test file runs against the head's code.
+  A base node id of a changed test file that the head no longer collects is a *deleted* test
+  (a rename keeps its identity); a base node that fails there is a test whose *expectations
+  the patch edited*. Both are review events (``undecided``), never a pass.
+- ``skips_that_run_at_base``: a node the suite skipped at the head but that passes at the base
+  was hidden by the patch, so it counts as failed.
+- ``environment_faults``: a test file that cannot import a third-party package at the base as
+  well is the environment's fault (exit 2 with the package), not the patch's.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from patchlane import git
+from patchlane.errors import PatchlaneError
+from patchlane.lanes.replay.run import FAILED, PASSED, CollectError, run_tests
+from patchlane.paths import to_fs, under_any
+from patchlane.tree import materialise
+
+CONFTEST = "conftest.py"
+
+
+class EnvironmentFault(PatchlaneError):
+    """The replay environment lacks what the tests need at the base and the head alike."""
+
+
+@dataclass(frozen=True)
+class ChangedPath:
+    """One side of a changed file: git's status letter, the path, and the rename's other side
+    (the new path for the old side of a rename, ``None`` otherwise)."""
+
+    status: str
+    path: str
+    renamed_to: str | None = None
+
+
+@dataclass(frozen=True)
+class TestChanges:
+    """What the base versions of the changed test files say about the head.
+
+    ``deleted``: base node ids of changed test files that the head does not collect.
+    ``edited``: ``(node id, why)`` for base nodes that fail against the head's code.
+    ``ran``: how many base nodes ran.
+    """
+
+    deleted: tuple[str, ...]
+    edited: tuple[tuple[str, str], ...]
+    ran: int
+
+
+def changed_test_paths(
+    changes: Iterable[ChangedPath], test_roots: tuple[str, ...]
+) -> list[ChangedPath]:
+    """Return the changed paths under the map's ``replay.tests`` roots."""
+    return [c for c in changes if under_any(c.path, test_roots)]
+
+
+def _is_test_module(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return (
+        name.endswith(".py")
+        and name != CONFTEST
+        and (name.startswith("test") or name.endswith("_test.py"))
+    )
+
+
+def test_changes(
+    repo: Path,
+    merge_base: str,
+    head: str,
+    changed: Sequence[ChangedPath],
+    *,
+    head_collected: frozenset[str],
+    head_broken: frozenset[str],
+    slice_ids: Sequence[str],
+    seed: int,
+    timeout_s: float,
+) -> TestChanges:
+    """Run the base version of every changed test file against the head's code.
+
+    ``changed`` are the changed paths under the test roots (both sides of renames).
+    ``head_collected``/``head_broken``: the node ids the head collects and its test files that
+    do not collect. When a changed file under the test roots is not itself a test module (a
+    helper, a data file), the slice's other tests also run beside the base versions, since
+    their expectations may live there. Returns the ``TestChanges``. Raises ``GitError`` when a
+    commit cannot be read.
+    """
+    renamed = {c.path: c.renamed_to for c in changed if c.renamed_to is not None}
+    at_base: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="patchlane-base-tests-") as tmp:
+        tree = Path(tmp) / "tree"
+        materialise(repo, head, tree)
+        for c in changed:
+            target = to_fs(tree, c.path)
+            if target.is_symlink() or target.is_file():
+                target.unlink()
+            found = git.read_file_at(repo, merge_base, c.path)
+            if found is None:
+                continue  # new at the head: the base has no expectation here
+            entry, data = found
+            if entry.mode == git.MODE_SYMLINK:
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            with os.fdopen(os.open(target, flags, 0o644), "wb") as f:
+                f.write(data)
+            if _is_test_module(c.path):
+                at_base.append(c.path)
+        helpers = any(
+            not _is_test_module(c.path) and c.path.rsplit("/", 1)[-1] != CONFTEST for c in changed
+        )
+        others = [
+            n for n in slice_ids if helpers and "::" in n and n.split("::", 1)[0] not in at_base
+        ]
+        if not at_base and not others:
+            return TestChanges((), (), 0)
+        run = run_tests(tree, nodeids=others, files=at_base, seed=seed, timeout_s=timeout_s)
+    deleted: list[str] = []
+    for nodeid in run.collected:
+        path, _, rest = nodeid.partition("::")
+        if path not in at_base or path in head_broken:
+            continue
+        moved = renamed.get(path)
+        if nodeid in head_collected or (moved is not None and f"{moved}::{rest}" in head_collected):
+            continue
+        deleted.append(nodeid)
+    edited = [(n, r.why) for n, r in sorted(run.results.items()) if r.outcome == FAILED]
+    edited += [
+        (e.nodeid, f"the base version does not collect at the head: {e.message}")
+        for e in run.collect_errors
+        if e.nodeid in at_base
+    ]
+    return TestChanges(tuple(sorted(deleted)), tuple(edited), len(run.results))
+
+
+def skips_that_run_at_base(
+    repo: Path, merge_base: str, nodeids: Sequence[str], *, seed: int, timeout_s: float
+) -> tuple[str, ...]:
+    """Return the node ids (of ``nodeids``, skipped by the suite at the head) that pass at the
+    base: the patch made them skip. Raises ``GitError`` when the base cannot be read."""
+    wanted = [n for n in nodeids if "::" in n]
+    if not wanted:
+        return ()
+    with tempfile.TemporaryDirectory(prefix="patchlane-base-skips-") as tmp:
+        tree = Path(tmp) / "tree"
+        materialise(repo, merge_base, tree)
+        run = run_tests(tree, nodeids=wanted, seed=seed, timeout_s=timeout_s)
+    return run.ids(PASSED)
+
+
+def environment_faults(
+    repo: Path,
+    merge_base: str,
+    errors: Sequence[CollectError],
+    *,
+    seed: int,
+    timeout_s: float,
+) -> list[CollectError]:
+    """Return the collection errors (missing modules) that the base has too.
+
+    Only errors that name a missing module are candidates; each file is collected at the
+    base, and it is the environment's fault when the base fails the same way. A file the
+    patch added, or one that imports at the base, is the patch's failure (not returned).
+    """
+    candidates = [e for e in errors if e.missing is not None and "::" not in e.nodeid]
+    if not candidates:
+        return []
+    with tempfile.TemporaryDirectory(prefix="patchlane-base-env-") as tmp:
+        tree = Path(tmp) / "tree"
+        materialise(repo, merge_base, tree)
+        present = [e for e in candidates if to_fs(tree, e.nodeid).is_file()]
+        if not present:
+            return []
+        run = run_tests(tree, files=[e.nodeid for e in present], seed=seed, timeout_s=timeout_s)
+    at_base = {e.nodeid: e for e in run.collect_errors}
+    return [e for e in present if e.nodeid in at_base and at_base[e.nodeid].missing == e.missing]
+
+
+def fault_message(fault: CollectError) -> str:
+    """One line for an environment fault: the file, the package and the fix."""
+    package = (fault.missing or "").split(".", 1)[0]
+    return (
+        f"{fault.nodeid}: cannot import {fault.missing!r} at the base and the head alike: the "
+        f"replay environment lacks the package; install it where patchlane runs "
+        f"(pip install {package}) and gate again"
+    )

@@ -1,0 +1,224 @@
+"""The child process that runs a slice with pytest and streams every report to the parent.
+
+Started by ``run.run_tests`` as ``python -P -B -X utf8 -m patchlane.lanes.replay.run_child``
+with the tree as its working directory; reads its job (JSON) from stdin: pytest's arguments,
+the node ids to run (or the files whose every test runs), the result descriptor and the
+run's token. pytest and this module are imported *before* the tree goes on ``sys.path`` (as
+``python -m pytest`` would put it), so a file in the tree cannot shadow them.
+
+The node ids reach pytest through this module's plugin, never through argv: pytest is asked
+to collect the tree root, the plugin ignores every path that is neither a wanted file nor one
+of its directories, and keeps exactly the wanted items (a node id with ``[``, ``::``, spaces
+or non-ASCII text, or a file with ``[`` in its name, runs like any other).
+
+Every report is sent as it happens, one JSON line with the token: a collection error, each
+phase of each test (subtests included), the end of each test's protocol, and at last pytest's
+exit status. The parent folds them, so nothing the tests do afterwards (an ``atexit`` hook, a
+finaliser, ``os._exit``) can change what was already sent; the process ends with ``os._exit``
+right after the final line, so the project's ``atexit`` handlers never run at all.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# Plugins that rerun a failing test until it passes: suite retries are ignored by the replay
+# (a failed attempt is a failure), so they are not loaded. Their options and marker are
+# accepted and do nothing, so a project whose configuration names them still runs.
+RERUN_PLUGINS = ("rerunfailures", "flaky", "pytest_retry", "retry")
+_RERUN_OPTIONS: tuple[tuple[str, bool], ...] = (
+    # (option, takes a value)
+    ("--reruns", True),
+    ("--reruns-delay", True),
+    ("--only-rerun", True),
+    ("--rerun-except", True),
+    ("--fail-on-flaky", False),
+    ("--force-flaky", False),
+    ("--max-runs", True),
+    ("--min-passes", True),
+    ("--no-flaky-report", False),
+    ("--no-success-flaky-report", False),
+    ("--retries", True),
+    ("--retry-delay", True),
+    ("--cumulative-timing", True),
+)
+_MISSING = re.compile(r"No module named '([^']+)'")
+_LINE_LIMIT = 300
+
+
+class _Writer:
+    """One JSON line per record on the result descriptor, each carrying the token."""
+
+    def __init__(self, fd: int, token: str) -> None:
+        self.fd = fd
+        self.token = token
+        self.count = 0
+
+    def emit(self, record: dict[str, Any]) -> None:
+        self.count += 1
+        self._write({**record, "token": self.token})
+
+    def done(self) -> None:
+        self._write({"done": True, "count": self.count, "token": self.token})
+
+    def _write(self, record: dict[str, Any]) -> None:
+        data = (json.dumps(record, ensure_ascii=True) + "\n").encode("ascii")
+        while data:
+            data = data[os.write(self.fd, data) :]
+
+
+def _line(text: str) -> str:
+    """The last non-blank line of ``text``, cut to a bounded length (a reason, not a log)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    return last[:_LINE_LIMIT]
+
+
+class _NoRerun:
+    """Accepts the rerun plugins' options and marker, which then do nothing."""
+
+    def pytest_addoption(self, parser: pytest.Parser) -> None:
+        group = parser.getgroup("patchlane-no-rerun", "rerun options (ignored by patchlane replay)")
+        for option, takes_value in _RERUN_OPTIONS:
+            try:
+                if takes_value:
+                    group.addoption(option, action="append", default=[], dest=f"_pl_{option}")
+                else:
+                    group.addoption(option, action="store_true", dest=f"_pl_{option}")
+            except ValueError:
+                continue  # some plugin still defines it: it keeps its own
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.addinivalue_line("markers", "flaky: rerun marker (ignored by patchlane replay)")
+
+
+class _SliceRunner:
+    """pytest plugin: run exactly the wanted items and send every report as it happens."""
+
+    def __init__(self, writer: _Writer, root: Path, nodeids: list[str], files: list[str]) -> None:
+        self.writer = writer
+        self.root = root
+        self.nodeids = frozenset(nodeids)
+        self.files = frozenset(files)
+        wanted_files = {n.split("::", 1)[0] for n in nodeids} | self.files
+        self.wanted_files = frozenset(wanted_files)
+        dirs: set[str] = {""}
+        for path in wanted_files:
+            parts = path.split("/")[:-1]
+            dirs.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+        self.wanted_dirs = frozenset(dirs)
+
+    def _rel(self, path: Path) -> str | None:
+        # Lexical, not resolved: an in-tree symlink is judged by the path pytest walks.
+        rel = os.path.relpath(os.path.abspath(path), self.root)  # noqa: PTH100 - lexical on purpose
+        if rel == os.curdir:
+            return ""
+        if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+            return None
+        return Path(rel).as_posix()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
+        rel = self._rel(collection_path)
+        if rel is None:
+            return True  # outside the tree: never part of a slice
+        if rel in self.wanted_files or rel in self.wanted_dirs:
+            return None  # the project's own rules still apply
+        return True
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        keep = [
+            i for i in items if i.nodeid in self.nodeids or i.nodeid.split("::", 1)[0] in self.files
+        ]
+        kept = {id(i) for i in keep}
+        dropped = [i for i in items if id(i) not in kept]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+        self.writer.emit({"collected": [i.nodeid for i in keep]})
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if not report.failed:
+            return
+        text = str(report.longreprtext or "")
+        missing = _MISSING.search(text)
+        self.writer.emit(
+            {
+                "collect_error": report.nodeid,
+                "message": _line(text) or "collection error",
+                "missing": missing.group(1) if missing else None,
+            }
+        )
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record: dict[str, Any] = {
+            "n": report.nodeid,
+            "w": report.when,
+            "o": report.outcome,
+            # pytest >= 9 (built-in) and the pytest-subtests plugin both report a subtest as
+            # its own report of the parent's node id, with a ``context``.
+            "sub": hasattr(report, "context"),
+            "x": hasattr(report, "wasxfail"),
+        }
+        if report.skipped:
+            record["loc"] = self._skip_location(report)
+        if report.failed or report.skipped:
+            longrepr = report.longrepr
+            text = str(longrepr[2]) if isinstance(longrepr, tuple) else report.longreprtext
+            record["msg"] = _line(str(text or "")) or report.outcome
+        self.writer.emit(record)
+
+    def _skip_location(self, report: pytest.TestReport) -> str | None:
+        """Where a skip or xfail was raised: the file of the skip (its marker's item, or the
+        frame that called ``skip``), repository-relative; ``None`` when outside the tree."""
+        longrepr = report.longrepr
+        if isinstance(longrepr, tuple) and len(longrepr) == 3:
+            path = Path(str(longrepr[0]))
+            if not path.is_absolute():
+                path = self.root / path
+            return self._rel(path)
+        return report.location[0] if report.location else None
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        self.writer.emit({"fin": nodeid})
+
+
+def main() -> None:
+    """Run the job read from stdin; always ends the process with ``os._exit``."""
+    job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    writer = _Writer(int(job["result_fd"]), str(job["token"]))
+    root = Path.cwd()
+    # What ``python -m pytest`` does: the working directory (the tree root) first.
+    sys.path.insert(0, str(root))
+    runner = _SliceRunner(writer, root, list(job["nodeids"]), list(job.get("files", [])))
+    args = list(job["args"])
+    for name in RERUN_PLUGINS:
+        args[:0] = ["-p", f"no:{name}"]
+    if importlib.util.find_spec("xdist") is not None:
+        # Workers would collect without this plugin and run the whole suite.
+        args.append("-n0")
+    try:
+        code = int(pytest.main([*args, str(root)], plugins=[runner, _NoRerun()]))
+    except BaseException as e:  # noqa: BLE001 - whatever the project does, report it
+        code = -1
+        writer.emit({"raised": f"{type(e).__name__}: {e}"[:_LINE_LIMIT]})
+    writer.emit({"exit": code})
+    writer.done()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
