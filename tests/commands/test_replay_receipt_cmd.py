@@ -191,7 +191,9 @@ def test_the_seed_receipt_verifies_as_printed_and_its_placeholder_is_refused(
     assert "slice_sha256" in report(f)["refusals"][0]
     digest = hashlib.sha256(f["slice"].read_bytes()).hexdigest().encode()
     f["receipt"].write_bytes(seed_bytes().replace(b"hash-of-replay-slice.txt", digest))
-    assert verify_cmd(repo, f) == 0
+    # Well formed, but the slice's only node was skipped: nothing passed, not evidence.
+    assert verify_cmd(repo, f) == 3
+    assert report(f)["outcome"] == "no_evidence"
     assert report(f)["skipped_by_freeze"] == [node]
 
 

@@ -43,16 +43,30 @@ def test_no_paths_and_no_tests_are_an_empty_suite(tmp_path: Path) -> None:
     assert collect(root, ["tests"]).nodeids == ()
 
 
-def test_an_import_error_is_a_collection_error_with_the_last_lines(tmp_path: Path) -> None:
+def test_a_file_that_does_not_import_is_reported_beside_the_tests_that_do(
+    tmp_path: Path,
+) -> None:
     root = write(
         tmp_path,
         {"tests/test_ok.py": "def test_ok(): pass\n", "tests/test_bad.py": "import nowhere_xyz\n"},
     )
-    with pytest.raises(CollectionError) as e:
+    result = collect(root, ["tests"])
+    assert result.nodeids == ("tests/test_ok.py::test_ok",)
+    (error,) = result.errors
+    assert (error.nodeid, error.missing) == ("tests/test_bad.py", "nowhere_xyz")
+    assert "nowhere_xyz" in error.message and "\n" not in error.message
+
+
+def test_a_broken_conftest_is_still_a_collection_error(tmp_path: Path) -> None:
+    root = write(
+        tmp_path,
+        {
+            "tests/test_ok.py": "def test_ok(): pass\n",
+            "tests/conftest.py": "raise SystemError('x')\n",
+        },
+    )
+    with pytest.raises(CollectionError):
         collect(root, ["tests"])
-    assert "could not collect 1 file" in str(e.value)
-    assert any("tests/test_bad.py" in line for line in e.value.lines)
-    assert "\n" not in str(e.value)
 
 
 def test_a_test_module_that_never_finishes_importing_is_killed(tmp_path: Path) -> None:

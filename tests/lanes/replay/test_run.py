@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from patchlane.lanes.replay import slicefile
-from patchlane.lanes.replay.run import RunResult, classify, run_slice
+from patchlane.lanes.replay.run import FAILED, PASSED, SKIPPED, RunResult, fold, run_slice
+from patchlane.lanes.replay.run import FROZEN as FROZEN_OUTCOME
 from tests.gitrepo import GitRepo
 from tests.lanes.replay.test_verify import freeze_record, freeze_report
 
@@ -113,7 +112,11 @@ def make_repo(path: Path) -> GitRepo:
 
 
 def run(
-    repo: GitRepo, nodeids: list[str], freeze: Path | None = None, timeout_s: float = 120.0
+    repo: GitRepo,
+    nodeids: list[str],
+    freeze: Path | None = None,
+    timeout_s: float = 120.0,
+    changed: frozenset[str] = frozenset(),
 ) -> RunResult:
     data = slicefile.render(nodeids)
     return run_slice(
@@ -125,6 +128,7 @@ def run(
         host_role="test-host",
         freeze_report=freeze,
         timeout_s=timeout_s,
+        changed=changed,
     )
 
 
@@ -152,15 +156,45 @@ def test_only_a_pass_is_passed(big_run: tuple[GitRepo, RunResult]) -> None:
 
 
 @pytest.mark.parametrize(
-    "nodeid",
-    [FAIL, ERROR, TEARDOWN, OWN_SKIP, XFAIL, NOT_IN_PLAY, P2, MISSING, NO_FILE, BROKEN, DESELECTED],
+    "nodeid", [FAIL, ERROR, TEARDOWN, NOT_IN_PLAY, P2, MISSING, NO_FILE, BROKEN, DESELECTED]
 )
 def test_everything_else_is_failed(big_run: tuple[GitRepo, RunResult], nodeid: str) -> None:
-    # fail, fixture error, teardown error, its own skip mark, xfail, a freeze not in play,
-    # a parametrised sibling, not collected, no such file, a file that does not import, and
-    # a node a conftest deselected.
+    # fail, fixture error, teardown error, a freeze not in play, a parametrised sibling, not
+    # collected, no such file, a file that does not import, and a node a conftest deselected.
     _, result = big_run
     assert nodeid in result.receipt.failed_nodeids
+    assert result.run.results[nodeid].why
+
+
+def test_the_suites_own_skips_and_xfails_are_neither_pass_nor_failure(
+    big_run: tuple[GitRepo, RunResult],
+) -> None:
+    _, result = big_run
+    assert result.receipt.skipped_nodeids == tuple(sorted([OWN_SKIP, XFAIL]))
+    assert "its own reason" in result.run.results[OWN_SKIP].why
+
+
+def test_a_skip_raised_from_a_changed_file_fails(repo: GitRepo) -> None:
+    make_repo(repo.path)
+    result = run(repo, [PASS, OWN_SKIP, XFAIL], changed=frozenset({"tests/test_x.py"}))
+    assert result.receipt.failed_nodeids == tuple(sorted([OWN_SKIP, XFAIL]))
+    assert "a file the patch changed" in result.run.results[OWN_SKIP].why
+
+
+def test_a_skip_raised_in_changed_code_under_test_fails(repo: GitRepo) -> None:
+    repo.write(
+        "lib/gate_keeper.py", "import pytest\n\ndef check():\n    pytest.skip('not today')\n"
+    )
+    repo.write(
+        "tests/test_k.py",
+        "import sys\nsys.path.insert(0, 'lib')\nimport gate_keeper\n\n"
+        "def test_k():\n    gate_keeper.check()\n",
+    )
+    repo.commit("skip from code")
+    ids = ["tests/test_k.py::test_k"]
+    assert run(repo, ids).receipt.skipped_nodeids == tuple(ids)
+    changed = frozenset({"lib/gate_keeper.py"})
+    assert run(repo, ids, changed=changed).receipt.failed_nodeids == tuple(ids)
 
 
 def test_the_in_play_passing_freeze_is_skipped_by_freeze(
@@ -173,14 +207,14 @@ def test_the_in_play_passing_freeze_is_skipped_by_freeze(
 def test_the_receipt_covers_the_slice_and_names_the_run(big_run: tuple[GitRepo, RunResult]) -> None:
     repo, result = big_run
     r = result.receipt
-    assert sorted([*(r.passed_nodeids or ()), *r.failed_nodeids, *r.skipped_by_freeze]) == sorted(
-        ALL
-    )
+    listed = [*(r.passed_nodeids or ()), *r.failed_nodeids, *r.skipped_by_freeze]
+    assert sorted([*listed, *(r.skipped_nodeids or ())]) == sorted(ALL)
     assert r.slice_sha256 == slicefile.sha256(slicefile.render(ALL))
     assert (r.seed, r.head, r.host_role) == (4242, repo.head(), "test-host")
     assert r.started is not None and r.finished is not None and r.started <= r.finished
     assert r.patchlane_version and r.signature is None
     assert result.returncode == 1 and not result.timed_out
+    assert result.run.problems == ()
 
 
 def test_without_a_freeze_report_the_frozen_node_fails(repo: GitRepo) -> None:
@@ -210,6 +244,8 @@ def test_the_timeout_kills_the_process_group_and_fails_every_node(
     )
     assert time.monotonic() - start < 60
     assert result.timed_out and result.returncode is None
+    # The fast test's pass streamed before the clock ran out, but a run that never said how it
+    # ended cannot pass: every node is failed.
     assert result.receipt.passed_nodeids == ()
     assert len(result.receipt.failed_nodeids) == 2
     for pid in map(int, pids.read_text().split()):
@@ -243,15 +279,6 @@ def test_pytest_addopts_from_the_host_cannot_deselect(
     assert run(repo, [PASS]).receipt.passed_nodeids == (PASS,)
 
 
-def test_classify_is_pure() -> None:
-    outcomes = {"a::p": "passed", "a::s": "skipped", "a::f": "skipped", "a::x": "xpassed"}
-    assert classify(["a::f", "a::m", "a::p", "a::s", "a::x"], outcomes, frozenset({"a::f"})) == (
-        ("a::p",),
-        ("a::m", "a::s", "a::x"),
-        ("a::f",),
-    )
-
-
 def test_an_empty_slice_is_not_run() -> None:
     with pytest.raises(ValueError, match="empty"):
         run_slice(
@@ -266,45 +293,6 @@ def test_an_empty_slice_is_not_run() -> None:
         )
 
 
-# --- the plugin's --patchlane-results option -----------------------------------------------------
-
-
-def results_of(repo: GitRepo, tmp_path: Path, *args: str) -> dict[str, str]:
-    """Run pytest on the repo's test_x.py with ``--patchlane-results``; return the file's map."""
-    out = tmp_path / "results.json"
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--rootdir={repo.path}",
-         f"--patchlane-results={out}", "tests/test_x.py", *args],
-        cwd=repo.path, capture_output=True, check=False,
-    )  # fmt: skip
-    value: dict[str, str] = json.loads(out.read_text())
-    assert list(value) == sorted(value)  # sorted: the same run gives the same bytes
-    return value
-
-
-def test_the_results_option_records_one_outcome_per_node(repo: GitRepo, tmp_path: Path) -> None:
-    make_repo(repo.path)
-    assert results_of(repo, tmp_path) == {
-        PASS: "failed",  # PATCHLANE_SEED is not set outside a replay run
-        FAIL: "failed",
-        ERROR: "error",
-        TEARDOWN: "error",
-        OWN_SKIP: "skipped",
-        XFAIL: "xfailed",
-        FROZEN: "failed",
-        NOT_IN_PLAY: "failed",
-        P1: "passed",
-        P2: "failed",
-    }
-
-
-def test_nodes_a_stopped_run_never_reached_are_not_run(repo: GitRepo, tmp_path: Path) -> None:
-    make_repo(repo.path)
-    outcomes = results_of(repo, tmp_path, "-x")
-    assert outcomes[PASS] == "failed"
-    assert {outcomes[n] for n in (FAIL, ERROR, P1, P2)} == {"not_run"}
-
-
 def test_a_conftest_that_breaks_pytest_fails_every_node(repo: GitRepo) -> None:
     make_repo(repo.path)
     repo.write("tests/conftest.py", "raise RuntimeError('broken harness')\n")
@@ -313,4 +301,276 @@ def test_a_conftest_that_breaks_pytest_fails_every_node(repo: GitRepo) -> None:
     assert result.receipt.passed_nodeids == ()
     assert result.receipt.failed_nodeids == tuple(sorted([PASS, P1]))
     assert result.returncode not in (0, 1, 5, None)
+    assert result.run.problems
     assert b"broken harness" in result.output_tail
+
+
+# --- subtests, retries, exit status, interpreter exit: real suites' shapes ---------------------
+
+SUBTESTS = """\
+import unittest
+
+
+class Cases(unittest.TestCase):
+    def test_each(self):
+        for n in range(4):
+            with self.subTest(n=n):
+                self.assertNotEqual(n, 2)
+
+    def test_all_good(self):
+        for n in range(3):
+            with self.subTest(n=n):
+                self.assertGreaterEqual(n, 0)
+"""
+
+SUBTESTS_FIXTURE = """\
+def test_each(subtests):
+    for n in range(4):
+        with subtests.test(n=n):
+            assert n != 3
+"""
+
+
+def test_a_failed_unittest_subtest_fails_its_node(repo: GitRepo) -> None:
+    repo.write("tests/test_sub.py", SUBTESTS)
+    repo.commit("subtests")
+    ids = ["tests/test_sub.py::Cases::test_all_good", "tests/test_sub.py::Cases::test_each"]
+    result = run(repo, ids)
+    assert result.receipt.failed_nodeids == ("tests/test_sub.py::Cases::test_each",)
+    assert result.receipt.passed_nodeids == ("tests/test_sub.py::Cases::test_all_good",)
+
+
+def _has_subtests_fixture() -> bool:
+    major = int(pytest.__version__.split(".", 1)[0])
+    if major >= 9:
+        return True
+    import importlib.util
+
+    return importlib.util.find_spec("pytest_subtests") is not None
+
+
+@pytest.mark.skipif(not _has_subtests_fixture(), reason="needs pytest >= 9 or pytest-subtests")
+def test_a_failed_subtests_fixture_subtest_fails_its_node(repo: GitRepo) -> None:
+    repo.write("tests/test_subfix.py", SUBTESTS_FIXTURE)
+    repo.commit("subtests fixture")
+    result = run(repo, ["tests/test_subfix.py::test_each"])
+    assert result.receipt.failed_nodeids == ("tests/test_subfix.py::test_each",)
+    assert "subtest failed" in result.run.results["tests/test_subfix.py::test_each"].why
+
+
+RERUN = """\
+import os
+from pathlib import Path
+
+import pytest
+
+COUNT = Path(os.environ["RERUN_COUNT_FILE"])
+
+
+@pytest.mark.flaky(reruns=3)
+def test_passes_on_the_second_try():
+    tries = int(COUNT.read_text()) if COUNT.exists() else 0
+    COUNT.write_text(str(tries + 1))
+    assert tries >= 1
+"""
+
+
+def test_a_rerun_marker_cannot_turn_a_failure_into_a_pass(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RERUN_COUNT_FILE", str(tmp_path / "count"))
+    repo.write("tests/test_rerun.py", RERUN)
+    repo.write("pytest.ini", "[pytest]\naddopts = --reruns 2 --strict-markers\n")
+    repo.commit("a flaky test with a rerun marker")
+    ids = ["tests/test_rerun.py::test_passes_on_the_second_try"]
+    result = run(repo, ids)
+    assert result.receipt.failed_nodeids == tuple(ids)
+    assert (tmp_path / "count").read_text() == "1"  # the plugin never ran it a second time
+
+
+def test_the_exit_status_must_agree_with_the_outcomes(repo: GitRepo) -> None:
+    make_repo(repo.path)
+    repo.write(
+        "tests/conftest.py",
+        CONFTEST
+        + "\n\ndef pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 1\n",
+    )
+    repo.commit("a session that fails with no failed test")
+    result = run(repo, [PASS, P1])
+    assert result.receipt.passed_nodeids == ()
+    assert result.receipt.failed_nodeids == tuple(sorted([PASS, P1]))
+    assert result.run.problems == ("pytest exited 1 although no node failed",)
+    assert "cannot be believed" in result.run.results[PASS].why
+
+
+def test_os_exit_in_the_middle_of_the_run_fails_what_did_not_report(repo: GitRepo) -> None:
+    repo.write(
+        "tests/test_exit.py",
+        "import os\n\ndef test_a():\n    pass\n\ndef test_b():\n    os._exit(0)\n\n"
+        "def test_c():\n    pass\n",
+    )
+    repo.commit("os._exit")
+    ids = [f"tests/test_exit.py::test_{c}" for c in "abc"]
+    result = run(repo, ids)
+    assert result.receipt.passed_nodeids == ()
+    assert result.receipt.failed_nodeids == tuple(ids)
+    assert "pytest ended without reporting its exit status" in result.run.problems
+
+
+def test_code_at_interpreter_exit_cannot_change_what_was_sent(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    marker = tmp_path / "atexit-ran"
+    repo.write(
+        "lib/evil.py",
+        "import atexit, os\n\n"
+        f"def _rewrite():\n    open({str(marker)!r}, 'w').write('ran')\n    os._exit(0)\n\n"
+        "atexit.register(_rewrite)\n\ndef add(a, b):\n    return a - b\n",
+    )
+    repo.write(
+        "tests/test_evil.py",
+        "import sys\nsys.path.insert(0, 'lib')\nimport evil\n\n"
+        "def test_add():\n    assert evil.add(2, 2) == 4\n",
+    )
+    repo.commit("an atexit hook in the code under test")
+    result = run(repo, ["tests/test_evil.py::test_add"])
+    assert result.receipt.failed_nodeids == ("tests/test_evil.py::test_add",)
+    assert not marker.exists()  # the child ends with os._exit: atexit handlers never run
+
+
+ODD_NAMES = """\
+import pytest
+
+
+@pytest.mark.parametrize("x", ["a[b", "c::d", "sp ace", "caf\\u00e9", "]"])
+def test_odd(x):
+    assert x
+
+
+class TestK:
+    @pytest.mark.parametrize("n", [1])
+    def test_m(self, n):
+        assert n == 1
+
+
+def twice(n):
+    \"\"\"
+    >>> twice(2)
+    4
+    \"\"\"
+    return 2 * n
+"""
+
+
+def test_odd_node_ids_and_a_bracket_in_the_file_name_run_like_any_other(repo: GitRepo) -> None:
+    repo.write("tests/test_odd.py", ODD_NAMES)
+    repo.write("tests/test_[weird] name.py", "def test_w():\n    pass\n")
+    repo.write("pytest.ini", "[pytest]\naddopts = --doctest-modules\n")
+    repo.commit("odd names")
+    ids = [
+        "tests/test_odd.py::test_odd[a[b]",
+        "tests/test_odd.py::test_odd[c::d]",
+        "tests/test_odd.py::test_odd[sp ace]",
+        "tests/test_odd.py::test_odd[caf\\xe9]",
+        "tests/test_odd.py::test_odd[]]",
+        "tests/test_odd.py::TestK::test_m[1]",
+        "tests/test_odd.py::test_odd.twice",
+        "tests/test_[weird] name.py::test_w",
+    ]
+    result = run(repo, ids)
+    assert result.receipt.passed_nodeids == tuple(sorted(ids)), result.run.results
+
+
+# --- fold: the parent's reading of the stream, record by record --------------------------------
+
+
+def _fold(records: list[dict[str, object]], ids: list[str], **kw: object) -> dict[str, str]:
+    folded = fold(records, ids, (), kw.get("allowed", {}), kw.get("changed", frozenset()))  # type: ignore[arg-type]
+    return {n: r.outcome for n, r in folded.results.items()}
+
+
+def _node(nodeid: str, *reports: tuple[str, str], **extra: object) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = [{"n": nodeid, "w": w, "o": o, **extra} for w, o in reports]
+    return [*out, {"fin": nodeid}]
+
+
+def test_a_later_passing_report_never_washes_out_a_failure() -> None:
+    records = [
+        {"collected": ["a::t"]},
+        {"n": "a::t", "w": "call", "o": "failed", "sub": True},
+        *_node("a::t", ("setup", "passed"), ("call", "passed"), ("teardown", "passed")),
+        {"exit": 1},
+    ]
+    assert _fold(records, ["a::t"]) == {"a::t": FAILED}
+
+
+def test_a_rerun_report_is_a_failure() -> None:
+    records = [
+        {"collected": ["a::t"]},
+        {"n": "a::t", "w": "call", "o": "rerun"},
+        *_node("a::t", ("setup", "passed"), ("call", "passed"), ("teardown", "passed")),
+        {"exit": 0},
+    ]
+    assert _fold(records, ["a::t"]) == {"a::t": FAILED}
+
+
+def test_a_node_without_its_end_or_its_call_is_failed() -> None:
+    records = [
+        {"collected": ["a::t", "a::u"]},
+        {"n": "a::t", "w": "setup", "o": "passed"},
+        {"n": "a::t", "w": "call", "o": "passed"},  # no teardown, no end of protocol
+        *_node("a::u", ("setup", "passed"), ("teardown", "passed")),  # no call
+        {"exit": 0},
+    ]
+    assert _fold(records, ["a::t", "a::u"]) == {"a::t": FAILED, "a::u": FAILED}
+
+
+def test_a_granted_freeze_skip_is_frozen_and_any_other_skip_is_the_suites() -> None:
+    from patchlane.pytest_plugin import skip_reason
+
+    granted = f"Skipped: {skip_reason('f1', '2026-10-08')}"
+    records = [
+        {"collected": ["a::f", "a::s"]},
+        *_node("a::f", ("setup", "skipped"), ("teardown", "passed"), msg=granted),
+        *_node("a::s", ("setup", "skipped"), ("teardown", "passed"), msg=granted),
+        {"exit": 0},
+    ]
+    # a::s carries the same text but no grant: it is a skip of the suite, not a freeze.
+    got = _fold(records, ["a::f", "a::s"], allowed={"a::f": ("f1", "2026-10-08")})
+    assert got == {"a::f": FROZEN_OUTCOME, "a::s": SKIPPED}
+
+
+def test_a_non_strict_xpass_is_neither_evidence_nor_failure() -> None:
+    records = [
+        {"collected": ["a::x"]},
+        *_node("a::x", ("setup", "passed"), ("call", "passed"), ("teardown", "passed"), x=True),
+        {"exit": 0},
+    ]
+    assert _fold(records, ["a::x"]) == {"a::x": SKIPPED}
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "expected"),
+    [(0, PASSED), (2, FAILED), (3, FAILED), (4, FAILED), (5, FAILED), (None, FAILED)],
+)
+def test_an_exit_status_other_than_success_makes_every_pass_a_failure(
+    exit_code: int | None, expected: str
+) -> None:
+    records: list[dict[str, object]] = [
+        {"collected": ["a::t"]},
+        *_node("a::t", ("setup", "passed"), ("call", "passed"), ("teardown", "passed")),
+    ]
+    if exit_code is not None:
+        records.append({"exit": exit_code})
+    assert _fold(records, ["a::t"]) == {"a::t": expected}
+
+
+def test_exit_0_with_a_failed_node_keeps_the_failure_and_says_so() -> None:
+    records = [
+        {"collected": ["a::t"]},
+        *_node("a::t", ("setup", "passed"), ("call", "failed"), ("teardown", "passed")),
+        {"exit": 0},
+    ]
+    folded = fold(records, ["a::t"], (), {}, frozenset())
+    assert folded.results["a::t"].outcome == FAILED
+    assert folded.problems == ("pytest exited 0 although a node failed",)

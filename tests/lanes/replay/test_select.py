@@ -10,7 +10,6 @@ import pytest
 from patchlane import git
 from patchlane.classify import load_map_at
 from patchlane.config import ReviewMap, parse_review_map
-from patchlane.lanes.replay.collect import CollectionError
 from patchlane.lanes.replay.select import Selection, select_slice
 from patchlane.lanes.replay.slicefile import parse
 from tests.gitrepo import GitRepo
@@ -246,11 +245,16 @@ def test_a_secret_in_an_imported_module_makes_the_slice_private(repo: GitRepo, s
     assert all(secret not in why for _, why in sel.private)
 
 
-def test_a_collection_error_is_reported_not_an_empty_slice(repo: GitRepo) -> None:
+def test_a_test_file_that_no_longer_collects_stands_in_the_slice_as_its_own_id(
+    repo: GitRepo,
+) -> None:
     project(repo)
     patch(repo, {"tests/test_a.py": "import pkg.missing_module\n\n\ndef test_a():\n    pass\n"})
-    with pytest.raises(CollectionError, match="could not collect"):
-        select(repo)
+    sel = select(repo)
+    assert "tests/test_a.py" in sel.nodeids
+    assert any("does not collect at head" in why for why in sel.reasons["tests/test_a.py"])
+    assert [e.nodeid for e in sel.collect_errors] == ["tests/test_a.py"]
+    assert sel.collect_errors[0].missing == "pkg.missing_module"
 
 
 def test_on_the_example_a_quota_change_selects_only_quota_tests(repo: GitRepo) -> None:

@@ -265,8 +265,19 @@ def seed_receipt() -> bytes:
     return seed_bytes()
 
 
-def test_the_seed_receipt_verifies_as_printed_with_a_real_hash() -> None:
-    slice_bytes = f"{SEED_NODE}\n".encode()
+@pytest.mark.parametrize(
+    ("others", "outcome"),
+    [
+        # The seed's slice holds only the frozen node: nothing passed, which is not evidence.
+        ((), "no_evidence"),
+        # Beside a node it does not list (the seed's shape: not listed = passed), it passes.
+        (("tests/test_billing.py::test_a",), "pass"),
+    ],
+)
+def test_the_seed_receipt_verifies_as_printed_with_a_real_hash(
+    others: tuple[str, ...], outcome: str
+) -> None:
+    slice_bytes = "".join(f"{n}\n" for n in sorted([SEED_NODE, *others])).encode()
     data = seed_receipt().replace(
         b"hash-of-replay-slice.txt", hashlib.sha256(slice_bytes).hexdigest().encode()
     )
@@ -279,7 +290,62 @@ def test_the_seed_receipt_verifies_as_printed_with_a_real_hash() -> None:
         require_signature=False,
         public_key=None,
     )
-    assert (v.outcome, v.skipped) == ("pass", (SEED_NODE,))
+    assert (v.outcome, v.skipped) == (outcome, (SEED_NODE,))
+
+
+def test_a_receipt_where_every_node_was_skipped_by_the_suite_is_no_evidence() -> None:
+    slice_bytes = b"t/a.py::x\nt/a.py::y\n"
+    receipt = {
+        "seed": 1,
+        "slice_sha256": hashlib.sha256(slice_bytes).hexdigest(),
+        "failed_nodeids": [],
+        "skipped_by_freeze": [],
+        "host_role": "h",
+        "passed_nodeids": [],
+        "skipped_nodeids": ["t/a.py::x", "t/a.py::y"],
+    }
+    v = verify_receipt(
+        slice_bytes,
+        json.dumps(receipt).encode(),
+        None,
+        seed=1,
+        head=None,
+        require_signature=False,
+        public_key=None,
+    )
+    assert v.outcome == "no_evidence" and "no node passed" in v.reasons[0]
+    assert v.suite_skipped == ("t/a.py::x", "t/a.py::y")
+
+
+def test_suite_skips_must_lie_in_the_slice_and_count_for_coverage() -> None:
+    slice_bytes = b"t/a.py::x\nt/a.py::y\n"
+    base = {
+        "seed": 1,
+        "slice_sha256": hashlib.sha256(slice_bytes).hexdigest(),
+        "failed_nodeids": [],
+        "skipped_by_freeze": [],
+        "host_role": "h",
+        "passed_nodeids": ["t/a.py::x"],
+    }
+
+    def outcome(**extra: object) -> tuple[str, tuple[str, ...]]:
+        v = verify_receipt(
+            slice_bytes,
+            json.dumps({**base, **extra}).encode(),
+            None,
+            seed=1,
+            head=None,
+            require_signature=False,
+            public_key=None,
+        )
+        return v.outcome, v.reasons
+
+    assert outcome(skipped_nodeids=["t/a.py::y"]) == ("pass", ())
+    assert outcome()[0] == "refused"  # t/a.py::y is nowhere
+    state, reasons = outcome(skipped_nodeids=["t/a.py::y", "t/z.py::q"])
+    assert state == "refused" and "skipped_nodeids" in reasons[0]
+    state, reasons = outcome(skipped_nodeids=["t/a.py::x", "t/a.py::y"])
+    assert state == "refused" and any("both list" in r for r in reasons)
 
 
 def test_the_seed_placeholder_is_refused_naming_slice_sha256() -> None:
@@ -308,5 +374,5 @@ def test_replay_report_shapes() -> None:
     assert refused["reason"].startswith("receipt refused: seed 1")
     assert set(refused) == {
         "lane", "status", "reason", "outcome", "slice_sha256", "receipt_sha256", "seed",
-        "head", "failed", "skipped_by_freeze", "signature", "refusals",
+        "head", "failed", "skipped_by_freeze", "skipped_by_suite", "signature", "refusals",
     }  # fmt: skip

@@ -33,7 +33,7 @@ import pytest
 # Plugins that rerun a failing test until it passes: suite retries are ignored by the replay
 # (a failed attempt is a failure), so they are not loaded. Their options and marker are
 # accepted and do nothing, so a project whose configuration names them still runs.
-RERUN_PLUGINS = ("rerunfailures", "flaky", "pytest_retry", "retry")
+RERUN_PLUGINS = ("rerunfailures", "flaky", "pytest-retry", "pytest_retry.retry_plugin")
 _RERUN_OPTIONS: tuple[tuple[str, bool], ...] = (
     # (option, takes a value)
     ("--reruns", True),
