@@ -269,7 +269,6 @@ def _run_here(
             host_role="local",
             freeze_report=freeze_path if freeze_path.is_file() else None,
             timeout_s=RUN_TIMEOUT_S,
-            changed=cls.changed_paths,
         )
     receipt = result.receipt
     key = configured_private_key(None)

@@ -78,15 +78,9 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         "PATCHLANE_SIGNING_KEY) the receipt is signed (Ed25519, DSSE-style). Exit 0 when "
         "every node passed or was skipped by a freeze, 1 otherwise, 2 bad input. A skip or "
         "xfail the suite makes on its own is recorded as skipped_nodeids (neither evidence nor "
-        "failure), unless --base is given and it was raised from a file the patch changed.",
+        "failure; the gate checks those nodes at the base).",
     )
     run.add_argument("--slice", type=Path, required=True, metavar="FILE")
-    run.add_argument(
-        "--base",
-        metavar="REF",
-        help="the patch's base: a skip raised from a file changed since merge-base(REF, HEAD) "
-        "fails its node",
-    )
     run.add_argument("--seed", type=int, required=True, metavar="N")
     run.add_argument("--freeze-report", type=Path, metavar="FILE")
     run.add_argument("--signing-key", type=Path, metavar="FILE", help="Ed25519 private key (PEM)")

@@ -116,7 +116,6 @@ def run(
     nodeids: list[str],
     freeze: Path | None = None,
     timeout_s: float = 120.0,
-    changed: frozenset[str] = frozenset(),
 ) -> RunResult:
     data = slicefile.render(nodeids)
     return run_slice(
@@ -128,7 +127,6 @@ def run(
         host_role="test-host",
         freeze_report=freeze,
         timeout_s=timeout_s,
-        changed=changed,
     )
 
 
@@ -172,29 +170,6 @@ def test_the_suites_own_skips_and_xfails_are_neither_pass_nor_failure(
     _, result = big_run
     assert result.receipt.skipped_nodeids == tuple(sorted([OWN_SKIP, XFAIL]))
     assert "its own reason" in result.run.results[OWN_SKIP].why
-
-
-def test_a_skip_raised_from_a_changed_file_fails(repo: GitRepo) -> None:
-    make_repo(repo.path)
-    result = run(repo, [PASS, OWN_SKIP, XFAIL], changed=frozenset({"tests/test_x.py"}))
-    assert result.receipt.failed_nodeids == tuple(sorted([OWN_SKIP, XFAIL]))
-    assert "a file the patch changed" in result.run.results[OWN_SKIP].why
-
-
-def test_a_skip_raised_in_changed_code_under_test_fails(repo: GitRepo) -> None:
-    repo.write(
-        "lib/gate_keeper.py", "import pytest\n\ndef check():\n    pytest.skip('not today')\n"
-    )
-    repo.write(
-        "tests/test_k.py",
-        "import sys\nsys.path.insert(0, 'lib')\nimport gate_keeper\n\n"
-        "def test_k():\n    gate_keeper.check()\n",
-    )
-    repo.commit("skip from code")
-    ids = ["tests/test_k.py::test_k"]
-    assert run(repo, ids).receipt.skipped_nodeids == tuple(ids)
-    changed = frozenset({"lib/gate_keeper.py"})
-    assert run(repo, ids, changed=changed).receipt.failed_nodeids == tuple(ids)
 
 
 def test_the_in_play_passing_freeze_is_skipped_by_freeze(
@@ -485,7 +460,7 @@ def test_odd_node_ids_and_a_bracket_in_the_file_name_run_like_any_other(repo: Gi
 
 
 def _fold(records: list[dict[str, object]], ids: list[str], **kw: object) -> dict[str, str]:
-    folded = fold(records, ids, (), kw.get("allowed", {}), kw.get("changed", frozenset()))  # type: ignore[arg-type]
+    folded = fold(records, ids, (), kw.get("allowed", {}))  # type: ignore[arg-type]
     return {n: r.outcome for n, r in folded.results.items()}
 
 
@@ -571,6 +546,6 @@ def test_exit_0_with_a_failed_node_keeps_the_failure_and_says_so() -> None:
         *_node("a::t", ("setup", "passed"), ("call", "failed"), ("teardown", "passed")),
         {"exit": 0},
     ]
-    folded = fold(records, ["a::t"], (), {}, frozenset())
+    folded = fold(records, ["a::t"], (), {})
     assert folded.results["a::t"].outcome == FAILED
     assert folded.problems == ("pytest exited 0 although a node failed",)

@@ -8,7 +8,9 @@ put the base beside it, each on trees materialised from git (never the work tree
   (a rename keeps its identity); a base node that fails there is a test whose *expectations
   the patch edited*. Both are review events (``undecided``), never a pass.
 - ``skips_that_run_at_base``: a node the suite skipped at the head but that passes at the base
-  was hidden by the patch, so it counts as failed.
+  was hidden by the patch (a skip mark added, code under test that raises ``SkipTest``, an
+  ``importorskip`` of a module the patch removed), so it counts as failed. A node that skips
+  at the base as well (an environment-conditional ``skipif``) is the suite's own skip.
 - ``environment_faults``: a test file that cannot import a third-party package at the base as
   well is the environment's fault (exit 2 with the package), not the patch's.
 """

@@ -76,12 +76,6 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
     key = signing.configured_private_key(args.signing_key)  # before the run: fail fast
     repo = ctx.repo()
     head = git.resolve_commit(repo, "HEAD")
-    changed: frozenset[str] = frozenset()
-    if args.base is not None:
-        merge_base = git.merge_base(repo, git.resolve_commit(repo, args.base), head)
-        changed = frozenset(
-            p for c in git.diff_changes(repo, merge_base, head) for p in (c.path, c.old_path) if p
-        )
     ctx.out.progress(f"replay run: {len(nodeids)} node id(s), seed {args.seed}")
     result = run_slice(
         repo,
@@ -92,7 +86,6 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
         host_role=args.host_role,
         freeze_report=args.freeze_report,
         timeout_s=args.timeout,
-        changed=changed,
     )
     receipt = result.receipt if key is None else signing.sign(result.receipt, key)
     rendered = receipt.render()

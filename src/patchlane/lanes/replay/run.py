@@ -7,9 +7,10 @@ outcome per node and writes the receipt (docs/architecture.md, "Replay outcomes"
 
 - every report counts: a failed or errored setup, call, teardown or subtest fails the node,
   and no later report (a passing parent, a rerun) turns it back;
-- a skip or xfail the suite makes on its own is ``skipped`` (neither evidence nor failure),
-  unless it was raised from a file the patch changed; a skip by a granted freeze is
-  ``skipped_by_freeze``; a strict xpass is a failure, as pytest says;
+- a skip or xfail the suite makes on its own is ``skipped`` (neither evidence nor failure;
+  the gate then runs those nodes at the base, where one that passes was hidden by the patch:
+  ``basecheck``); a skip by a granted freeze is ``skipped_by_freeze``; a strict xpass is a
+  failure, as pytest says;
 - a node with no streamed outcome (not collected, deselected, never finished) is failed;
 - pytest's exit status must agree with the outcomes: a run that was interrupted, hit an
   internal or usage error, exited 1 with no failed node, or never said how it ended cannot
@@ -133,11 +134,9 @@ def run_tests(
     seed: int,
     timeout_s: float,
     freeze_report: Path | None = None,
-    changed: frozenset[str] = frozenset(),
 ) -> TestRun:
     """Run ``nodeids`` (and every test of ``files``) with pytest in ``tree``; fold the stream.
 
-    ``changed``: the files the patch changed (a skip raised from one of them is a failure).
     Never raises for anything pytest or the tests do; raises ``OSError`` only when the child
     cannot be started.
     """
@@ -160,7 +159,7 @@ def run_tests(
             env=child_env(seed),
         )
     tail = run.stdout_tail + run.stderr_tail
-    return fold(run.records, nodeids, files, allowed, changed, run.problems, run.timed_out, tail)
+    return fold(run.records, nodeids, files, allowed, run.problems, run.timed_out, tail)
 
 
 def fold(
@@ -168,7 +167,6 @@ def fold(
     nodeids: Sequence[str],
     files: Sequence[str],
     allowed: Mapping[str, tuple[str, str]],
-    changed: frozenset[str],
     channel_problems: Sequence[str] = (),
     timed_out: bool = False,
     output_tail: bytes = b"",
@@ -187,7 +185,7 @@ def fold(
     for nodeid in wanted:
         grant = allowed.get(nodeid)
         freeze_text = f"Skipped: {skip_reason(*grant)}" if grant else None
-        results[nodeid] = state.node(nodeid, errors, changed, freeze_text)
+        results[nodeid] = state.node(nodeid, errors, freeze_text)
     problems = list(channel_problems)
     if timed_out:
         problems.append("the run timed out; nodes without an outcome failed")
@@ -257,7 +255,6 @@ class _Fold:
         self,
         nodeid: str,
         errors: Mapping[str, CollectError],
-        changed: frozenset[str],
         freeze_text: str | None,
     ) -> NodeResult:
         if "::" not in nodeid:
@@ -276,15 +273,11 @@ class _Fold:
             if granted and skips and first.get("w") == "setup":
                 return NodeResult(FROZEN, message)
             where = first.get("loc")
-            if isinstance(where, str) and where in changed:
-                kind = "xfailed" if first.get("x") else "skipped"
-                return NodeResult(
-                    FAILED, f"{kind} from {where}, a file the patch changed: {message}"
-                )
+            at = f" (raised at {where})" if isinstance(where, str) else ""
             if xpass and not skips:
                 return NodeResult(SKIPPED, "xpassed (not strict): neither evidence nor failure")
             kind = "xfailed" if first.get("x") else "skipped"
-            return NodeResult(SKIPPED, f"{kind} by the suite: {message}")
+            return NodeResult(SKIPPED, f"{kind} by the suite{at}: {message}")
         if nodeid not in self.collected:
             error = errors.get(nodeid.split("::", 1)[0])
             if error is not None:
@@ -320,7 +313,6 @@ def run_slice(
     host_role: str,
     freeze_report: Path | None,
     timeout_s: float,
-    changed: frozenset[str] = frozenset(),
 ) -> RunResult:
     """Run ``nodeids`` with pytest in ``repo`` and return the (unsigned) receipt.
 
@@ -337,7 +329,6 @@ def run_slice(
         seed=seed,
         timeout_s=timeout_s,
         freeze_report=freeze_report,
-        changed=changed,
     )
     receipt = Receipt(
         seed=seed,

@@ -1,0 +1,216 @@
+"""Replay evidence on suites shaped like real ones: the gate, end to end, in real git repos.
+
+Each test commits a small project on ``main`` (unittest ``subTest`` cases, skips the suite makes
+on its own, a test module per behaviour), then a patch on ``agent``, and runs
+``patchlane gate --replay local`` on it. The project's full suite at the head is the truth the
+verdict must agree with: a regression is ``reject``, a deleted or expectation-edited test is
+``undecided`` with its node ids, a harmless patch is ``accept_for_review``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from patchlane.main import main
+from tests.gitrepo import GitRepo
+from tests.sample import make_billing_repo
+
+CALC = """\
+def add(a, b):
+    return a + b
+
+
+def clamp(x, lo, hi):
+    return max(lo, min(x, hi))
+"""
+
+TEST_CALC = """\
+import unittest
+
+from billing.calc import add, clamp
+
+
+class AddCases(unittest.TestCase):
+    def test_add(self):
+        for a, b, want in [(1, 2, 3), (0, 0, 0), (-1, 1, 0)]:
+            with self.subTest(a=a, b=b):
+                self.assertEqual(add(a, b), want)
+
+
+def test_clamp():
+    assert clamp(5, 0, 3) == 3
+    assert clamp(-1, 0, 3) == 0
+"""
+
+TEST_ENV = """\
+import sys
+
+import pytest
+
+
+@pytest.mark.skipif(sys.platform != "win32-never", reason="environment-conditional")
+def test_only_elsewhere():
+    pass
+
+
+def test_here():
+    pass
+"""
+
+
+@pytest.fixture
+def project(repo: GitRepo) -> GitRepo:
+    make_billing_repo(repo)
+    repo.write("pytest.ini", "[pytest]\npythonpath = src\n")
+    repo.write("src/billing/calc.py", CALC)
+    repo.write("tests/test_calc.py", TEST_CALC)
+    repo.write("tests/test_env.py", TEST_ENV)
+    repo.commit("calc and its tests")
+    repo.branch("agent")
+    return repo
+
+
+def gate(repo: GitRepo, out: Path) -> int:
+    argv = ["--repo", str(repo.path), "-q", "gate", "--base", "main", "--seed", "7"]
+    return main([*argv, "--cases", "20", "--replay", "local", "--out-dir", str(out)])
+
+
+def load(out: Path, name: str) -> Any:
+    return json.loads((out / name).read_text(encoding="utf-8"))
+
+
+def reasons(out: Path) -> list[str]:
+    return [r["message"] for r in load(out, "verdict.json")["reasons"]]
+
+
+def test_a_regression_reported_only_by_a_subtest_is_rejected(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    project.write(
+        "src/billing/calc.py", CALC.replace("return a + b", "return a + b if a >= 0 else b")
+    )
+    project.commit("optimise add")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 1
+    replay = load(out, "replay-report.json")
+    assert replay["failed"] == ["tests/test_calc.py::AddCases::test_add"]
+    assert "subtest failed" in replay["failed_why"]["tests/test_calc.py::AddCases::test_add"]
+    assert load(out, "verdict.json")["reasons"][0]["rule"] == 4
+
+
+def test_a_harmless_patch_is_accepted_and_the_suites_own_skips_are_not_failures(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    project.write("src/billing/calc.py", CALC + "\n\n# a comment\n")
+    project.write("tests/test_env.py", TEST_ENV + "\n\ndef test_more():\n    pass\n")
+    project.commit("a comment and one more test")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 0, reasons(out)
+    receipt = load(out, "receipt.json")
+    assert receipt["skipped_nodeids"] == ["tests/test_env.py::test_only_elsewhere"]
+    assert load(out, "replay-report.json")["deleted_tests"] == []
+
+
+def test_deleting_the_test_that_would_fail_is_undecided_with_its_id(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    project.write("src/billing/calc.py", CALC.replace("min(x, hi)", "x"))
+    project.write("tests/test_calc.py", TEST_CALC.split("def test_clamp")[0])
+    project.commit("clamp is simpler now")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 3
+    replay = load(out, "replay-report.json")
+    assert replay["deleted_tests"] == ["tests/test_calc.py::test_clamp"]
+    assert any("deletes 1 test" in m and "test_clamp" in m for m in reasons(out))
+    assert "test_clamp" in (out / "review.md").read_text()
+
+
+def test_editing_an_expected_value_to_match_the_bug_is_undecided_with_its_id(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    project.write("src/billing/calc.py", CALC.replace("min(x, hi)", "x"))
+    project.write(
+        "tests/test_calc.py", TEST_CALC.replace("clamp(5, 0, 3) == 3", "clamp(5, 0, 3) == 5")
+    )
+    project.commit("fix the clamp test")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 3
+    replay = load(out, "replay-report.json")
+    assert replay["status"] == "pass"  # the edited test passes at the head...
+    edited = [e["nodeid"] for e in replay["edited_expectations"]]
+    assert edited == ["tests/test_calc.py::test_clamp"]  # ...its base version does not
+    assert any("changes the expectations" in m for m in reasons(out))
+
+
+def test_a_renamed_test_file_keeps_its_tests(project: GitRepo, tmp_path: Path) -> None:
+    project.git("mv", "tests/test_calc.py", "tests/test_arith.py")
+    project.commit("rename")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 0, reasons(out)
+    assert load(out, "replay-report.json")["deleted_tests"] == []
+
+
+def test_a_test_file_that_no_longer_imports_is_rejected(project: GitRepo, tmp_path: Path) -> None:
+    project.write("src/billing/calc.py", CALC.replace("def clamp", "def clamp_to"))
+    project.commit("rename clamp")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 1
+    replay = load(out, "replay-report.json")
+    assert "tests/test_calc.py" in replay["failed"]
+
+
+def test_a_skip_the_patch_causes_in_an_unchanged_test_is_a_failure(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    project.git("checkout", "-q", "main")
+    project.write(
+        "tests/test_fast.py",
+        "import pytest\n\nfrom billing import calc\n\n\ndef test_fast_path():\n"
+        "    fast = pytest.importorskip('billing.fast')\n    assert fast.add(1, 1) == 2\n",
+    )
+    project.write("src/billing/fast.py", "def add(a, b):\n    return a + b\n")
+    project.commit("a fast path and its test")
+    project.git("checkout", "-q", "agent")
+    project.git("merge", "-q", "--ff-only", "main")
+    project.remove("src/billing/fast.py")
+    project.write("src/billing/calc.py", CALC + "\n# no fast path\n")
+    project.commit("drop the fast path")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 1
+    replay = load(out, "replay-report.json")
+    assert replay["skipped_but_pass_at_base"] == ["tests/test_fast.py::test_fast_path"]
+
+
+def test_a_package_missing_at_base_and_head_is_the_environments_fault(
+    project: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.git("checkout", "-q", "main")
+    project.write(
+        "tests/test_np.py", "import numpy_not_installed_here\n\n\ndef test_x():\n    pass\n"
+    )
+    project.write("src/billing/np_user.py", "X = 1\n")
+    project.write(
+        "tests/test_np_user.py", "from billing import np_user\nimport numpy_not_installed_here\n"
+    )
+    project.commit("a test that needs a package")
+    project.git("checkout", "-q", "agent")
+    project.git("merge", "-q", "--ff-only", "main")
+    project.write("src/billing/np_user.py", "X = 2\n")
+    project.commit("touch the module the test imports")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "numpy_not_installed_here" in line and "pip install" in line
+
+
+def test_a_package_the_patch_starts_to_need_is_the_patchs_failure(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    project.write("src/billing/calc.py", "import numpy_not_installed_here\n" + CALC)
+    project.commit("use a package nobody has")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 1
