@@ -8,7 +8,7 @@ naming the file and line.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from patchlane.errors import MapError
 from patchlane.inputs import kind_of
@@ -33,6 +33,10 @@ class PropertyLane:
     cases: int
     timeout_s: float
     pythonpath: tuple[str, ...]
+    # Where the map names the modules (``module`` or ``modules``, and the line), so that an
+    # error about one of them can point there; not part of what the lane is.
+    modules_key: str = field(default="modules", compare=False)
+    modules_line: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -257,6 +261,8 @@ def _property(lanes: _Reader) -> PropertyLane | None:
         cases=r.integer("cases", DEFAULT_CASES, 1) or DEFAULT_CASES,
         timeout_s=r.number("timeout_s", DEFAULT_TIMEOUT_S),
         pythonpath=r.paths("pythonpath"),
+        modules_key=key,
+        modules_line=r.line(key),
     )
 
 

@@ -48,3 +48,9 @@ class ReportError(InputError):
 
 class GitError(PatchlaneError):
     """Git could not answer: an unknown ref, a missing merge base, not a repository."""
+
+
+class EnvironmentFault(PatchlaneError):
+    """Something the environment patchlane runs in lacks (a third-party package) fails the
+    base and the head alike: not the patch's fault, and no evidence about it either. The
+    message names what is missing and how to install it."""

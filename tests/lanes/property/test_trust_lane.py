@@ -4,9 +4,9 @@ parent's own parse."""
 
 from __future__ import annotations
 
-import jsonschema
+import pytest
 
-from patchlane.schemas import load_schema
+from patchlane.errors import MapError
 from tests.gitrepo import GitRepo
 from tests.lanes.property import project as P
 
@@ -66,15 +66,16 @@ def test_a_property_added_by_the_patch_runs_as_head(repo: GitRepo) -> None:
     assert (failure["case_index"], failure["arguments"]) == (3, ["x"])
 
 
-def test_a_module_missing_at_base_and_head_is_a_red_error(repo: GitRepo) -> None:
+def test_a_module_missing_at_base_and_head_is_the_maps_fault(repo: GitRepo) -> None:
+    # DESIGN.md §2: a map naming no module fails base and head alike (exit 2, never red).
+    # See test_environment_lane.py for the CLI's exit code and message.
     P.make(repo, modules=("checks.props", "checks.gone"))
-    report = P.lane(repo)
-    assert report.status == "error"
-    assert [(f.property, f.module, f.kind) for f in report.failures] == [
-        ("(module)", "checks.gone", "module")
-    ]
-    assert "neither at base" in report.failures[0].message
-    jsonschema.validate(report.to_json(), load_schema("property-report"))
+    with pytest.raises(MapError) as raised:
+        P.lane(repo)
+    assert (raised.value.file, raised.value.line) == (str(repo.path / "review-map.yml"), 4)
+    assert raised.value.message == (
+        "lanes.property.modules: no such module 'checks.gone' at base or head"
+    )
 
 
 def test_a_module_without_properties_is_a_red_error(repo: GitRepo) -> None:

@@ -15,7 +15,12 @@ it.
 
 Modes: ``run`` runs the properties; ``audit`` (a second child, after a property passed on
 the head) records which project functions a property calls and hands it to
-``patchlane.lanes.property.oracle.audit_property``.
+``patchlane.lanes.property.oracle.audit_property``; ``import`` only imports the module and
+says which package was missing, if one was (the parent's check that a missing package
+fails the base as well, before it blames the environment rather than the patch).
+
+A failure to import carries ``missing``: the top-level name a ``ModuleNotFoundError`` could
+not find. It is a hint for the parent, which checks it itself; never a verdict.
 """
 
 from __future__ import annotations
@@ -136,12 +141,16 @@ def main() -> None:
     sys.path[:0] = job["paths"]
     os.chdir(job["cwd"])
     names: list[str] = list(job["names"])
+    start = time.perf_counter()
     try:
         module = importlib.import_module(job["module"])
     except BaseException as e:  # noqa: BLE001 - SystemExit at import is a failure too
         message = "import failed: " + styles.describe(e, job["trees"])
+        missing = missing_package(e)
+        if job["mode"] == "import":
+            _imported(writer, names, missing, message, start)
         for name in names:
-            writer.emit(_failed(name, "unknown", "error", None, None, message, 0.0))
+            writer.emit(_failed(name, "unknown", "error", None, None, message, 0.0, missing))
         _finish(writer, len(names))
     at_import = sandbox.take(violations)
     loaded = getattr(module, "__file__", None)
@@ -150,14 +159,38 @@ def main() -> None:
         # module already imported under that name): its properties are not the ones asked.
         shown = styles.relative(loaded, job["trees"]) if isinstance(loaded, str) else "no file"
         message = f"importing {job['module']} loaded {shown}, not the module version asked for"
+        if job["mode"] == "import":
+            _imported(writer, names, None, message, start)
         for name in names:
             writer.emit(_failed(name, "unknown", "module", None, None, message, 0.0))
         _finish(writer, len(names))
+    if job["mode"] == "import":
+        _imported(writer, names, None, None, start)
     if job["mode"] == "audit":
         _audit(job, module, names, writer, oracle, violations, (pinned, pinned_probe))
     else:
         for name in names:
             writer.emit(_run_one(job, module, name, pinned, violations, at_import))
+    _finish(writer, len(names))
+
+
+def missing_package(exc: BaseException) -> str | None:
+    """Return the top-level name of the module a ``ModuleNotFoundError`` could not find
+    (``numpy`` for ``numpy.linalg``), or ``None`` for any other exception."""
+    name = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+    if not isinstance(name, str) or not name:
+        return None
+    return name.split(".")[0]
+
+
+def _imported(
+    writer: Writer, names: list[str], missing: str | None, message: str | None, start: float
+) -> NoReturn:
+    """End an ``import`` job: one record saying whether the module imported (``message``
+    ``None``) or which package was missing, then ``done``."""
+    seconds = time.perf_counter() - start
+    for name in names:
+        writer.emit({"property": name, "missing": missing, "message": message, "seconds": seconds})
     _finish(writer, len(names))
 
 
@@ -178,6 +211,7 @@ def _failed(
     arguments: Any,
     message: str,
     seconds: float,
+    missing: str | None = None,
 ) -> dict[str, Any]:
     return {
         "property": name,
@@ -187,6 +221,7 @@ def _failed(
         "case_index": case_index,
         "arguments": styles.json_safe(arguments),
         "message": message,
+        "missing": missing,
         "seconds": seconds,
     }
 
@@ -240,6 +275,7 @@ def _run_one(
         "case_index": None,
         "arguments": None,
         "message": None,
+        "missing": None,
         "seconds": seconds,
     }
 

@@ -9,6 +9,7 @@ test could delete a property at import time, or exit before reporting it).
 from __future__ import annotations
 
 import ast
+import importlib.machinery
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,6 +89,17 @@ def _find(name: str, directories: Sequence[Path]) -> tuple[str, tuple[Path, ...]
         if package.is_dir():
             namespace.append(package)
     return ("namespace", tuple(namespace)) if namespace else None
+
+
+def provides(name: str, roots: Sequence[Path]) -> bool:
+    """Return whether a tree holds a top-level module or package ``name`` in one of its
+    import ``roots``: a directory (regular or namespace package) or a file ``name`` plus
+    any suffix the import system loads (``.py``, ``.pyc``, extension modules)."""
+    suffixes = importlib.machinery.all_suffixes()
+    return any(
+        (root / name).is_dir() or any((root / f"{name}{s}").is_file() for s in suffixes)
+        for root in roots
+    )
 
 
 def property_names(source: str, filename: str) -> tuple[str, ...]:
@@ -174,3 +186,18 @@ def module_prefixes(lane: PropertyLane, module: str) -> tuple[str, ...]:
         if "." not in module:
             out.append(f"{root}{top}.py")
     return tuple(dict.fromkeys(out))
+
+
+def module_paths(lane: PropertyLane, module: str) -> frozenset[str]:
+    """Return every repository path that can hold ``module`` or a package on its way,
+    under the repository root, ``src/`` and each ``pythonpath`` entry: ``a``, ``a.py`` and
+    ``a/__init__.py`` for each prefix ``a`` of the dotted name (``checks``, then
+    ``checks/props``...)."""
+    parts = module.split(".")
+    roots = ("", "src/", *(p if p.endswith("/") else p + "/" for p in lane.pythonpath))
+    out: set[str] = set()
+    for root in roots:
+        for i in range(1, len(parts) + 1):
+            stem = root + "/".join(parts[:i])
+            out.update((stem, f"{stem}.py", f"{stem}/__init__.py"))
+    return frozenset(out)

@@ -59,25 +59,53 @@ def valid_run_record(record: dict[str, Any], names: tuple[str, ...]) -> bool:
     """Return whether ``record`` is a well-formed result of a run child for one of
     ``names``: exactly the expected keys, a known style, and for a pass no failure data."""
     if set(record) != {
-        "property", "style", "outcome", "kind", "case_index", "arguments", "message", "seconds",
+        "property", "style", "outcome", "kind", "case_index", "arguments", "message",
+        "missing", "seconds",
     }:  # fmt: skip
         return False
     if record["property"] not in names or record["style"] not in STYLES:
         return False
-    seconds = record["seconds"]
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+    if not _is_seconds(record["seconds"]):
         return False
     if record["outcome"] == "pass":
-        return all(record[k] is None for k in ("kind", "case_index", "arguments", "message"))
+        return all(
+            record[k] is None for k in ("kind", "case_index", "arguments", "message", "missing")
+        )
     index = record["case_index"]
     return (
         record["outcome"] == "fail"
+        and _is_package(record["missing"])
         and record["kind"] in CHILD_KINDS
         and isinstance(record["message"], str)
         and (
             index is None or (isinstance(index, int) and not isinstance(index, bool) and index >= 0)
         )
     )
+
+
+def valid_import_record(record: dict[str, Any], names: tuple[str, ...]) -> bool:
+    """Return whether ``record`` is a well-formed result of an import child: ``message``
+    ``None`` when the module imported, else why not, with the ``missing`` package if any."""
+    if set(record) != {"property", "missing", "message", "seconds"}:
+        return False
+    message = record["message"]
+    return (
+        record["property"] in names
+        and _is_seconds(record["seconds"])
+        and (message is None or isinstance(message, str))
+        and _is_package(record["missing"])
+        and (message is not None or record["missing"] is None)
+    )
+
+
+def _is_seconds(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float)
+
+
+def _is_package(value: Any) -> bool:
+    """A missing package is ``None`` or a plain top-level module name (it ends up in a
+    message and is compared with file names, so nothing else is believed)."""
+    return value is None or (isinstance(value, str) and value.isidentifier())
 
 
 def valid_audit_record(record: dict[str, Any], names: tuple[str, ...]) -> bool:

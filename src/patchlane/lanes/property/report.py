@@ -135,7 +135,8 @@ class IsolationInfo:
 
 @dataclass(frozen=True)
 class ChildTiming:
-    """Wall-clock seconds of one child (``mode`` run or audit)."""
+    """Wall-clock seconds of one child (``mode`` run, audit, or import: the base import
+    that tells an environment's missing package from the patch's)."""
 
     module: str
     source: str

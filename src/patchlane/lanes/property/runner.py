@@ -14,6 +14,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import secrets
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -25,7 +27,7 @@ from typing import Any
 from patchlane import git
 from patchlane.classify import property_module_prefixes
 from patchlane.config import PropertyLane, ReviewMap
-from patchlane.errors import MapError, UsageError
+from patchlane.errors import EnvironmentFault, InputError, MapError, UsageError
 from patchlane.lanes.property import DEFAULT_MUTANTS, discover, judge, process
 from patchlane.lanes.property.report import (
     MODULE_LEVEL,
@@ -43,6 +45,14 @@ from patchlane.ui import Output, one_line
 
 ORACLE_MODULE = "patchlane.lanes.property.oracle"
 _SOURCES = ("base", "head")
+# The one "property" an import probe reports on.
+_IMPORT = "(import)"
+# Asks patchlane's own environment, with nothing of the repository on the path, whether a
+# top-level module is installed (``python -s -P -B -c CODE NAME``: exit 0 when it is).
+_INSTALLED = (
+    "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec(sys.argv[1]) else 1)"
+)
+HYPOTHESIS_FIX = "pip install 'patchlane[hypothesis]'"
 
 
 @dataclass(frozen=True)
@@ -51,7 +61,7 @@ class _Job:
 
     module: str
     source: str
-    mode: str  # run | audit
+    mode: str  # run | audit | import
     names: tuple[str, ...]
     payload: dict[str, Any]
     timeout_s: float
@@ -60,13 +70,16 @@ class _Job:
 
 @dataclass(frozen=True)
 class _Trees:
-    """Where the code under test (head) and the base's property packages are on disk."""
+    """Where the code under test (head) and the base's property packages are on disk, and
+    what of the base's property packages could not be materialised (``(path, why)``)."""
 
+    repo: Path
     head_root: Path
     base_root: Path | None
     base: str | None
     head: str | None
     where: str
+    base_skipped: tuple[tuple[str, str], ...] = ()
 
 
 def run_property_lane(
@@ -91,7 +104,11 @@ def run_property_lane(
     work tree). ``only`` runs one property name; ``case`` (with ``only``) one case of it.
     ``mutants`` bounds the oracle audit's mutants per property (0: no mutation).
     ``isolation`` overrides the probed layers (tests). Raises ``MapError`` when the map has
-    no property lane, ``UsageError`` for bad options or an ``only`` that names no
+    no property lane or names a module that exists neither at base nor at head,
+    ``InputError`` when the base holds a property module only as an entry that cannot be
+    materialised (a symlink out of the repository), ``EnvironmentFault`` when a module
+    cannot import a third-party package at base and head alike (DESIGN.md §2: exit 2, not
+    the patch's fault), ``UsageError`` for bad options or an ``only`` that names no
     property, ``GitError`` for an unknown revision.
     """
     lane = review_map.property
@@ -110,6 +127,7 @@ def run_property_lane(
         lane_run = _LaneRun(lane, review_map, trees, scratch, seed, cases, case, layers, out)
         lane_run.plan(only)
         lane_run.run_properties()
+        lane_run.check_environment()
         audit = "not run"
         if only is None and lane_run.passed_at_head():
             if importlib.util.find_spec(ORACLE_MODULE) is None:
@@ -153,18 +171,20 @@ def _trees(
     repo: Path, review_map: ReviewMap, base: str | None, head: str | None, scratch: Path
 ) -> _Trees:
     if base is None and head is None:
-        return _Trees(repo.resolve(), None, None, None, "no base, oracles from the work tree")
+        where = "no base, oracles from the work tree"
+        return _Trees(repo, repo.resolve(), None, None, None, where)
     head_commit = git.resolve_commit(repo, head or "HEAD")
     base_commit = git.resolve_commit(repo, base) if base is not None else None
     head_root = scratch / "head"
     materialise(repo, head_commit, head_root)
     if base_commit is None:
         where = f"no base, oracles from head {head_commit[:12]}"
-        return _Trees(head_root, None, None, head_commit, where)
+        return _Trees(repo, head_root, None, None, head_commit, where)
     base_root = scratch / "base"
-    materialise(repo, base_commit, base_root, property_module_prefixes(review_map))
+    base_tree = materialise(repo, base_commit, base_root, property_module_prefixes(review_map))
     where = f"oracles from base {base_commit[:12]} and head {head_commit[:12]}"
-    return _Trees(head_root, base_root, base_commit, head_commit, where)
+    skipped = base_tree.skipped
+    return _Trees(repo, head_root, base_root, base_commit, head_commit, where, skipped)
 
 
 class _LaneRun:
@@ -200,8 +220,11 @@ class _LaneRun:
         self.timings: list[ChildTiming] = []
         self.passed: dict[tuple[str, str], float] = {}  # (module, name) -> seconds, at head
         self.head_versions: dict[str, discover.ModuleVersion] = {}
+        # (module, source) -> the package a run's import could not find (the child's hint).
+        self.missing: dict[tuple[str, str], str] = {}
         self.mutants = 0
         self._homes = 0
+        self._base_whole: Path | None = None
 
     # -- planning ------------------------------------------------------------------------
 
@@ -244,15 +267,17 @@ class _LaneRun:
                 )
             else:
                 base_version = self._locate(module, "base", trees.base_root)
+                if base_version is None:
+                    self._check_base_materialised(module)
         head_version = self._locate(module, "head", trees.head_root)
         versions = [v for v in (base_version, head_version) if v is not None]
+        # A module at neither commit is the map's fault, whatever the patch did (DESIGN §2):
+        # the patch cannot change the base, and it is the base that lacks it.
         if not versions and trees.base_root is None:
-            place = f"head {trees.head}" if trees.head else "the work tree"
-            self._module_failure(module, "head", f"not found in {place}")
-        elif not versions and base_version is None and not self._failed_module(module):
-            self._module_failure(
-                module, "head", f"found neither at base {trees.base} nor at head {trees.head}"
-            )
+            place = f"at head {trees.head[:12]}" if trees.head else "in the work tree"
+            raise self._map_error(f"no such module {module!r} {place}")
+        if not versions and not self._failed_module(module):
+            raise self._map_error(f"no such module {module!r} at base or head")
         for version in versions:
             if version.error is not None:
                 self._module_failure(module, version.source, version.error)
@@ -260,6 +285,26 @@ class _LaneRun:
         if versions and good and not any(v.names for v in good):
             self._module_failure(module, good[-1].source, "defines no prop_* function")
         return [v for v in good if v.names]
+
+    def _map_error(self, message: str) -> MapError:
+        lane = self.lane
+        where = f"lanes.property.{lane.modules_key}"
+        return MapError(self.review_map.label, f"{where}: {message}", lane.modules_line)
+
+    def _check_base_materialised(self, module: str) -> None:
+        """Raise ``InputError`` when the base holds ``module`` (or a package on its way)
+        only as an entry that was not materialised (a symlink that leaves the repository,
+        loops or dangles): its base version would silently not run, and the head's, which
+        the patch controls, would be all there is."""
+        candidates = discover.module_paths(self.lane, module)
+        for path, why in self.trees.base_skipped:
+            if path in candidates:
+                base = (self.trees.base or "")[:12]
+                raise InputError(
+                    f"{path} (base {base})",
+                    f"property module {module}: the base's version cannot be run ({why}); "
+                    "make it a regular file or a symlink that stays inside the repository",
+                )
 
     def _failed_module(self, module: str) -> bool:
         return any(f.module == module and f.property == MODULE_LEVEL for f in self.failures)
@@ -352,6 +397,8 @@ class _LaneRun:
             record = got.get(name)
             style = record["style"] if record is not None else "unknown"
             if record is not None and record["outcome"] == "fail":
+                if record["missing"] is not None and not problems:
+                    self.missing.setdefault((job.module, job.source), record["missing"])
                 kind = record["kind"]
                 failure = Failure(
                     name,
@@ -386,6 +433,123 @@ class _LaneRun:
             self.failures.append(failure)
             outcome = {"assertion": "fail", "timeout": "timeout"}.get(failure.kind, "error")
             self.runs.append(PropertyRun(job.module, name, job.source, style, outcome))
+
+    # -- faults of the environment --------------------------------------------------------
+
+    def check_environment(self) -> None:
+        """Raise ``EnvironmentFault`` for the first module (map order) whose import failed
+        for want of a third-party package that the base lacks alike (``_fails_alike``).
+
+        Only what the head changes counts against the patch (DESIGN.md §2): a package
+        missing from patchlane's environment fails every run, base or head, and says
+        nothing about the patch. The child only names the package; everything that makes
+        it the environment's fault is checked here.
+        """
+        checked: dict[tuple[str, str], bool] = {}
+        for module in self.lane.modules:
+            for source in _SOURCES:
+                package = self.missing.get((module, source))
+                if package is None:
+                    continue
+                if (module, package) not in checked:
+                    checked[(module, package)] = self._fails_alike(module, package)
+                if checked[(module, package)]:
+                    raise EnvironmentFault(self._install_hint(module, package))
+
+    def _fails_alike(self, module: str, package: str) -> bool:
+        """Return whether ``package`` is a third-party package missing here that fails the
+        base's ``module`` too: not a module of the project at head or at base, not
+        installed in patchlane's environment, and the base's module imported with the
+        base's own code (a full base tree, in a child) misses exactly that package. A
+        patch that adds ``import some_missing_pkg`` anywhere fails this last test: the
+        base imports fine, so the failure is the patch's (red, as any other)."""
+        head_roots = discover.search_roots(self.trees.head_root, self.lane)
+        if discover.provides(package, head_roots) or self._installed(package):
+            return False
+        if self.trees.base is None:
+            return True  # no base: the tree run is all there is, and it is not the patch
+        whole = self._whole_base()
+        roots = discover.search_roots(whole, self.lane)
+        if discover.provides(package, roots):
+            return False
+        file = discover.find_module_file(module, roots)
+        if file is None:
+            return False  # no such module at base: the patch added it, and its imports
+        return self._probe_import(module, Path(os.path.realpath(file)), whole) == package
+
+    def _installed(self, package: str) -> bool:
+        """Whether patchlane's environment finds top-level ``package`` with nothing of the
+        repository on the path (in doubt, yes: then nothing is blamed on it)."""
+        home = self._home()
+        argv = [*process.CHILD_ARGV[:4], "-c", _INSTALLED, package]
+        try:
+            proc = subprocess.run(
+                argv,
+                env=process.minimal_env(home),
+                cwd=home,
+                capture_output=True,
+                timeout=60,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return True
+        return proc.returncode != 1
+
+    def _whole_base(self) -> Path:
+        """Materialise the whole base commit once (only on this rare path)."""
+        if self._base_whole is None:
+            assert self.trees.base is not None  # noqa: S101 - only called with a base
+            self._base_whole = self.scratch / "base-whole"
+            materialise(self.trees.repo, self.trees.base, self._base_whole)
+        return self._base_whole
+
+    def _probe_import(self, module: str, file: Path, root: Path) -> str | None:
+        """Import the base's ``module`` with the base's own code in a child; return the
+        package it missed, or ``None`` when it imported (or failed otherwise)."""
+        label = file.relative_to(root).as_posix() if file.is_relative_to(root) else file.name
+        version = discover.read_version(module, "base", file, label)
+        if version.error is not None:
+            return None
+        home = self._home()
+        payload = {
+            "mode": "import",
+            "module": module,
+            "names": [_IMPORT],
+            "expect_file": os.fspath(file),
+            "paths": [os.fspath(p) for p in discover.search_roots(root, self.lane)],
+            "cwd": os.fspath(root),
+            "trees": [os.fspath(root)],
+            "seed": self.seed,
+            "cases": self.cases,
+            "case": None,
+            "hypothesis": version.uses_hypothesis,
+            "home": os.fspath(home),
+        }
+        job = _Job(module, "base", "import", (_IMPORT,), payload, self.lane.timeout_s, home)
+        self.out.progress(f"property: {module} (base, import with the base's code)")
+        argv = (*self.layers.prefix, *process.CHILD_ARGV)
+        result = _start(argv, job, cwd=root, env=process.minimal_env(home))
+        self.timings.append(ChildTiming(module, "base", "import", result.seconds))
+        got, problems = judge.records(job.names, result, judge.valid_import_record)
+        record = got.get(_IMPORT)
+        if problems or record is None or record["message"] is None:
+            return None
+        missing: str | None = record["missing"]
+        return missing
+
+    def _install_hint(self, module: str, package: str) -> str:
+        if self.trees.base is not None:
+            where = "at base and head alike"
+        else:
+            where = f"at head {self.trees.head[:12]}" if self.trees.head else "in the work tree"
+        if package == "hypothesis":
+            fix = f"Hypothesis runs from patchlane's own environment: {HYPOTHESIS_FIX}"
+        else:
+            fix = f"install {package} in the environment patchlane runs in ({sys.executable})"
+        return (
+            f"property module {module} cannot import {package!r} (not installed, not a "
+            f"module of the repository), {where}: {fix}"
+        )
 
     # -- the oracle audit ----------------------------------------------------------------
 
