@@ -171,6 +171,11 @@ class Outcome:
             )
         lines += [f"replay failed {n}" for n in rep.get("failed", [])]
         lines += [f"replay skipped by freeze {n}" for n in rep.get("skipped_by_freeze", [])]
+        lines += [f"test deleted by the patch {n}" for n in rep.get("deleted_tests", [])]
+        lines += [
+            f"expectation edited by the patch {e['nodeid']} (its base version fails at head)"
+            for e in rep.get("edited_expectations", [])
+        ]
         if not lines:
             # Nothing unusual: say what changed and which lanes that needs.
             lines = [
@@ -323,6 +328,28 @@ def break_invoice_total(repo: Path) -> None:
         "src/billing/__init__.py",
         'return sum(line["quantity"] * line["unit_cents"] for line in lines)',
         'return sum(line["unit_cents"] for line in lines)',
+    )
+
+
+def break_total_and_delete_its_test(repo: Path) -> None:
+    """The invoice-total regression, and the one test that would catch it deleted."""
+    break_invoice_total(repo)
+    path = repo / "tests" / "test_billing.py"
+    text = path.read_text(encoding="utf-8")
+    start = text.index("def test_invoice_refund_cases()")
+    end = text.index("def test_invoice_is_due_after_the_payment_terms()")
+    path.write_text(text[:start] + text[end:], encoding="utf-8")
+
+
+def break_total_and_edit_its_expectation(repo: Path) -> None:
+    """The invoice-total regression, and its test's expected value edited to match the bug."""
+    break_invoice_total(repo)
+    _replace(
+        repo,
+        "tests/test_billing.py",
+        '    assert invoice_total(invoice["lines"]) == invoice["total_cents"]\n    for case',
+        '    assert invoice_total(invoice["lines"]) == sum(x["unit_cents"] for x in invoice["lines"])\n'
+        "    for case",
     )
 
 
@@ -503,6 +530,22 @@ SCENARIOS: tuple[Scenario, ...] = (
         break_invoice_total,
         REJECT,
         KeyReason(4, "replay"),
+        replay="local",
+    ),
+    Scenario(
+        "deleted-failing-test",
+        "the same regression, and the test that would fail deleted: a deleted test is a review event",
+        break_total_and_delete_its_test,
+        UNDECIDED,
+        KeyReason(6, "replay"),
+        replay="local",
+    ),
+    Scenario(
+        "edited-expectation",
+        "the same regression, and the test's expected value edited to match: its base version fails",
+        break_total_and_edit_its_expectation,
+        UNDECIDED,
+        KeyReason(6, "replay"),
         replay="local",
     ),
     Scenario(

@@ -13,10 +13,6 @@ where patchlane is installed, including runs that have nothing to do with patchl
 - nothing happens unless ``--patchlane-freeze-report`` is given (a report file lying around is
   never read on its own).
 
-``--patchlane-results=FILE`` (independent of the freeze options) writes ``{nodeid: outcome}`` for
-every collected or run node at session end: how ``patchlane replay run`` learns, node by node,
-what passed (a node it does not list was not collected, and is failed).
-
 A report that is not strictly well formed is a usage error (pytest exit code 4) naming the file:
 the report decides what a host may leave unrun, so a doubtful one grants nothing rather than
 something. A report whose ``status`` is not ``pass`` grants nothing either: a red freeze audit
@@ -39,11 +35,9 @@ if TYPE_CHECKING:  # pytest is only ever imported lazily (see the module docstri
 
 REPORT_OPTION = "--patchlane-freeze-report"
 RECORD_OPTION = "--patchlane-skip-record"
-RESULTS_OPTION = "--patchlane-results"
 
 # The name the per-session plugin object is registered under (one per pytest Config).
 _SESSION_PLUGIN = "patchlane-freeze-skip"
-_RESULTS_PLUGIN = "patchlane-results"
 _STATUSES = ("pass", "fail", "not_applicable", "error")
 _RULES = range(1, 7)  # DESIGN.md §4 numbers the audit rules 1-6
 _NOT_IN_PLAY_RULE = 5  # "a record that fails only rule 5 is not in play"
@@ -312,33 +306,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help=f"write what {REPORT_OPTION} skipped to FILE as JSON (atomically).",
     )
-    group.addoption(
-        RESULTS_OPTION,
-        dest="patchlane_results",
-        metavar="FILE",
-        default=None,
-        help="write {nodeid: outcome} for every collected or run node to FILE as JSON, "
-        "atomically at session end (passed, failed, skipped, error, xfailed, xpassed, not_run).",
-    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Read the freeze report, if one is given, and register the per-session skipper; register
-    the per-node outcome writer when ``--patchlane-results`` is given (``replay run`` reads it)."""
+    """Read the freeze report, if one is given, and register the per-session skipper."""
     report = config.getoption("patchlane_freeze_report")
     record = config.getoption("patchlane_skip_record")
-    results = config.getoption("patchlane_results")
-    if report is None and record is None and results is None:
+    if report is None and record is None:
         return  # the common case: pytest runs that never asked for patchlane
     import pytest
-
-    if results is not None:
-        results_path = config.invocation_params.dir / results
-        if results_path.is_dir():
-            raise pytest.UsageError(f"{RESULTS_OPTION}: {results} is a directory")
-        config.pluginmanager.register(_Results(results_path, results), _RESULTS_PLUGIN)
-    if report is None and record is None:
-        return
 
     if report is None:
         # A record with nothing to record would look like "skipped nothing" evidence.
@@ -442,62 +418,3 @@ class _FreezeSkipper:
             write(f"patchlane freeze: skipped {nodeid} (freeze {freeze_id}, expires {expires})")
         for nodeid in sorted(set(grant.allowed) - self.collected):
             write(f"patchlane freeze: not collected {nodeid} (granted, not in this run)")
-
-
-class _Results:
-    """Per-session hooks for ``--patchlane-results``: one outcome per node id.
-
-    The outcome is the call phase's (``passed``, ``failed``, ``skipped``, ``xfailed``,
-    ``xpassed``), ``skipped`` when setup skipped, ``error`` when setup or teardown failed (an
-    error outlives any later phase's outcome), and ``not_run`` for a collected item that never
-    reported (a run stopped early). A replay runner counts only ``passed`` as passed.
-    """
-
-    def __init__(self, path: Path, name: str) -> None:
-        self.path = path
-        self.name = name
-        self.outcomes: dict[str, str] = {}
-
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """Every item the session is to run starts as ``not_run``."""
-        for item in session.items:
-            self.outcomes.setdefault(item.nodeid, "not_run")
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Fold one phase's report into the node's outcome."""
-        current = self.outcomes.get(report.nodeid)
-        if current == "error":
-            return  # a failed setup or teardown is never washed out by another phase
-        if report.when in ("setup", "teardown"):
-            if report.failed:
-                self.outcomes[report.nodeid] = "error"
-            elif report.skipped and report.when == "setup":
-                self.outcomes[report.nodeid] = (
-                    "xfailed" if hasattr(report, "wasxfail") else "skipped"
-                )
-            return
-        if hasattr(report, "wasxfail"):
-            self.outcomes[report.nodeid] = "xpassed" if report.passed else "xfailed"
-        else:
-            self.outcomes[report.nodeid] = report.outcome
-
-    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        """A file that fails to collect is recorded under its own node id as ``error``."""
-        if report.failed:
-            self.outcomes[report.nodeid] = "error"
-
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Write the outcomes, sorted, atomically."""
-        import pytest
-
-        from patchlane.errors import InputError
-        from patchlane.jsonio import atomic_write_text, dumps_report
-
-        data = {nodeid: self.outcomes[nodeid] for nodeid in sorted(self.outcomes)}
-        try:
-            atomic_write_text(self.path, dumps_report(data))
-        except InputError as e:
-            pytest.exit(
-                f"{RESULTS_OPTION}: {self.name}: {e.message}",
-                returncode=pytest.ExitCode.USAGE_ERROR,
-            )

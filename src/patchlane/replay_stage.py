@@ -147,11 +147,8 @@ def _refuse_environment_faults(
 ) -> None:
     """Raise ``EnvironmentFault`` (exit 2) when a test file of the slice cannot import a
     package at the base and the head alike: the environment's fault, not the patch's."""
-    from patchlane.lanes.replay.basecheck import (
-        EnvironmentFault,
-        environment_faults,
-        fault_message,
-    )
+    from patchlane.errors import EnvironmentFault
+    from patchlane.lanes.replay.basecheck import environment_faults, fault_message
 
     errors = [e for e in selection.collect_errors if e.nodeid in selection.nodeids]
     if not any(e.missing for e in errors):

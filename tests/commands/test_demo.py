@@ -64,7 +64,7 @@ def _reject_reasons(row: dict[str, Any]) -> list[dict[str, Any]]:
 def test_every_scenario_gets_its_expected_verdict(run: DemoRun) -> None:
     assert run.code == 0
     assert run.names == [s.name for s in demo.SCENARIOS]
-    assert len(run.names) == len(demo.SCENARIOS) == 19
+    assert len(run.names) == len(demo.SCENARIOS) == 21
     for scenario in demo.SCENARIOS:
         row = run.results[scenario.name]
         assert row["got"] == scenario.expected, row

@@ -24,16 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchlane import git
-from patchlane.errors import PatchlaneError
 from patchlane.lanes.replay.run import FAILED, PASSED, CollectError, run_tests
 from patchlane.paths import to_fs, under_any
 from patchlane.tree import materialise
 
 CONFTEST = "conftest.py"
-
-
-class EnvironmentFault(PatchlaneError):
-    """The replay environment lacks what the tests need at the base and the head alike."""
 
 
 @dataclass(frozen=True)
