@@ -214,3 +214,209 @@ def test_a_package_the_patch_starts_to_need_is_the_patchs_failure(
     project.commit("use a package nobody has")
     out = tmp_path / "ev"
     assert gate(project, out) == 1
+
+
+FREEZE = """\
+freezes:
+  - id: clock
+    nodeid: "tests/test_billing.py::test_invoice_timestamp_order"
+    owner: "qa-rotation"
+    reason: "wall-clock assertion races the sandbox clock"
+    expires: "2026-10-01"
+    required_properties: [prop_refund_never_exceeds_charge]
+    fixture_lock: "tests/fixtures/billing/LOCK.json"
+"""
+
+
+def test_a_slice_whose_only_node_is_skipped_by_a_freeze_is_undecided(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    make_billing_repo(repo)
+    repo.write("tests/flaky-freeze.yml", FREEZE)
+    repo.commit("freeze the clock test")
+    repo.branch("agent")
+    repo.write("tests/test_billing.py", "def test_invoice_timestamp_order():\n    assert False\n")
+    repo.commit("the clock test fails now")
+    out = tmp_path / "ev"
+    argv = ["--repo", str(repo.path), "-q", "gate", "--base", "main", "--seed", "7"]
+    argv += ["--cases", "20", "--today", "2026-09-24", "--replay", "local", "--out-dir", str(out)]
+    assert main(argv) == 3
+    replay = load(out, "replay-report.json")
+    assert replay["skipped_by_freeze"] == ["tests/test_billing.py::test_invoice_timestamp_order"]
+    assert replay["outcome"] == "no_evidence"
+    assert any("no node passed" in m for m in reasons(out))
+
+
+def test_a_new_helper_and_a_new_test_that_uses_it_are_accepted(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    project.git("checkout", "-q", "main")
+    project.write("tests/helpers.py", "ZERO = 0\n")
+    project.commit("a test helper")
+    project.git("checkout", "-q", "agent")
+    project.git("merge", "-q", "--ff-only", "main")
+    project.write("tests/helpers.py", "ZERO = 0\nONE = 1\n")
+    project.write(
+        "tests/test_more.py",
+        "from billing.calc import add\nfrom tests.helpers import ONE\n\n\n"
+        "def test_one():\n    assert add(ONE, 0) == 1\n",
+    )
+    project.write("tests/__init__.py", "")
+    project.write("src/billing/calc.py", CALC + "\n# see test_more\n")
+    project.commit("one more test, with a helper")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 0, reasons(out)
+    assert load(out, "replay-report.json")["edited_expectations"] == []
+
+
+def test_an_expected_value_moved_into_a_changed_helper_is_an_edited_expectation(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    project.git("checkout", "-q", "main")
+    project.write("tests/__init__.py", "")
+    project.write("tests/expected.py", "CLAMPED = 3\n")
+    project.write(
+        "tests/test_clamp_table.py",
+        "from billing.calc import clamp\nfrom tests.expected import CLAMPED\n\n\n"
+        "def test_table():\n    assert clamp(5, 0, 3) == CLAMPED\n",
+    )
+    project.commit("expected values in a helper")
+    project.git("checkout", "-q", "agent")
+    project.git("merge", "-q", "--ff-only", "main")
+    project.write("src/billing/calc.py", CALC.replace("min(x, hi)", "x"))
+    project.write("tests/expected.py", "CLAMPED = 5\n")
+    project.write("tests/test_calc.py", TEST_CALC.split("def test_clamp")[0])
+    project.commit("clamp rewritten")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 3
+    edited = [e["nodeid"] for e in load(out, "replay-report.json")["edited_expectations"]]
+    assert "tests/test_clamp_table.py::test_table" in edited
+
+
+def test_a_changed_file_no_test_reaches_keeps_the_verdict_undecided(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    project.write("src/billing/cli.py", "def main():\n    return 0\n")
+    project.write("src/billing/calc.py", CALC + "\n# and a command line\n")
+    project.commit("a command line nobody tests")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 3
+    replay = load(out, "replay-report.json")
+    assert replay["status"] == "pass" and replay["unreached"] == ["src/billing/cli.py"]
+    assert any("no test in the slice reaches" in m and "cli.py" in m for m in reasons(out))
+
+
+def test_a_test_that_reaches_code_only_through_importlib_is_selected(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    project.git("checkout", "-q", "main")
+    project.write(
+        "tests/test_dynamic.py",
+        "import importlib\n\n\ndef test_clamp_dynamic():\n"
+        "    assert importlib.import_module('billing.calc').clamp(9, 0, 3) == 3\n",
+    )
+    project.write("tests/test_calc.py", TEST_CALC.split("def test_clamp")[0])
+    project.commit("clamp is tested dynamically")
+    project.git("checkout", "-q", "agent")
+    project.git("merge", "-q", "--ff-only", "main")
+    project.write("src/billing/calc.py", CALC.replace("min(x, hi)", "x"))
+    project.commit("break clamp")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 1
+    assert load(out, "replay-report.json")["failed"] == [
+        "tests/test_dynamic.py::test_clamp_dynamic"
+    ]
+
+
+def test_a_doctest_of_a_changed_module_is_in_the_slice(project: GitRepo, tmp_path: Path) -> None:
+    project.git("checkout", "-q", "main")
+    project.write("pytest.ini", "[pytest]\npythonpath = src\naddopts = --doctest-modules\n")
+    project.write(
+        "src/billing/calc.py",
+        CALC.replace(
+            "    return max(lo",
+            '    """\n    >>> clamp(9, 0, 3)\n    3\n    """\n    return max(lo',
+        ),
+    )
+    project.commit("a doctest")
+    project.git("checkout", "-q", "agent")
+    project.git("merge", "-q", "--ff-only", "main")
+    project.write(
+        "src/billing/calc.py",
+        CALC.replace("min(x, hi)", "x").replace(
+            "    return max(lo",
+            '    """\n    >>> clamp(9, 0, 3)\n    3\n    """\n    return max(lo',
+        ),
+    )
+    project.write("tests/test_calc.py", TEST_CALC.split("def test_clamp")[0] + "\n")
+    project.commit("break clamp, drop its test")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 1
+    assert load(out, "replay-report.json")["failed"] == ["src/billing/calc.py::billing.calc.clamp"]
+
+
+def test_a_data_file_the_code_reads_selects_the_tests_of_that_code(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    project.git("checkout", "-q", "main")
+    project.write("src/billing/rates.json", '{"vat": 20}\n')
+    project.write(
+        "src/billing/pricing.py",
+        "import json\nfrom pathlib import Path\n\n\ndef vat():\n"
+        "    return json.loads((Path(__file__).parent / 'rates.json').read_text())['vat']\n",
+    )
+    project.write(
+        "tests/test_pricing.py",
+        "from billing.pricing import vat\n\n\ndef test_vat():\n    assert vat() == 20\n",
+    )
+    project.commit("pricing")
+    project.git("checkout", "-q", "agent")
+    project.git("merge", "-q", "--ff-only", "main")
+    project.write("src/billing/rates.json", '{"vat": 0}\n')
+    project.commit("no more VAT")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 1
+    assert load(out, "replay-report.json")["failed"] == ["tests/test_pricing.py::test_vat"]
+
+
+def test_what_the_environment_gives_the_run_it_gives_collection_too(
+    project: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BILLING_DB_URL", "sqlite://")
+    project.git("checkout", "-q", "main")
+    project.write(
+        "tests/test_env_ids.py",
+        "import os\nimport tempfile\nimport socket\n\nimport pytest\n\nfrom billing.calc import add\n\n"
+        "DB = os.environ['BILLING_DB_URL']\n"
+        "_s = socket.socket()\n_s.bind(('127.0.0.1', 0))\n_s.close()\n\n\n"
+        "@pytest.mark.parametrize('d', [tempfile.gettempdir(), DB])\n"
+        "def test_ids(d):\n    assert d and add(1, 1) == 2\n",
+    )
+    project.commit("ids from the environment, a port bound at import")
+    project.git("checkout", "-q", "agent")
+    project.git("merge", "-q", "--ff-only", "main")
+    project.write("src/billing/calc.py", CALC + "\n# a comment\n")
+    project.commit("harmless")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 0, reasons(out)
+
+
+def test_a_test_that_fails_at_the_base_too_is_no_evidence_against_the_patch(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    project.git("checkout", "-q", "main")
+    project.write(
+        "tests/test_checkout.py",
+        "import subprocess\n\nfrom billing.calc import add\n\n\ndef test_in_a_checkout():\n"
+        "    subprocess.run(['git', 'rev-parse', 'HEAD'], check=True)\n    assert add(1, 1) == 2\n",
+    )
+    project.commit("a test that needs a git checkout")
+    project.git("checkout", "-q", "agent")
+    project.git("merge", "-q", "--ff-only", "main")
+    project.write("src/billing/calc.py", CALC + "\n# a comment\n")
+    project.commit("harmless")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 3
+    replay = load(out, "replay-report.json")
+    assert replay["outcome"] == "fails_at_base"
+    assert replay["fail_at_base_too"] == ["tests/test_checkout.py::test_in_a_checkout"]

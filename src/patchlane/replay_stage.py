@@ -95,6 +95,7 @@ def replay(
         failure_log=opts.failure_log,
         all_tests=False,
         out=out,
+        seed=seed,
     )
     atomic_write_bytes(opts.slice_path, selection.slice_bytes)
     facts = {
@@ -119,6 +120,8 @@ def replay(
             **facts,
         )
     _refuse_environment_faults(repo, cls, selection, seed, out)
+    unreached = unreached_code(cls, selection)
+    facts["unreached"] = unreached
     problem = None
     run = None
     if opts.mode == "local":
@@ -137,9 +140,59 @@ def replay(
         }
     if report["status"] == "pass":
         _skips_at_base(repo, cls, seed, report, out)
+    if report["status"] == "fail":
+        _failures_at_base(repo, cls, seed, report, out)
     if report["status"] != "fail":
         _test_changes(repo, cls, seed, selection, report, out)
+    if unreached and report["status"] != "fail":
+        report.setdefault("review_events", []).append(
+            f"no test in the slice reaches {len(unreached)} changed file(s) of the code under "
+            f"test ({_quote(unreached)}): the replay is no evidence for them"
+        )
     return report
+
+
+def unreached_code(cls: Classification, selection: Selection) -> list[str]:
+    """Return the changed files of the code under test (the property lane's paths; not
+    deleted, not control files) that no selected test imports, names or is: the replay says
+    nothing about them (a test that reaches them only through ``importlib``, a subprocess or
+    module-level state is invisible to the static graph), so they keep the verdict
+    ``undecided``."""
+    return sorted(
+        f.path
+        for f in cls.files
+        if "property" in f.lanes
+        and "replay" not in f.lanes
+        and f.status != "D"
+        and not f.control
+        and f.path not in selection.reached
+    )
+
+
+def _failures_at_base(
+    repo: Path, cls: Classification, seed: int, report: dict[str, Any], out: Output
+) -> None:
+    """Only what the head changes counts against the patch: a node that fails at the base
+    as well (run the same way, on this machine) is no evidence about the patch. When every
+    failure is of that kind the replay gives no evidence (``undecided``), else it fails."""
+    from patchlane.lanes.replay.basecheck import failures_at_base
+
+    failed = [str(n) for n in report.get("failed") or []]
+    out.progress(f"replay: {len(failed)} node(s) failed; running them at the base")
+    also = failures_at_base(repo, cls.merge_base, failed, seed=seed, timeout_s=RUN_TIMEOUT_S)
+    report["fail_at_base_too"] = list(also)
+    if not also:
+        return
+    only_head = [n for n in failed if n not in also]
+    if only_head:
+        report["reason"] += f" ({len(also)} other node(s) fail at the base as well)"
+        return
+    report["status"] = "error"
+    report["outcome"] = "fails_at_base"
+    report["reason"] = (
+        f"every failing node fails at the base as well ({_quote(also)}): a test that cannot "
+        "pass here (environment, or already broken) is no evidence about the patch"
+    )
 
 
 def _refuse_environment_faults(

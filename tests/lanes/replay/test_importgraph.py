@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from patchlane.lanes.replay.importgraph import build, module_names
+import ast
+
+import pytest
+
+from patchlane.lanes.replay.importgraph import build, imported_names, module_names
 
 CHANGED_C = frozenset({"pkg.c"})
 
@@ -87,3 +91,24 @@ def test_imports_anywhere_count_and_bad_files_are_listed() -> None:
     graph = build(sources, [""])
     assert graph.reach("t.py", frozenset({"b"})) == {"b": ("t.py",)}
     assert graph.unparsable == ("broken.py", "nul.py")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import importlib\nm = importlib.import_module('pkg.mod')\n",
+        "from importlib import import_module\nm = import_module('pkg.mod')\n",
+        "m = __import__('pkg.mod')\n",
+        "import pytest\nm = pytest.importorskip('pkg.mod')\n",
+        "pytest_plugins = ['pkg.mod']\n",
+        "pytest_plugins = 'pkg.mod'\n",
+    ],
+)
+def test_literal_dynamic_imports_count_as_imports(source: str) -> None:
+    assert "pkg.mod" in imported_names(ast.parse(source), ("t",), is_package=False)
+
+
+def test_computed_and_relative_dynamic_imports_give_nothing() -> None:
+    source = "import importlib\nname = 'x'\nimportlib.import_module(name)\nimportlib.import_module('.rel', 'pkg')\n"
+    found = imported_names(ast.parse(source), ("t",), is_package=False)
+    assert not any(n.startswith(("x", ".rel", "rel")) for n in found)

@@ -146,10 +146,12 @@ def run_child(
     timeout_s: float,
     cwd: Path,
     env: dict[str, str],
+    result_limit: int = RESULT_LIMIT,
 ) -> ChildRun:
     """Run ``argv`` with ``job`` (plus ``result_fd`` and ``token``) as JSON on stdin.
 
-    Returns the ``ChildRun``. Never raises for anything the child does; raises ``OSError``
+    ``result_limit`` bounds the bytes the result channel may carry (past it the child is
+    killed and the run has a problem). Returns the ``ChildRun``. Never raises for anything the child does; raises ``OSError``
     only when the process cannot be started at all.
     """
     read_fd, write_fd = os.pipe()
@@ -171,7 +173,7 @@ def run_child(
         raise
     finally:
         os.close(write_fd)
-    watch = _Watch(proc, read_fd, start + timeout_s)
+    watch = _Watch(proc, read_fd, start + timeout_s, result_limit)
     try:
         watch.feed(payload)
         watch.loop()
@@ -179,7 +181,7 @@ def run_child(
         watch.close()
     records, done, problems = parse_results(bytes(watch.results), token)
     if watch.overflow:
-        problems.insert(0, f"more than {RESULT_LIMIT} bytes on the result channel")
+        problems.insert(0, f"more than {result_limit} bytes on the result channel")
     return ChildRun(
         records=tuple(records),
         done_count=done,
@@ -195,9 +197,12 @@ def run_child(
 class _Watch:
     """The select loop over one child's three output pipes, with its deadline."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], read_fd: int, deadline: float) -> None:
+    def __init__(
+        self, proc: subprocess.Popen[bytes], read_fd: int, deadline: float, limit: int
+    ) -> None:
         self.proc = proc
         self.deadline = deadline
+        self.limit = limit
         self.results = bytearray()
         self.tails = (bytearray(), bytearray())
         self.timed_out = False
@@ -274,7 +279,7 @@ class _Watch:
             return
         index = self.fds[fd]
         if index < 0:
-            if len(self.results) + len(data) > RESULT_LIMIT:
+            if len(self.results) + len(data) > self.limit:
                 self.overflow = True
                 self._kill_group()
             else:

@@ -11,6 +11,9 @@ put the base beside it, each on trees materialised from git (never the work tree
   was hidden by the patch (a skip mark added, code under test that raises ``SkipTest``, an
   ``importorskip`` of a module the patch removed), so it counts as failed. A node that skips
   at the base as well (an environment-conditional ``skipif``) is the suite's own skip.
+- ``failures_at_base``: a node that fails at the head and, run the same way, at the base too
+  is not the patch's doing (a test that needs a network, a git checkout or a variable this
+  machine lacks; a test already broken): no evidence either way, so ``undecided``.
 - ``environment_faults``: a test file that cannot import a third-party package at the base as
   well is the environment's fault (exit 2 with the package), not the patch's.
 """
@@ -116,8 +119,12 @@ def test_changes(
         helpers = any(
             not _is_test_module(c.path) and c.path.rsplit("/", 1)[-1] != CONFTEST for c in changed
         )
+        # Beside a changed helper, the slice's tests in files the patch left alone run too:
+        # their expectations may live in the helper. A test file the patch changed or added
+        # is judged by its base version (or has none), never here.
+        touched = {c.path for c in changed}
         others = [
-            n for n in slice_ids if helpers and "::" in n and n.split("::", 1)[0] not in at_base
+            n for n in slice_ids if helpers and "::" in n and n.split("::", 1)[0] not in touched
         ]
         if not at_base and not others:
             return TestChanges((), (), 0)
@@ -153,6 +160,28 @@ def skips_that_run_at_base(
         materialise(repo, merge_base, tree)
         run = run_tests(tree, nodeids=wanted, seed=seed, timeout_s=timeout_s)
     return run.ids(PASSED)
+
+
+def failures_at_base(
+    repo: Path, merge_base: str, nodeids: Sequence[str], *, seed: int, timeout_s: float
+) -> tuple[str, ...]:
+    """Return the node ids (of ``nodeids``, failed at the head) that the base collects and
+    fails as well. A node the base does not have is the patch's own. Raises ``GitError``
+    when the base cannot be read."""
+    if not nodeids:
+        return ()
+    with tempfile.TemporaryDirectory(prefix="patchlane-base-failures-") as tmp:
+        tree = Path(tmp) / "tree"
+        materialise(repo, merge_base, tree)
+        run = run_tests(tree, nodeids=nodeids, seed=seed, timeout_s=timeout_s)
+    collected = set(run.collected)
+    broken = {e.nodeid for e in run.collect_errors}
+    return tuple(
+        n
+        for n in sorted(run.results)
+        if run.results[n].outcome == FAILED
+        and (n in collected or n in broken or n.split("::", 1)[0] in broken)
+    )
 
 
 def environment_faults(

@@ -73,12 +73,19 @@ def pytest_args(root: Path, test_paths: Sequence[str]) -> list[str]:
 
 
 def collect(
-    root: Path, test_paths: Sequence[str], *, timeout_s: float = DEFAULT_TIMEOUT_S
+    root: Path,
+    test_paths: Sequence[str],
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    env: dict[str, str] | None = None,
+    doctest_only: Sequence[str] = (),
 ) -> Collected:
     """Collect the tests under ``test_paths`` (repository paths that exist in ``root``).
 
-    Returns the node ids pytest collected and the files it could not collect (no paths at
-    all: nothing). Raises ``CollectionError`` when the child times out, breaks the result
+    ``doctest_only``: files (changed modules of the code under test) collected for their
+    doctests alone, when the project's configuration collects doctests; their other items
+    and their import errors are left out. Returns the node ids pytest collected and the
+    files it could not collect (no paths at all: nothing). Raises ``CollectionError`` when the child times out, breaks the result
     protocol, is caught by the sandbox, or pytest itself fails (not one file).
     """
     paths = [p.rstrip("/") or "." for p in test_paths]
@@ -90,11 +97,16 @@ def collect(
         try:
             run = process.run_child(
                 argv,
-                {"args": pytest_args(root, paths)},
+                {
+                    "args": pytest_args(root, [*paths, *doctest_only]),
+                    "doctest_only": list(doctest_only),
+                },
                 token=secrets.token_hex(16),
                 timeout_s=timeout_s,
                 cwd=root,
-                env=process.minimal_env(Path(home)),
+                # The run's own environment when given: node ids computed from it (a
+                # temp dir, a variable, a hash seed) must be the ones the run will see.
+                env=env if env is not None else process.minimal_env(Path(home)),
             )
         except OSError as e:
             raise CollectionError(f"pytest could not be started: {e.strerror or e}") from e

@@ -20,6 +20,7 @@ with the job's token; then ``{"exit", "errors", "violations"}`` and ``{"done", "
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -39,13 +40,39 @@ class NetworkRefused(OSError):
     """Raised inside the child for a network access during collection."""
 
 
+# The local wildcards are named here, not bound: a test module binding them stays local.
+_LOOPBACK_NAMES = frozenset({"localhost", "::1", "0.0.0.0", "::", ""})  # noqa: S104
+
+
+def _loopback(event: str, args: tuple[Any, ...]) -> bool:
+    """Whether a network event stays on this machine: a Unix socket, a loopback address, or
+    a local name. Test modules that start a local server (or bind a free port) at import do
+    the same in the full suite; they are not the network this guard keeps collection off."""
+    if event in ("socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg"):
+        address = args[1] if len(args) > 1 else None
+    elif event == "socket.getaddrinfo":
+        address = (args[0],) if args else None
+    else:
+        return False
+    if isinstance(address, (str, bytes)):
+        return True  # AF_UNIX: a path
+    if not isinstance(address, tuple) or not address:
+        return False
+    host = address[0]
+    if isinstance(host, bytes):
+        host = host.decode("ascii", "replace")
+    if host is None:
+        return True  # getaddrinfo(None, port): the local wildcard
+    return isinstance(host, str) and (host in _LOOPBACK_NAMES or host.startswith("127."))
+
+
 def _install_network_guard(violations: list[str]) -> None:
-    """Refuse, and record, every network audit event from now on (forever: an audit hook
-    cannot be removed, so the project cannot undo it)."""
+    """Refuse, and record, every network audit event that leaves this machine from now on
+    (forever: an audit hook cannot be removed, so the project cannot undo it)."""
     events = NETWORK_EVENTS
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
-        if event in events:
+        if event in events and not _loopback(event, args):
             violations.append(event)
             raise NetworkRefused(f"network blocked by patchlane during collection: {event}")
 
@@ -67,14 +94,19 @@ class _Writer:
 
 
 class _Collector:
-    """pytest plugin: remembers collection errors and sends every collected node id."""
+    """pytest plugin: remembers collection errors and sends every collected node id.
 
-    def __init__(self, writer: _Writer) -> None:
+    ``doctest_only``: files collected only for their doctests (changed modules of the code
+    under test): their other items and their collection errors are not the suite's.
+    """
+
+    def __init__(self, writer: _Writer, doctest_only: frozenset[str]) -> None:
         self.writer = writer
         self.errors: list[dict[str, Any]] = []
+        self.doctest_only = doctest_only
 
     def pytest_collectreport(self, report: Any) -> None:
-        if report.failed:
+        if report.failed and report.nodeid.split("::", 1)[0] not in self.doctest_only:
             text = str(report.longreprtext or "")
             lines = [line.strip() for line in text.splitlines() if line.strip()]
             missing = _MISSING.search(text)
@@ -88,6 +120,11 @@ class _Collector:
 
     def pytest_collection_finish(self, session: Any) -> None:
         for item in session.items:
+            if (
+                item.nodeid.split("::", 1)[0] in self.doctest_only
+                and type(item).__name__ != "DoctestItem"
+            ):
+                continue  # a function named test_* in a module pytest would not collect
             self.writer.emit({"nodeid": item.nodeid})
 
 
@@ -99,9 +136,12 @@ def main() -> None:
     # What ``python -m pytest`` does: the working directory (the tree root) first.
     sys.path.insert(0, str(Path.cwd()))
     _install_network_guard(violations)
-    collector = _Collector(writer)
+    collector = _Collector(writer, frozenset(job.get("doctest_only", [])))
+    args = list(job["args"])
+    if importlib.util.find_spec("xdist") is not None:
+        args.insert(0, "-n0")  # xdist's controller holds no items: collect here
     try:
-        code = int(pytest.main(list(job["args"]), plugins=[collector]))
+        code = int(pytest.main(args, plugins=[collector]))
     except BaseException as e:  # noqa: BLE001 - whatever the project does, report it
         code = -1
         collector.errors.append(

@@ -109,6 +109,9 @@ def imported_names(tree: ast.AST, own_names: tuple[str, ...], is_package: bool) 
     """
     out: set[str] = set()
     for node in ast.walk(tree):
+        literal = _literal_import(node)
+        if literal:
+            out.update(name for lit in literal for name in _prefixes(lit))
         if isinstance(node, ast.Import):
             for alias in node.names:
                 out.update(_prefixes(alias.name))
@@ -135,6 +138,36 @@ def imported_names(tree: ast.AST, own_names: tuple[str, ...], is_package: bool) 
                     if alias.name != "*":
                         out.add(f"{base}.{alias.name}")
     return out
+
+
+# Calls whose first argument, when a string literal, names a module they import.
+_IMPORT_CALLS = frozenset({"__import__", "import_module", "importorskip"})
+
+
+def _literal_import(node: ast.AST) -> list[str]:
+    """Return the module names a node imports by a literal string: ``__import__("x")``,
+    ``importlib.import_module("x")``, ``pytest.importorskip("x")`` (however the callee is
+    reached), and ``pytest_plugins = ["x", …]``. Relative and computed names give nothing."""
+    names: list[str] = []
+    if isinstance(node, ast.Call) and node.args:
+        func = node.func
+        callee = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        first = node.args[0]
+        if (
+            callee in _IMPORT_CALLS
+            and isinstance(first, ast.Constant)
+            and isinstance(first.value, str)
+        ):
+            names.append(first.value)
+    elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets):
+            value = node.value
+            items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+            names.extend(
+                i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)
+            )
+    return [n for n in names if n and not n.startswith(".") and n.isprintable()]
 
 
 def pytest_sys_path_dirs(test_files: Iterable[str], existing: frozenset[str]) -> set[str]:

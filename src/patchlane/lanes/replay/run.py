@@ -33,6 +33,9 @@ from patchlane.lanes.replay.receipt import Receipt, utc_stamp
 
 PASSED, FAILED, SKIPPED, FROZEN = "passed", "failed", "skipped", "frozen"
 CHILD_ARGV = (sys.executable, "-P", "-B", "-X", "utf8", "-m", "patchlane.lanes.replay.run_child")
+# About 150 bytes a test (its call report and its end of protocol; setup and teardown only
+# when they did not pass): room for a few hundred thousand tests.
+RESULT_LIMIT = 64 * 1024 * 1024
 _DROPPED_ENV = frozenset({"PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD"})
 # pytest's exit codes: 0 all passed, 1 tests failed, 5 nothing collected.
 _EXIT_WORDS = {
@@ -157,6 +160,7 @@ def run_tests(
             timeout_s=timeout_s,
             cwd=tree,
             env=child_env(seed),
+            result_limit=RESULT_LIMIT,
         )
     tail = run.stdout_tail + run.stderr_tail
     return fold(run.records, nodeids, files, allowed, run.problems, run.timed_out, tail)
@@ -288,13 +292,23 @@ class _Fold:
         return NodeResult(PASSED)
 
     def _file(self, path: str, errors: Mapping[str, CollectError]) -> NodeResult:
-        """A slice line that names a whole file (it did not collect when the slice was made)."""
+        """A slice line that names a whole file (it did not collect when the slice was made):
+        failed when it does not collect or any of its tests fails, passed when every test
+        it collects passes."""
         error = errors.get(path)
         if error is not None:
             return NodeResult(FAILED, f"does not collect: {error.message}")
-        return NodeResult(
-            FAILED, "named as a whole file: it did not collect when the slice was made"
-        )
+        items = [n for n in self.collected if n.split("::", 1)[0] == path]
+        if not items:
+            return NodeResult(FAILED, "collects no test")
+        results = [self.node(n, errors, None) for n in items]
+        failed = [(n, r) for n, r in zip(items, results, strict=True) if r.outcome == FAILED]
+        if failed:
+            nodeid, result = failed[0]
+            return NodeResult(FAILED, f"{nodeid}: {result.why}")
+        if all(r.outcome == PASSED for r in results):
+            return NodeResult(PASSED)
+        return NodeResult(SKIPPED, "its tests were skipped by the suite")
 
 
 def _failure(report: Mapping[str, Any]) -> str:

@@ -107,7 +107,9 @@ class _SliceRunner:
         self.writer = writer
         self.root = root
         self.nodeids = frozenset(nodeids)
-        self.files = frozenset(files)
+        # A slice line that is a file's own id (it did not collect when the slice was made)
+        # stands for every test of that file.
+        self.files = frozenset(files) | {n for n in nodeids if "::" not in n}
         wanted_files = {n.split("::", 1)[0] for n in nodeids} | self.files
         self.wanted_files = frozenset(wanted_files)
         dirs: set[str] = {""}
@@ -162,6 +164,8 @@ class _SliceRunner:
         )
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.passed and report.when != "call" and not hasattr(report, "wasxfail"):
+            return  # a passing setup or teardown: the end of protocol says it happened
         record: dict[str, Any] = {
             "n": report.nodeid,
             "w": report.when,

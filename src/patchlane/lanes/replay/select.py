@@ -29,7 +29,7 @@ from typing import Any
 from patchlane.config import ReviewMap
 from patchlane.lanes.replay import importgraph, slicefile
 from patchlane.lanes.replay.collect import DEFAULT_TIMEOUT_S, collect
-from patchlane.lanes.replay.run import CollectError
+from patchlane.lanes.replay.run import CollectError, child_env
 from patchlane.lanes.replay.secrets import scan_file
 from patchlane.paths import to_fs, under, under_any
 from patchlane.tree import materialise
@@ -61,6 +61,9 @@ class Selection:
     # Every node id pytest collected at the head, and the test files it could not collect.
     collected: tuple[str, ...] = field(default=())
     collect_errors: tuple[CollectError, ...] = field(default=())
+    # The changed paths some selected test reaches (imports, names, or is); a changed source
+    # file outside this set has no evidence from the replay.
+    reached: frozenset[str] = field(default=frozenset())
 
     def to_json(self, slice_path: str) -> dict[str, Any]:
         """Return the ``--json`` form: ``{slice, sha256, count, suite_size, private,
@@ -144,6 +147,7 @@ class _Selector:
         self.sources = _python_sources(root)
         self.reasons: dict[str, list[str]] = {}
         self.notes: list[str] = []
+        self.reached: set[str] = set()
 
     def add(self, nodeid: str, why: str) -> None:
         whys = self.reasons.setdefault(nodeid, [])
@@ -170,14 +174,30 @@ class _Selector:
         changed_names = frozenset(changed_modules)
         fixture_paths = self.map.fixture.paths if self.map.fixture else ()
         changed_fixtures = sorted(p for p in self.changed if under_any(p, fixture_paths))
+        # A changed data file (not Python, not a fixture, not a test's own) is reached by the
+        # tests whose imported project modules name it: code that reads "rates.json".
+        data = sorted(
+            p
+            for p in self.changed
+            if not p.endswith(".py")
+            and p not in changed_fixtures
+            and not under_any(p, tests)
+            and (self.root / p).is_file()
+        )
+        named_by: dict[str, frozenset[str]] = {}
         for test_file, ids in sorted(by_file.items()):
             whys: list[str] = []
             if test_file in self.changed and under_any(test_file, tests):
                 whys.append("in a changed test file")
+                self.reached.add(test_file)
+            elif test_file in self.changed:
+                whys.append("a doctest of a changed module")
+                self.reached.add(test_file)
             reached: dict[str, tuple[str, ...]] = {}
             for start in [test_file, *_conftests(test_file, self.sources)]:
                 if start != test_file and start in self.changed:
                     whys.append(f"its {start} changed")
+                    self.reached.add(start)
                 for name, found in graph.reach(start, changed_names).items():
                     # A conftest reaches on its test file's behalf: the chain says so.
                     chain = found if start == test_file else (test_file, *found)
@@ -187,10 +207,26 @@ class _Selector:
             for path, chain in sorted(reached.items()):
                 via = f" via {' -> '.join(chain)}" if len(chain) > 1 else ""
                 whys.append(f"imports changed module {path}{via}")
+                self.reached.add(path)
             named = named_basenames(self.sources.get(test_file, b""))
-            whys.extend(
-                f"names changed fixture {p}" for p in changed_fixtures if names_file(named, p)
-            )
+            for p in changed_fixtures:
+                if names_file(named, p):
+                    whys.append(f"names changed fixture {p}")
+                    self.reached.add(p)
+            if data:
+                modules = sorted(
+                    f
+                    for start in [test_file, *_conftests(test_file, self.sources)]
+                    for f in graph.files_reached(start)
+                )
+                for module in modules:
+                    if module not in named_by:
+                        named_by[module] = named_basenames(self.sources.get(module, b""))
+                for p in data:
+                    naming = next((m for m in modules if names_file(named_by[m], p)), None)
+                    if naming is not None:
+                        whys.append(f"imports {naming}, which names changed file {p}")
+                        self.reached.add(p)
             for nodeid in ids:
                 for why in whys:
                     self.add(nodeid, why)
@@ -257,12 +293,14 @@ def select_slice(
     all_tests: bool,
     out: Output | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    seed: int | None = None,
 ) -> Selection:
     """Select the replay slice of the patch ``merge_base..head`` (see the module docstring).
 
     ``base`` and ``merge_base`` are taken for the gate's uniform call; what changed is
     ``changed_paths`` (both sides of renames). ``timeout_s`` bounds the collection child's
-    wall clock. Returns the ``Selection``. Raises
+    wall clock. ``seed``: collect in the environment the replay run gets with that seed (the
+    same node ids); without it, in a minimal one. Returns the ``Selection``. Raises
     ``GitError`` when the head cannot be read, ``CollectionError`` when pytest cannot
     collect the head's tests, ``SliceError`` when a collected node id cannot be a slice
     line.
@@ -280,7 +318,18 @@ def select_slice(
                 selector.notes.append(f"replay.tests path {show(p)} is not in the head commit")
         if out is not None:
             out.progress(f"replay: collecting tests under {', '.join(test_paths) or 'nothing'}")
-        result = collect(root, test_paths, timeout_s=timeout_s)
+        env = None if seed is None else child_env(seed)
+        # The doctests of a changed module are its own tests, wherever it lives.
+        doctest_only = sorted(
+            p
+            for p in changed_paths
+            if p.endswith(".py")
+            and p.rsplit("/", 1)[-1] != CONFTEST
+            and not under_any(p, review_map.replay.tests)
+            and not any(c in p for c in "[]:")  # pytest's argv syntax: not passable
+            and to_fs(root, p).is_file()
+        )
+        result = collect(root, test_paths, timeout_s=timeout_s, env=env, doctest_only=doctest_only)
         collected = result.nodeids
         by_file: dict[str, list[str]] = {}
         for nodeid in collected:
@@ -296,6 +345,7 @@ def select_slice(
         if all_tests:
             for nodeid in [*collected, *broken]:
                 selector.add(nodeid, "--all: the whole suite")
+            selector.reached.update(changed_paths)
         else:
             selector.by_imports_and_fixtures(by_file, graph)
         selector.by_failure_log(failure_log, by_file)
@@ -317,4 +367,5 @@ def select_slice(
         notes=tuple(selector.notes),
         collected=tuple(collected),
         collect_errors=tuple(broken.values()),
+        reached=frozenset(selector.reached),
     )

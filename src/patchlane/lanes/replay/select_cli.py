@@ -14,6 +14,7 @@ from patchlane.errors import Exit, InputError, UsageError
 from patchlane.ui import one_line, show, write_stdout
 
 if TYPE_CHECKING:
+    from patchlane.classify import Classification
     from patchlane.lanes.replay.select import Selection
     from patchlane.main import Context
 
@@ -70,6 +71,9 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
         failure_log=failed,
         all_tests=bool(args.all),
         out=ctx.out,
+        # Collected in the environment `replay run --seed` gives the tests (the map's seed):
+        # node ids computed from it are then the ones the run sees.
+        seed=review_map_seed(cls),
     )
     out_path = Path(args.out)
     atomic_write_bytes(out_path, selection.slice_bytes)
@@ -81,6 +85,10 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
         )
     if not selection.nodeids:
         _warn(EMPTY_WARNING)
+    from patchlane.replay_stage import unreached_code
+
+    for path in unreached_code(cls, selection):
+        _warn(f"no test in the slice reaches {show(path)}: the replay is no evidence for it")
     if ctx.out.json:
         write_stdout(dumps_report(selection.to_json(str(out_path))))
     elif ctx.out.quiet:
@@ -88,6 +96,12 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
     else:
         _print_summary(selection, ctx)
     return Exit.GREEN
+
+
+def review_map_seed(cls: Classification) -> int | None:
+    """The map's property seed, the default ``--seed`` of a replay run (``None``: none)."""
+    lane = cls.map_source.review_map.property
+    return lane.seed if lane is not None else None
 
 
 def _print_summary(selection: Selection, ctx: Context) -> None:
