@@ -10,6 +10,8 @@ verdict must agree with: a regression is ``reject``, a deleted or expectation-ed
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +74,17 @@ def project(repo: GitRepo) -> GitRepo:
     repo.commit("calc and its tests")
     repo.branch("agent")
     return repo
+
+
+@contextmanager
+def on_base(project: GitRepo, message: str) -> Iterator[None]:
+    """Write files on ``main`` inside the block, commit them there, and bring ``agent``
+    up to that commit (the patch then starts from it)."""
+    project.git("checkout", "-q", "main")
+    yield
+    project.commit(message)
+    project.git("checkout", "-q", "agent")
+    project.git("merge", "-q", "--ff-only", "main")
 
 
 def gate(repo: GitRepo, out: Path) -> int:
@@ -166,16 +179,13 @@ def test_a_test_file_that_no_longer_imports_is_rejected(project: GitRepo, tmp_pa
 def test_a_skip_the_patch_causes_in_an_unchanged_test_is_a_failure(
     project: GitRepo, tmp_path: Path
 ) -> None:
-    project.git("checkout", "-q", "main")
-    project.write(
-        "tests/test_fast.py",
-        "import pytest\n\nfrom billing import calc\n\n\ndef test_fast_path():\n"
-        "    fast = pytest.importorskip('billing.fast')\n    assert fast.add(1, 1) == 2\n",
-    )
-    project.write("src/billing/fast.py", "def add(a, b):\n    return a + b\n")
-    project.commit("a fast path and its test")
-    project.git("checkout", "-q", "agent")
-    project.git("merge", "-q", "--ff-only", "main")
+    with on_base(project, "a fast path and its test"):
+        project.write(
+            "tests/test_fast.py",
+            "import pytest\n\nfrom billing import calc\n\n\ndef test_fast_path():\n"
+            "    fast = pytest.importorskip('billing.fast')\n    assert fast.add(1, 1) == 2\n",
+        )
+        project.write("src/billing/fast.py", "def add(a, b):\n    return a + b\n")
     project.remove("src/billing/fast.py")
     project.write("src/billing/calc.py", CALC + "\n# no fast path\n")
     project.commit("drop the fast path")
@@ -188,17 +198,15 @@ def test_a_skip_the_patch_causes_in_an_unchanged_test_is_a_failure(
 def test_a_package_missing_at_base_and_head_is_the_environments_fault(
     project: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    project.git("checkout", "-q", "main")
-    project.write(
-        "tests/test_np.py", "import numpy_not_installed_here\n\n\ndef test_x():\n    pass\n"
-    )
-    project.write("src/billing/np_user.py", "X = 1\n")
-    project.write(
-        "tests/test_np_user.py", "from billing import np_user\nimport numpy_not_installed_here\n"
-    )
-    project.commit("a test that needs a package")
-    project.git("checkout", "-q", "agent")
-    project.git("merge", "-q", "--ff-only", "main")
+    with on_base(project, "a test that needs a package"):
+        project.write(
+            "tests/test_np.py", "import numpy_not_installed_here\n\n\ndef test_x():\n    pass\n"
+        )
+        project.write("src/billing/np_user.py", "X = 1\n")
+        project.write(
+            "tests/test_np_user.py",
+            "from billing import np_user\nimport numpy_not_installed_here\n",
+        )
     project.write("src/billing/np_user.py", "X = 2\n")
     project.commit("touch the module the test imports")
     out = tmp_path / "ev"
@@ -250,11 +258,8 @@ def test_a_slice_whose_only_node_is_skipped_by_a_freeze_is_undecided(
 def test_a_new_helper_and_a_new_test_that_uses_it_are_accepted(
     project: GitRepo, tmp_path: Path
 ) -> None:
-    project.git("checkout", "-q", "main")
-    project.write("tests/helpers.py", "ZERO = 0\n")
-    project.commit("a test helper")
-    project.git("checkout", "-q", "agent")
-    project.git("merge", "-q", "--ff-only", "main")
+    with on_base(project, "a test helper"):
+        project.write("tests/helpers.py", "ZERO = 0\n")
     project.write("tests/helpers.py", "ZERO = 0\nONE = 1\n")
     project.write(
         "tests/test_more.py",
@@ -272,17 +277,14 @@ def test_a_new_helper_and_a_new_test_that_uses_it_are_accepted(
 def test_an_expected_value_moved_into_a_changed_helper_is_an_edited_expectation(
     project: GitRepo, tmp_path: Path
 ) -> None:
-    project.git("checkout", "-q", "main")
-    project.write("tests/__init__.py", "")
-    project.write("tests/expected.py", "CLAMPED = 3\n")
-    project.write(
-        "tests/test_clamp_table.py",
-        "from billing.calc import clamp\nfrom tests.expected import CLAMPED\n\n\n"
-        "def test_table():\n    assert clamp(5, 0, 3) == CLAMPED\n",
-    )
-    project.commit("expected values in a helper")
-    project.git("checkout", "-q", "agent")
-    project.git("merge", "-q", "--ff-only", "main")
+    with on_base(project, "expected values in a helper"):
+        project.write("tests/__init__.py", "")
+        project.write("tests/expected.py", "CLAMPED = 3\n")
+        project.write(
+            "tests/test_clamp_table.py",
+            "from billing.calc import clamp\nfrom tests.expected import CLAMPED\n\n\n"
+            "def test_table():\n    assert clamp(5, 0, 3) == CLAMPED\n",
+        )
     project.write("src/billing/calc.py", CALC.replace("min(x, hi)", "x"))
     project.write("tests/expected.py", "CLAMPED = 5\n")
     project.write("tests/test_calc.py", TEST_CALC.split("def test_clamp")[0])
@@ -309,16 +311,13 @@ def test_a_changed_file_no_test_reaches_keeps_the_verdict_undecided(
 def test_a_test_that_reaches_code_only_through_importlib_is_selected(
     project: GitRepo, tmp_path: Path
 ) -> None:
-    project.git("checkout", "-q", "main")
-    project.write(
-        "tests/test_dynamic.py",
-        "import importlib\n\n\ndef test_clamp_dynamic():\n"
-        "    assert importlib.import_module('billing.calc').clamp(9, 0, 3) == 3\n",
-    )
-    project.write("tests/test_calc.py", TEST_CALC.split("def test_clamp")[0])
-    project.commit("clamp is tested dynamically")
-    project.git("checkout", "-q", "agent")
-    project.git("merge", "-q", "--ff-only", "main")
+    with on_base(project, "clamp is tested dynamically"):
+        project.write(
+            "tests/test_dynamic.py",
+            "import importlib\n\n\ndef test_clamp_dynamic():\n"
+            "    assert importlib.import_module('billing.calc').clamp(9, 0, 3) == 3\n",
+        )
+        project.write("tests/test_calc.py", TEST_CALC.split("def test_clamp")[0])
     project.write("src/billing/calc.py", CALC.replace("min(x, hi)", "x"))
     project.commit("break clamp")
     out = tmp_path / "ev"
@@ -329,18 +328,15 @@ def test_a_test_that_reaches_code_only_through_importlib_is_selected(
 
 
 def test_a_doctest_of_a_changed_module_is_in_the_slice(project: GitRepo, tmp_path: Path) -> None:
-    project.git("checkout", "-q", "main")
-    project.write("pytest.ini", "[pytest]\npythonpath = src\naddopts = --doctest-modules\n")
-    project.write(
-        "src/billing/calc.py",
-        CALC.replace(
-            "    return max(lo",
-            '    """\n    >>> clamp(9, 0, 3)\n    3\n    """\n    return max(lo',
-        ),
-    )
-    project.commit("a doctest")
-    project.git("checkout", "-q", "agent")
-    project.git("merge", "-q", "--ff-only", "main")
+    with on_base(project, "a doctest"):
+        project.write("pytest.ini", "[pytest]\npythonpath = src\naddopts = --doctest-modules\n")
+        project.write(
+            "src/billing/calc.py",
+            CALC.replace(
+                "    return max(lo",
+                '    """\n    >>> clamp(9, 0, 3)\n    3\n    """\n    return max(lo',
+            ),
+        )
     project.write(
         "src/billing/calc.py",
         CALC.replace("min(x, hi)", "x").replace(
@@ -358,20 +354,17 @@ def test_a_doctest_of_a_changed_module_is_in_the_slice(project: GitRepo, tmp_pat
 def test_a_data_file_the_code_reads_selects_the_tests_of_that_code(
     project: GitRepo, tmp_path: Path
 ) -> None:
-    project.git("checkout", "-q", "main")
-    project.write("src/billing/rates.json", '{"vat": 20}\n')
-    project.write(
-        "src/billing/pricing.py",
-        "import json\nfrom pathlib import Path\n\n\ndef vat():\n"
-        "    return json.loads((Path(__file__).parent / 'rates.json').read_text())['vat']\n",
-    )
-    project.write(
-        "tests/test_pricing.py",
-        "from billing.pricing import vat\n\n\ndef test_vat():\n    assert vat() == 20\n",
-    )
-    project.commit("pricing")
-    project.git("checkout", "-q", "agent")
-    project.git("merge", "-q", "--ff-only", "main")
+    with on_base(project, "pricing"):
+        project.write("src/billing/rates.json", '{"vat": 20}\n')
+        project.write(
+            "src/billing/pricing.py",
+            "import json\nfrom pathlib import Path\n\n\ndef vat():\n"
+            "    return json.loads((Path(__file__).parent / 'rates.json').read_text())['vat']\n",
+        )
+        project.write(
+            "tests/test_pricing.py",
+            "from billing.pricing import vat\n\n\ndef test_vat():\n    assert vat() == 20\n",
+        )
     project.write("src/billing/rates.json", '{"vat": 0}\n')
     project.commit("no more VAT")
     out = tmp_path / "ev"
@@ -383,18 +376,15 @@ def test_what_the_environment_gives_the_run_it_gives_collection_too(
     project: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("BILLING_DB_URL", "sqlite://")
-    project.git("checkout", "-q", "main")
-    project.write(
-        "tests/test_env_ids.py",
-        "import os\nimport tempfile\nimport socket\n\nimport pytest\n\nfrom billing.calc import add\n\n"
-        "DB = os.environ['BILLING_DB_URL']\n"
-        "_s = socket.socket()\n_s.bind(('127.0.0.1', 0))\n_s.close()\n\n\n"
-        "@pytest.mark.parametrize('d', [tempfile.gettempdir(), DB])\n"
-        "def test_ids(d):\n    assert d and add(1, 1) == 2\n",
-    )
-    project.commit("ids from the environment, a port bound at import")
-    project.git("checkout", "-q", "agent")
-    project.git("merge", "-q", "--ff-only", "main")
+    with on_base(project, "ids from the environment, a port bound at import"):
+        project.write(
+            "tests/test_env_ids.py",
+            "import os\nimport tempfile\nimport socket\n\nimport pytest\n\nfrom billing.calc import add\n\n"
+            "DB = os.environ['BILLING_DB_URL']\n"
+            "_s = socket.socket()\n_s.bind(('127.0.0.1', 0))\n_s.close()\n\n\n"
+            "@pytest.mark.parametrize('d', [tempfile.gettempdir(), DB])\n"
+            "def test_ids(d):\n    assert d and add(1, 1) == 2\n",
+        )
     project.write("src/billing/calc.py", CALC + "\n# a comment\n")
     project.commit("harmless")
     out = tmp_path / "ev"
@@ -404,15 +394,12 @@ def test_what_the_environment_gives_the_run_it_gives_collection_too(
 def test_a_test_that_fails_at_the_base_too_is_no_evidence_against_the_patch(
     project: GitRepo, tmp_path: Path
 ) -> None:
-    project.git("checkout", "-q", "main")
-    project.write(
-        "tests/test_checkout.py",
-        "import subprocess\n\nfrom billing.calc import add\n\n\ndef test_in_a_checkout():\n"
-        "    subprocess.run(['git', 'rev-parse', 'HEAD'], check=True)\n    assert add(1, 1) == 2\n",
-    )
-    project.commit("a test that needs a git checkout")
-    project.git("checkout", "-q", "agent")
-    project.git("merge", "-q", "--ff-only", "main")
+    with on_base(project, "a test that needs a git checkout"):
+        project.write(
+            "tests/test_checkout.py",
+            "import subprocess\n\nfrom billing.calc import add\n\n\ndef test_in_a_checkout():\n"
+            "    subprocess.run(['git', 'rev-parse', 'HEAD'], check=True)\n    assert add(1, 1) == 2\n",
+        )
     project.write("src/billing/calc.py", CALC + "\n# a comment\n")
     project.commit("harmless")
     out = tmp_path / "ev"

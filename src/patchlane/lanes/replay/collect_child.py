@@ -23,7 +23,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,8 +30,8 @@ from typing import Any
 import pytest
 
 from patchlane.lanes.property.sandbox import BLOCKED_EVENTS
+from patchlane.lanes.replay.channel import ResultWriter, collect_error
 
-_MISSING = re.compile(r"No module named '([^']+)'")
 NETWORK_EVENTS = frozenset(e for e in BLOCKED_EVENTS if e.startswith("socket."))
 
 
@@ -79,20 +78,6 @@ def _install_network_guard(violations: list[str]) -> None:
     sys.addaudithook(hook)
 
 
-class _Writer:
-    def __init__(self, fd: int, token: str) -> None:
-        self.fd = fd
-        self.token = token
-        self.count = 0
-
-    def emit(self, record: dict[str, Any]) -> None:
-        self.count += 1
-        line = json.dumps({**record, "token": self.token}, ensure_ascii=True) + "\n"
-        data = line.encode("ascii")
-        while data:
-            data = data[os.write(self.fd, data) :]
-
-
 class _Collector:
     """pytest plugin: remembers collection errors and sends every collected node id.
 
@@ -100,23 +85,14 @@ class _Collector:
     under test): their other items and their collection errors are not the suite's.
     """
 
-    def __init__(self, writer: _Writer, doctest_only: frozenset[str]) -> None:
+    def __init__(self, writer: ResultWriter, doctest_only: frozenset[str]) -> None:
         self.writer = writer
         self.errors: list[dict[str, Any]] = []
         self.doctest_only = doctest_only
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed and report.nodeid.split("::", 1)[0] not in self.doctest_only:
-            text = str(report.longreprtext or "")
-            lines = [line.strip() for line in text.splitlines() if line.strip()]
-            missing = _MISSING.search(text)
-            self.errors.append(
-                {
-                    "nodeid": report.nodeid,
-                    "message": (lines[-1] if lines else "collection error")[:300],
-                    "missing": missing.group(1) if missing else None,
-                }
-            )
+            self.errors.append(collect_error(report.nodeid, str(report.longreprtext or "")))
 
     def pytest_collection_finish(self, session: Any) -> None:
         for item in session.items:
@@ -131,7 +107,7 @@ class _Collector:
 def main() -> None:
     """Run the job read from stdin; always ends the process with ``os._exit``."""
     job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
-    writer = _Writer(int(job["result_fd"]), str(job["token"]))
+    writer = ResultWriter(int(job["result_fd"]), str(job["token"]))
     violations: list[str] = []
     # What ``python -m pytest`` does: the working directory (the tree root) first.
     sys.path.insert(0, str(Path.cwd()))
@@ -148,10 +124,7 @@ def main() -> None:
             {"nodeid": "", "message": f"pytest raised {type(e).__name__}: {e}", "missing": None}
         )
     writer.emit({"exit": code, "errors": collector.errors, "violations": list(violations)})
-    done = json.dumps({"done": True, "count": writer.count, "token": writer.token}) + "\n"
-    data = done.encode("ascii")
-    while data:
-        data = data[os.write(writer.fd, data) :]
+    writer.done()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)

@@ -23,12 +23,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from patchlane.lanes.replay.channel import LINE_LIMIT, ResultWriter, collect_error, last_line
 
 # Plugins that rerun a failing test until it passes: suite retries are ignored by the replay
 # (a failed attempt is a failure), so they are not loaded. Their options and marker are
@@ -50,36 +51,6 @@ _RERUN_OPTIONS: tuple[tuple[str, bool], ...] = (
     ("--retry-delay", True),
     ("--cumulative-timing", True),
 )
-_MISSING = re.compile(r"No module named '([^']+)'")
-_LINE_LIMIT = 300
-
-
-class _Writer:
-    """One JSON line per record on the result descriptor, each carrying the token."""
-
-    def __init__(self, fd: int, token: str) -> None:
-        self.fd = fd
-        self.token = token
-        self.count = 0
-
-    def emit(self, record: dict[str, Any]) -> None:
-        self.count += 1
-        self._write({**record, "token": self.token})
-
-    def done(self) -> None:
-        self._write({"done": True, "count": self.count, "token": self.token})
-
-    def _write(self, record: dict[str, Any]) -> None:
-        data = (json.dumps(record, ensure_ascii=True) + "\n").encode("ascii")
-        while data:
-            data = data[os.write(self.fd, data) :]
-
-
-def _line(text: str) -> str:
-    """The last non-blank line of ``text``, cut to a bounded length (a reason, not a log)."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    last = lines[-1] if lines else ""
-    return last[:_LINE_LIMIT]
 
 
 class _NoRerun:
@@ -103,7 +74,9 @@ class _NoRerun:
 class _SliceRunner:
     """pytest plugin: run exactly the wanted items and send every report as it happens."""
 
-    def __init__(self, writer: _Writer, root: Path, nodeids: list[str], files: list[str]) -> None:
+    def __init__(
+        self, writer: ResultWriter, root: Path, nodeids: list[str], files: list[str]
+    ) -> None:
         self.writer = writer
         self.root = root
         self.nodeids = frozenset(nodeids)
@@ -153,15 +126,8 @@ class _SliceRunner:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if not report.failed:
             return
-        text = str(report.longreprtext or "")
-        missing = _MISSING.search(text)
-        self.writer.emit(
-            {
-                "collect_error": report.nodeid,
-                "message": _line(text) or "collection error",
-                "missing": missing.group(1) if missing else None,
-            }
-        )
+        error = collect_error(report.nodeid, str(report.longreprtext or ""))
+        self.writer.emit({**error, "collect_error": error.pop("nodeid")})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.passed and report.when != "call" and not hasattr(report, "wasxfail"):
@@ -180,7 +146,7 @@ class _SliceRunner:
         if report.failed or report.skipped:
             longrepr = report.longrepr
             text = str(longrepr[2]) if isinstance(longrepr, tuple) else report.longreprtext
-            record["msg"] = _line(str(text or "")) or report.outcome
+            record["msg"] = last_line(str(text or "")) or report.outcome
         self.writer.emit(record)
 
     def _skip_location(self, report: pytest.TestReport) -> str | None:
@@ -201,7 +167,7 @@ class _SliceRunner:
 def main() -> None:
     """Run the job read from stdin; always ends the process with ``os._exit``."""
     job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
-    writer = _Writer(int(job["result_fd"]), str(job["token"]))
+    writer = ResultWriter(int(job["result_fd"]), str(job["token"]))
     root = Path.cwd()
     # What ``python -m pytest`` does: the working directory (the tree root) first.
     sys.path.insert(0, str(root))
@@ -216,7 +182,7 @@ def main() -> None:
         code = int(pytest.main([*args, str(root)], plugins=[runner, _NoRerun()]))
     except BaseException as e:  # noqa: BLE001 - whatever the project does, report it
         code = -1
-        writer.emit({"raised": f"{type(e).__name__}: {e}"[:_LINE_LIMIT]})
+        writer.emit({"raised": f"{type(e).__name__}: {e}"[:LINE_LIMIT]})
     writer.emit({"exit": code})
     writer.done()
     sys.stdout.flush()

@@ -1,0 +1,57 @@
+"""The child's side of the result channel, shared by the collection and run children.
+
+One JSON line per record on the descriptor the parent opened, each carrying the run's token;
+a final ``{"done", "count"}`` line. The parent (``lanes.property.process``) keeps only the
+lines with the token and in order. Imports only the standard library: the children load it
+before the repository is on ``sys.path``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+_MISSING = re.compile(r"No module named '([^']+)'")
+LINE_LIMIT = 300
+
+
+class ResultWriter:
+    """Writes records to the result descriptor, each with the token."""
+
+    def __init__(self, fd: int, token: str) -> None:
+        self.fd = fd
+        self.token = token
+        self.count = 0
+
+    def emit(self, record: dict[str, Any]) -> None:
+        """Send one record (counted for the final line)."""
+        self.count += 1
+        self._write({**record, "token": self.token})
+
+    def done(self) -> None:
+        """Send the final line: how many records came before it."""
+        self._write({"done": True, "count": self.count, "token": self.token})
+
+    def _write(self, record: dict[str, Any]) -> None:
+        data = (json.dumps(record, ensure_ascii=True) + "\n").encode("ascii")
+        while data:
+            data = data[os.write(self.fd, data) :]
+
+
+def last_line(text: str) -> str:
+    """The last non-blank line of ``text``, cut to a bounded length (a reason, not a log)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return (lines[-1] if lines else "")[:LINE_LIMIT]
+
+
+def collect_error(nodeid: str, text: str) -> dict[str, Any]:
+    """The record of a file pytest could not collect: its id, pytest's last line and the
+    module ``No module named`` names, if that was the error."""
+    missing = _MISSING.search(text)
+    return {
+        "nodeid": nodeid,
+        "message": last_line(text) or "collection error",
+        "missing": missing.group(1) if missing else None,
+    }
