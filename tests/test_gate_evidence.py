@@ -305,7 +305,7 @@ def test_a_changed_file_no_test_reaches_keeps_the_verdict_undecided(
     assert gate(project, out) == 3
     replay = load(out, "replay-report.json")
     assert replay["status"] == "pass" and replay["unreached"] == ["src/billing/cli.py"]
-    assert any("no test in the slice reaches" in m and "cli.py" in m for m in reasons(out))
+    assert any("reaches 1 changed file" in m and "cli.py" in m for m in reasons(out))
 
 
 def test_a_test_that_reaches_code_only_through_importlib_is_selected(
@@ -407,3 +407,87 @@ def test_a_test_that_fails_at_the_base_too_is_no_evidence_against_the_patch(
     replay = load(out, "replay-report.json")
     assert replay["outcome"] == "fails_at_base"
     assert replay["fail_at_base_too"] == ["tests/test_checkout.py::test_in_a_checkout"]
+
+
+def test_a_test_the_patch_adds_is_no_evidence_that_its_change_is_reached(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    with on_base(project, "a command line, tested only through a subprocess"):
+        project.write("src/billing/cli.py", "def main():\n    return 0\n")
+        project.write(
+            "tests/test_cli_process.py",
+            "import subprocess\nimport sys\n\n\ndef test_cli():\n"
+            "    subprocess.run([sys.executable, '-c', 'import sys; sys.exit(0)'], check=True)\n",
+        )
+    project.write("src/billing/cli.py", "def main():\n    return 1\n")
+    project.write("tests/test_smoke.py", "import billing.cli\n\n\ndef test_imports():\n    pass\n")
+    project.commit("break the command line, add a smoke test that imports it")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 3
+    assert load(out, "replay-report.json")["unreached"] == ["src/billing/cli.py"]
+
+
+def test_a_reaching_test_that_only_skips_is_no_evidence(project: GitRepo, tmp_path: Path) -> None:
+    with on_base(project, "a test that skips outside a git checkout"):
+        project.write("src/billing/cli.py", "def main():\n    return 0\n")
+        project.write(
+            "tests/test_cli.py",
+            "import os\n\nimport pytest\n\nfrom billing import cli\n\n\n"
+            "@pytest.mark.skipif(not os.path.isdir('.git'), reason='needs a checkout')\n"
+            "def test_main():\n    assert cli.main() == 0\n",
+        )
+    project.write("src/billing/cli.py", "def main():\n    return 1\n")
+    project.write("src/billing/calc.py", CALC + "\n# and a comment\n")
+    project.commit("break the command line")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 3
+    assert load(out, "replay-report.json")["unreached"] == ["src/billing/cli.py"]
+
+
+def test_node_ids_that_change_from_run_to_run_are_no_evidence_either_way(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    with on_base(project, "a test whose id is a random number"):
+        project.write(
+            "tests/test_random_id.py",
+            "import random\n\nimport pytest\n\nfrom billing.calc import add\n\n\n"
+            "@pytest.mark.parametrize('n', [random.randint(0, 10**9)])\n"
+            "def test_n(n):\n    assert add(n, 0) == n\n",
+        )
+    project.write("src/billing/calc.py", CALC + "\n# a comment\n")
+    project.commit("harmless")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 3
+    assert load(out, "replay-report.json")["outcome"] == "fails_at_base"
+
+
+def test_a_test_moved_into_a_class_is_not_deleted(project: GitRepo, tmp_path: Path) -> None:
+    moved = TEST_CALC.replace(
+        "def test_clamp():\n    assert",
+        "class TestClamp:\n    def test_clamp(self):\n        assert",
+    ).replace("\n    assert clamp(-1", "\n        assert clamp(-1")
+    project.write("tests/test_calc.py", moved)
+    project.write("src/billing/calc.py", CALC + "\n# a comment\n")
+    project.commit("group the clamp test")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 0, reasons(out)
+    assert load(out, "replay-report.json")["deleted_tests"] == []
+
+
+def test_a_lazy_package_getattr_reaches_every_module(project: GitRepo, tmp_path: Path) -> None:
+    with on_base(project, "lazy submodules"):
+        project.write(
+            "src/billing/__init__.py",
+            "import importlib\n\n\ndef __getattr__(name):\n"
+            "    return importlib.import_module('.' + name, __name__)\n",
+        )
+        project.write(
+            "tests/test_lazy.py",
+            "import billing\n\n\ndef test_clamp_lazily():\n    assert billing.calc.clamp(9, 0, 3) == 3\n",
+        )
+        project.write("tests/test_calc.py", TEST_CALC.split("def test_clamp")[0])
+    project.write("src/billing/calc.py", CALC.replace("min(x, hi)", "x"))
+    project.commit("break clamp")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 1
+    assert "tests/test_lazy.py::test_clamp_lazily" in load(out, "replay-report.json")["failed"]

@@ -120,8 +120,6 @@ def replay(
             **facts,
         )
     _refuse_environment_faults(repo, cls, selection, seed, out)
-    unreached = unreached_code(cls, selection)
-    facts["unreached"] = unreached
     problem = None
     run = None
     if opts.mode == "local":
@@ -144,20 +142,38 @@ def replay(
         _failures_at_base(repo, cls, seed, report, out)
     if report["status"] != "fail":
         _test_changes(repo, cls, seed, selection, report, out)
+    passed = report.get("passed")
+    unreached = unreached_code(cls, selection, None if passed is None else frozenset(passed))
+    report["unreached"] = unreached
     if unreached and report["status"] != "fail":
         report.setdefault("review_events", []).append(
-            f"no test in the slice reaches {len(unreached)} changed file(s) of the code under "
-            f"test ({_quote(unreached)}): the replay is no evidence for them"
+            f"no test that the base has and that passed reaches {len(unreached)} changed "
+            f"file(s) of the code under test ({_quote(unreached)}): the replay is no evidence "
+            "for them"
         )
     return report
 
 
-def unreached_code(cls: Classification, selection: Selection) -> list[str]:
+def unreached_code(
+    cls: Classification, selection: Selection, passed: frozenset[str] | None = None
+) -> list[str]:
     """Return the changed files of the code under test (the property lane's paths; not
-    deleted, not control files) that no selected test imports, names or is: the replay says
-    nothing about them (a test that reaches them only through ``importlib``, a subprocess or
-    module-level state is invisible to the static graph), so they keep the verdict
-    ``undecided``."""
+    deleted, not control files) that the replay gives no evidence for.
+
+    A file has evidence when a test file reaches it (imports, names or is it) that the base
+    already has (a test the patch adds proves only what the patch wrote) and, when
+    ``passed`` (the node ids that passed) is known, one of whose tests passed (a skipped test
+    proves nothing). Code reached only through a subprocess, a computed import or
+    module-level state is invisible to the static graph, so it stays ``undecided``."""
+    added = {f.path for f in cls.files if f.status == "A"}
+
+    def evidence(test_file: str) -> bool:
+        if test_file == "*":
+            return passed is None or bool(passed)
+        if test_file in added:
+            return False
+        return passed is None or any(n.split("::", 1)[0] == test_file for n in passed)
+
     return sorted(
         f.path
         for f in cls.files
@@ -165,7 +181,7 @@ def unreached_code(cls: Classification, selection: Selection) -> list[str]:
         and "replay" not in f.lanes
         and f.status != "D"
         and not f.control
-        and f.path not in selection.reached
+        and not any(evidence(t) for t in selection.reached_by.get(f.path, ()))
     )
 
 
@@ -179,7 +195,11 @@ def _failures_at_base(
 
     failed = [str(n) for n in report.get("failed") or []]
     out.progress(f"replay: {len(failed)} node(s) failed; running them at the base")
-    also = failures_at_base(repo, cls.merge_base, failed, seed=seed, timeout_s=RUN_TIMEOUT_S)
+    whys = report.get("failed_why") or {}
+    uncollected = frozenset(n for n in failed if whys.get(n) == "not collected")
+    also = failures_at_base(
+        repo, cls.merge_base, failed, seed=seed, timeout_s=RUN_TIMEOUT_S, uncollected=uncollected
+    )
     report["fail_at_base_too"] = list(also)
     if not also:
         return

@@ -108,7 +108,25 @@ def test_literal_dynamic_imports_count_as_imports(source: str) -> None:
     assert "pkg.mod" in imported_names(ast.parse(source), ("t",), is_package=False)
 
 
-def test_computed_and_relative_dynamic_imports_give_nothing() -> None:
-    source = "import importlib\nname = 'x'\nimportlib.import_module(name)\nimportlib.import_module('.rel', 'pkg')\n"
-    found = imported_names(ast.parse(source), ("t",), is_package=False)
-    assert not any(n.startswith(("x", ".rel", "rel")) for n in found)
+def test_a_relative_literal_import_module_is_resolved_against_its_package() -> None:
+    source = "import importlib\nimportlib.import_module('.calc', package='billing')\n"
+    assert "billing.calc" in imported_names(ast.parse(source), ("t",), is_package=False)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import importlib\ndef __getattr__(name):\n    return importlib.import_module('.' + name, __name__)\n",
+        "import importlib\nname = 'x'\nimportlib.import_module(name)\n",
+        "m = __import__(compute())\n",
+    ],
+)
+def test_a_computed_import_reaches_every_project_module(source: str) -> None:
+    sources = {
+        "pkg/__init__.py": source.encode(),
+        "pkg/a.py": b"",
+        "pkg/b.py": b"",
+        "tests/test_x.py": b"import pkg\n",
+    }
+    graph = build(sources, [""], ["tests/test_x.py"])
+    assert {"pkg/a.py", "pkg/b.py"} <= graph.files_reached("tests/test_x.py")

@@ -374,5 +374,5 @@ def test_replay_report_shapes() -> None:
     assert refused["reason"].startswith("receipt refused: seed 1")
     assert set(refused) == {
         "lane", "status", "reason", "outcome", "slice_sha256", "receipt_sha256", "seed",
-        "head", "failed", "skipped_by_freeze", "skipped_by_suite", "signature", "refusals",
+        "head", "failed", "skipped_by_freeze", "skipped_by_suite", "passed", "signature", "refusals",
     }  # fmt: skip

@@ -129,6 +129,11 @@ def test_changes(
         if not at_base and not others:
             return TestChanges((), (), 0)
         run = run_tests(tree, nodeids=others, files=at_base, seed=seed, timeout_s=timeout_s)
+    # A test moved to another file or into a class keeps its name (its last part). Counting
+    # it as moved is safe: its base version has just run against the head's code, so an
+    # expectation changed on the way shows up as an edited one.
+    touched = {c.path for c in changed} | set(renamed.values())
+    moved_names = {n.rsplit("::", 1)[-1] for n in head_collected if n.split("::", 1)[0] in touched}
     deleted: list[str] = []
     for nodeid in run.collected:
         path, _, rest = nodeid.partition("::")
@@ -136,6 +141,8 @@ def test_changes(
             continue
         moved = renamed.get(path)
         if nodeid in head_collected or (moved is not None and f"{moved}::{rest}" in head_collected):
+            continue
+        if nodeid.rsplit("::", 1)[-1] in moved_names:
             continue
         deleted.append(nodeid)
     edited = [(n, r.why) for n, r in sorted(run.results.items()) if r.outcome == FAILED]
@@ -163,11 +170,19 @@ def skips_that_run_at_base(
 
 
 def failures_at_base(
-    repo: Path, merge_base: str, nodeids: Sequence[str], *, seed: int, timeout_s: float
+    repo: Path,
+    merge_base: str,
+    nodeids: Sequence[str],
+    *,
+    seed: int,
+    timeout_s: float,
+    uncollected: frozenset[str] = frozenset(),
 ) -> tuple[str, ...]:
-    """Return the node ids (of ``nodeids``, failed at the head) that the base collects and
-    fails as well. A node the base does not have is the patch's own. Raises ``GitError``
-    when the base cannot be read."""
+    """Return the node ids (of ``nodeids``, failed at the head) that fail at the base as well:
+    the base collects and fails them, or (for ``uncollected``: ids the head's run did not
+    collect although its selection did) the base does not collect them either, so the id
+    itself is unstable (computed from a random number or a process id). Any other node the
+    base does not have is the patch's own. Raises ``GitError`` when the base cannot be read."""
     if not nodeids:
         return ()
     with tempfile.TemporaryDirectory(prefix="patchlane-base-failures-") as tmp:
@@ -180,7 +195,12 @@ def failures_at_base(
         n
         for n in sorted(run.results)
         if run.results[n].outcome == FAILED
-        and (n in collected or n in broken or n.split("::", 1)[0] in broken)
+        and (
+            n in collected
+            or n in broken
+            or n.split("::", 1)[0] in broken
+            or (n in uncollected and n not in collected)
+        )
     )
 
 

@@ -110,8 +110,9 @@ def imported_names(tree: ast.AST, own_names: tuple[str, ...], is_package: bool) 
     out: set[str] = set()
     for node in ast.walk(tree):
         literal = _literal_import(node)
-        if literal:
-            out.update(name for lit in literal for name in _prefixes(lit))
+        if ANY_MODULE in literal:
+            out.add(ANY_MODULE)
+        out.update(name for lit in literal if lit != ANY_MODULE for name in _prefixes(lit))
         if isinstance(node, ast.Import):
             for alias in node.names:
                 out.update(_prefixes(alias.name))
@@ -142,23 +143,35 @@ def imported_names(tree: ast.AST, own_names: tuple[str, ...], is_package: bool) 
 
 # Calls whose first argument, when a string literal, names a module they import.
 _IMPORT_CALLS = frozenset({"__import__", "import_module", "importorskip"})
+# What a file "imports" when it imports a computed name: every module of the project.
+ANY_MODULE = "*"
 
 
 def _literal_import(node: ast.AST) -> list[str]:
     """Return the module names a node imports by a literal string: ``__import__("x")``,
-    ``importlib.import_module("x")``, ``pytest.importorskip("x")`` (however the callee is
-    reached), and ``pytest_plugins = ["x", …]``. Relative and computed names give nothing."""
+    ``importlib.import_module("x")`` (and ``import_module(".x", "pkg")``),
+    ``pytest.importorskip("x")`` (however the callee is reached), and
+    ``pytest_plugins = ["x", …]``. A computed name gives ``ANY_MODULE``: the file may import
+    any module of the project (a lazy ``__getattr__``, a plugin loader)."""
     names: list[str] = []
     if isinstance(node, ast.Call) and node.args:
         func = node.func
         callee = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        if callee not in _IMPORT_CALLS:
+            return []
         first = node.args[0]
-        if (
-            callee in _IMPORT_CALLS
-            and isinstance(first, ast.Constant)
-            and isinstance(first.value, str)
-        ):
-            names.append(first.value)
+        if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+            return [ANY_MODULE]
+        name = first.value
+        if name.startswith(".") and callee == "import_module":
+            package = node.args[1] if len(node.args) > 1 else None
+            for kw in node.keywords:
+                if kw.arg == "package":
+                    package = kw.value
+            if not (isinstance(package, ast.Constant) and isinstance(package.value, str)):
+                return [ANY_MODULE]
+            name = _resolve_relative(name, package.value)
+        names.append(name)
     elif isinstance(node, (ast.Assign, ast.AnnAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets):
@@ -168,6 +181,17 @@ def _literal_import(node: ast.AST) -> list[str]:
                 i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)
             )
     return [n for n in names if n and not n.startswith(".") and n.isprintable()]
+
+
+def _resolve_relative(name: str, package: str) -> str:
+    """``importlib.import_module(".x", "pkg")``'s absolute name (``""`` past the top)."""
+    level = len(name) - len(name.lstrip("."))
+    parts = package.split(".")
+    if level - 1 > len(parts) - 1:
+        return ""
+    base = ".".join(parts[: len(parts) - (level - 1)])
+    rest = name[level:]
+    return f"{base}.{rest}" if rest else base
 
 
 def pytest_sys_path_dirs(test_files: Iterable[str], existing: frozenset[str]) -> set[str]:
@@ -209,7 +233,10 @@ def build(
             continue
         own = module_names(path, all_roots)
         is_package = path.endswith("/__init__.py") or path == "__init__.py"
-        imports[path] = frozenset(imported_names(tree, own, is_package))
+        found = imported_names(tree, own, is_package)
+        if ANY_MODULE in found:
+            found = (found - {ANY_MODULE}) | set(names)  # every module of the project
+        imports[path] = frozenset(found)
     return ImportGraph(
         roots=all_roots,
         names={k: frozenset(v) for k, v in names.items()},

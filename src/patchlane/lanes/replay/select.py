@@ -61,9 +61,9 @@ class Selection:
     # Every node id pytest collected at the head, and the test files it could not collect.
     collected: tuple[str, ...] = field(default=())
     collect_errors: tuple[CollectError, ...] = field(default=())
-    # The changed paths some selected test reaches (imports, names, or is); a changed source
-    # file outside this set has no evidence from the replay.
-    reached: frozenset[str] = field(default=frozenset())
+    # Changed path -> the test files that reach it (import, name, or are it; "*" for the
+    # whole suite under --all). A changed source file no test file reaches has no evidence.
+    reached_by: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def to_json(self, slice_path: str) -> dict[str, Any]:
         """Return the ``--json`` form: ``{slice, sha256, count, suite_size, private,
@@ -147,7 +147,10 @@ class _Selector:
         self.sources = _python_sources(root)
         self.reasons: dict[str, list[str]] = {}
         self.notes: list[str] = []
-        self.reached: set[str] = set()
+        self.reached_by: dict[str, set[str]] = {}
+
+    def reach(self, changed: str, test_file: str) -> None:
+        self.reached_by.setdefault(changed, set()).add(test_file)
 
     def add(self, nodeid: str, why: str) -> None:
         whys = self.reasons.setdefault(nodeid, [])
@@ -189,15 +192,15 @@ class _Selector:
             whys: list[str] = []
             if test_file in self.changed and under_any(test_file, tests):
                 whys.append("in a changed test file")
-                self.reached.add(test_file)
+                self.reach(test_file, test_file)
             elif test_file in self.changed:
                 whys.append("a doctest of a changed module")
-                self.reached.add(test_file)
+                self.reach(test_file, test_file)
             reached: dict[str, tuple[str, ...]] = {}
             for start in [test_file, *_conftests(test_file, self.sources)]:
                 if start != test_file and start in self.changed:
                     whys.append(f"its {start} changed")
-                    self.reached.add(start)
+                    self.reach(start, test_file)
                 for name, found in graph.reach(start, changed_names).items():
                     # A conftest reaches on its test file's behalf: the chain says so.
                     chain = found if start == test_file else (test_file, *found)
@@ -207,12 +210,12 @@ class _Selector:
             for path, chain in sorted(reached.items()):
                 via = f" via {' -> '.join(chain)}" if len(chain) > 1 else ""
                 whys.append(f"imports changed module {path}{via}")
-                self.reached.add(path)
+                self.reach(path, test_file)
             named = named_basenames(self.sources.get(test_file, b""))
             for p in changed_fixtures:
                 if names_file(named, p):
                     whys.append(f"names changed fixture {p}")
-                    self.reached.add(p)
+                    self.reach(p, test_file)
             if data:
                 modules = sorted(
                     f
@@ -226,7 +229,7 @@ class _Selector:
                     naming = next((m for m in modules if names_file(named_by[m], p)), None)
                     if naming is not None:
                         whys.append(f"imports {naming}, which names changed file {p}")
-                        self.reached.add(p)
+                        self.reach(p, test_file)
             for nodeid in ids:
                 for why in whys:
                     self.add(nodeid, why)
@@ -345,7 +348,8 @@ def select_slice(
         if all_tests:
             for nodeid in [*collected, *broken]:
                 selector.add(nodeid, "--all: the whole suite")
-            selector.reached.update(changed_paths)
+            for path in changed_paths:
+                selector.reach(path, "*")
         else:
             selector.by_imports_and_fixtures(by_file, graph)
         selector.by_failure_log(failure_log, by_file)
@@ -367,5 +371,5 @@ def select_slice(
         notes=tuple(selector.notes),
         collected=tuple(collected),
         collect_errors=tuple(broken.values()),
-        reached=frozenset(selector.reached),
+        reached_by={p: frozenset(t) for p, t in selector.reached_by.items()},
     )

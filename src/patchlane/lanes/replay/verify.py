@@ -41,6 +41,7 @@ class Verification:
     skipped: tuple[str, ...]
     receipt: Receipt | None = None
     suite_skipped: tuple[str, ...] = ()
+    passed: tuple[str, ...] = ()
     signature: str = "absent"  # "verified" | "absent" | "not_checked" | "bad"
 
 
@@ -118,7 +119,7 @@ def verify_receipt(
     elif parsed.failed_nodeids:
         failed = list(parsed.failed_nodeids)
         outcome, reasons = "fail", (f"{len(failed)} node id(s) failed: {_quote(failed)}",)
-    elif not _passed(parsed, nodeids):
+    elif not _passed_ids(parsed, nodeids):
         outcome = "no_evidence"
         reasons = (
             f"no node passed ({len(parsed.skipped_by_freeze)} skipped by a freeze, "
@@ -136,16 +137,17 @@ def verify_receipt(
         receipt=parsed,
         signature=signature_state,
         suite_skipped=parsed.skipped_nodeids or (),
+        passed=_passed_ids(parsed, nodeids) if outcome != "refused" else (),
     )
 
 
-def _passed(receipt: Receipt, slice_ids: tuple[str, ...]) -> bool:
-    """Whether any node of the slice passed: the listed passes, or (the seed's shape, without
-    ``passed_nodeids``) any node the receipt does not list as failed or skipped."""
+def _passed_ids(receipt: Receipt, slice_ids: tuple[str, ...]) -> tuple[str, ...]:
+    """The slice's nodes that passed: the listed passes, or (the seed's shape, without
+    ``passed_nodeids``) every node the receipt does not list as failed or skipped."""
     if receipt.passed_nodeids is not None:
-        return bool(receipt.passed_nodeids)
+        return tuple(sorted(receipt.passed_nodeids))
     rest = set(slice_ids) - set(receipt.failed_nodeids) - set(receipt.skipped_by_freeze)
-    return bool(rest - set(receipt.skipped_nodeids or ()))
+    return tuple(sorted(rest - set(receipt.skipped_nodeids or ())))
 
 
 def _coverage(
@@ -269,6 +271,7 @@ def replay_report(
         "failed": list(verification.failed),
         "skipped_by_freeze": list(verification.skipped),
         "skipped_by_suite": list(verification.suite_skipped),
+        "passed": list(verification.passed),
         "signature": verification.signature,
         "refusals": list(verification.reasons) if verification.outcome == "refused" else [],
     }
