@@ -491,3 +491,28 @@ def test_a_lazy_package_getattr_reaches_every_module(project: GitRepo, tmp_path:
     out = tmp_path / "ev"
     assert gate(project, out) == 1
     assert "tests/test_lazy.py::test_clamp_lazily" in load(out, "replay-report.json")["failed"]
+
+
+def test_tests_the_projects_own_configuration_collects_are_selected_too(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    with on_base(project, "integration tests, and tests inside the package"):
+        project.write(
+            "pytest.ini", "[pytest]\npythonpath = src\ntestpaths = tests integration src\n"
+        )
+        project.write(
+            "integration/test_flow.py",
+            "from billing.calc import clamp\n\n\ndef test_flow():\n    assert clamp(9, 0, 3) == 3\n",
+        )
+        project.write(
+            "src/billing/test_inline.py",
+            "from billing.calc import clamp\n\n\ndef test_inline():\n    assert clamp(-9, 0, 3) == 0\n",
+        )
+        project.write("tests/test_calc.py", TEST_CALC.split("def test_clamp")[0])
+    project.write("src/billing/calc.py", CALC.replace("max(lo, min(x, hi))", "x"))
+    project.commit("break clamp")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 1
+    failed = load(out, "replay-report.json")["failed"]
+    assert "integration/test_flow.py::test_flow" in failed
+    assert "src/billing/test_inline.py::test_inline" in failed

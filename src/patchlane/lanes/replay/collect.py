@@ -80,13 +80,15 @@ def collect(
     env: dict[str, str] | None = None,
     doctest_only: Sequence[str] = (),
 ) -> Collected:
-    """Collect the tests under ``test_paths`` (repository paths that exist in ``root``).
+    """Collect what the project's full suite collects (its ``testpaths``, or the whole
+    tree) and the tests under ``test_paths`` (repository paths that exist in ``root``).
 
     ``doctest_only``: files (changed modules of the code under test) collected for their
     doctests alone, when the project's configuration collects doctests; their other items
     and their import errors are left out. Returns the node ids pytest collected and the
-    files it could not collect (no paths at all: nothing). Raises ``CollectionError`` when the child times out, breaks the result
-    protocol, is caught by the sandbox, or pytest itself fails (not one file).
+    files it could not collect (no ``test_paths`` at all: nothing). Raises
+    ``CollectionError`` when the child times out, breaks the result protocol, is caught by
+    the sandbox, or pytest itself fails (not one file).
     """
     paths = [p.rstrip("/") or "." for p in test_paths]
     if not paths:
@@ -98,7 +100,10 @@ def collect(
             run = process.run_child(
                 argv,
                 {
-                    "args": pytest_args(root, [*paths, *doctest_only]),
+                    # No paths: pytest collects what the project's full suite collects
+                    # (testpaths, or the rootdir); the child adds ours where that misses them.
+                    "args": pytest_args(root, []),
+                    "extra_paths": [*paths, *doctest_only],
                     "doctest_only": list(doctest_only),
                 },
                 token=secrets.token_hex(16),

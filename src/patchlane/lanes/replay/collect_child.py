@@ -85,10 +85,26 @@ class _Collector:
     under test): their other items and their collection errors are not the suite's.
     """
 
-    def __init__(self, writer: ResultWriter, doctest_only: frozenset[str]) -> None:
+    def __init__(
+        self, writer: ResultWriter, doctest_only: frozenset[str], extra_paths: list[str]
+    ) -> None:
         self.writer = writer
         self.errors: list[dict[str, Any]] = []
         self.doctest_only = doctest_only
+        self.extra_paths = extra_paths
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self, config: pytest.Config) -> None:
+        """Add the paths the project's own choice (``testpaths``, or the rootdir) leaves out:
+        the map's ``replay.tests`` and the changed modules whose doctests are wanted."""
+        if not self.extra_paths:
+            return
+        root = Path.cwd()
+        covered = [Path(os.path.abspath(root / a)) for a in config.args]  # noqa: PTH100
+        for rel in self.extra_paths:
+            path = Path(os.path.abspath(root / rel))  # noqa: PTH100 - lexical, like pytest
+            if not any(path == c or c in path.parents for c in covered):
+                config.args.append(rel)
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed and report.nodeid.split("::", 1)[0] not in self.doctest_only:
@@ -112,7 +128,9 @@ def main() -> None:
     # What ``python -m pytest`` does: the working directory (the tree root) first.
     sys.path.insert(0, str(Path.cwd()))
     _install_network_guard(violations)
-    collector = _Collector(writer, frozenset(job.get("doctest_only", [])))
+    collector = _Collector(
+        writer, frozenset(job.get("doctest_only", [])), list(job.get("extra_paths", []))
+    )
     args = list(job["args"])
     if importlib.util.find_spec("xdist") is not None:
         args.insert(0, "-n0")  # xdist's controller holds no items: collect here
