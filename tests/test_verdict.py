@@ -167,3 +167,16 @@ def test_all_green_is_accept_for_review_and_says_a_person_still_reviews() -> Non
     assert verdict.exit_code == 0
     assert "person" in verdict.reasons[0].message
     assert verdict.to_json()["status"] == "pass"
+
+
+def test_a_replays_review_events_keep_the_verdict_undecided_but_never_hide_a_reject() -> None:
+    events = ("the patch deletes 1 test(s) collected at the base: t.py::a",)
+    replay = LaneResult("replay", "pass", "ok", review_events=events)
+    verdict = decide(green("property"), green("fixture"), green("freeze"), replay, COMPLETE)
+    assert verdict.verdict == UNDECIDED
+    assert [(r.rule, r.message) for r in verdict.reasons] == [(6, events[0])]
+    failed = LaneResult("replay", "fail", "a node failed", review_events=events)
+    assert (
+        decide(green("property"), green("fixture"), green("freeze"), failed, COMPLETE).verdict
+        == REJECT
+    )

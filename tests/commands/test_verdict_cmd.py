@@ -147,3 +147,27 @@ def test_a_missing_report_file_is_exit_2(
     reports["freeze"].unlink()
     assert main(args(reports)) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_a_replay_reports_review_events_keep_it_undecided(
+    reports: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    event = "the patch deletes 1 test(s) collected at the base: tests/t.py::test_a"
+    write(
+        reports["replay"],
+        {"lane": "replay", "status": "pass", "reason": "ok", "review_events": [event]},
+    )
+    assert main(args(reports, "--json")) == 3
+    data = json.loads(capsys.readouterr().out)
+    assert [r["message"] for r in data["reasons"]] == [event]
+
+
+def test_malformed_review_events_are_exit_2(
+    reports: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(
+        reports["replay"],
+        {"lane": "replay", "status": "pass", "reason": "ok", "review_events": [1]},
+    )
+    assert main(args(reports)) == 2
+    assert "review_events" in capsys.readouterr().err
