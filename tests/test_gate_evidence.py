@@ -516,3 +516,14 @@ def test_tests_the_projects_own_configuration_collects_are_selected_too(
     failed = load(out, "replay-report.json")["failed"]
     assert "integration/test_flow.py::test_flow" in failed
     assert "src/billing/test_inline.py::test_inline" in failed
+
+
+def test_a_project_that_turns_warnings_into_errors_is_gated(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    with on_base(project, "warnings are errors"):
+        project.write("pytest.ini", "[pytest]\npythonpath = src\nfilterwarnings =\n    error\n")
+    project.write("src/billing/calc.py", CALC + "\n# a comment\n")
+    project.commit("harmless")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 0, reasons(out)

@@ -67,6 +67,10 @@ def pytest_args(root: Path, test_paths: Sequence[str]) -> list[str]:
         "no:patchlane",
         "-p",
         "no:randomly",
+        # patchlane is imported before pytest marks installed plugins for rewriting; under a
+        # project's `filterwarnings = error` that notice would stop the whole run.
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
         f"--rootdir={root}",
         *test_paths,
     ]
@@ -103,7 +107,7 @@ def collect(
                     # No paths: pytest collects what the project's full suite collects
                     # (testpaths, or the rootdir); the child adds ours where that misses them.
                     "args": pytest_args(root, []),
-                    "extra_paths": [*paths, *doctest_only],
+                    "extra_paths": paths,
                     "doctest_only": list(doctest_only),
                 },
                 token=secrets.token_hex(16),

@@ -97,11 +97,16 @@ class _Collector:
     def pytest_configure(self, config: pytest.Config) -> None:
         """Add the paths the project's own choice (``testpaths``, or the rootdir) leaves out:
         the map's ``replay.tests`` and the changed modules whose doctests are wanted."""
-        if not self.extra_paths:
+        if not self.extra_paths and not self.doctest_only:
             return
         root = Path.cwd()
         covered = [Path(os.path.abspath(root / a)) for a in config.args]  # noqa: PTH100
-        for rel in self.extra_paths:
+        wanted = list(self.extra_paths)
+        if config.getoption("doctestmodules", False):
+            # Only then: named on the command line, pytest would import a module that the
+            # project's own run never collects (a setup.py, a benchmark script).
+            wanted += sorted(self.doctest_only)
+        for rel in wanted:
             path = Path(os.path.abspath(root / rel))  # noqa: PTH100 - lexical, like pytest
             if not any(path == c or c in path.parents for c in covered):
                 config.args.append(rel)

@@ -123,6 +123,8 @@ def pytest_args(repo: Path, freeze: tuple[Path, Path] | None) -> list[str]:
         "-p", "no:cacheprovider", "-p", "no:randomly",
         f"--rootdir={repo}",  # node ids are relative to the rootdir, which is the repo root
         "-q", "--no-header", "-rN", "--continue-on-collection-errors",
+        # See collect.pytest_args: patchlane is imported before pytest's rewrite marking.
+        "-W", "ignore::pytest.PytestAssertRewriteWarning",
     ]  # fmt: skip
     if freeze is not None:
         args += [f"--patchlane-freeze-report={freeze[0]}", f"--patchlane-skip-record={freeze[1]}"]

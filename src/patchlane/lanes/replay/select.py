@@ -322,11 +322,13 @@ def select_slice(
         if out is not None:
             out.progress(f"replay: collecting tests under {', '.join(test_paths) or 'nothing'}")
         env = None if seed is None else child_env(seed)
-        # The doctests of a changed module are its own tests, wherever it lives.
+        # The doctests of a changed module of the code under test are its own tests.
+        code_paths = review_map.property.paths if review_map.property else ()
         doctest_only = sorted(
             p
             for p in changed_paths
             if p.endswith(".py")
+            and under_any(p, code_paths)
             and p.rsplit("/", 1)[-1] != CONFTEST
             and not under_any(p, review_map.replay.tests)
             and not any(c in p for c in "[]:")  # pytest's argv syntax: not passable
