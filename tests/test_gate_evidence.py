@@ -527,3 +527,13 @@ def test_a_project_that_turns_warnings_into_errors_is_gated(
     project.commit("harmless")
     out = tmp_path / "ev"
     assert gate(project, out) == 0, reasons(out)
+
+
+def test_a_type_stub_needs_no_test_to_reach_it(project: GitRepo, tmp_path: Path) -> None:
+    project.write("src/billing/calc.pyi", "def add(a: int, b: int) -> int: ...\n")
+    project.write("src/billing/py.typed", "")
+    project.write("src/billing/calc.py", CALC + "\n# typed now\n")
+    project.commit("type stubs")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 0, reasons(out)
+    assert load(out, "replay-report.json")["unreached"] == []

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from patchlane.lanes.replay.select import Selection
 
 RUN_TIMEOUT_S = 1800.0
+# Files of the code under test that Python never runs or reads when the tests import it:
+# type stubs and the typed-package marker. A change to them needs no test to reach it.
+_NOT_RUN_SUFFIXES = (".pyi", "/py.typed")
 
 
 @dataclass(frozen=True)
@@ -179,6 +182,7 @@ def unreached_code(
         for f in cls.files
         if "property" in f.lanes
         and "replay" not in f.lanes
+        and not f.path.endswith(_NOT_RUN_SUFFIXES)
         and f.status != "D"
         and not f.control
         and not any(evidence(t) for t in selection.reached_by.get(f.path, ()))
