@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchlane import git
-from patchlane.lanes.replay.run import FAILED, PASSED, CollectError, run_tests
+from patchlane.lanes.replay.run import FAILED, PASSED, CollectError, TestRun, run_tests
 from patchlane.paths import to_fs, under_any
 from patchlane.tree import materialise
 
@@ -162,11 +162,7 @@ def skips_that_run_at_base(
     wanted = [n for n in nodeids if "::" in n]
     if not wanted:
         return ()
-    with tempfile.TemporaryDirectory(prefix="patchlane-base-skips-") as tmp:
-        tree = Path(tmp) / "tree"
-        materialise(repo, merge_base, tree)
-        run = run_tests(tree, nodeids=wanted, seed=seed, timeout_s=timeout_s)
-    return run.ids(PASSED)
+    return _run_at_base(repo, merge_base, wanted, seed=seed, timeout_s=timeout_s).ids(PASSED)
 
 
 def failures_at_base(
@@ -185,10 +181,7 @@ def failures_at_base(
     base does not have is the patch's own. Raises ``GitError`` when the base cannot be read."""
     if not nodeids:
         return ()
-    with tempfile.TemporaryDirectory(prefix="patchlane-base-failures-") as tmp:
-        tree = Path(tmp) / "tree"
-        materialise(repo, merge_base, tree)
-        run = run_tests(tree, nodeids=nodeids, seed=seed, timeout_s=timeout_s)
+    run = _run_at_base(repo, merge_base, nodeids, seed=seed, timeout_s=timeout_s)
     collected = set(run.collected)
     broken = {e.nodeid for e in run.collect_errors}
     return tuple(
@@ -221,15 +214,21 @@ def environment_faults(
     candidates = [e for e in errors if e.missing is not None and "::" not in e.nodeid]
     if not candidates:
         return []
-    with tempfile.TemporaryDirectory(prefix="patchlane-base-env-") as tmp:
+    # A file's own id runs all of its tests; one the base lacks reports no collection error.
+    ids = [e.nodeid for e in candidates]
+    run = _run_at_base(repo, merge_base, ids, seed=seed, timeout_s=timeout_s)
+    at_base = {e.nodeid: e for e in run.collect_errors}
+    return [e for e in candidates if e.nodeid in at_base and at_base[e.nodeid].missing == e.missing]
+
+
+def _run_at_base(
+    repo: Path, merge_base: str, nodeids: Sequence[str], *, seed: int, timeout_s: float
+) -> TestRun:
+    """Run ``nodeids`` on the base commit, materialised from git like the head."""
+    with tempfile.TemporaryDirectory(prefix="patchlane-base-run-") as tmp:
         tree = Path(tmp) / "tree"
         materialise(repo, merge_base, tree)
-        present = [e for e in candidates if to_fs(tree, e.nodeid).is_file()]
-        if not present:
-            return []
-        run = run_tests(tree, files=[e.nodeid for e in present], seed=seed, timeout_s=timeout_s)
-    at_base = {e.nodeid: e for e in run.collect_errors}
-    return [e for e in present if e.nodeid in at_base and at_base[e.nodeid].missing == e.missing]
+        return run_tests(tree, nodeids=nodeids, seed=seed, timeout_s=timeout_s)
 
 
 def fault_message(fault: CollectError) -> str:
