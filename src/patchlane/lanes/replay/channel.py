@@ -8,10 +8,12 @@ before the repository is on ``sys.path``.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
-from typing import Any
+import sys
+from typing import Any, NoReturn
 
 _MISSING = re.compile(r"No module named '([^']+)'")
 LINE_LIMIT = 300
@@ -34,10 +36,24 @@ class ResultWriter:
         """Send the final line: how many records came before it."""
         self._write({"done": True, "count": self.count, "token": self.token})
 
+    def finish(self) -> NoReturn:
+        """Send the final line and end the process at once: ``os._exit``, so nothing the
+        project registered (``atexit`` handlers, finalisers) runs after the last line."""
+        self.done()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
     def _write(self, record: dict[str, Any]) -> None:
         data = (json.dumps(record, ensure_ascii=True) + "\n").encode("ascii")
         while data:
             data = data[os.write(self.fd, data) :]
+
+
+def without_xdist() -> list[str]:
+    """pytest options that keep xdist (when installed) from distributing the run: its
+    controller holds no items, and its workers would not load patchlane's plugin."""
+    return ["-n0"] if importlib.util.find_spec("xdist") is not None else []
 
 
 def last_line(text: str) -> str:

@@ -20,7 +20,6 @@ with the job's token; then ``{"exit", "errors", "violations"}`` and ``{"done", "
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -30,7 +29,7 @@ from typing import Any
 import pytest
 
 from patchlane.lanes.property.sandbox import BLOCKED_EVENTS
-from patchlane.lanes.replay.channel import ResultWriter, collect_error
+from patchlane.lanes.replay.channel import ResultWriter, collect_error, without_xdist
 
 NETWORK_EVENTS = frozenset(e for e in BLOCKED_EVENTS if e.startswith("socket."))
 
@@ -137,8 +136,7 @@ def main() -> None:
         writer, frozenset(job.get("doctest_only", [])), list(job.get("extra_paths", []))
     )
     args = list(job["args"])
-    if importlib.util.find_spec("xdist") is not None:
-        args.insert(0, "-n0")  # xdist's controller holds no items: collect here
+    args[:0] = without_xdist()
     try:
         code = int(pytest.main(args, plugins=[collector]))
     except BaseException as e:  # noqa: BLE001 - whatever the project does, report it
@@ -147,10 +145,7 @@ def main() -> None:
             {"nodeid": "", "message": f"pytest raised {type(e).__name__}: {e}", "missing": None}
         )
     writer.emit({"exit": code, "errors": collector.errors, "violations": list(violations)})
-    writer.done()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+    writer.finish()
 
 
 if __name__ == "__main__":

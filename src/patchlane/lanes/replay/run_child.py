@@ -20,7 +20,6 @@ right after the final line, so the project's ``atexit`` handlers never run at al
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -29,7 +28,13 @@ from typing import Any
 
 import pytest
 
-from patchlane.lanes.replay.channel import LINE_LIMIT, ResultWriter, collect_error, last_line
+from patchlane.lanes.replay.channel import (
+    LINE_LIMIT,
+    ResultWriter,
+    collect_error,
+    last_line,
+    without_xdist,
+)
 
 # Plugins that rerun a failing test until it passes: suite retries are ignored by the replay
 # (a failed attempt is a failure), so they are not loaded. Their options and marker are
@@ -175,19 +180,14 @@ def main() -> None:
     args = list(job["args"])
     for name in RERUN_PLUGINS:
         args[:0] = ["-p", f"no:{name}"]
-    if importlib.util.find_spec("xdist") is not None:
-        # Workers would collect without this plugin and run the whole suite.
-        args.append("-n0")
+    args += without_xdist()
     try:
         code = int(pytest.main([*args, str(root)], plugins=[runner, _NoRerun()]))
     except BaseException as e:  # noqa: BLE001 - whatever the project does, report it
         code = -1
         writer.emit({"raised": f"{type(e).__name__}: {e}"[:LINE_LIMIT]})
     writer.emit({"exit": code})
-    writer.done()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+    writer.finish()
 
 
 if __name__ == "__main__":
