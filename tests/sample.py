@@ -15,6 +15,16 @@ FIXTURES = {
     "tests/fixtures/billing/invoice_max.json": '{"charge_cents": 10000, "refund_cents": 10000}\n',
 }
 LOCK = "tests/fixtures/billing/LOCK.json"
+# The files `gate` writes into its evidence directory.
+EVIDENCE = (
+    "classify.json",
+    "property-report.json",
+    "fixture-report.json",
+    "freeze-report.json",
+    "replay-report.json",
+    "verdict.json",
+    "review.md",
+)
 
 
 def lock_text(files: dict[str, str], reason: str = "initial fixtures reviewed") -> str:

@@ -13,24 +13,7 @@ import pytest
 from patchlane.main import main
 from patchlane.schemas import load_schema
 from tests.gitrepo import GitRepo
-from tests.sample import FIXTURES, LOCK, make_billing_repo
-
-EVIDENCE = (
-    "classify.json",
-    "property-report.json",
-    "fixture-report.json",
-    "freeze-report.json",
-    "replay-report.json",
-    "verdict.json",
-    "review.md",
-)
-
-
-@pytest.fixture
-def billing(repo: GitRepo) -> GitRepo:
-    make_billing_repo(repo)
-    repo.branch("agent")
-    return repo
+from tests.sample import EVIDENCE, FIXTURES, LOCK, make_billing_repo
 
 
 def gate(repo: GitRepo, out: Path, *extra: str) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from patchlane.errors import InputError, LockError, PatchlaneError
+from patchlane.errors import InputError, LockError, PatchlaneError, UnsafeWriteError
 from patchlane.jsonio import (
     DuplicateKeyError,
     atomic_write_bytes,
@@ -183,16 +183,16 @@ def test_atomic_write_replaces_content_and_leaves_no_temp_file(tmp_path: Path) -
     assert sorted(p.name for p in target.parent.iterdir()) == ["report.json"]
 
 
-def test_atomic_write_replaces_a_symlink_instead_of_writing_through_it(tmp_path: Path) -> None:
+def test_atomic_write_refuses_a_symlink_and_leaves_both_sides(tmp_path: Path) -> None:
     outside = tmp_path / "outside.txt"
     outside.write_bytes(b"keep me")
     link = tmp_path / "dir" / "lock.json"
     link.parent.mkdir()
     link.symlink_to(outside)
-    atomic_write_bytes(link, b"new")
+    with pytest.raises(UnsafeWriteError, match="is a symbolic link"):
+        atomic_write_bytes(link, b"new")
     assert outside.read_bytes() == b"keep me"
-    assert not link.is_symlink()
-    assert link.read_bytes() == b"new"
+    assert link.is_symlink()
 
 
 @pytest.fixture

@@ -140,6 +140,9 @@ def test_no_command_prints_help_and_exits_2() -> None:
         (["classify", "--base"], "expected one argument"),
         (["--repo"], "expected one argument"),
         (["frob\nnicate"], "invalid choice"),
+        (["gate", "--base", "main", "--seed", "4294967296"], "must be from 0 to 4294967295"),
+        (["property", "--seed", "-1"], "must be from 0 to 4294967295"),
+        (["replay", "run", "--slice", "s", "--seed", "x"], "--seed: not an integer: 'x'"),
     ],
 )
 def test_usage_errors_exit_2_on_one_line(args: list[str], words: str) -> None:

@@ -443,15 +443,9 @@ def test_the_skip_record_lists_what_was_skipped_and_what_was_not_collected(
 
 def test_the_skip_record_is_deterministic_json_written_by_rename(project: pytest.Pytester) -> None:
     write_report(project, report(record("a", A), record("m", M)))
-    # A symlink at the record's path is replaced by the rename, never written through.
-    target = project.path / "elsewhere.json"
-    target.write_text("untouched\n", encoding="utf-8")
     record_path = project.path / "skips.json"
-    record_path.symlink_to(target)
     args = ("--patchlane-freeze-report=freeze-report.json", "--patchlane-skip-record=skips.json")
     run_inline(project, *args)
-    assert not record_path.is_symlink()
-    assert target.read_text(encoding="utf-8") == "untouched\n"
     first = record_path.read_bytes()
     assert first.endswith(b"\n")
     assert [s["nodeid"] for s in json.loads(first)["skipped"]] == [M, A]
@@ -459,6 +453,21 @@ def test_the_skip_record_is_deterministic_json_written_by_rename(project: pytest
     assert record_path.read_bytes() == first
     # No temp file is left beside it.
     assert sorted(p.name for p in project.path.iterdir() if p.name.startswith(".skips")) == []
+
+
+def test_a_skip_record_path_that_is_a_symlink_is_refused(project: pytest.Pytester) -> None:
+    write_report(project, report(record("a", A), record("m", M)))
+    target = project.path / "elsewhere.json"
+    target.write_text("untouched\n", encoding="utf-8")
+    record_path = project.path / "skips.json"
+    record_path.symlink_to(target)
+    result = project.runpytest_inprocess(
+        "--patchlane-freeze-report=freeze-report.json", "--patchlane-skip-record=skips.json"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "skips.json: is a symbolic link" in result.stderr.str()
+    assert record_path.is_symlink()
+    assert target.read_text(encoding="utf-8") == "untouched\n"
 
 
 def test_a_record_when_nothing_is_granted(project: pytest.Pytester) -> None:

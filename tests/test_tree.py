@@ -267,3 +267,53 @@ def test_code_imports_a_module_through_an_in_tree_symlinked_file(
     value, file = proc.stdout.split()
     assert value == "150"
     assert file == os.fspath(result.root / "src/shop/money.py")
+
+
+def test_committed_bytecode_is_never_materialised(repo: GitRepo, tmp_path: Path) -> None:
+    repo.write("pkg/__init__.py", "X = 1\n")
+    repo.write("pkg/__pycache__/__init__.cpython-311.pyc", b"\x00bytecode")
+    repo.write("pkg/__pycache__/notes.txt", "anything under __pycache__\n")
+    repo.write("__pycache__/top.cpython-311.pyc", b"\x00bytecode")
+    repo.write("pkg/helper.pyc", b"\x00sourceless")
+    repo.write("pkg/OLD.PYO", b"\x00optimised")
+    repo.write("docs/about.pyc.md", "not bytecode\n")
+    add_symlink(repo, "pkg/alias.pyc", "helper.pyc")  # a link named like bytecode
+    add_symlink(repo, "pkg/cache", "__pycache__")  # a link to a directory of bytecode
+    add_symlink(repo, "pkg/data.bin", "helper.pyc")  # a link to bytecode
+    repo.commit()
+    result = _materialise(repo, tmp_path)
+    never = "bytecode: never materialised"
+    skipped = _skipped(result)
+    for rel in (
+        "pkg/__pycache__/__init__.cpython-311.pyc",
+        "pkg/__pycache__/notes.txt",
+        "__pycache__/top.cpython-311.pyc",
+        "pkg/helper.pyc",
+        "pkg/OLD.PYO",
+        "pkg/alias.pyc",
+    ):
+        assert skipped.pop(rel) == never
+        assert not os.path.lexists(result.root / rel)
+    # Links that lead to bytecode find nothing materialised there: dropped, never copied.
+    assert skipped == {
+        "pkg/cache": "symlink to the directory pkg/__pycache__, which holds no materialised file",
+        "pkg/data.bin": "symlink to pkg/helper.pyc, which is not in the materialised tree",
+    }
+    assert not (result.root / "pkg/__pycache__").exists()
+    assert not (result.root / "__pycache__").exists()
+    assert (result.root / "docs/about.pyc.md").is_file()
+    assert (result.files, result.links) == (2, ())
+
+
+def test_bytecode_is_skipped_below_selected_paths_too(repo: GitRepo, tmp_path: Path) -> None:
+    repo.write("checks/props.py", "BASE = True\n")
+    repo.write("checks/__pycache__/props.cpython-311.pyc", b"\x00bytecode")
+    repo.write("elsewhere/x.pyc", b"\x00bytecode")
+    add_symlink(repo, "checks/copied.py", "../elsewhere/x.pyc")  # outside: would be a copy
+    repo.commit()
+    result = _materialise(repo, tmp_path, ("checks/",))
+    assert _skipped(result) == {
+        "checks/__pycache__/props.cpython-311.pyc": "bytecode: never materialised",
+        "checks/copied.py": "symlink to elsewhere/x.pyc, which is not in the materialised tree",
+    }
+    assert (result.files, result.links) == (1, ())

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patchlane import git
+from patchlane import git, harness
+from patchlane.bytecode import is_bytecode
 from patchlane.config import DEFAULT_MAP, ReviewMap, parse_review_map
 from patchlane.errors import MapError
 from patchlane.inputs import decode_utf8, read_committed_text
 from patchlane.paths import path_problem, under_any
+from patchlane.verdict import BLOCKING_KINDS, HARNESS
 
 LANES = ("property", "fixture", "freeze", "replay")
+
 
 HARNESS_NAMES = frozenset(
     {"conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml",
@@ -27,8 +30,7 @@ HARNESS_NAMES = frozenset(
 )  # fmt: skip
 # Config files that configure pytest only when they hold its section; both sides are read.
 # pyproject.toml is parsed (``[tool]`` with a dotted ``pytest.ini_options...`` key, or an
-# inline table, configures pytest just as well); the pattern is its fallback when the file
-# is not valid TOML.
+# inline table, configures pytest just as well); one it cannot parse counts as harness.
 _SECTIONED = {
     "pyproject.toml": re.compile(rb"^\s*\[\s*tool\.pytest", re.MULTILINE),
     "setup.cfg": re.compile(rb"^\s*\[\s*tool:pytest\s*\]", re.MULTILINE),
@@ -75,10 +77,18 @@ class Classification:
     control_plane: tuple[tuple[str, str], ...]
     map_complete: bool
     map_reason: str
+    # (path, kind) -> how the rule found it (``imported by tests/conftest.py``).
+    control_why: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @property
     def harness_changed(self) -> tuple[str, ...]:
-        return tuple(path for path, kind in self.control_plane if kind == "test harness")
+        """Return the changed control files that keep the verdict at ``undecided``, each
+        as ``path (kind: why)``."""
+        return tuple(
+            _describe(path, kind, self.control_why.get((path, kind)))
+            for path, kind in self.control_plane
+            if kind in BLOCKING_KINDS
+        )
 
     @property
     def changed_paths(self) -> frozenset[str]:
@@ -117,12 +127,21 @@ class Classification:
             "unmapped": list(self.unmapped),
             "control_plane": sorted({path for path, _ in self.control_plane}),
             "control_plane_details": [
-                {"path": path, "kind": kind} for path, kind in self.control_plane
+                {
+                    "path": path,
+                    "kind": kind,
+                    **({"why": why} if (why := self.control_why.get((path, kind))) else {}),
+                }
+                for path, kind in self.control_plane
             ],
             "harness_changed": bool(self.harness_changed),
             "map_complete": self.map_complete,
             "map_reason": self.map_reason,
         }
+
+
+def _describe(path: str, kind: str, why: str | None) -> str:
+    return f"{path} ({kind}: {why})" if why else f"{path} ({kind})"
 
 
 def map_path_in_repo(repo: Path, map_option: str | None) -> tuple[str | None, Path | None]:
@@ -227,23 +246,33 @@ def control_kinds(
     if under_any(path, props):
         kinds.append("property module")
     if name in HARNESS_NAMES or name.endswith(".pth"):
-        kinds.append("test harness")
+        kinds.append(HARNESS)
+    if is_bytecode(path):
+        kinds.append("committed bytecode")
+    if harness.is_gitattributes(path):
+        kinds.append("checkout attributes")
     return kinds
 
 
 def configures_pytest(name: str, data: bytes) -> bool:
     """Return whether a file called ``name`` with bytes ``data`` holds pytest configuration
-    (for the names that hold it only in a section: pyproject.toml, setup.cfg, tox.ini)."""
+    (for the names that hold it only in a section: pyproject.toml, setup.cfg, tox.ini).
+
+    A pyproject.toml that cannot be read safely (not UTF-8, not TOML, nested too deeply,
+    too large: ``untrusted.load_toml``) returns True: pytest reads that file too, so what
+    it does there is unknown, and the patch's content must not be able to hide a harness
+    change behind a parse failure. Never raises.
+    """
     pattern = _SECTIONED.get(name)
     if pattern is None:
         return False
     if name == "pyproject.toml":
-        import tomllib
+        from patchlane.untrusted import Unreadable, load_toml
 
         try:
-            doc = tomllib.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-            return pattern.search(data) is not None
+            doc = load_toml(data)
+        except Unreadable:
+            return True
         tool = doc.get("tool")
         return isinstance(tool, dict) and "pytest" in tool
     return pattern.search(data) is not None
@@ -293,10 +322,12 @@ def classify(repo: Path, base_ref: str, head_ref: str, map_option: str | None) -
     review_map = source.review_map
     props = property_module_prefixes(review_map)
     map_rel = source.path if source.source != "file" else None
+    found = _found_control(repo, (mb, head), changes, review_map)
 
     files: list[FileClass] = []
     unmapped: list[str] = []
     control: list[tuple[str, str]] = []
+    whys: dict[tuple[str, str], str] = {}
     for change in changes:
         sides = [change.path] + ([change.old_path] if change.old_path else [])
         lanes: list[str] = []
@@ -305,8 +336,12 @@ def classify(repo: Path, base_ref: str, head_ref: str, map_option: str | None) -
         for side in sides:
             side_lanes = lanes_for(side, review_map, props)
             side_kinds = control_kinds(side, review_map, map_rel, props)
-            if "test harness" not in side_kinds and _sectioned_harness(repo, (mb, head), side):
-                side_kinds.append("test harness")
+            if HARNESS not in side_kinds and _sectioned_harness(repo, (mb, head), side):
+                side_kinds.append(HARNESS)
+                whys[(side, HARNESS)] = "holds pytest configuration"
+            if HARNESS not in side_kinds and side in found:
+                side_kinds.append(HARNESS)
+                whys[(side, HARNESS)] = found[side]
             reason = next((e.reason for e in review_map.ignore if under_any(side, (e.path,))), None)
             if not side_lanes and not side_kinds:
                 if reason is None:
@@ -356,7 +391,22 @@ def classify(repo: Path, base_ref: str, head_ref: str, map_option: str | None) -
         control_plane=tuple(sorted(control)),
         map_complete=complete,
         map_reason=why,
+        control_why=whys,
     )
+
+
+def _found_control(
+    repo: Path, commits: tuple[str, str], changes: list[git.Change], review_map: ReviewMap
+) -> dict[str, str]:
+    """Return the harness files of the merge base and the head (the base's reason first)
+    and the added modules that shadow, each with why (see ``patchlane.harness``)."""
+    base, head = (harness.snapshot(repo, c) for c in commits)
+    found = harness.harness_files(repo, head, review_map)
+    found.update(harness.harness_files(repo, base, review_map))
+    added = [c.path for c in changes if c.status[:1] in ("A", "C", "R")]
+    for path, why in harness.shadowing(base, head, added, review_map).items():
+        found.setdefault(path, why)
+    return found
 
 
 def _lane_summary(review_map: ReviewMap, files: list[FileClass]) -> dict[str, LaneApplicability]:

@@ -21,6 +21,12 @@ DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_AGE_DAYS = 14
 DEFAULT_MAX_EXTENSIONS = 1
 DEFAULT_REPLAY_TESTS = ("tests/",)
+# The replay passes the seed on as PYTHONHASHSEED, which Python accepts only up to 2**32 - 1
+# (a larger one makes every test process fail to start).
+MAX_SEED = 2**32 - 1
+# ``today + max_age_days`` must stay a date (year 9999 at most); a century is already
+# beyond any review period.
+MAX_AGE_DAYS = 36500
 
 _MODULE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
@@ -176,14 +182,18 @@ class _Reader:
             out.append(item)
         return tuple(out)
 
-    def integer(self, key: str, default: int | None, minimum: int) -> int | None:
+    def integer(
+        self, key: str, default: int | None, minimum: int, maximum: int | None = None
+    ) -> int | None:
         if key not in self.m:
             return default
         value = self.m[key]
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(key, f"expected an integer, got {kind_of(value)}")
         if value < minimum:
-            raise self.fail(key, f"must be at least {minimum}, got {value}")
+            raise self.fail(key, f"must be at least {minimum}, got {_shown(value)}")
+        if maximum is not None and value > maximum:
+            raise self.fail(key, f"must be at most {maximum}, got {_shown(value)}")
         return value
 
     def number(self, key: str, default: float) -> float:
@@ -203,6 +213,13 @@ class _Reader:
         if not isinstance(value, bool):
             raise self.fail(key, f"expected true or false, got {kind_of(value)}")
         return value
+
+
+def _shown(value: int) -> str:
+    """Return ``value`` for a message: a number of more than 20 digits is elided (a hostile
+    map's 4000-digit integer must not become a 4000-character line)."""
+    text = str(value)
+    return text if len(text) <= 20 else f"{text[:8]}...({len(text)} digits)"
 
 
 def parse_review_map(text: str, label: str) -> ReviewMap:
@@ -257,7 +274,7 @@ def _property(lanes: _Reader) -> PropertyLane | None:
     return PropertyLane(
         paths=r.paths("paths"),
         modules=modules,
-        seed=r.integer("seed", None, 0),
+        seed=r.integer("seed", None, 0, MAX_SEED),
         cases=r.integer("cases", DEFAULT_CASES, 1) or DEFAULT_CASES,
         timeout_s=r.number("timeout_s", DEFAULT_TIMEOUT_S),
         pythonpath=r.paths("pythonpath"),
@@ -317,7 +334,7 @@ def _freeze(lanes: _Reader) -> FreezeLane | None:
     r.require("registry")
     return FreezeLane(
         registry=r.path("registry", directory_ok=False) or "",
-        max_age_days=r.integer("max_age_days", DEFAULT_MAX_AGE_DAYS, 0) or 0,
+        max_age_days=r.integer("max_age_days", DEFAULT_MAX_AGE_DAYS, 0, MAX_AGE_DAYS) or 0,
         max_extensions=r.integer("max_extensions", DEFAULT_MAX_EXTENSIONS, 0) or 0,
     )
 

@@ -46,6 +46,17 @@ class ReportError(InputError):
     """A lane report or verdict file given on the command line is malformed."""
 
 
+class UnsafeWriteError(InputError):
+    """A place patchlane was asked to write to is a symbolic link (or lies under one inside
+    the repository), or is not a file or directory where one is needed. The repository is
+    hostile (DESIGN.md §2): a committed link could send evidence over a source file or out
+    of the repository, so it is refused before anything is cleared or written."""
+
+
+# The one wording of that refusal, shared by every writer (and matched by the tests).
+LINK_REFUSED = "is a symbolic link; patchlane never writes through one"
+
+
 class GitError(PatchlaneError):
     """Git could not answer: an unknown ref, a missing merge base, not a repository."""
 

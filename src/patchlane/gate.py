@@ -9,6 +9,8 @@ is verified before it is believed.
 from __future__ import annotations
 
 import dataclasses
+import os
+import stat
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from patchlane.classify import Classification, classify
 from patchlane.config import DEFAULT_CASES, ReviewMap
-from patchlane.errors import LockError, UsageError
+from patchlane.errors import LINK_REFUSED, InputError, LockError, UnsafeWriteError, UsageError
 from patchlane.jsonio import atomic_write_text, write_json
 from patchlane.replay_stage import ReplayOptions, check_mode, replay
 from patchlane.reports import FILE_NAMES
@@ -202,8 +204,68 @@ def _lane_result(report: dict[str, Any]) -> LaneResult:
     )
 
 
+def _check_out_dir(repo: Path, out_dir: Path) -> None:
+    """Refuse an evidence directory that a committed link could redirect.
+
+    Walks ``out_dir`` (absolute) one component at a time with ``lstat``. Refused with
+    ``UnsafeWriteError`` (exit 2), before anything is created, cleared or written: the
+    directory itself if it is a link (wherever it is: the user asked for that path, as for
+    ``--out FILE``); any component inside the repository that is a link (a hostile patch can
+    commit ``.patchlane -> src/billing``, or ``-> /home/user/.ssh``); each evidence file
+    name in it that is a link (``.patchlane/verdict.json -> ../src/app.py``); and an
+    existing component or evidence file of the wrong kind. A link above the repository
+    (``/tmp`` on macOS, a linked home directory) is the user's own and is followed. Returns
+    nothing.
+
+    The check and the writes that follow are a race (TOCTOU); each write re-checks its own
+    name and never writes through a link (``jsonio.atomic_write_bytes``), so the window only
+    matters to code running as the same user, which could write anywhere anyway.
+    """
+    if not out_dir.is_absolute():
+        out_dir = Path.cwd() / out_dir  # joined, not normalised: ``..`` is resolved below
+    root = Path(os.path.realpath(repo))
+    # ``current`` is always a real (link-free) path, so ``..`` and the inside-the-repository
+    # test mean what the file system means, not what the spelling suggests.
+    current = Path(out_dir.anchor)
+    parts = out_dir.parts[1:]
+    for i, part in enumerate(parts):
+        if part == "..":
+            current = current.parent
+            continue
+        candidate = current / part
+        try:
+            st = os.lstat(candidate)
+        except FileNotFoundError:
+            return  # mkdir creates the rest as real directories, and it holds no evidence
+        except OSError as e:
+            raise InputError(os.fspath(candidate), f"cannot inspect: {e.strerror or e}") from e
+        shown = out_dir if i == len(parts) - 1 else candidate
+        if stat.S_ISLNK(st.st_mode):
+            if i == len(parts) - 1 or candidate == root or root in candidate.parents:
+                raise UnsafeWriteError(os.fspath(shown), LINK_REFUSED)
+            current = Path(os.path.realpath(candidate))
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            raise UnsafeWriteError(os.fspath(shown), "is not a directory")
+        current = candidate
+    for name in FILE_NAMES.values():
+        path = out_dir / name
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            raise InputError(os.fspath(path), f"cannot inspect: {e.strerror or e}") from e
+        if stat.S_ISLNK(st.st_mode):
+            raise UnsafeWriteError(os.fspath(path), LINK_REFUSED)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeWriteError(os.fspath(path), "is not a regular file")
+
+
 def _clear(out_dir: Path) -> None:
     # A receipt or verdict left from an earlier run must never be read as this run's.
+    # ``_check_out_dir`` ran first: every name here is a regular file or absent, and
+    # unlink would remove a link, never its target, should one appear meanwhile.
     for name in FILE_NAMES.values():
         (out_dir / name).unlink(missing_ok=True)
 
@@ -212,11 +274,17 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
     """Run the whole gate on ``merge-base(base, head)..head`` and write the evidence files.
 
     Returns the ``GateResult``. Raises ``GitError``/``MapError``/``UsageError`` for input
-    that makes a verdict impossible (unknown ref, shallow clone, malformed map, bad options).
+    that makes a verdict impossible (unknown ref, shallow clone, malformed map, bad options),
+    and ``UnsafeWriteError`` for an out dir a link could redirect (see ``_check_out_dir``),
+    before anything is cleared or written.
     """
     check_mode(opts.replay)
     out_dir = opts.out_dir if opts.out_dir.is_absolute() else repo / opts.out_dir
-    out_dir.mkdir(parents=True, exist_ok=True)
+    _check_out_dir(repo, out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(os.fspath(out_dir), f"cannot create: {e.strerror or e}") from e
     _clear(out_dir)
 
     out.progress(f"classify {opts.base}...{opts.head}")

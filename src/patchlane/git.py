@@ -252,3 +252,23 @@ def read_file_at(repo: Path, commit: str, path: str) -> tuple[TreeEntry, bytes] 
     if entry.kind != "blob":
         return entry, b""
     return entry, out(repo, "cat-file", "blob", entry.oid)
+
+
+def files_containing(repo: Path, commit: str, needle: str) -> list[str]:
+    """Return the paths of ``commit`` whose bytes contain ``needle`` (a fixed string).
+
+    ``git grep`` reads the commit's blobs itself (no work tree, no textconv), so this costs
+    one process however large the tree is.
+    """
+    proc = run(repo, "grep", "-l", "-z", "-F", "--no-textconv", "-e", needle, commit)
+    if proc.returncode == 1:  # git grep's "nothing matched"
+        return []
+    if proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(f"git grep failed: {message[-1] if message else proc.returncode}")
+    prefix = commit.encode("ascii") + b":"
+    return [
+        os.fsdecode(record[len(prefix) :])
+        for record in proc.stdout.split(b"\0")
+        if record.startswith(prefix)
+    ]

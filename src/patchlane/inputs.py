@@ -13,23 +13,33 @@ from typing import Any
 from patchlane import git
 from patchlane.errors import InputError
 
+# How much of a string value an error message quotes.
+SHOWN_CHARS = 80
+
 
 def kind_of(value: Any, *, json: bool = False) -> str:
     """Return how an error message should name ``value``'s kind ("a string ('x')", ...).
 
     ``json`` words it for JSON input ("an object", "null") instead of YAML ("a mapping").
+    A string longer than ``SHOWN_CHARS`` is cut (with its length said): the value is the
+    input's, and a megabyte-long one must not become a megabyte-long error line.
     """
     if value is None:
         return "null" if json else "nothing (null)"
     if isinstance(value, bool):
         return f"a boolean ({str(value).lower() if json else value})"
     if isinstance(value, int | float):
-        return f"a number ({value})"
+        text = str(value)  # an int read from JSON or YAML has at most 4300 digits
+        if len(text) > 24:
+            text = f"{text[:12]}... of {len(text)} characters"
+        return f"a number ({text})"
     if isinstance(value, datetime):
         return f"a timestamp ({value.isoformat()})"
     if isinstance(value, date):
         return f"a date ({value.isoformat()})"
     if isinstance(value, str):
+        if len(value) > SHOWN_CHARS:
+            return f"a string ({value[:SHOWN_CHARS]!r}... of {len(value)} characters)"
         return f"a string ({value!r})" if json or value.strip() else "an empty string"
     if isinstance(value, list):
         return "a list"

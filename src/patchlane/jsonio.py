@@ -14,12 +14,13 @@ import math
 import os
 import re
 import secrets
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patchlane.errors import InputError
+from patchlane.errors import LINK_REFUSED, InputError, UnsafeWriteError
 
 JsonPath = tuple[str | int, ...]
 
@@ -174,7 +175,12 @@ def parse_json_text(
     label: str,
     error: Callable[[str, str, int | None], InputError] = InputError,
 ) -> Any:
-    """Strictly parse JSON ``text``; raise ``error`` naming ``label`` and the line on failure."""
+    """Strictly parse JSON ``text`` and return the value.
+
+    Raises ``error`` naming ``label`` (and the line where there is one) for invalid JSON, a
+    duplicate key, NaN/Infinity or a number out of a float's range, an integer too long to
+    convert, and nesting too deep for the decoder: hostile text never raises anything else.
+    """
     try:
         return loads_strict(text)
     except json.JSONDecodeError as e:
@@ -184,7 +190,8 @@ def parse_json_text(
         # inner one first (it finishes inner objects before outer ones).
         key, line = _scan(text).duplicate or (e.key, None)
         raise error(label, f"duplicate key {key!r}", line) from e
-    except RecursionError as e:
+    except (RecursionError, MemoryError) as e:
+        # Raised from the decoder's depth and caught here, after it has unwound.
         raise error(label, "invalid JSON: nested too deeply", None) from e
     except ValueError as e:
         raise error(label, str(e), _scan(text).non_finite_line) from e
@@ -200,9 +207,14 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
     A temp file in the same directory is written, fsynced, renamed over ``path``, and the
     directory is fsynced so that the rename survives a crash. The file gets the mode any new
-    file of the user gets (0666 less the umask). A symlink at ``path`` is replaced, never
-    written through. Raises ``InputError`` (exit 2, "cannot write") when the file system
-    refuses; no temp file is left behind.
+    file of the user gets (0666 less the umask). Returns nothing.
+
+    Raises ``UnsafeWriteError`` (exit 2) when ``path`` itself is a symbolic link: it is
+    neither written through nor replaced, because the caller asked for that path and a
+    link there (in a hostile repository, ``.patchlane/verdict.json -> ../src/app.py``) is
+    not what anyone meant. Links among the parent directories are the caller's business
+    (``gate`` refuses those inside the repository). Raises ``InputError`` (exit 2, "cannot
+    write") when the file system refuses; no temp file is left behind.
     """
     try:
         _atomic_write(path, data)
@@ -222,13 +234,38 @@ def _not_a_directory(parent: Path) -> Path | None:
 
 def _atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    # Everything below is relative to one descriptor of the directory, so that the link
+    # check, the temp file and the rename all see the same directory even if a component
+    # of its path is swapped meanwhile. What remains is a race (TOCTOU) between the check
+    # and the rename. Its worst outcome is that a link created in that instant is
+    # *replaced* by our file: rename never follows a link, and the temp file is created
+    # O_EXCL|O_NOFOLLOW, so nothing is ever written through one. (Code that can create
+    # links at that moment runs as the same user and could write anywhere anyway.)
+    dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        _write_in(dir_fd, path, data)
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _write_in(dir_fd: int, path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path.name`` in the directory ``dir_fd`` through a temp file."""
+    name = path.name
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        pass
+    else:
+        if stat.S_ISLNK(st.st_mode):
+            raise UnsafeWriteError(os.fspath(path), LINK_REFUSED)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     while True:
-        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        tmp = f".{name}.{secrets.token_hex(6)}.tmp"
         try:
             # Not tempfile.mkstemp: it creates the file 0600, and the rename would then
             # leave a report or a lock readable by its writer only.
-            fd = os.open(tmp, flags, 0o666)
+            fd = os.open(tmp, flags, 0o666, dir_fd=dir_fd)
             break
         except FileExistsError:
             continue
@@ -237,15 +274,11 @@ def _atomic_write(path: Path, data: bytes) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        tmp.replace(path)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=dir_fd)
         raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 def encode_text(text: str) -> bytes:

@@ -19,6 +19,7 @@ from patchlane.errors import LockError
 from patchlane.inputs import kind_of
 from patchlane.jsonio import JsonPath, line_for, parse_json_text
 from patchlane.paths import path_problem, under_any
+from patchlane.untrusted import DEPTH_FAILURES
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -259,10 +260,13 @@ def lenient_reason(data: bytes) -> str | None:
 
     Used only for the base side of the lock-update rule: the base lock's reason is compared
     with the head's, and a base lock that does not parse simply has no reason to repeat.
+    Never raises, however the bytes are made (not UTF-8, not JSON, nested too deeply).
     """
     try:
         doc = json.loads(data.decode("utf-8"))
-    except ValueError:
+    except ValueError:  # not UTF-8, not JSON
+        return None
+    except DEPTH_FAILURES:  # nested too deeply for the decoder
         return None
     reason = doc.get("reason") if isinstance(doc, dict) else None
     return reason if isinstance(reason, str) else None

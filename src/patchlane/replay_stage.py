@@ -22,6 +22,7 @@ from patchlane.classify import Classification
 from patchlane.errors import UsageError
 from patchlane.jsonio import atomic_write_bytes
 from patchlane.ui import Output, one_line
+from patchlane.verdict import HARNESS
 
 if TYPE_CHECKING:
     from patchlane.lanes.replay.run import RunResult
@@ -84,22 +85,35 @@ def replay(
     seed = opts.seed
     if seed is None:
         raise UsageError("--replay needs a seed: pass --seed N or set lanes.property.seed")
+    from patchlane.lanes.replay.collect import CollectionError
     from patchlane.lanes.replay.select import select_slice
 
     review_map = cls.map_source.review_map
     out.progress("replay: selecting the slice")
-    selection = select_slice(
-        repo,
-        review_map,
-        base=cls.base,
-        head=cls.head,
-        merge_base=cls.merge_base,
-        changed_paths=cls.changed_paths,
-        failure_log=opts.failure_log,
-        all_tests=False,
-        out=out,
-        seed=seed,
-    )
+    try:
+        selection = select_slice(
+            repo,
+            review_map,
+            base=cls.base,
+            head=cls.head,
+            merge_base=cls.merge_base,
+            changed_paths=cls.changed_paths,
+            failure_log=opts.failure_log,
+            all_tests=False,
+            out=out,
+            seed=seed,
+        )
+    except CollectionError as e:
+        if not cls.harness_changed:
+            raise
+        # The patch changed what pytest loads, and pytest no longer starts: that is the
+        # patch's doing and a person's to look at, not a fault of this machine (exit 2).
+        return _report(
+            opts.mode,
+            "not_run",
+            f"replay not run: pytest cannot collect the suite after the patch's harness "
+            f"change ({one_line(str(e))[:300]})",
+        )
     atomic_write_bytes(opts.slice_path, selection.slice_bytes)
     facts = {
         "slice_sha256": selection.sha256,
@@ -134,6 +148,8 @@ def replay(
     if not opts.receipt_path.is_file():
         return _report(opts.mode, "unreachable", problem or "no receipt came back", **facts)
     report = _verify(cls, opts, seed, selection.slice_bytes, selection.sha256, freeze_report, facts)
+    loaded = set(selection.plugin_files) | set(run.run.plugin_files if run else ())
+    _plugins_outside_the_harness(cls, sorted(loaded), report)
     if run is not None:
         report["run_problems"] = list(run.run.problems)
         report["failed_why"] = {
@@ -155,6 +171,22 @@ def replay(
             "for them"
         )
     return report
+
+
+def _plugins_outside_the_harness(
+    cls: Classification, loaded: Sequence[str], report: dict[str, Any]
+) -> None:
+    """Add a review event for each file the patch changes that pytest loaded as a plugin
+    but classify did not list as harness: a route the static rules missed (a plugin named by
+    a computed string, one registered at run time). Such a plugin can rewrite outcomes."""
+    harness = {path for path, kind in cls.control_plane if kind == HARNESS}
+    missed = [p for p in loaded if p in cls.changed_paths and p not in harness]
+    report["plugin_files"] = list(loaded)
+    if missed:
+        report.setdefault("review_events", []).append(
+            f"pytest loaded {_quote(missed)} as a plugin and the patch changes it: a test "
+            "harness change classify did not see; a person must look before it counts"
+        )
 
 
 def unreached_code(

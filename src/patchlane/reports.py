@@ -11,7 +11,7 @@ from typing import Any
 
 from patchlane.errors import ReportError
 from patchlane.jsonio import load_json_file
-from patchlane.verdict import LaneResult, PatchFacts
+from patchlane.verdict import BLOCKING_KINDS, LaneResult, PatchFacts
 
 STATUSES = frozenset({"pass", "fail", "not_applicable", "error"})
 
@@ -83,7 +83,13 @@ def load_classification(path: Path) -> tuple[dict[str, Any], PatchFacts]:
         for d in details
     ):
         raise ReportError(label, "'control_plane_details' must be a list of {path, kind}")
-    harness = tuple(d["path"] for d in details if d["kind"] == "test harness")
+    harness = tuple(
+        f"{d['path']} ({d['kind']}: {d['why']})"
+        if isinstance(d.get("why"), str)
+        else f"{d['path']} ({d['kind']})"
+        for d in details
+        if d["kind"] in BLOCKING_KINDS
+    )
     if data.get("harness_changed") is True and not harness:
         raise ReportError(label, "'harness_changed' is true but no harness file is listed")
     reason = data.get("map_reason", "")

@@ -4,23 +4,130 @@ Property seed and case count; fixture lock result or the lock update's reason; f
 with expiries or ``none``; replay receipt hash or ``undecided``. A field that cannot be
 filled from evidence says ``not reviewed`` and so does the note's header: the patch was
 commented on, not reviewed.
+
+Almost every value in the note comes from the repository (lock reasons, freeze ids, node
+ids, paths, failure messages), which the patch may have written to forge the note. Each
+piece of note text is therefore kept in two forms (``Text``): raw for ``--json`` (JSON is
+already safe) and escaped by ``md_text`` for ``review.md``, where it renders as literal text
+on one line. Only patchlane's own fixed wording goes into the Markdown unescaped.
 """
 
 from __future__ import annotations
 
+import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from patchlane.ui import one_line, show
-
 NOT_REVIEWED = "not reviewed"
+
+# Categories shown as escapes: control characters (CR, LF, TAB, ESC and the C1 controls),
+# format characters (bidi overrides such as U+202E, zero-width spaces and joiners, U+FEFF),
+# lone surrogates (os.fsdecode's stand-ins for non-UTF-8 bytes) and the Unicode line and
+# paragraph separators. Each could break the one-line rule, drive a terminal, or make the
+# text read differently from what it is.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+# Punctuation with inline meaning wherever it stands: escapes, code spans, emphasis, links
+# and images, GFM tables and strikethrough, GitHub math, kramdown's ``{::comment}``, and
+# ``#``/``+`` for good measure. ``_`` is handled on its own (see ``md_text``).
+_ALWAYS_ESCAPED = frozenset("\\`*[]{}|~#+!$")
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def md_text(value: object) -> str:
+    """Return ``str(value)`` escaped so that Markdown renders it as literal text on one line.
+
+    1. Control, format and separator characters (``_HIDDEN_CATEGORIES``: CR, LF, ESC,
+       U+202E, U+200B, ...) become visible escapes such as ``\\n`` or ``\\u202e``.
+    2. ``&``, ``<`` and ``>`` become HTML entities: no tag, comment or autolink survives.
+    3. A backslash goes before Markdown punctuation: always before
+       ``\\ ` * [ ] { } | ~ # + ! $``; before ``_`` unless it stands between two letters or
+       digits (where CommonMark cannot open or close emphasis, so ``test_clamp`` stays as it
+       is); before ``-`` as the first character and before ``.`` or ``)`` right after
+       leading digits (list markers, should a value ever start a line). ``(``, ``)``, ``-``
+       and ``.`` elsewhere have no inline meaning once ``[`` and ``]`` are escaped, and are
+       left alone so that dates, ids and paths stay readable in the raw file.
+
+    Rendered, the result shows the original text (with step 1's escapes) character for
+    character. Never raises.
+    """
+    text = str(value)
+    out: list[str] = []
+    leading_digits = True
+    for i, c in enumerate(text):
+        if unicodedata.category(c) in _HIDDEN_CATEGORIES:
+            # ascii() spells it \n, \x1b, \u202e, \udce9; its backslash is escaped in turn
+            # so that Markdown shows the backslash rather than eating it.
+            out.append("\\" + ascii(c)[1:-1])
+        elif c in _HTML:
+            out.append(_HTML[c])
+        elif c in _ALWAYS_ESCAPED:
+            out.append("\\" + c)
+        elif c == "_":
+            inside_word = 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum()
+            out.append(c if inside_word else "\\_")
+        elif (c == "-" and i == 0) or (c in ".)" and i > 0 and leading_digits):
+            out.append("\\" + c)
+        else:
+            out.append(c)
+        leading_digits = leading_digits and c.isdigit()
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Text:
+    """A piece of note text in both forms: ``plain`` (raw, for JSON) and ``md`` (safe
+    Markdown for ``review.md``)."""
+
+    plain: str
+    md: str
+
+    def __add__(self, other: Text) -> Text:
+        return Text(self.plain + other.plain, self.md + other.md)
+
+
+def fmt(wording: str, *values: object) -> Text:
+    """Return patchlane's own ``wording`` with each ``{}`` replaced by the next value.
+
+    A value that is a ``Text`` goes in as it is (both forms); any other value is repository
+    text: raw in ``plain``, through ``md_text`` in ``md``. The wording itself is never
+    escaped, so it must be plain Markdown-neutral prose. Raises ``ValueError`` when the
+    number of ``{}`` and of values differ (a bug).
+    """
+    pieces = wording.split("{}")
+    if len(pieces) != len(values) + 1:
+        raise ValueError(f"{wording!r} has {len(pieces) - 1} slots for {len(values)} values")
+    plain, md = [pieces[0]], [pieces[0]]
+    for value, piece in zip(values, pieces[1:], strict=True):
+        if isinstance(value, Text):
+            plain.append(value.plain)
+            md.append(value.md)
+        else:
+            plain.append(str(value))
+            md.append(md_text(value))
+        plain.append(piece)
+        md.append(piece)
+    return Text("".join(plain), "".join(md))
+
+
+def join(separator: str, items: Iterable[Text]) -> Text:
+    """Return ``items`` joined by patchlane's own ``separator`` (both forms)."""
+    listed = list(items)
+    return Text(separator.join(t.plain for t in listed), separator.join(t.md for t in listed))
 
 
 @dataclass(frozen=True)
 class Field:
+    """One of the four fields: ``text`` is raw (JSON), ``markdown`` escaped (review.md)."""
+
     name: str
     text: str
     filled: bool
+    markdown: str
+
+
+def _field(name: str, text: Text, filled: bool) -> Field:
+    return Field(name, text.plain, filled, text.md)
 
 
 @dataclass(frozen=True)
@@ -28,23 +135,26 @@ class ReviewNote:
     verdict: str | None
     fields: tuple[Field, ...]
     control_plane: tuple[tuple[str, str], ...]
-    notes: tuple[str, ...]
+    notes: tuple[Text, ...]
 
     @property
     def reviewed(self) -> bool:
         return self.verdict is not None and all(f.filled for f in self.fields)
 
     def to_json(self) -> dict[str, Any]:
+        """Return the note as JSON-ready data, every value raw (JSON needs no escaping)."""
         return {
             "verdict": self.verdict,
             "reviewed": self.reviewed,
             "fields": {f.name: {"text": f.text, "filled": f.filled} for f in self.fields},
             "control_plane": [{"path": p, "kind": k} for p, k in self.control_plane],
-            "notes": list(self.notes),
+            "notes": [n.plain for n in self.notes],
         }
 
     def to_markdown(self) -> str:
-        head = self.verdict or "no verdict"
+        """Return the note as Markdown: every repository value through ``md_text``, so each
+        field, control-plane change and note is exactly one line of literal text."""
+        head = md_text(self.verdict) if self.verdict is not None else "no verdict"
         lines = [f"# patchlane review: {head}", ""]
         if not self.reviewed:
             missing = [f.name for f in self.fields if not f.filled] or ["verdict"]
@@ -55,53 +165,62 @@ class ReviewNote:
             "freeze": "Freezes",
             "replay": "Replay receipt",
         }
-        # Each field is one line whatever a report's text holds (an assertion message may
-        # span lines), so the note always has exactly four fields.
-        lines += [f"- **{titles[f.name]}:** {one_line(f.text)}" for f in self.fields]
+        lines += [f"- **{titles[f.name]}:** {f.markdown}" for f in self.fields]
         if self.control_plane:
             lines += ["", "Control-plane changes (a person must look at these):"]
-            lines += [f"- `{show(p)}` ({k})" for p, k in self.control_plane]
+            # Not in a code span: escapes do not work inside one, and a path may hold
+            # backticks; md_text keeps it literal instead.
+            lines += [f"- {md_text(p)} ({md_text(k)})" for p, k in self.control_plane]
         if self.notes:
-            lines += [""] + [f"> {one_line(n)}" for n in self.notes]
+            lines += [""] + [f"> {n.md}" for n in self.notes]
         return "\n".join(lines) + "\n"
 
 
 def _property_field(report: dict[str, Any] | None) -> Field:
     if report is None:
-        return Field("property", f"{NOT_REVIEWED} (no property report)", False)
+        return _field("property", fmt(f"{NOT_REVIEWED} (no property report)"), False)
     seed, cases = report.get("seed"), report.get("cases")
     status = report.get("status")
-    run = f"seed {seed}, {cases} cases"
+    reason = report.get("reason")
+    run = fmt("seed {}, {} cases", seed, cases)
     if report.get("not_built") or (status == "error" and seed is None):
-        return Field(
-            "property", f"{NOT_REVIEWED} ({report.get('reason', 'no reason given')})", False
-        )
+        why = report.get("reason", "no reason given")
+        return _field("property", fmt(NOT_REVIEWED + " ({})", why), False)
     if status == "not_applicable":
-        return Field("property", f"not applicable: {report.get('reason')}", True)
+        return _field("property", fmt("not applicable: {}", reason), True)
     if not isinstance(seed, int) or not isinstance(cases, int):
-        return Field("property", f"{NOT_REVIEWED} (the report has no seed or case count)", False)
+        text = fmt(f"{NOT_REVIEWED} (the report has no seed or case count)")
+        return _field("property", text, False)
     findings = _findings_text(report)
     if status == "pass":
-        return Field("property", f"{run}: every property holds{findings}", True)
+        return _field("property", fmt("{}: every property holds{}", run, findings), True)
     failures = [f for f in report.get("failures") or [] if isinstance(f, dict)]
     if not failures:
-        return Field("property", f"{run}: RED, {report.get('reason')}{findings}", True)
+        return _field("property", fmt("{}: RED, {}{}", run, reason, findings), True)
     first = failures[0]
-    case = f" case {first.get('case_index')}" if first.get("case_index") is not None else ""
-    example = (
-        f"{first.get('property')} ({first.get('source')}) seed {first.get('seed')}{case} "
-        f"arguments {_compact(first.get('arguments'))}: {first.get('message')}"
+    index = first.get("case_index")
+    case = fmt(" case {}", index) if index is not None else fmt("")
+    example = fmt(
+        "{} ({}) seed {}{} arguments {}: {}",
+        first.get("property"),
+        first.get("source"),
+        first.get("seed"),
+        case,
+        _compact(first.get("arguments")),
+        first.get("message"),
     )
-    text = f"{run}: RED, {len(failures)} failed run(s); counterexample: {example}{findings}"
-    return Field("property", text, True)
+    text = fmt(
+        "{}: RED, {} failed run(s); counterexample: {}{}", run, len(failures), example, findings
+    )
+    return _field("property", text, True)
 
 
-def _findings_text(report: dict[str, Any]) -> str:
+def _findings_text(report: dict[str, Any]) -> Text:
     findings = [f for f in report.get("oracle_findings") or [] if isinstance(f, dict)]
     if not findings:
-        return ""
-    listed = ", ".join(f"{f.get('property')} {f.get('kind')}" for f in findings)
-    return f"; oracle findings for a person: {listed}"
+        return fmt("")
+    listed = join(", ", (fmt("{} {}", f.get("property"), f.get("kind")) for f in findings))
+    return fmt("; oracle findings for a person: {}", listed)
 
 
 def _compact(value: Any) -> str:
@@ -113,61 +232,73 @@ def _compact(value: Any) -> str:
 
 def _fixture_field(report: dict[str, Any] | None) -> Field:
     if report is None:
-        return Field("fixture", f"{NOT_REVIEWED} (no fixture report)", False)
+        return _field("fixture", fmt(f"{NOT_REVIEWED} (no fixture report)"), False)
     status = report.get("status")
+    reason = report.get("reason")
     updates = report.get("lock_updates") or []
-    update_text = "; ".join(
-        f"lock {show(str(u.get('lock')))} updated: {u.get('reason')}"
-        for u in updates
-        if isinstance(u, dict)
+    update_text = join(
+        "; ",
+        (
+            fmt("lock {} updated: {}", u.get("lock"), u.get("reason"))
+            for u in updates
+            if isinstance(u, dict)
+        ),
     )
     if status in ("pass", "not_applicable"):
         roots = report.get("roots") or []
-        counts = ", ".join(
-            f"{show(str(r.get('lock')))} matches ({r.get('files')} files)"
-            for r in roots
-            if isinstance(r, dict)
+        counts = join(
+            ", ",
+            (
+                fmt("{} matches ({} files)", r.get("lock"), r.get("files"))
+                for r in roots
+                if isinstance(r, dict)
+            ),
         )
-        text = update_text or counts or str(report.get("reason"))
+        text = update_text if update_text.plain else counts if counts.plain else fmt("{}", reason)
         if status == "not_applicable":
-            text = f"not applicable: {report.get('reason')}"
-        return Field("fixture", text, True)
+            text = fmt("not applicable: {}", reason)
+        return _field("fixture", text, True)
     if status == "fail":
-        text = f"RED, {report.get('reason')}"
-        return Field("fixture", f"{text}; {update_text}" if update_text else text, True)
-    return Field("fixture", f"{NOT_REVIEWED} ({report.get('reason')})", False)
+        text = fmt("RED, {}", reason)
+        return _field(
+            "fixture", fmt("{}; {}", text, update_text) if update_text.plain else text, True
+        )
+    return _field("fixture", fmt(NOT_REVIEWED + " ({})", reason), False)
 
 
 def _freeze_field(report: dict[str, Any] | None) -> Field:
     if report is None:
-        return Field("freeze", f"{NOT_REVIEWED} (no freeze report)", False)
+        return _field("freeze", fmt(f"{NOT_REVIEWED} (no freeze report)"), False)
     status = report.get("status")
+    reason = report.get("reason")
     if report.get("not_built") or status == "error":
-        return Field("freeze", f"{NOT_REVIEWED} ({report.get('reason')})", False)
+        return _field("freeze", fmt(NOT_REVIEWED + " ({})", reason), False)
     records = [r for r in report.get("records") or [] if isinstance(r, dict) and r.get("in_play")]
-    listed = ", ".join(f"{r.get('id')} (expires {r.get('expires')})" for r in records)
+    listed = join(", ", (fmt("{} (expires {})", r.get("id"), r.get("expires")) for r in records))
     if status == "fail":
-        return Field(
-            "freeze",
-            f"RED, {report.get('reason')}" + (f"; in play: {listed}" if listed else ""),
-            True,
+        text = fmt("RED, {}", reason)
+        return _field(
+            "freeze", fmt("{}; in play: {}", text, listed) if listed.plain else text, True
         )
-    return Field("freeze", listed or "none", True)
+    return _field("freeze", listed if listed.plain else fmt("none"), True)
 
 
 def _replay_field(report: dict[str, Any] | None) -> Field:
     if report is None:
-        return Field("replay", "undecided (no replay report)", True)
+        return _field("replay", fmt("undecided (no replay report)"), True)
     digest = report.get("receipt_sha256")
-    if report.get("status") in ("pass", "fail") and isinstance(digest, str):
+    status = report.get("status")
+    if status in ("pass", "fail") and isinstance(digest, str):
         skipped = [str(n) for n in report.get("skipped_by_freeze") or []]
-        extra = ""
+        extra = fmt("")
         if report.get("slice_count") is not None:
-            extra += f"; slice {report.get('slice_count')} of {report.get('suite_size')} tests"
+            extra += fmt(
+                "; slice {} of {} tests", report.get("slice_count"), report.get("suite_size")
+            )
         if skipped:
-            extra += f"; skipped by freeze: {', '.join(skipped)}"
-        return Field("replay", f"receipt sha256 {digest} ({report.get('status')}{extra})", True)
-    return Field("replay", f"undecided ({report.get('reason')})", True)
+            extra += fmt("; skipped by freeze: {}", join(", ", (fmt("{}", n) for n in skipped)))
+        return _field("replay", fmt("receipt sha256 {} ({}{})", digest, status, extra), True)
+    return _field("replay", fmt("undecided ({})", report.get("reason")), True)
 
 
 def build_note(
@@ -175,7 +306,11 @@ def build_note(
     reports: dict[str, dict[str, Any] | None],
     verdict: dict[str, Any] | None,
 ) -> ReviewNote:
-    """Build the note from parsed reports (any may be ``None`` when its file is missing)."""
+    """Build the note from parsed reports (any may be ``None`` when its file is missing).
+
+    Returns the ``ReviewNote``; its values stay raw until ``to_markdown`` escapes them.
+    Never raises for odd report contents: a missing or mistyped value is shown as it is.
+    """
     fields = (
         _property_field(reports.get("property")),
         _fixture_field(reports.get("fixture")),
@@ -183,27 +318,31 @@ def build_note(
         _replay_field(reports.get("replay")),
     )
     control: list[tuple[str, str]] = []
-    notes: list[str] = []
+    notes: list[Text] = []
     if classification is None:
         notes.append(
-            "no classification: changed files, map coverage and control-plane changes unknown"
+            fmt("no classification: changed files, map coverage and control-plane changes unknown")
         )
     else:
         for item in classification.get("control_plane_details") or []:
             if isinstance(item, dict):
-                control.append((str(item.get("path")), str(item.get("kind"))))
+                kind, why = str(item.get("kind")), item.get("why")
+                # The route by which the file reaches the run (``imported by ...``).
+                control.append((str(item.get("path")), f"{kind}: {why}" if why else kind))
         map_info = classification.get("map") or {}
         if isinstance(map_info, dict) and map_info.get("source") == "head":
-            notes.append("the base had no review map; the patch's own (head) map was used")
+            notes.append(fmt("the base had no review map; the patch's own (head) map was used"))
         elif isinstance(map_info, dict) and map_info.get("changed_by_patch"):
-            notes.append("the patch changes the review map; the base's map governed this verdict")
+            notes.append(
+                fmt("the patch changes the review map; the base's map governed this verdict")
+            )
         for path in classification.get("unmapped") or []:
-            notes.append(f"unmapped: {show(str(path))} (extend the map)")
+            notes.append(fmt("unmapped: {} (extend the map)", path))
     verdict_name = verdict.get("verdict") if verdict else None
     if verdict:
         for reason in verdict.get("reasons") or []:
             if isinstance(reason, dict) and reason.get("effect") != "accept_for_review":
-                notes.append(f"rule {reason.get('rule')}: {reason.get('message')}")
+                notes.append(fmt("rule {}: {}", reason.get("rule"), reason.get("message")))
     return ReviewNote(
         verdict=verdict_name if isinstance(verdict_name, str) else None,
         fields=fields,

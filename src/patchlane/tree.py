@@ -6,7 +6,9 @@ applies eol and filter attributes): ``ls-tree`` and one ``cat-file --batch`` giv
 blobs. Regular files are written first, never through a link (``O_NOFOLLOW|O_EXCL``); then
 the symlinks whose target stays inside the tree are created, so that nothing materialised
 can point outside the directory. Submodules and links that escape, loop, dangle or cannot
-be read as a path are listed as skipped.
+be read as a path are listed as skipped, and so is committed bytecode (a ``__pycache__``
+path, a ``.pyc`` or ``.pyo`` file): a child importing the tree would run it instead of the
+source beside it (``patchlane.bytecode``), so a materialised tree never holds any.
 
 How a symlink is judged: git stores its target text as the blob. The target is resolved
 lexically against the commit's own tree, from the link's directory, following every link
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchlane import git
+from patchlane.bytecode import NEVER_MATERIALISED, is_bytecode
 from patchlane.paths import path_problem, symlink_on_way, under_any
 from patchlane.ui import show
 
@@ -68,7 +71,7 @@ def materialise(repo: Path, commit: str, dest: Path, paths: Sequence[str] = ()) 
     copy of that file (the tree holds only ``paths``, so a link would dangle); one whose
     target is a directory outside them is skipped. Links are always resolved against the
     whole commit. Returns what was written and what was skipped (escaping, looping,
-    dangling or unreadable symlinks, submodules, unsafe names), each with why. Raises
+    dangling or unreadable symlinks, submodules, unsafe names, bytecode), each with why. Raises
     ``GitError`` when git cannot read the commit, ``OSError`` when ``dest`` cannot be
     written.
     """
@@ -80,6 +83,9 @@ def materialise(repo: Path, commit: str, dest: Path, paths: Sequence[str] = ()) 
         problem = path_problem(entry.path, directory_ok=False)
         if problem:
             skipped.append((entry.path, problem))
+        elif is_bytecode(entry.path):
+            # Links too: a link named like bytecode is imported as bytecode.
+            skipped.append((entry.path, NEVER_MATERIALISED))
         elif entry.mode == git.MODE_SYMLINK:
             links.append(entry)
         elif entry.mode == git.MODE_GITLINK or entry.kind != "blob":
@@ -260,8 +266,13 @@ class _Tree:
 
     def __init__(self, repo: Path, entries: Sequence[git.TreeEntry]) -> None:
         safe = [e for e in entries if path_problem(e.path, directory_ok=False) is None]
-        # What ``materialise`` writes as a regular file: every blob that is not a link.
-        self.files = {e.path: e for e in safe if e.kind == "blob" and e.mode != git.MODE_SYMLINK}
+        # What ``materialise`` writes as a regular file: every blob that is not a link and
+        # not bytecode (a link to bytecode then dangles, and is dropped, never copied).
+        self.files = {
+            e.path: e
+            for e in safe
+            if e.kind == "blob" and e.mode != git.MODE_SYMLINK and not is_bytecode(e.path)
+        }
         link_entries = [e for e in safe if e.mode == git.MODE_SYMLINK]
         raw = git.read_blobs(repo, [e.oid for e in link_entries])
         self.targets: dict[str, bytes] = {

@@ -18,6 +18,12 @@ UNDECIDED = "undecided"
 EXIT_FOR = {ACCEPT: Exit.GREEN, REJECT: Exit.RED, UNDECIDED: Exit.UNDECIDED}
 STATUS_FOR = {ACCEPT: "pass", REJECT: "fail", UNDECIDED: "error"}
 
+HARNESS = "test harness"
+# Control files whose change keeps the verdict at ``undecided`` whatever the replay says: a
+# hook can rewrite outcomes, bytecode runs instead of the source, attributes change what a
+# checkout holds (docs/decisions.md, "Issue 9").
+BLOCKING_KINDS = frozenset({HARNESS, "committed bytecode", "checkout attributes"})
+
 
 def lane_verdict(prop_ok: bool, fixture_ok: bool, freeze_ok: bool, replay: str) -> str:
     """The seed's pure verdict function, with exactly its behaviour.
@@ -154,8 +160,13 @@ def decide(
         reasons.append(Reason(6, "replay", UNDECIDED, "replay not run: no replay report"))
     elif replay.status != "pass" and replay.status != "fail":
         reasons.append(Reason(6, "replay", UNDECIDED, f"replay gave no evidence: {replay.reason}"))
-    if replay is not None:
-        reasons.extend(Reason(6, "replay", UNDECIDED, event) for event in replay.review_events)
+    # A lane's review event is evidence a person must weigh (a deleted test, a fixture
+    # whose checkout bytes an attribute rewrites): never a pass.
+    for result in (prop, fixture, freeze, replay):
+        if result is not None:
+            reasons.extend(
+                Reason(6, result.lane, UNDECIDED, event) for event in result.review_events
+            )
     if facts is not None and facts.harness_changed:
         names = ", ".join(facts.harness_changed)
         reasons.append(
@@ -163,7 +174,7 @@ def decide(
                 6,
                 "classify",
                 UNDECIDED,
-                f"the patch changes the test harness ({names}): "
+                f"the patch changes the test harness or what runs in its place ({names}): "
                 "its own replay cannot earn accept_for_review until a person has looked",
             )
         )

@@ -135,9 +135,16 @@ def load_yaml(text: str, label: str, error: type[InputError] = InputError) -> An
     Returns plain values with ``YamlMap``/``YamlList`` for collections, or ``None`` for an
     empty document. Raises ``error`` naming ``label`` and the line for a syntax error, a
     duplicate key, a non-string key, a merge key, an alias, a value that cannot be built
-    (``2026-02-30``), a non-plain collection tag, too deep nesting or several documents.
-    The message is always one line.
+    (``2026-02-30``), a non-plain collection tag, too deep nesting, several documents, or
+    text that is not Unicode (a lone surrogate). The message is always one line.
     """
+    try:
+        # libyaml takes UTF-8; a str from a strict decode always encodes, but the check is
+        # cheap and keeps a UnicodeEncodeError from ever reaching the caller.
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        line = text.count("\n", 0, e.start) + 1
+        raise error(label, "not valid Unicode text (a lone surrogate)", line) from None
     _prescan(text, label, error)
     loader = _Loader(text)
     try:

@@ -17,16 +17,7 @@ import pytest
 from patchlane import demo
 from patchlane.main import main
 from patchlane.reports import FILE_NAMES
-
-EVIDENCE_FILES = (
-    "classify.json",
-    "property-report.json",
-    "fixture-report.json",
-    "freeze-report.json",
-    "replay-report.json",
-    "verdict.json",
-    "review.md",
-)
+from tests.sample import EVIDENCE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,7 +75,7 @@ def test_every_scenario_leaves_its_evidence(run: DemoRun) -> None:
     for name in run.names:
         out_dir = Path(run.results[name]["out_dir"])
         assert out_dir == run.root / "evidence" / name
-        for file in EVIDENCE_FILES:
+        for file in EVIDENCE:
             assert (out_dir / file).is_file(), (name, file)
         classify = run.evidence(name, "classify.json")
         # Each scenario is one commit on its own branch from main.

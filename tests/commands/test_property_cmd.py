@@ -72,7 +72,7 @@ def test_a_case_that_holds_exits_0(repo: GitRepo, capsys: pytest.CaptureFixture[
         (("--case", "1"), "--case needs --only NAME"),
         (("--only", "prop_nope"), "--only prop_nope: no property of that name in checks.props"),
         (("--cases", "0"), "--cases 0: must be an integer of at least 1"),
-        (("--seed", "-1"), "--seed -1: must be an integer of at least 0"),
+        (("--seed", "-1"), "--seed: must be from 0 to 4294967295, not -1"),
         (("--mutants", "-1"), "--mutants -1: must be an integer of at least 0"),
         (("--only", "prop_refund_bounded", "--case", "-1"), "--case -1: must be an integer"),
         (("--base", "no-such-ref"), "unknown ref 'no-such-ref'"),

@@ -22,3 +22,19 @@ def publish(out: Output, data: Any, path: str | Path | None, summary: Callable[[
         write_stdout(dumps_report(data))
     else:
         summary()
+
+
+def seed_value(text: str) -> int:
+    """argparse type for ``--seed``: an integer from 0 to 2**32 - 1 (the replay passes it on
+    as ``PYTHONHASHSEED``, which accepts no other). Raises ``ArgumentTypeError``."""
+    import argparse
+
+    from patchlane.config import MAX_SEED
+
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_SEED}, not {text[:40]}")
+    return value

@@ -150,6 +150,10 @@ def print_summary(report: FixtureReport, ctx: Context) -> None:
         out.say(f"  lock error: {show(e.lock)}: {show(e.problem)}")
     for update in report.lock_updates:
         out.say(f"  lock update: {show(update.lock)}: {show(update.reason)}")
+    # Shown, not an exit code: the bytes git stores matched (or not); the gate turns these
+    # into ``undecided`` (docs/decisions.md, "Issue 9").
+    for event in report.review_events:
+        out.say(f"  to review: {show(event)}")
     t = report.timings
     out.debug(
         f"fixture: {t.seconds:.3f} s, {t.hashed} files hashed, {t.cached} from the stat cache"

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from patchlane.commands import seed_value
 from patchlane.commands.classify import add_diff_options
 from patchlane.commands.freeze import review_date
 from patchlane.ui import write_stdout
@@ -27,7 +28,7 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
     add_diff_options(p)
     p.add_argument(
         "--seed",
-        type=int,
+        type=seed_value,
         metavar="N",
         help="property seed (default: the map's lanes.property.seed)",
     )
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.errors import UsageError
     from patchlane.gate import GateOptions, run_gate, today_utc
     from patchlane.jsonio import dumps_report
-    from patchlane.ui import show
+    from patchlane.ui import one_line, show
 
     if args.cases is not None and args.cases < 1:
         raise UsageError(f"--cases {args.cases}: must be at least 1")
@@ -109,10 +110,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if ctx.out.json:
         write_stdout(dumps_report({**verdict.to_json(), "out_dir": str(result.out_dir)}))
     else:
+        # Reasons quote repository text (paths, node ids, lock reasons, failure messages):
+        # one_line keeps a newline, CR or ANSI escape in it from forging or hiding a line.
         ctx.out.say(f"verdict: {verdict.verdict}")
         for reason in verdict.reasons:
-            ctx.out.say(f"  rule {reason.rule} [{reason.lane}] {reason.effect}: {reason.message}")
+            message = one_line(reason.message)
+            ctx.out.say(f"  rule {reason.rule} [{reason.lane}] {reason.effect}: {message}")
         for lane, report in result.reports.items():
-            ctx.out.say(f"{lane}: {report['status']} ({report['reason']})")
+            ctx.out.say(one_line(f"{lane}: {report['status']} ({report['reason']})"))
         ctx.out.say(f"evidence: {show(str(result.out_dir))}/ (review.md is the note for a person)")
     return verdict.exit_code

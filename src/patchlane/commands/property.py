@@ -7,7 +7,7 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patchlane.commands import publish
+from patchlane.commands import publish, seed_value
 from patchlane.errors import Exit
 from patchlane.lanes.property import DEFAULT_MUTANTS
 from patchlane.ui import one_line, show
@@ -32,7 +32,9 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         "re-runs one counterexample. Exit 0 when every property holds, 1 when one fails, "
         "errors or times out.",
     )
-    p.add_argument("--seed", type=int, metavar="N", help="seed (default: lanes.property.seed)")
+    p.add_argument(
+        "--seed", type=seed_value, metavar="N", help="seed (default: lanes.property.seed)"
+    )
     p.add_argument(
         "--cases", type=int, metavar="N", help="cases per property (default: the map's, else 200)"
     )

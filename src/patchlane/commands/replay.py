@@ -11,6 +11,8 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from patchlane.commands import seed_value
+
 if TYPE_CHECKING:
     from patchlane.main import Context
 
@@ -81,7 +83,7 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         "failure; the gate checks those nodes at the base).",
     )
     run.add_argument("--slice", type=Path, required=True, metavar="FILE")
-    run.add_argument("--seed", type=int, required=True, metavar="N")
+    run.add_argument("--seed", type=seed_value, required=True, metavar="N")
     run.add_argument("--freeze-report", type=Path, metavar="FILE")
     run.add_argument("--signing-key", type=Path, metavar="FILE", help="Ed25519 private key (PEM)")
     run.add_argument(
@@ -113,7 +115,7 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
     verify.add_argument("--freeze-report", type=Path, required=True, metavar="FILE")
     verify.add_argument(
         "--seed",
-        type=int,
+        type=seed_value,
         metavar="N",
         help="expected seed (default: the map's lanes.property.seed)",
     )

@@ -16,7 +16,9 @@ from patchlane import git
 from patchlane.config import FixtureLane, FixtureRoot
 from patchlane.errors import GitError, InputError, LockError, UsageError
 from patchlane.jsonio import atomic_write_text
-from patchlane.lanes.commit_tree import links_on_way, observe_commit
+from patchlane.lanes import fixture_attributes
+from patchlane.lanes.commit_tree import attribute_files_at, observe_commit, way_of
+from patchlane.lanes.fixture_attributes import AttributeCheck
 from patchlane.lanes.fixture_locks import (
     LockState,
     lock_states,
@@ -81,6 +83,21 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
+def _attributes(repo: Path, seen: Observed, base_commit: str | None) -> AttributeCheck:
+    """Ask git which checkout attributes the observed ``.gitattributes`` give the fixture
+    files; with ``base_commit``, those the base already gave them are not the patch's
+    (``judge_against_base``: one ``ls-tree`` and one ``cat-file`` more, only when some
+    attribute applies). Returns the ``AttributeCheck``. Raises ``GitError`` when git
+    cannot read ``base_commit``."""
+    result = fixture_attributes.check(seen.attribute_files, seen.files)
+    if result.found and base_commit is not None:
+        wanted = fixture_attributes.candidates(a.path for a in result.found)
+        at_base = attribute_files_at(repo, base_commit, wanted)
+        judged = fixture_attributes.judge_against_base(result.found, seen.attribute_files, at_base)
+        result = AttributeCheck(judged, result.problems)
+    return result
+
+
 def _report(
     states: list[LockState],
     seen: Observed,
@@ -88,6 +105,7 @@ def _report(
     source: str,
     commit: str | None,
     started: float,
+    attributes: AttributeCheck | None = None,
 ) -> FixtureReport:
     missing: set[str] = set()
     extra: set[str] = set()
@@ -143,6 +161,14 @@ def _report(
         status, reason = "pass", f"{scope} match their locks"
         for u in updates:
             reason += f"; lock update {u.lock}: {u.reason}"
+    attributes = attributes or AttributeCheck()
+    events = fixture_attributes.review_events(attributes)
+    review = {a.path for a in attributes.found if a.review}
+    what = [f"{_plural(len(review), 'fixture path')} with checkout attributes"] if review else []
+    if attributes.problems:
+        what.append("attributes that could not be evaluated")
+    if what:
+        reason += f"; to review: {' and '.join(what)} from .gitattributes"
     return FixtureReport(
         status=status,
         reason=reason,
@@ -157,6 +183,8 @@ def _report(
         lock_errors=lock_errors,
         lock_updates=updates,
         timings=Timings(round(time.perf_counter() - started, 3), seen.hashed, seen.cached),
+        checkout_attributes=attributes.found,
+        review_events=events,
     )
 
 
@@ -193,9 +221,12 @@ def check_worktree(
 
     With ``base_commit`` (the merge base) a lock whose bytes differ from the base's, or that
     is in ``changed``, must carry a new one-line reason. ``use_cache=False`` rehashes every
-    file and neither reads nor writes the stat cache. Returns a ``FixtureReport`` (status
-    ``pass`` or ``fail``). Raises ``LockError`` for a lock that is malformed, unsafe or
-    absent, and ``GitError`` when git cannot read ``base_commit``.
+    file and neither reads nor writes the stat cache. The work tree's ``.gitattributes``
+    on the way of the fixtures are asked about (``lanes.fixture_attributes``): an attribute
+    that changes what a checkout holds is a review event (with ``base_commit``, only one
+    the base did not already give). Returns a ``FixtureReport`` (status ``pass`` or
+    ``fail``). Raises ``LockError`` for a lock that is malformed, unsafe or absent, and
+    ``GitError`` when git cannot read ``base_commit``.
     """
     started = time.perf_counter()
     heads = {root.lock: read_worktree_lock(repo, root.lock) for root in lane.roots}
@@ -203,7 +234,10 @@ def check_worktree(
     cache = _stat_cache(repo, use_cache)
     seen = observe_worktree(repo, lane.roots, frozenset(lane.locks), cache, Progress(out, LANE))
     cache.save()
-    return _report(states, seen, source="worktree", commit=None, started=started)
+    attributes = _attributes(repo, seen, base_commit)
+    return _report(
+        states, seen, source="worktree", commit=None, started=started, attributes=attributes
+    )
 
 
 def check_commit(
@@ -217,17 +251,23 @@ def check_commit(
     """Compare the fixture bytes stored in ``commit`` with the locks stored in ``commit``.
 
     Reads only git objects (never the work tree). Symlink and submodule entries are red.
-    The lock-update rule applies as in ``check_worktree``. Returns a ``FixtureReport``.
+    The lock-update rule and the ``.gitattributes`` review events (from the commit's own
+    ``.gitattributes``) are as in ``check_worktree``. Returns a ``FixtureReport``.
     Raises ``LockError`` for a malformed, unsafe or absent lock, ``GitError`` for an
     unknown commit.
     """
     started = time.perf_counter()
     commit = git.resolve_commit(repo, commit)
-    on_way = links_on_way(repo, commit, [*lane.paths, *lane.locks])
+    way = way_of(repo, commit, [*lane.paths, *lane.locks], lane.paths)
+    on_way = way.problems
     heads = {root.lock: read_commit_lock(repo, commit, root.lock, on_way) for root in lane.roots}
     states = lock_states(repo, lane, heads, base_commit, changed)
-    seen = observe_commit(repo, commit, lane.roots, frozenset(lane.locks), on_way)
-    return _report(states, seen, source="commit", commit=commit, started=started)
+    locks = frozenset(lane.locks)
+    seen = observe_commit(repo, commit, lane.roots, locks, on_way, way.attributes)
+    attributes = _attributes(repo, seen, base_commit)
+    return _report(
+        states, seen, source="commit", commit=commit, started=started, attributes=attributes
+    )
 
 
 def write_locks(

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from patchlane.errors import LockError
+from patchlane.lanes.fixture_attributes import CheckoutAttribute
 from patchlane.paths import under_any
 
 LANE = "fixture"
@@ -76,7 +77,13 @@ class Timings:
 @dataclass(frozen=True)
 class FixtureReport:
     """The fixture lane's report. ``status`` is ``pass`` or ``fail`` (the gate may relabel
-    it with ``dataclasses.replace``); everything but ``timings`` is deterministic."""
+    it with ``dataclasses.replace``); everything but ``timings`` is deterministic.
+
+    ``checkout_attributes`` are the ``.gitattributes`` attributes that make a checkout of a
+    fixture path hold other bytes than the ones hashed; ``review_events`` say what a person
+    must look at (verdict rule 6: ``undecided``, never a pass). Neither changes ``status``:
+    the bytes git stores did match, or did not.
+    """
 
     status: str
     reason: str
@@ -91,6 +98,8 @@ class FixtureReport:
     lock_errors: tuple[LockProblem, ...]
     lock_updates: tuple[LockUpdate, ...]
     timings: Timings
+    checkout_attributes: tuple[CheckoutAttribute, ...] = ()
+    review_events: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -112,8 +121,12 @@ class FixtureReport:
         return not any(under_any(path, root.paths) for path in bad)
 
     def to_json(self) -> dict[str, Any]:
-        """Return the report as JSON-ready data, keys in a fixed order."""
-        return {
+        """Return the report as JSON-ready data, keys in a fixed order.
+
+        ``checkout_attributes`` and ``review_events`` are present only when there is one:
+        a report without them has the shape it always had.
+        """
+        data: dict[str, Any] = {
             "lane": LANE,
             "status": self.status,
             "reason": self.reason,
@@ -133,6 +146,11 @@ class FixtureReport:
                 "cached": self.timings.cached,
             },
         }
+        if self.checkout_attributes:
+            data["checkout_attributes"] = [a.to_json() for a in self.checkout_attributes]
+        if self.review_events:
+            data["review_events"] = list(self.review_events)
+        return data
 
 
 def report_for_lock_error(

@@ -19,6 +19,7 @@ from typing import NamedTuple, TypeVar
 
 from patchlane.jsonio import loads_strict
 from patchlane.ui import Output
+from patchlane.untrusted import DEPTH_FAILURES, failure_reason
 
 # Never follow a symlink, never wait on a FIFO's writer, never acquire a controlling tty.
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
@@ -74,7 +75,9 @@ def canonical_digest(data: bytes) -> str:
     """Return the SHA-256 of the RFC 8785 canonical form of the JSON document ``data``.
 
     Raises ``NotCanonical`` (with a one-line reason) when ``data`` is not UTF-8, not strict
-    JSON (syntax, duplicate keys, NaN/Infinity) or holds a value RFC 8785 cannot represent.
+    JSON (syntax, duplicate keys, NaN/Infinity, an integer too long to convert), nested too
+    deeply, or holds a value RFC 8785 cannot represent (an integer beyond 2**53, a lone
+    surrogate in a string or a key). The bytes are the patch's: nothing else escapes.
     """
     import rfc8785  # only canonical roots pay for the import
 
@@ -88,13 +91,15 @@ def canonical_digest(data: bytes) -> str:
         raise NotCanonical(f"invalid JSON: {e.msg} (line {e.lineno} column {e.colno})") from e
     except ValueError as e:  # duplicate key, NaN, an integer too long to parse
         raise NotCanonical(str(e)) from e
-    except RecursionError as e:
+    except DEPTH_FAILURES as e:
         raise NotCanonical("nested too deeply") from e
     try:
         canonical = rfc8785.dumps(value)
-    except rfc8785.CanonicalizationError as e:
-        raise NotCanonical(f"RFC 8785 cannot represent it: {e}") from e
-    except RecursionError as e:
+    except ValueError as e:
+        # CanonicalizationError is a ValueError; so is the UnicodeEncodeError rfc8785 lets
+        # through when it sorts a key holding a lone surrogate ("\ud800" in the JSON).
+        raise NotCanonical(f"RFC 8785 cannot represent it: {failure_reason(e)}") from e
+    except DEPTH_FAILURES as e:
         raise NotCanonical("nested too deeply") from e
     return hashlib.sha256(canonical).hexdigest()
 

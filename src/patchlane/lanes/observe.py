@@ -17,8 +17,14 @@ from pathlib import Path
 from typing import NamedTuple
 
 from patchlane.config import FixtureRoot
+from patchlane.lanes.fixture_attributes import (
+    ATTRIBUTES_FILE,
+    MAX_ATTRIBUTE_BYTES,
+    candidates,
+)
 from patchlane.lanes.hashing import (
     DIR_FLAGS,
+    READ_FLAGS,
     SYMLINK_PROBLEM,
     Hashed,
     Progress,
@@ -29,7 +35,7 @@ from patchlane.lanes.hashing import (
 )
 from patchlane.lanes.statcache import StatCache
 from patchlane.lock import covers
-from patchlane.paths import symlink_on_way, under
+from patchlane.paths import symlink_on_way, to_fs, under
 
 # Deeper nesting than this is refused rather than walked: it bounds the directory
 # descriptors held open and the recursion, and no real fixture tree comes near it.
@@ -41,13 +47,16 @@ GITLINK_PROBLEM = "submodule (gitlink): its bytes are not in this repository"
 
 @dataclass
 class Observed:
-    """Hashes by ``(path, canonical)``, regular files seen, and unsafe paths with why."""
+    """Hashes by ``(path, canonical)``, regular files seen, unsafe paths with why, and the
+    bytes of the ``.gitattributes`` files under or above the roots (``attribute_files``:
+    what ``lanes.fixture_attributes`` asks git about)."""
 
     hashes: dict[tuple[str, bool], str] = field(default_factory=dict)
     files: set[str] = field(default_factory=set)
     unsafe: dict[str, str] = field(default_factory=dict)
     hashed: int = 0
     cached: int = 0
+    attribute_files: dict[str, bytes] = field(default_factory=dict)
 
 
 def outermost(paths: Iterable[str]) -> list[str]:
@@ -204,6 +213,8 @@ class _Walker:
                             subdirs.append(entry.name)
                         elif entry.is_symlink():
                             unsafe[rel] = SYMLINK_PROBLEM
+                            if entry.name == ATTRIBUTES_FILE:
+                                self._attributes(fd, entry.name, rel)
                         else:
                             unsafe[rel] = unsafe_kind_problem(
                                 entry.stat(follow_symlinks=False).st_mode
@@ -231,6 +242,8 @@ class _Walker:
     def _file(
         self, dir_fd: int, name: str, rel: str, entry: os.DirEntry[str] | os.stat_result
     ) -> None:
+        if name == ATTRIBUTES_FILE:
+            self._attributes(dir_fd, name, rel)
         if rel in self.locks:
             return
         flags = (False,) if self.flavours.raw_only else self.flavours.flags(rel)
@@ -248,6 +261,12 @@ class _Walker:
                     self.seen.cached += 1
                     continue
             self.jobs.append(_Job(dir_fd, name, rel, canonical))
+
+    def _attributes(self, dir_fd: int, name: str, rel: str) -> None:
+        """Keep the bytes of the ``.gitattributes`` ``name`` in the open directory."""
+        data = read_attribute_file(dir_fd, name)
+        if data is not None:
+            self.seen.attribute_files[rel] = data
 
     def flush(self) -> None:
         """Hash the queued files, then close the directories that are finished."""
@@ -296,5 +315,64 @@ def observe_worktree(
         for fd in walker.idle_fds:
             os.close(fd)
         os.close(repo_fd)
+    above = candidates(p.rstrip("/") + "/" for r in roots for p in r.paths)
+    for rel, data in attribute_files_in_worktree(repo, above).items():
+        walker.seen.attribute_files.setdefault(rel, data)
     progress.finish()
     return walker.seen
+
+
+def read_attribute_file(dir_fd: int, name: str) -> bytes | None:
+    """Return the bytes of the ``.gitattributes`` ``name`` in the directory ``dir_fd``, never
+    following a link: a symlink's bytes are its target text (what git takes from the blob
+    such a link is committed as); ``None`` when there is no regular file or link there, or
+    it cannot be read. Reads at most ``MAX_ATTRIBUTE_BYTES + 1`` bytes (more is refused
+    later, by size)."""
+    try:
+        fd = os.open(name, READ_FLAGS, dir_fd=dir_fd)
+    except OSError as e:
+        if e.errno != errno.ELOOP:
+            return None
+        try:
+            return os.fsencode(os.readlink(name, dir_fd=dir_fd))
+        except OSError:
+            return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        os.set_blocking(fd, True)
+        chunks = []
+        left = MAX_ATTRIBUTE_BYTES + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def attribute_files_in_worktree(repo: Path, wanted: Iterable[str]) -> dict[str, bytes]:
+    """Return ``{path: bytes}`` for each ``.gitattributes`` path of ``wanted`` in the work
+    tree (see ``read_attribute_file``). One behind a symlinked directory is not looked at:
+    that directory is not the repository's (the walk reports it as unsafe)."""
+    found: dict[str, bytes] = {}
+    for rel in wanted:
+        parent = rel.rpartition("/")[0]
+        if parent and symlink_on_way(repo, parent) is not None:
+            continue
+        try:
+            dir_fd = os.open(to_fs(repo, parent) if parent else repo, DIR_FLAGS)
+        except OSError:
+            continue
+        try:
+            data = read_attribute_file(dir_fd, rel.rpartition("/")[2])
+        finally:
+            os.close(dir_fd)
+        if data is not None:
+            found[rel] = data
+    return found

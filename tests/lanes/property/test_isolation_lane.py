@@ -269,7 +269,7 @@ def test_the_child_gets_a_minimal_environment(
 
     def prop_environment(seed, n=200):
         allowed = {"PATH", "PYTHONHASHSEED", "LANG", "LC_ALL", "HOME", "TMPDIR",
-                   "PYTHONDONTWRITEBYTECODE", "PYTHONPATH"}
+                   "PYTHONDONTWRITEBYTECODE", "PYTHONPATH", "PYTHONPYCACHEPREFIX"}
         assert set(os.environ) <= allowed, (seed, 0, sorted(os.environ))
         assert os.environ["PYTHONHASHSEED"] == "0" and sys.flags.hash_randomization == 0
         assert os.environ.get("PYTHONPATH") != "/nowhere"

@@ -151,7 +151,7 @@ def test_the_minimal_environment_is_minimal(
     monkeypatch.setenv("HYPOTHESIS_PROFILE", "ci")
     env = minimal_env(tmp_path)
     assert set(env) - {"PYTHONPATH"} == {
-        "PATH", "PYTHONHASHSEED", "LANG", "LC_ALL", "HOME", "TMPDIR", "PYTHONDONTWRITEBYTECODE",
+        "PATH", "PYTHONHASHSEED", "LANG", "LC_ALL", "HOME", "TMPDIR", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX",
     }  # fmt: skip
     assert env["PYTHONHASHSEED"] == "0" and env["PATH"] == os.defpath
     assert env["HOME"] == env["TMPDIR"] == str(tmp_path)

@@ -14,6 +14,8 @@ import linecache
 import types
 from dataclasses import dataclass
 
+from patchlane.untrusted import parse_python
+
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 # A normalised expression: nested tuples of str, int, float, ... (hashable, comparable).
@@ -62,7 +64,9 @@ def qualified_name(func: types.FunctionType) -> str:
 def _parse(text: str, filename: str) -> ast.Module:
     # Cached on the text itself: several functions of one module share one parse, and a
     # file edited since the last call is parsed afresh. Callers never mutate the tree.
-    return ast.parse(text, filename=filename)
+    # The code under test is the patch's: parse_python turns every way it can fail to
+    # parse (nesting, NUL bytes, size) into a SyntaxError.
+    return parse_python(text, filename)
 
 
 def load_source(func: types.FunctionType) -> FunctionSource:
@@ -85,7 +89,7 @@ def load_source(func: types.FunctionType) -> FunctionSource:
     text = "".join(lines)
     try:
         module = _parse(text, filename)
-    except (SyntaxError, ValueError) as exc:
+    except SyntaxError as exc:
         raise SourceUnavailable(f"cannot parse {filename}: {exc}") from None
     for node in ast.walk(module):
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):

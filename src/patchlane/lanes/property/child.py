@@ -5,7 +5,15 @@ patchlane.lanes.property.child`` in a minimal environment; reads its job (JSON) 
 Everything it needs of its own (json, hashlib, random, ``patchlane.props``, Hypothesis when
 the module names it, the oracle audit) is imported *before* the repository's roots go on
 ``sys.path``, so that a file in the repository cannot shadow it; then the audit hook of
-``sandbox`` is installed, and only then is the property module imported.
+``sandbox`` is installed, ``integrity`` takes its snapshot of the objects properties rely
+on, and only then is the property module imported.
+
+Code under test runs in this process and may rebind those objects (``random.Random.random
+= ...``, ``hashlib.sha256 = ...``, ``builtins.all = ...``, this module's ``Writer.emit``).
+Right before each result is written (after the import, and after each property), the
+``integrity`` check compares them with the snapshot and puts the captured ones back: a
+rebinding fails the property (``sandbox: tampered: <names>``), and one made while the module
+was imported fails every property of that module version, which then do not run.
 
 Results go to the file descriptor the job names, one JSON line per property, each carrying
 the job's token, then ``{"done": true, "count": N}``; stdout and stderr belong to the code
@@ -35,17 +43,20 @@ import random  # noqa: F401 - imported before the repository is importable (see 
 import sys
 import time
 import types
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 from patchlane import props  # noqa: F401 - imported before the repository is importable
-from patchlane.lanes.property import sandbox, styles
+from patchlane.bytecode import refuse_sourceless_imports
+from patchlane.lanes.property import integrity, sandbox, styles
 
 _TEST_DIRS = frozenset({"tests", "test"})
 # The run that records which project functions a property calls is profiled (every Python
 # call goes through a callback, several times slower): it runs this many cases, not all.
 PROBE_CASES = 20
+# The check ``integrity.watch`` returns: the names rebound since the snapshot.
+Verify = Callable[[], list[str]]
 
 
 class Writer:
@@ -138,6 +149,14 @@ def main() -> None:
     oracle = _oracle(job)
     violations: list[str] = []
     sandbox.install(violations)
+    # Materialised trees hold no bytecode; a work tree (``patchlane property`` without
+    # ``--base``/``--head``) may, and a sourceless ``.pyc`` would import as is.
+    for tree in job["trees"]:
+        refuse_sourceless_imports(Path(tree))
+    # Last, when everything the child needs is imported and nothing of the repository is
+    # yet: what every later check compares with. Held in a local, which no rebinding of a
+    # module attribute reaches.
+    verify = integrity.watch()
     sys.path[:0] = job["paths"]
     os.chdir(job["cwd"])
     names: list[str] = list(job["names"])
@@ -147,30 +166,58 @@ def main() -> None:
     except BaseException as e:  # noqa: BLE001 - SystemExit at import is a failure too
         message = "import failed: " + styles.describe(e, job["trees"])
         missing = missing_package(e)
+        # Checked right before anything is written: describing the exception ran code
+        # under test too, and json or Writer may be what it rebound.
+        tampered = verify()
         if job["mode"] == "import":
             _imported(writer, names, missing, message, start)
-        for name in names:
-            writer.emit(_failed(name, "unknown", "error", None, None, message, 0.0, missing))
-        _finish(writer, len(names))
+        if tampered:
+            message = f"{integrity.describe(tampered, 'during import')}; {message}"
+        kind = "sandbox" if tampered else "error"
+        _refuse_all(writer, job, names, kind, message, missing)
     at_import = sandbox.take(violations)
-    loaded = getattr(module, "__file__", None)
-    if not isinstance(loaded, str) or os.path.realpath(loaded) != job["expect_file"]:
-        # Another file answered the import (a package added in front of the base's, a
-        # module already imported under that name): its properties are not the ones asked.
-        shown = styles.relative(loaded, job["trees"]) if isinstance(loaded, str) else "no file"
-        message = f"importing {job['module']} loaded {shown}, not the module version asked for"
-        if job["mode"] == "import":
-            _imported(writer, names, None, message, start)
-        for name in names:
-            writer.emit(_failed(name, "unknown", "module", None, None, message, 0.0))
-        _finish(writer, len(names))
+    elsewhere = _loaded_elsewhere(module, job)
+    tampered = verify()
     if job["mode"] == "import":
-        _imported(writer, names, None, None, start)
+        _imported(writer, names, None, elsewhere, start)
+    if tampered:
+        _refuse_all(writer, job, names, "sandbox", integrity.describe(tampered, "during import"))
+    if elsewhere is not None:
+        _refuse_all(writer, job, names, "module", elsewhere)
     if job["mode"] == "audit":
-        _audit(job, module, names, writer, oracle, violations, (pinned, pinned_probe))
+        _audit(job, module, names, writer, oracle, violations, (pinned, pinned_probe), verify)
     else:
         for name in names:
-            writer.emit(_run_one(job, module, name, pinned, violations, at_import))
+            writer.emit(_run_one(job, module, name, pinned, violations, at_import, verify))
+    _finish(writer, len(names))
+
+
+def _loaded_elsewhere(module: types.ModuleType, job: dict[str, Any]) -> str | None:
+    """Return why ``module`` is not the module version the job asked for, or ``None``."""
+    loaded = getattr(module, "__file__", None)
+    if isinstance(loaded, str) and os.path.realpath(loaded) == job["expect_file"]:
+        return None
+    # Another file answered the import (a package added in front of the base's, a module
+    # already imported under that name): its properties are not the ones asked for.
+    shown = styles.relative(loaded, job["trees"]) if isinstance(loaded, str) else "no file"
+    return f"importing {job['module']} loaded {shown}, not the module version asked for"
+
+
+def _refuse_all(
+    writer: Writer,
+    job: dict[str, Any],
+    names: list[str],
+    kind: str,
+    message: str,
+    missing: str | None = None,
+) -> NoReturn:
+    """End a ``run`` or ``audit`` job whose properties cannot run: each fails (an audit
+    records an error) with ``message``."""
+    for name in names:
+        if job["mode"] == "audit":
+            writer.emit({"property": name, "audit": {"error": message}, "seconds": 0.0})
+        else:
+            writer.emit(_failed(name, "unknown", kind, None, None, message, 0.0, missing))
     _finish(writer, len(names))
 
 
@@ -227,6 +274,30 @@ def _failed(
 
 
 def _run_one(
+    job: dict[str, Any],
+    module: types.ModuleType,
+    name: str,
+    pinned: Any,
+    violations: list[str],
+    at_import: list[str],
+    verify: Verify,
+) -> dict[str, Any]:
+    """Return the result record of property ``name``: its run judged, then the integrity
+    check (last: describing a failure calls the code under test's ``__str__``/``__repr__``
+    too); a rebinding turns any outcome into a ``sandbox`` failure."""
+    record = _run_record(job, module, name, pinned, violations, at_import)
+    tampered = verify()
+    if not tampered:
+        return record
+    message = integrity.describe(tampered)
+    if record["outcome"] == "fail":
+        message += f"; the property failed too: {record['message']}"
+    if len(message) > styles.MESSAGE_LIMIT:
+        message = message[: styles.MESSAGE_LIMIT - 3] + "..."
+    return {**record, "outcome": "fail", "kind": "sandbox", "message": message, "missing": None}
+
+
+def _run_record(
     job: dict[str, Any],
     module: types.ModuleType,
     name: str,
@@ -306,6 +377,7 @@ def _audit(
     oracle: Any,
     violations: list[str],
     pinned: tuple[Any, Any],
+    verify: Verify,
 ) -> None:
     budgets: dict[str, float] = job["per_mutant_timeout_s"]
     probe_cases = min(int(job["cases"]), PROBE_CASES)
@@ -321,6 +393,10 @@ def _audit(
             probe = _prepare(job, module, name, pinned[1], probe_cases)
             record = _audit_one(job, prepared, probe, oracle, budgets.get(name, 1.0))
         sandbox.take(violations)
+        tampered = verify()
+        if tampered:
+            # The findings of a run whose objects were rebound are not believed.
+            record = {"error": integrity.describe(tampered)}
         writer.emit({"property": name, "audit": record, "seconds": time.perf_counter() - start})
 
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import ast
 import importlib.machinery
+import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from patchlane.config import PropertyLane
+from patchlane.untrusted import parse_python
 
 PREFIX = "prop_"
 
@@ -78,6 +80,15 @@ def find_module_file(module: str, roots: Sequence[Path]) -> Path | None:
     return None  # pragma: no cover - the loop returns on the last part
 
 
+def top_level_places(module: str, roots: Sequence[Path]) -> tuple[Path, ...]:
+    """Return where ``module``'s top-level package (or module) resolves with ``roots`` as
+    ``sys.path``, by the same rules as ``find_module_file``: a regular package's directory,
+    a module's file, or every portion of a namespace package (its submodules may come from
+    any of them). Empty when nothing of that name is found in ``roots``."""
+    found = _find(module.split(".")[0], roots)
+    return () if found is None else found[1]
+
+
 def _find(name: str, directories: Sequence[Path]) -> tuple[str, tuple[Path, ...]] | None:
     namespace: list[Path] = []
     for directory in directories:
@@ -108,9 +119,10 @@ def property_names(source: str, filename: str) -> tuple[str, ...]:
     Top level includes ``def``/``async def``, plain and annotated assignments
     (``prop_y = check(gen)(impl)``) and the bodies of top-level ``if``/``try``/``with``
     blocks (a property guarded by a version check is still a property). Raises
-    ``SyntaxError`` when the source does not parse.
+    ``SyntaxError`` when the source cannot be parsed, whatever the reason: invalid syntax,
+    NUL bytes, nesting too deep, too large (``untrusted.parse_python``).
     """
-    tree = ast.parse(source, filename=filename)
+    tree = parse_python(source, filename)
     names: dict[str, None] = {}
     for node in _top_level(tree.body):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -128,24 +140,34 @@ def property_names(source: str, filename: str) -> tuple[str, ...]:
 
 
 def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    for node in body:
+    """Yield the statements of ``body`` and of its ``if``/``try``/``with`` blocks, each
+    block right after the statement that holds it (pre-order)."""
+    # An explicit stack, not recursion: a patch's chain of two thousand ``elif``s parses
+    # (ast nests each in the one before) and would overflow a recursive walk.
+    stack: list[Iterator[ast.stmt]] = [iter(body)]
+    while stack:
+        node = next(stack[-1], None)
+        if node is None:
+            stack.pop()
+            continue
         yield node
+        blocks: list[list[ast.stmt]] = []
         if isinstance(node, ast.If):
-            yield from _top_level(node.body)
-            yield from _top_level(node.orelse)
+            blocks = [node.body, node.orelse]
         elif isinstance(node, ast.Try | ast.TryStar):
-            for block in (node.body, node.orelse, node.finalbody):
-                yield from _top_level(block)
-            for handler in node.handlers:
-                yield from _top_level(handler.body)
+            blocks = [node.body, node.orelse, node.finalbody]
+            blocks.extend(handler.body for handler in node.handlers)
         elif isinstance(node, ast.With):
-            yield from _top_level(node.body)
+            blocks = [node.body]
+        if blocks:
+            stack.append(itertools.chain.from_iterable(blocks))
 
 
 def read_version(module: str, source: str, file: Path, label: str) -> ModuleVersion:
     """Parse one module version found at ``file``; ``label`` names it in messages (a
-    repository-relative path). Never raises: an unreadable or unparsable file comes back
-    with ``error`` set."""
+    repository-relative path). Returns the ``ModuleVersion``. Never raises: an unreadable
+    or unparsable file (not UTF-8, invalid syntax, NUL bytes, nested too deeply, too
+    large) comes back with ``error`` set, which the lane counts as a failed property."""
     try:
         text = file.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as e:
@@ -163,13 +185,14 @@ def overlapping_prefixes(lane: PropertyLane, prefixes: Sequence[str]) -> list[st
 
     Base oracles are run with the base's property packages first on ``sys.path``; a package
     that also holds the code under test would then test the base's code, not the patch's.
+    ``""`` (the whole tree) overlaps every path.
     """
     out = []
     for prefix in prefixes:
         a = prefix.rstrip("/")
         for path in lane.paths:
             b = path.rstrip("/")
-            if a == b or a.startswith(b + "/") or b.startswith(a + "/"):
+            if not a or a == b or a.startswith(b + "/") or b.startswith(a + "/"):
                 out.append(prefix)
                 break
     return out
@@ -177,7 +200,12 @@ def overlapping_prefixes(lane: PropertyLane, prefixes: Sequence[str]) -> list[st
 
 def module_prefixes(lane: PropertyLane, module: str) -> tuple[str, ...]:
     """Return the repository paths that can hold ``module``'s top-level package (or
-    module), under the repository root, ``src/`` and each ``pythonpath`` entry."""
+    module), under the repository root, ``src/`` and each ``pythonpath`` entry.
+
+    These are candidates built from the name, whether or not the module lives there: what
+    to materialise before looking. Where it really resolves in a tree is
+    ``top_level_places``'s answer; only that may be held against it (``overlapping_prefixes``).
+    """
     top = module.split(".")[0]
     roots = ("", "src/", *(p if p.endswith("/") else p + "/" for p in lane.pythonpath))
     out: list[str] = []

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from patchlane.lanes.property.astnorm import FunctionNode, is_docstring
+from patchlane.untrusted import DEPTH_FAILURES
 
 # The order of kinds within one position, and the rotation that spreads a limited budget.
 KINDS = ("compare", "arithmetic", "boolean", "constant", "return")
@@ -164,7 +165,12 @@ def _constant_change(value: object) -> tuple[object, str] | None:
 
 
 def _short(node: ast.AST, width: int = 40) -> str:
-    text = " ".join(ast.unparse(node).split())
+    try:
+        text = " ".join(ast.unparse(node).split())
+    except DEPTH_FAILURES:
+        # ast.unparse recurses deeper per level than visit_body: a node visit_body reached
+        # can still be too deep to print. The description is only for people.
+        return "<expression nested too deeply to show>"
     return text if len(text) <= width else text[: width - 3] + "..."
 
 

@@ -34,6 +34,7 @@ from patchlane.lanes.property.astnorm import (
     weight,
 )
 from patchlane.lanes.property.mutants import run_mutants
+from patchlane.untrusted import DEPTH_FAILURES
 
 MIRRORS_IMPLEMENTATION = "mirrors_implementation"
 SURVIVES_MUTANTS = "survives_mutants"
@@ -196,7 +197,9 @@ def audit_property(
     The others are compared for mirrored formulas and, unless ``mutants_limit`` is 0, up
     to ``mutants_limit`` mutants of them are run with ``per_mutant_timeout_s`` each (see
     ``mutants.run_mutants``; every ``__code__`` is restored afterwards). A property that
-    ran against at least one mutant and killed none gets ``survives_mutants``.
+    ran against at least one mutant and killed none gets ``survives_mutants``. Source that
+    cannot be parsed or is nested too deeply to analyse is never an error here: what it
+    kept from being audited is said in ``notes``.
 
     Raises ``ValueError`` for a negative ``mutants_limit`` or a non-positive timeout.
     """
@@ -223,7 +226,15 @@ def audit_property(
         prop_sources = _sources([user, *helpers], notes)
         if prop_sources and prop_sources[0].func is user:
             target_sources = sorted(_sources(targets, notes), key=lambda s: s.name)
-            findings.extend(find_mirrors(prop_sources, prop_name, target_sources))
+            try:
+                findings.extend(find_mirrors(prop_sources, prop_name, target_sources))
+            except DEPTH_FAILURES:
+                # The walks of find_mirrors recurse, and the code under test is the
+                # patch's: an expression that parsed can still be too deep to walk.
+                notes.append(
+                    f"{prop_name}: not compared for mirrored formulas: "
+                    "an expression is nested too deeply to analyse"
+                )
 
     run = run_mutants(prop, targets, limit=mutants_limit, per_mutant_timeout_s=per_mutant_timeout_s)
     notes.extend(run.notes)

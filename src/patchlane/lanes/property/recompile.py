@@ -29,6 +29,7 @@ from patchlane.lanes.property.mutations import (
     changes_at,
     visit_body,
 )
+from patchlane.untrusted import DEPTH_FAILURES
 
 # Compiler flags of ``from __future__`` imports: a mutant compiles like its module did.
 _FUTURE_FLAGS = 0
@@ -144,7 +145,8 @@ class MutableFunction:
     """A live function whose source recompiles to exactly its live code.
 
     Raises ``Unmutatable`` from the constructor when that is not so: no source (a lambda,
-    generated code), or source that does not compile to the live ``__code__`` (a wrapper
+    generated code, a file that cannot be parsed), source nested too deeply to walk or
+    recompile, or source that does not compile to the live ``__code__`` (a wrapper
     made by a decorator, a file edited since import, a closure shape that cannot be
     rebuilt). Checking the round trip first means that a mutant differs from the live
     function by its one change and nothing else.
@@ -160,10 +162,14 @@ class MutableFunction:
             raise Unmutatable(str(exc)) from None
         self._flags = self.original.co_flags & _FUTURE_FLAGS
         self._class = _enclosing_class(func.__qualname__)
-        self._imports = _module_imports(self.source.module)
-        self._visits = visit_body(self.source.node)
         try:
+            # These walks (and deepcopy, and the compiler) recurse: the patch's code can
+            # parse and still be too deep for them.
+            self._imports = _module_imports(self.source.module)
+            self._visits = visit_body(self.source.node)
             code = self._compile(copy.deepcopy(self.source.node))
+        except DEPTH_FAILURES:
+            raise Unmutatable("its source is nested too deeply to mutate") from None
         except (SyntaxError, ValueError) as exc:
             raise Unmutatable(f"its source does not compile on its own: {exc}") from None
         if _shape(code) != _shape(self.original):
@@ -257,20 +263,24 @@ class MutableFunction:
     def compile_mutant(self, change: Change) -> types.CodeType:
         """Return the code of this function with ``change`` applied.
 
-        Raises ``Unmutatable`` when the mutant does not compile or would change the
-        function's free variables (``__code__`` cannot then be swapped).
+        Raises ``Unmutatable`` when the mutant does not compile (nested too deeply
+        included) or would change the function's free variables (``__code__`` cannot then
+        be swapped).
         """
-        definition = copy.deepcopy(self.source.node)
-        apply_change(definition, change)
         try:
+            definition = copy.deepcopy(self.source.node)
+            apply_change(definition, change)
             code = self._compile(definition)
+            if code.co_freevars != self.original.co_freevars:
+                # The change dropped the only use of a free variable (``return super().f()``
+                # became ``return None``): a dead reference restores the closure's shape.
+                last = definition.body[-1]
+                definition.body.append(_keep_alive(self.original.co_freevars, last))
+                code = self._compile(definition)
+        except DEPTH_FAILURES:
+            raise Unmutatable("nested too deeply to compile") from None
         except (SyntaxError, ValueError) as exc:
             raise Unmutatable(f"does not compile: {exc}") from None
-        if code.co_freevars != self.original.co_freevars:
-            # The change dropped the only use of a free variable (``return super().f()``
-            # became ``return None``): a dead reference restores the closure's shape.
-            definition.body.append(_keep_alive(self.original.co_freevars, definition.body[-1]))
-            code = self._compile(definition)
         if code.co_freevars != self.original.co_freevars:  # pragma: no cover - defensive
             raise Unmutatable("it would change the function's closure")
         return code

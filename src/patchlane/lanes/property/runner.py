@@ -20,7 +20,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from patchlane.lanes.property.report import (
     PropertyRun,
     status_and_reason,
 )
+from patchlane.paths import to_fs
 from patchlane.tree import materialise
 from patchlane.ui import Output, one_line
 
@@ -70,8 +71,10 @@ class _Job:
 
 @dataclass(frozen=True)
 class _Trees:
-    """Where the code under test (head) and the base's property packages are on disk, and
-    what of the base's property packages could not be materialised (``(path, why)``)."""
+    """Where the code under test (head) and the base's property packages are on disk, what
+    of the base's property packages could not be materialised (``(path, why)``), and where
+    each module's top-level package really resolves at base (``base_places``, repository
+    paths such as ``checks/``; see ``_places``)."""
 
     repo: Path
     head_root: Path
@@ -80,6 +83,7 @@ class _Trees:
     head: str | None
     where: str
     base_skipped: tuple[tuple[str, str], ...] = ()
+    base_places: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def run_property_lane(
@@ -180,11 +184,78 @@ def _trees(
     if base_commit is None:
         where = f"no base, oracles from head {head_commit[:12]}"
         return _Trees(repo, head_root, None, None, head_commit, where)
-    base_root = scratch / "base"
-    base_tree = materialise(repo, base_commit, base_root, property_module_prefixes(review_map))
+    base_root, skipped, places = _materialise_base(repo, review_map, base_commit, scratch)
     where = f"oracles from base {base_commit[:12]} and head {head_commit[:12]}"
-    skipped = base_tree.skipped
-    return _Trees(repo, head_root, base_root, base_commit, head_commit, where, skipped)
+    return _Trees(repo, head_root, base_root, base_commit, head_commit, where, skipped, places)
+
+
+def _materialise_base(
+    repo: Path, review_map: ReviewMap, commit: str, scratch: Path
+) -> tuple[Path, tuple[tuple[str, str], ...], dict[str, tuple[str, ...]]]:
+    """Write the base's property packages to ``scratch/base``. Return that root, what was
+    not materialised (``(path, why)``) and, per module, the places where its top-level
+    package really resolves at base (``_places``; none for a module the base lacks).
+
+    Where a module lives is only known by looking: first every candidate built from the
+    module names is written (each name under every import root), and each module is
+    located there in the child's ``sys.path`` order of roots. The base tree must hold
+    nothing else: its roots go on ``sys.path`` ahead of the head's, so a candidate that is
+    not where the module resolves (``src/checks/`` beside the property package
+    ``checks/``) or a package refused for holding code under test would put the base's
+    code where the head's belongs. When the candidates hold more than the places of the
+    modules that may run from the base, the tree is written again with only those.
+    """
+    lane = review_map.property
+    assert lane is not None  # noqa: S101 - the lane runs only with a property lane
+    candidates = property_module_prefixes(review_map)
+    probe_root = scratch / "base-candidates"
+    probe = materialise(repo, commit, probe_root, candidates)
+    # A module the base does not hold has no base version to refuse (nor to run): the
+    # checks for a missing base module apply to it instead.
+    roots = discover.search_roots(probe_root, lane)
+    places = {
+        module: _places(probe_root, lane, module)
+        if discover.find_module_file(module, roots) is not None
+        else ()
+        for module in lane.modules
+    }
+    keep = sorted(
+        {
+            place
+            for found in places.values()
+            if not discover.overlapping_prefixes(lane, found)
+            for place in found
+        }
+    )
+    present = {c for c in candidates if os.path.lexists(to_fs(probe_root, c))}
+    base_root = scratch / "base"
+    if present <= set(keep):
+        probe_root.rename(base_root)  # in-tree links are relative: they survive the move
+        return base_root, probe.skipped, places
+    if not keep:
+        base_root.mkdir()
+        return base_root, probe.skipped, places
+    narrow = materialise(repo, commit, base_root, keep)
+    skipped = tuple(dict.fromkeys((*probe.skipped, *narrow.skipped)))
+    return base_root, skipped, places
+
+
+def _places(root: Path, lane: PropertyLane, module: str) -> tuple[str, ...]:
+    """Return the repository paths where ``module``'s top-level package (or module)
+    resolves in the tree at ``root``, its import roots searched in the child's ``sys.path``
+    order (``discover.top_level_places``): ``checks/`` for a package directory,
+    ``props.py`` for a module, each portion of a namespace package, and for an in-tree
+    symlink also the path it resolves to (its bytes are what runs). ``""`` stands for the
+    whole tree. Empty when the tree holds nothing of that name."""
+    real_root = Path(os.path.realpath(root))
+    out: dict[str, None] = {}
+    for place in discover.top_level_places(module, discover.search_roots(root, lane)):
+        suffix = "/" if place.is_dir() else ""
+        for path, within in ((place, root), (Path(os.path.realpath(place)), real_root)):
+            if path.is_relative_to(within):
+                rel = path.relative_to(within).as_posix()
+                out.setdefault("" if rel == "." else rel + suffix)
+    return tuple(out)
 
 
 class _LaneRun:
@@ -254,9 +325,10 @@ class _LaneRun:
         trees = self.trees
         base_version = None
         if trees.base_root is not None:
-            overlap = discover.overlapping_prefixes(
-                self.lane, discover.module_prefixes(self.lane, module)
-            )
+            # Only where the base's module really is counts (issue 9): a candidate built
+            # from its name under another root (``src/checks/`` for ``checks.props`` at
+            # the repository root) holds nothing of it.
+            overlap = discover.overlapping_prefixes(self.lane, trees.base_places.get(module, ()))
             if overlap:
                 self._module_failure(
                     module,
@@ -557,10 +629,18 @@ class _LaneRun:
         """Audit every head property that passed, one child per module; record findings
         and kill ratios. Never adds failures: an audit says how good an oracle is, not
         whether the patch broke it."""
-        excluded = [
-            os.fspath(self.trees.head_root / p.rstrip("/"))
-            for p in property_module_prefixes(self.review_map)
-        ]
+        # The head's property packages where they really are: a candidate built from a
+        # module's name that does not exist would, as a bare prefix, also hide code under
+        # test (``src/checks`` covers ``src/checksum.py``), and one that holds other code
+        # is not a property package.
+        head = self.trees.head_root
+        excluded = list(
+            dict.fromkeys(
+                os.fspath(head.joinpath(*rel.rstrip("/").split("/")))
+                for module in self.lane.modules
+                for rel in _places(head, self.lane, module)
+            )
+        )
         if self.trees.base_root is not None:
             excluded.append(os.fspath(self.trees.base_root))
         jobs = []

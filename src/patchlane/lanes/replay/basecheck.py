@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchlane import git
+from patchlane.bytecode import is_bytecode
 from patchlane.lanes.replay.run import FAILED, PASSED, CollectError, TestRun, run_tests
 from patchlane.paths import to_fs, under_any
 from patchlane.tree import materialise
@@ -101,6 +102,8 @@ def test_changes(
         tree = Path(tmp) / "tree"
         materialise(repo, head, tree)
         for c in changed:
+            if is_bytecode(c.path):
+                continue  # never written, from either side (patchlane.bytecode)
             target = to_fs(tree, c.path)
             if target.is_symlink() or target.is_file():
                 target.unlink()

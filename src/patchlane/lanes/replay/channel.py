@@ -13,6 +13,8 @@ import json
 import os
 import re
 import sys
+import types
+from collections.abc import Iterable
 from typing import Any, NoReturn
 
 _MISSING = re.compile(r"No module named '([^']+)'")
@@ -71,3 +73,25 @@ def collect_error(nodeid: str, text: str) -> dict[str, Any]:
         "message": last_line(text) or "collection error",
         "missing": missing.group(1) if missing else None,
     }
+
+
+def tree_plugins(plugins: Iterable[object], root: str) -> list[str]:
+    """Return the files below ``root`` (repository-relative, sorted) whose modules pytest
+    holds as plugins: conftests, modules named by ``pytest_plugins`` or ``-p``, and the
+    modules of plugin objects registered at run time.
+
+    What pytest actually loaded, for the parent to compare with what classify found
+    statically (a plugin named by a computed string escapes the static rules).
+    """
+    found: set[str] = set()
+    for plugin in plugins:
+        module = plugin if isinstance(plugin, types.ModuleType) else None
+        if module is None:
+            module = sys.modules.get(getattr(type(plugin), "__module__", "") or "")
+        file = getattr(module, "__file__", None) if module is not None else None
+        if not isinstance(file, str):
+            continue
+        rel = os.path.relpath(os.path.abspath(file), root)  # noqa: PTH100 - lexical
+        if rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+            found.add(rel.replace(os.sep, "/"))
+    return sorted(found)

@@ -52,6 +52,9 @@ class Collected:
     network: str
     seconds: float
     errors: tuple[CollectError, ...] = ()
+    # Files of the tree pytest held as plugins once collection finished (see
+    # ``channel.tree_plugins``).
+    plugin_files: tuple[str, ...] = ()
 
 
 def pytest_args(root: Path, test_paths: Sequence[str]) -> list[str]:
@@ -100,6 +103,10 @@ def collect(
     layers = process.isolation()
     argv = (*layers.prefix, *CHILD_ARGV, CHILD_MODULE)
     with tempfile.TemporaryDirectory(prefix="patchlane-collect-home-") as home:
+        if env is not None:
+            # Whatever environment the caller built, bytecode in the tree is never read
+            # (patchlane.bytecode); minimal_env sets its own private prefix.
+            env = {**env, "PYTHONPYCACHEPREFIX": process.private_pycache(Path(home))}
         try:
             run = process.run_child(
                 argv,
@@ -119,8 +126,8 @@ def collect(
             )
         except OSError as e:
             raise CollectionError(f"pytest could not be started: {e.strerror or e}") from e
-    nodeids, errors = _judge(run, timeout_s)
-    return Collected(nodeids, layers.network, run.seconds, errors)
+    nodeids, errors, plugin_files = _judge(run, timeout_s)
+    return Collected(nodeids, layers.network, run.seconds, errors, plugin_files)
 
 
 def _tail(run: process.ChildRun) -> list[str]:
@@ -130,11 +137,21 @@ def _tail(run: process.ChildRun) -> list[str]:
     return lines[-TAIL_LINES:]
 
 
+def _text(value: object, default: str) -> str:
+    """Return ``value`` when it is a string, else ``default``.
+
+    The child's records are the patch's to forge (its code runs in that process), and
+    ``str()`` of what JSON can hold is not safe: a list nested nine hundred deep raises
+    RecursionError.
+    """
+    return value if isinstance(value, str) else default
+
+
 def _judge(
     run: process.ChildRun, timeout_s: float
-) -> tuple[tuple[str, ...], tuple[CollectError, ...]]:
-    """Return the node ids and collection errors of a finished child, or raise
-    ``CollectionError``."""
+) -> tuple[tuple[str, ...], tuple[CollectError, ...], tuple[str, ...]]:
+    """Return the node ids, collection errors and plugin files of a finished child, or
+    raise ``CollectionError``."""
     if run.timed_out:
         raise CollectionError(f"test collection timed out after {timeout_s:g} s", _tail(run))
     if run.problems or run.done_count is None or run.done_count != len(run.records):
@@ -151,7 +168,7 @@ def _judge(
     ):
         raise CollectionError("test collection failed (no exit record)", _tail(run))
     if violations:
-        shown = [one_line(str(v)) for v in violations[:TAIL_LINES]]
+        shown = [one_line(_text(v, "(not a message)")) for v in violations[:TAIL_LINES]]
         raise CollectionError("test collection tried to reach the network", shown)
     file_errors: list[CollectError] = []
     for error in errors:
@@ -160,12 +177,13 @@ def _judge(
             # Not one file's error (pytest itself, a conftest, a directory): no test of the
             # project can be told apart from another, so nothing can be selected.
             message = error.get("message") if isinstance(error, dict) else error
-            raise CollectionError("pytest could not collect the tests", [one_line(str(message))])
+            detail = one_line(_text(message, "(not a message)"))
+            raise CollectionError("pytest could not collect the tests", [detail])
         missing = error.get("missing")
         file_errors.append(
             CollectError(
                 nodeid,
-                one_line(str(error.get("message") or "collection error")),
+                one_line(_text(error.get("message"), "") or "collection error"),
                 missing if isinstance(missing, str) else None,
             )
         )
@@ -178,4 +196,6 @@ def _judge(
         if not isinstance(nodeid, str) or set(record) != {"nodeid"}:
             raise CollectionError("test collection failed (a malformed node id record)")
         nodeids.append(nodeid)
-    return tuple(nodeids), tuple(file_errors)
+    plugins = final.get("plugins")
+    plugin_files = [p for p in plugins if isinstance(p, str)] if isinstance(plugins, list) else []
+    return tuple(nodeids), tuple(file_errors), tuple(sorted(plugin_files))

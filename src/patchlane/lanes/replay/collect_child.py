@@ -28,8 +28,14 @@ from typing import Any
 
 import pytest
 
+from patchlane.bytecode import refuse_sourceless_imports
 from patchlane.lanes.property.sandbox import BLOCKED_EVENTS
-from patchlane.lanes.replay.channel import ResultWriter, collect_error, without_xdist
+from patchlane.lanes.replay.channel import (
+    ResultWriter,
+    collect_error,
+    tree_plugins,
+    without_xdist,
+)
 
 NETWORK_EVENTS = frozenset(e for e in BLOCKED_EVENTS if e.startswith("socket."))
 
@@ -91,6 +97,7 @@ class _Collector:
         self.errors: list[dict[str, Any]] = []
         self.doctest_only = doctest_only
         self.extra_paths = extra_paths
+        self.plugins: list[str] = []
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -115,6 +122,8 @@ class _Collector:
             self.errors.append(collect_error(report.nodeid, str(report.longreprtext or "")))
 
     def pytest_collection_finish(self, session: Any) -> None:
+        plugins = session.config.pluginmanager.get_plugins()
+        self.plugins = tree_plugins(plugins, os.fspath(Path.cwd()))
         for item in session.items:
             if (
                 item.nodeid.split("::", 1)[0] in self.doctest_only
@@ -129,6 +138,9 @@ def main() -> None:
     job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     writer = ResultWriter(int(job["result_fd"]), str(job["token"]))
     violations: list[str] = []
+    # The tree is materialised without bytecode; should any appear, modules below the
+    # root still come from source only (patchlane.bytecode), as in the run child.
+    refuse_sourceless_imports(Path.cwd())
     # What ``python -m pytest`` does: the working directory (the tree root) first.
     sys.path.insert(0, str(Path.cwd()))
     _install_network_guard(violations)
@@ -144,7 +156,14 @@ def main() -> None:
         collector.errors.append(
             {"nodeid": "", "message": f"pytest raised {type(e).__name__}: {e}", "missing": None}
         )
-    writer.emit({"exit": code, "errors": collector.errors, "violations": list(violations)})
+    writer.emit(
+        {
+            "exit": code,
+            "errors": collector.errors,
+            "violations": list(violations),
+            "plugins": collector.plugins,
+        }
+    )
     writer.finish()
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from patchlane.paths import under
+from patchlane.untrusted import parse_python
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,9 @@ class ImportGraph:
     ``names``: module name -> files that provide it (a file may have several names, one
     per root that contains it). ``imports``: file -> the module names it may import
     (every dotted prefix included: importing ``a.b`` imports ``a``). ``unparsable``: files
-    that are not valid Python (nothing is known about what they import).
+    that patchlane cannot parse (invalid syntax, NUL bytes, nested too deeply, too large):
+    nothing is known about what they import, so each is taken to import every module of
+    the project, like a computed import.
     """
 
     roots: tuple[str, ...]
@@ -212,8 +215,12 @@ def build(
     """Build the graph of ``sources`` (repository path -> bytes of every ``.py`` file).
 
     ``roots`` are import roots relative to the tree (``""`` for the root itself);
-    ``test_files`` add pytest's own roots for them. Never raises for a file's content: a
-    file that does not parse is listed in ``unparsable``.
+    ``test_files`` add pytest's own roots for them. Returns the ``ImportGraph``. Never
+    raises for a file's content: a file that does not parse (``untrusted.parse_python``:
+    syntax, NUL bytes, nesting, size) is listed in ``unparsable`` and imports every module
+    of the project. That widens the slice rather than narrowing it: the host's interpreter
+    may parse what this one refuses (a newer syntax, a larger limit), and then the file
+    could import anything.
     """
     existing = frozenset(sources)
     all_roots = tuple(
@@ -225,14 +232,18 @@ def build(
             names.setdefault(name, set()).add(path)
     imports: dict[str, frozenset[str]] = {}
     unparsable: list[str] = []
+    every_module = frozenset(names)
     for path, data in sources.items():
         try:
-            tree = ast.parse(data, filename=path)
-        except (SyntaxError, ValueError):  # ValueError: a NUL byte in the source
+            tree = parse_python(data, path)
+        except SyntaxError:
             unparsable.append(path)
+            imports[path] = every_module
             continue
         own = module_names(path, all_roots)
         is_package = path.endswith("/__init__.py") or path == "__init__.py"
+        # imported_names walks iteratively (ast.walk), so a deep tree that parsed is no
+        # danger here.
         found = imported_names(tree, own, is_package)
         if ANY_MODULE in found:
             found = (found - {ANY_MODULE}) | set(names)  # every module of the project

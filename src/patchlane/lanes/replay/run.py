@@ -82,6 +82,9 @@ class TestRun:
     problems: tuple[str, ...]
     timed_out: bool
     output_tail: bytes
+    # Files of the tree pytest held as plugins (conftests, ``pytest_plugins`` modules,
+    # plugins registered at run time): what the run loaded, against what classify found.
+    plugin_files: tuple[str, ...] = ()
 
     def ids(self, outcome: str) -> tuple[str, ...]:
         """The node ids with ``outcome``, sorted."""
@@ -108,12 +111,24 @@ class RunResult:
         return self.run.output_tail
 
 
-def child_env(seed: int) -> dict[str, str]:
+def child_env(seed: int, scratch: Path | None = None) -> dict[str, str]:
     """Return pytest's environment: the host's, with the seed pinned and without the variables
-    that would change which tests run or how, or keep patchlane's own plugin from loading."""
+    that would change which tests run or how, or keep patchlane's own plugin from loading.
+
+    With ``scratch`` (a directory the parent made for this child), ``PYTHONPYCACHEPREFIX``
+    names a fresh, empty directory created in it, so that no bytecode committed to the tree
+    is ever read (``patchlane.bytecode``); the host's own prefix is never passed on. Without
+    it the caller must set the prefix itself (``collect`` does). Raises ``OSError`` when
+    ``scratch`` cannot be written.
+    """
+    from patchlane.lanes.property.process import private_pycache
+
     env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
+    env.pop("PYTHONPYCACHEPREFIX", None)
     env["PYTHONHASHSEED"] = str(seed)
     env["PATCHLANE_SEED"] = str(seed)
+    if scratch is not None:
+        env["PYTHONPYCACHEPREFIX"] = private_pycache(scratch)
     return env
 
 
@@ -161,7 +176,7 @@ def run_tests(
             token=secrets.token_hex(16),
             timeout_s=timeout_s,
             cwd=tree,
-            env=child_env(seed),
+            env=child_env(seed, Path(tmp)),
             result_limit=RESULT_LIMIT,
         )
     tail = run.stdout_tail + run.stderr_tail
@@ -222,6 +237,7 @@ def fold(
         problems=tuple(problems),
         timed_out=timed_out,
         output_tail=output_tail,
+        plugin_files=tuple(sorted(state.plugins)),
     )
 
 
@@ -235,9 +251,12 @@ class _Fold:
     errors: list[CollectError] = field(default_factory=list)
     exit_code: int | None = None
     raised: str | None = None
+    plugins: set[str] = field(default_factory=set)
 
     def take(self, record: Mapping[str, Any]) -> None:
-        if isinstance(record.get("n"), str):
+        if isinstance(record.get("plugins"), list):
+            self.plugins.update(p for p in record["plugins"] if isinstance(p, str))
+        elif isinstance(record.get("n"), str):
             self.reports.setdefault(record["n"], []).append(record)
         elif isinstance(record.get("fin"), str):
             self.finished.add(record["fin"])

@@ -4,7 +4,9 @@ Started by ``run.run_tests`` as ``python -P -B -X utf8 -m patchlane.lanes.replay
 with the tree as its working directory; reads its job (JSON) from stdin: pytest's arguments,
 the node ids to run (or the files whose every test runs), the result descriptor and the
 run's token. pytest and this module are imported *before* the tree goes on ``sys.path`` (as
-``python -m pytest`` would put it), so a file in the tree cannot shadow them.
+``python -m pytest`` would put it), so a file in the tree cannot shadow them. Bytecode in the
+tree never runs: the parent sets a private ``PYTHONPYCACHEPREFIX`` (no ``__pycache__`` of the
+tree is read) and modules below the tree are found from source only (``patchlane.bytecode``).
 
 The node ids reach pytest through this module's plugin, never through argv: pytest is asked
 to collect the tree root, the plugin ignores every path that is neither a wanted file nor one
@@ -28,11 +30,13 @@ from typing import Any
 
 import pytest
 
+from patchlane.bytecode import refuse_sourceless_imports
 from patchlane.lanes.replay.channel import (
     LINE_LIMIT,
     ResultWriter,
     collect_error,
     last_line,
+    tree_plugins,
     without_xdist,
 )
 
@@ -168,12 +172,26 @@ class _SliceRunner:
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         self.writer.emit({"fin": nodeid})
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._plugins(session)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self._plugins(session)  # again: a test or fixture may register one while it runs
+
+    def _plugins(self, session: pytest.Session) -> None:
+        plugins = session.config.pluginmanager.get_plugins()
+        self.writer.emit({"plugins": tree_plugins(plugins, os.fspath(self.root))})
+
 
 def main() -> None:
     """Run the job read from stdin; always ends the process with ``os._exit``."""
     job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     writer = ResultWriter(int(job["result_fd"]), str(job["token"]))
     root = Path.cwd()
+    # ``replay run`` on a host runs in its work tree, where a committed sourceless ``.pyc``
+    # would be imported as is: below the root, modules come from source only.
+    refuse_sourceless_imports(root)
     # What ``python -m pytest`` does: the working directory (the tree root) first.
     sys.path.insert(0, str(root))
     runner = _SliceRunner(writer, root, list(job["nodeids"]), list(job.get("files", [])))

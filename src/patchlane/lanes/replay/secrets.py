@@ -25,6 +25,23 @@ RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
 )
 
+# Every character ``str.splitlines`` ends a line at ("\r\n" is one break).
+_BREAK_CHARS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_BREAKS = re.compile(f"\r\n|[{_BREAK_CHARS}]")
+
+
+def _line_local(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """Return ``pattern`` with ``\\s`` and ``[^'"]`` kept from matching a line break, so that
+    searching a whole text finds exactly what searching each of its lines finds."""
+    source = pattern.pattern.replace("\\s", f"[^\\S{_BREAK_CHARS}]")
+    source = source.replace("[^'\"]", f"[^'\"{_BREAK_CHARS}]")
+    return re.compile(source, pattern.flags)
+
+
+# The rules as searched: one pass over the whole text per rule. Matching line by line
+# cost a search per line and rule, seconds for a file of empty lines.
+_WHOLE_TEXT = tuple((rule, _line_local(pattern)) for rule, pattern in RULES)
+
 # Only this much of a file is read: the files a slice needs are source and fixtures, and a
 # many-megabyte data file would otherwise make the scan cost more than the slice saves.
 MAX_BYTES = 8 * 1024 * 1024
@@ -44,13 +61,26 @@ class Finding:
 
 
 def scan_text(path: str, text: str) -> list[Finding]:
-    """Return every (line, rule) finding in ``text``, at most one per rule and line."""
-    found: list[Finding] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        for rule, pattern in RULES:
-            if pattern.search(line):
-                found.append(Finding(path, number, rule))
-    return found
+    """Return every (line, rule) finding in ``text``, at most one per rule and line, in
+    line order and then ``RULES`` order; lines are numbered as ``str.splitlines`` splits
+    them. Linear in the text (no rule can backtrack across lines). Never raises."""
+    hits: set[tuple[int, int]] = set()
+    for index, (_, pattern) in enumerate(_WHOLE_TEXT):
+        starts = [m.start() for m in pattern.finditer(text)]
+        for number in _line_numbers(text, starts):
+            hits.add((number, index))
+    return [Finding(path, number, RULES[index][0]) for number, index in sorted(hits)]
+
+
+def _line_numbers(text: str, positions: list[int]) -> list[int]:
+    """Return the 1-based line of each of the ascending ``positions`` in ``text``."""
+    out: list[int] = []
+    line, counted = 1, 0
+    for pos in positions:
+        line += sum(1 for _ in _BREAKS.finditer(text, counted, pos))
+        counted = pos
+        out.append(line)
+    return out
 
 
 def scan_file(root: Path, rel: str) -> list[Finding]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ from patchlane.lanes.replay.secrets import scan_file
 from patchlane.paths import to_fs, under, under_any
 from patchlane.tree import materialise
 from patchlane.ui import Output, show
+from patchlane.untrusted import parse_python
 
 CONFTEST = "conftest.py"
 
@@ -64,6 +66,8 @@ class Selection:
     # Changed path -> the test files that reach it (import, name, or are it; "*" for the
     # whole suite under --all). A changed source file no test file reaches has no evidence.
     reached_by: dict[str, frozenset[str]] = field(default_factory=dict)
+    # Files of the head's tree pytest held as plugins after collecting the suite.
+    plugin_files: tuple[str, ...] = field(default=())
 
     def to_json(self, slice_path: str) -> dict[str, Any]:
         """Return the ``--json`` form: ``{slice, sha256, count, suite_size, private,
@@ -105,13 +109,25 @@ def _all_files(root: Path) -> list[str]:
     return sorted(out)
 
 
+# A run of text between quotes or line ends: what a string literal of an unparsable
+# source could hold (and some code besides, which only adds names).
+_QUOTED = re.compile(r"[^'\"\n]+")
+
+
 def named_basenames(data: bytes) -> frozenset[str]:
     """Return the last ``/`` part of every string constant in a Python source (f-string
-    parts included): what a file could name as a data file."""
+    parts included): what a file could name as a data file.
+
+    A source patchlane cannot parse (``untrusted.parse_python``: syntax, NUL bytes,
+    nesting, size) gets the last ``/`` part of every run of text between quotes or line
+    ends instead: a superset of its literals' (escape sequences aside), so that a file the
+    host's interpreter might still run is not taken to name nothing. Never raises.
+    """
     try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError):
-        return frozenset()
+        tree = parse_python(data, "<source>")
+    except SyntaxError:
+        text = data.decode("utf-8", "surrogateescape")
+        return frozenset(m.group().rsplit("/", 1)[-1] for m in _QUOTED.finditer(text))
     return frozenset(
         n.value.rsplit("/", 1)[-1]
         for n in ast.walk(tree)
@@ -346,7 +362,10 @@ def select_slice(
             by_file.setdefault(path, []).append(path)
             selector.notes.append(f"{show(path)} does not collect at head: {error.message}")
         graph = importgraph.build(selector.sources, selector.roots(), by_file)
-        selector.notes.extend(f"not valid Python: {show(p)}" for p in graph.unparsable)
+        selector.notes.extend(
+            f"not valid Python: {show(p)} (taken to import every project module)"
+            for p in graph.unparsable
+        )
         if all_tests:
             for nodeid in [*collected, *broken]:
                 selector.add(nodeid, "--all: the whole suite")
@@ -374,4 +393,5 @@ def select_slice(
         collected=tuple(collected),
         collect_errors=tuple(broken.values()),
         reached_by={p: frozenset(t) for p, t in selector.reached_by.items()},
+        plugin_files=result.plugin_files,
     )

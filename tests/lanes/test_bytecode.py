@@ -1,0 +1,248 @@
+"""Committed bytecode never runs (issue 9): every child that imports the repository's code
+judges the source, whatever ``__pycache__`` or sourceless ``.pyc`` the tree holds.
+
+The bytecode is compiled here, at test time, with the running interpreter (its magic number
+and cache tag); each planted file is first shown to win in a plain ``python -B``, so that a
+pass below means the guard held, not that the bytecode was never loadable.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import marshal
+import os
+import py_compile
+import struct
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from py_compile import PycInvalidationMode
+
+import pytest
+
+from patchlane.bytecode import is_bytecode
+from patchlane.lanes.property.process import minimal_env
+from patchlane.lanes.replay import slicefile
+from patchlane.lanes.replay.basecheck import failures_at_base
+from patchlane.lanes.replay.collect import collect
+from patchlane.lanes.replay.run import RunResult, child_env, run_slice
+from tests.gitrepo import GitRepo
+from tests.lanes.property import project as P
+
+TAG = sys.implementation.cache_tag
+
+
+def _compile(source: str, cfile: Path, mode: PycInvalidationMode) -> None:
+    """Compile ``source`` into ``cfile`` (a module of the same name, in a scratch dir)."""
+    cfile.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        fake = Path(tmp) / "module.py"
+        fake.write_text(source)
+        py_compile.compile(str(fake), cfile=str(cfile), doraise=True, invalidation_mode=mode)
+
+
+def plant_cached(tree: Path, rel_py: str, hostile: str) -> str:
+    """Write ``hostile`` as unchecked-hash bytecode in the ``__pycache__`` of ``rel_py`` (loaded
+    whatever the source says); return the bytecode's repository path."""
+    source = Path(rel_py)
+    rel = (source.parent / "__pycache__" / f"{source.stem}.{TAG}.pyc").as_posix()
+    _compile(hostile, tree / rel, PycInvalidationMode.UNCHECKED_HASH)
+    return rel
+
+
+def plant_sourceless(tree: Path, rel_pyc: str, source: str) -> None:
+    """Write ``source`` compiled as a sourceless module (``mod.pyc`` with no ``mod.py``)."""
+    _compile(source, tree / rel_pyc, PycInvalidationMode.TIMESTAMP)
+
+
+def plain_python(cwd: Path, code: str) -> str:
+    """Run ``code`` in a plain ``python -B`` (no guard) in ``cwd``; return its stdout."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}
+    proc = subprocess.run(
+        [sys.executable, "-B", "-c", f"import sys; sys.path.insert(0, ''); {code}"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return proc.stdout.strip()
+
+
+# --- the property child ---------------------------------------------------------------------
+
+HOSTILE_SHOP = "def refund(charge, amount):\n    return charge + amount\n"
+USES_HELPER = """\
+def prop_sourceless_helper_is_not_importable(seed, n=1):
+    try:
+        import shop.helper
+    except ImportError:
+        return
+    raise AssertionError((seed, 0, shop.helper.VALUE))
+"""
+
+
+def test_the_property_lane_judges_the_source_not_its_committed_bytecode(repo: GitRepo) -> None:
+    P.make(repo)
+    rel = plant_cached(repo.path, "src/shop/__init__.py", HOSTILE_SHOP)
+    assert plain_python(repo.path / "src", "import shop; print(shop.refund(1, 5))") == "6"
+    repo.commit("bytecode that breaks the property, beside a correct source")
+    assert P.lane(repo).status == "pass"  # head materialised from git: no bytecode at all
+    # The work tree (no base, no head) keeps the bytecode; the child's private pycache
+    # prefix is all that stops it being read.
+    assert (repo.path / rel).is_file()
+    assert P.lane(repo, base=None, head=None).status == "pass"
+
+
+def test_a_sourceless_module_is_not_importable_in_the_property_child(repo: GitRepo) -> None:
+    P.make(repo)
+    plant_sourceless(repo.path, "src/shop/helper.pyc", "VALUE = 'from bytecode'\n")
+    assert plain_python(repo.path / "src", "import shop.helper as h; print(h.VALUE)") == (
+        "from bytecode"
+    )
+    P.patch(repo, {"checks/props.py": P.SEED_PROP + "\n\n" + USES_HELPER})
+    report = P.lane(repo)
+    assert report.status == "pass", report.to_json()
+    assert P.outcomes(report)[("prop_sourceless_helper_is_not_importable", "head")] == "pass"
+    # The work tree keeps the .pyc: the child finds modules below it from source only.
+    assert (repo.path / "src/shop/helper.pyc").is_file()
+    worktree = P.lane(repo, base=None, head=None)
+    assert worktree.status == "pass", worktree.to_json()
+
+
+def test_the_property_childs_environment_names_a_fresh_private_prefix(tmp_path: Path) -> None:
+    env = minimal_env(tmp_path)
+    prefix = Path(env["PYTHONPYCACHEPREFIX"])
+    assert prefix.parent == tmp_path and prefix.is_dir() and not any(prefix.iterdir())
+    assert env["PYTHONPYCACHEPREFIX"] != minimal_env(tmp_path)["PYTHONPYCACHEPREFIX"]
+
+
+# --- the replay children --------------------------------------------------------------------
+
+CALC = "def answer():\n    return 1\n"
+HOSTILE_CALC = "def answer():\n    return 2\n"
+TEST_CALC = "from calc import answer\n\n\ndef test_answer():\n    assert answer() == 1\n"
+TEST_HELPER = """\
+import pytest
+
+
+def test_sourceless_helper_is_not_importable():
+    with pytest.raises(ImportError):
+        import helper
+"""
+TEST_STRICT = "def test_strict():\n    assert 1 == 2\n"
+REWRITTEN_GREEN = "def test_strict():\n    assert True\n"
+
+
+def _run(repo: GitRepo, nodeids: list[str]) -> RunResult:
+    data = slicefile.render(nodeids)
+    return run_slice(
+        repo.path,
+        slicefile.parse(data, "slice"),
+        slicefile.sha256(data),
+        seed=4242,
+        head=repo.head(),
+        host_role="test-host",
+        freeze_report=None,
+        timeout_s=120.0,
+    )
+
+
+def test_a_replay_run_in_the_work_tree_judges_the_source(repo: GitRepo) -> None:
+    repo.write("calc.py", CALC)
+    repo.write("tests/test_calc.py", TEST_CALC)
+    repo.write("tests/test_helper.py", TEST_HELPER)
+    repo.commit("base")
+    plant_cached(repo.path, "calc.py", HOSTILE_CALC)
+    plant_sourceless(repo.path, "helper.pyc", "VALUE = 1\n")
+    assert plain_python(repo.path, "import calc, helper; print(calc.answer(), helper.VALUE)") == (
+        "2 1"
+    )
+    repo.commit("bytecode")
+    nodeids = [
+        "tests/test_calc.py::test_answer",
+        "tests/test_helper.py::test_sourceless_helper_is_not_importable",
+    ]
+    result = _run(repo, nodeids)
+    assert result.receipt.passed_nodeids == tuple(nodeids), result.run.results
+
+
+def test_pytests_own_rewritten_bytecode_in_the_tree_is_not_read(repo: GitRepo) -> None:
+    # pytest keeps rewritten test modules as <name>.<tag>-pytest-<version>.pyc and trusts one
+    # whose header matches the source's mtime and size: plant one that makes a red test pass.
+    source = repo.write("tests/test_strict.py", TEST_STRICT)
+    repo.commit("a red test")
+    stat = source.stat()
+    code = compile(REWRITTEN_GREEN, str(source), "exec")
+    cache = source.parent / "__pycache__" / f"test_strict.{TAG}-pytest-{pytest.__version__}.pyc"
+    cache.parent.mkdir()
+    header = struct.pack("<LL", int(stat.st_mtime) & 0xFFFFFFFF, stat.st_size & 0xFFFFFFFF)
+    cache.write_bytes(importlib.util.MAGIC_NUMBER + b"\0\0\0\0" + header + marshal.dumps(code))
+    result = _run(repo, ["tests/test_strict.py::test_strict"])
+    assert result.receipt.failed_nodeids == ("tests/test_strict.py::test_strict",)
+
+
+def test_a_base_run_judges_the_base_source(repo: GitRepo) -> None:
+    repo.write("calc.py", CALC)
+    repo.write("tests/test_calc.py", TEST_CALC)
+    plant_cached(repo.path, "calc.py", HOSTILE_CALC)
+    base = repo.commit("a base whose committed bytecode would fail its test")
+    nodeid = "tests/test_calc.py::test_answer"
+    assert failures_at_base(repo.path, base, [nodeid], seed=1, timeout_s=120.0) == ()
+
+
+HELPERS = "PARAMS = [1]\n"
+HOSTILE_HELPERS = "PARAMS = [1, 2, 3]\n"
+TEST_PARAMS = """\
+import pytest
+
+from helpers import PARAMS
+
+
+@pytest.mark.parametrize("n", PARAMS)
+def test_p(n):
+    pass
+"""
+
+
+@pytest.mark.parametrize("environment", ["minimal", "run"])
+def test_collection_sees_the_source(tmp_path: Path, environment: str) -> None:
+    root = tmp_path / "tree"
+    (root / "tests").mkdir(parents=True)
+    (root / "helpers.py").write_text(HELPERS)
+    (root / "tests/test_p.py").write_text(TEST_PARAMS)
+    plant_cached(root, "helpers.py", HOSTILE_HELPERS)
+    (root / "tests/test_q.py").write_text("import extra\n\n\ndef test_q():\n    pass\n")
+    plant_sourceless(root, "tests/extra.pyc", "X = 1\n")
+    assert plain_python(root, "import helpers; print(len(helpers.PARAMS))") == "3"
+    assert plain_python(root / "tests", "import extra; print(extra.X)") == "1"
+    env = child_env(7) if environment == "run" else None
+    result = collect(root, ["tests"], env=env)
+    assert result.nodeids == ("tests/test_p.py::test_p[1]",)
+    assert [(e.nodeid, e.missing) for e in result.errors] == [("tests/test_q.py", "extra")]
+
+
+def test_the_run_environment_replaces_the_hosts_prefix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(tmp_path / "hosts"))
+    assert "PYTHONPYCACHEPREFIX" not in child_env(7)
+    prefix = Path(child_env(7, tmp_path)["PYTHONPYCACHEPREFIX"])
+    assert prefix.parent == tmp_path and prefix.is_dir() and not any(prefix.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("pkg/__pycache__/mod.cpython-311.pyc", True),
+        ("__pycache__/notes.txt", True),
+        ("pkg/mod.pyc", True),
+        ("pkg/MOD.PYO", True),
+        ("pkg/mod.py", False),
+        ("pkg/pycache/mod.py", False),
+        ("docs/about.pyc.md", False),
+    ],
+)
+def test_what_counts_as_bytecode(path: str, expected: bool) -> None:
+    assert is_bytecode(path) is expected
