@@ -180,3 +180,13 @@ def test_a_harness_change_that_stops_pytest_is_undecided_not_bad_input(
     assert gate(repo, out) == 3
     replay = json.loads((out / "replay-report.json").read_text(encoding="utf-8"))
     assert "pytest cannot collect the suite after the patch's harness change" in replay["reason"]
+
+
+def test_classify_prints_the_route(starred: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+    starred.write("tests/support.py", WASH)
+    starred.commit("helper washes failures")
+    assert main(["--repo", str(starred.path), "classify", "--base", "main"]) == 0
+    printed = capsys.readouterr().out
+    assert "control plane: tests/support.py (test harness: imported by tests/conftest.py)" in (
+        printed
+    )

@@ -62,7 +62,8 @@ def print_summary(result: Classification, ctx: Context) -> None:
     for lane, info in result.lanes.items():
         out.say(f"{lane}: {'applicable' if info.applicable else 'not_applicable'} ({info.reason})")
     for path, kind in result.control_plane:
-        out.say(f"control plane: {show(path)} ({kind})")
+        why = result.control_why.get((path, kind))
+        out.say(f"control plane: {show(path)} ({kind}{': ' + show(why) if why else ''})")
     for path in result.unmapped:
         out.say(f"unmapped: {show(path)}")
     out.say(f"map_complete: {json.dumps(result.map_complete)} ({result.map_reason})")
