@@ -9,7 +9,7 @@ import pytest
 
 from patchlane.classify import classify
 from patchlane.verdict import HARNESS
-from tests.gitrepo import GitRepo, make_project, start_patch
+from tests.gitrepo import GitRepo, add_symlink, make_project, start_patch
 
 
 def run(repo: GitRepo) -> dict[str, Any]:
@@ -223,3 +223,80 @@ def test_a_conftest_that_edits_sys_path_reaches_every_support_module(repo: GitRe
         {"tools/evil.py": HOOK},
     )  # fmt: skip
     assert ("tools/evil.py", HARNESS) in details(result)
+
+
+# --- what the pytest configuration loads -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("config", "content"),
+    [
+        ("pytest.ini", "[pytest]\naddopts = -p plugs.outcomes -q\n"),
+        ("pytest.ini", "[pytest]\naddopts = -pplugs.outcomes\n"),
+        ("tox.ini", "[pytest]\naddopts = -p plugs.outcomes\n"),
+        ("setup.cfg", "[tool:pytest]\naddopts = -p plugs.outcomes\n"),
+        ("pyproject.toml", '[tool.pytest.ini_options]\naddopts = ["-p", "plugs.outcomes"]\n'),
+        ("pyproject.toml", '[project.entry-points.pytest11]\nout = "plugs.outcomes"\n'),
+        ("setup.cfg", "[options.entry_points]\npytest11 =\n    out = plugs.outcomes:Plugin\n"),
+    ],
+)
+def test_a_module_the_configuration_loads_as_a_plugin_is_harness(
+    repo: GitRepo, config: str, content: str
+) -> None:
+    result = patch(
+        repo,
+        {config: content, "plugs/__init__.py": "", "plugs/outcomes.py": "X = 1\n",
+         "plugs/helpers.py": "H = 1\n"},
+        {"plugs/outcomes.py": "from plugs.helpers import *\n" + HOOK},
+    )  # fmt: skip
+    found = details(result)
+    assert found[("plugs/outcomes.py", HARNESS)] == "loaded as a plugin by the pytest configuration"
+
+
+def test_the_plugin_s_star_import_reaches_into_the_code_under_test(repo: GitRepo) -> None:
+    result = patch(
+        repo,
+        {"pytest.ini": "[pytest]\naddopts = -p billing.testing\npythonpath = src\n",
+         "src/billing/testing.py": "from billing._helpers import *\n",
+         "src/billing/_helpers.py": "H = 1\n"},
+        {"src/billing/_helpers.py": HOOK},
+    )  # fmt: skip
+    assert details(result)[("src/billing/_helpers.py", HARNESS)] == (
+        "imported by src/billing/testing.py"
+    )
+
+
+def test_pythonpath_entries_are_import_roots(repo: GitRepo) -> None:
+    result = patch(
+        repo,
+        {"pytest.ini": "[pytest]\npythonpath = src lib\n",
+         "tests/conftest.py": "from testkit import *\n", "lib/testkit.py": "K = 1\n"},
+        {"lib/testkit.py": HOOK},
+    )  # fmt: skip
+    assert details(result)[("lib/testkit.py", HARNESS)] == "imported by tests/conftest.py"
+
+
+def test_adding_a_pytest11_entry_point_is_a_harness_change(repo: GitRepo) -> None:
+    result = patch(repo, {}, {"pyproject.toml": '[project.entry-points.pytest11]\nx = "y"\n'})
+    assert ("pyproject.toml", HARNESS) in details(result)
+
+
+def test_an_unreadable_configuration_loads_nothing_and_does_not_crash(repo: GitRepo) -> None:
+    result = patch(
+        repo,
+        {"pytest.ini": "[pytest\naddopts = -p ('", "pyproject.toml": "[" * 100_000},
+        {"tools/x.py": "X = 2\n"},
+    )  # fmt: skip
+    assert ("tools/x.py", HARNESS) not in details(result)
+
+
+def test_a_new_symlink_that_shadows_a_project_package_is_harness(repo: GitRepo) -> None:
+    make_project(repo)
+    start_patch(repo)
+    repo.write("tests/_shim/__init__.py", "def net(charge, refund):\n    return 0\n")
+    add_symlink(repo, "tests/billing", "_shim")
+    repo.commit("patch")
+    found = details(run(repo))
+    assert str(found[("tests/billing", HARNESS)]).startswith(
+        "new 'billing' on tests/ shadows the project's src/billing"
+    )

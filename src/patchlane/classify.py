@@ -31,6 +31,7 @@ HARNESS_NAMES = frozenset(
 # Config files that configure pytest only when they hold its section; both sides are read.
 # pyproject.toml is parsed (``[tool]`` with a dotted ``pytest.ini_options...`` key, or an
 # inline table, configures pytest just as well); one it cannot parse counts as harness.
+_PYTEST11 = re.compile(rb"^\s*pytest11\s*=", re.MULTILINE)
 _SECTIONED = {
     "pyproject.toml": re.compile(rb"^\s*\[\s*tool\.pytest", re.MULTILINE),
     "setup.cfg": re.compile(rb"^\s*\[\s*tool:pytest\s*\]", re.MULTILINE),
@@ -274,7 +275,14 @@ def configures_pytest(name: str, data: bytes) -> bool:
         except Unreadable:
             return True
         tool = doc.get("tool")
-        return isinstance(tool, dict) and "pytest" in tool
+        project = doc.get("project")
+        entry_points = project.get("entry-points") if isinstance(project, dict) else None
+        # A ``pytest11`` entry point loads its module as a plugin wherever the project is
+        # installed (an editable install: on every run).
+        plugin = isinstance(entry_points, dict) and "pytest11" in entry_points
+        return (isinstance(tool, dict) and "pytest" in tool) or plugin
+    if name == "setup.cfg" and _PYTEST11.search(data) is not None:
+        return True
     return pattern.search(data) is not None
 
 
@@ -404,7 +412,8 @@ def _found_control(
     found = harness.harness_files(repo, head, review_map)
     found.update(harness.harness_files(repo, base, review_map))
     added = [c.path for c in changes if c.status[:1] in ("A", "C", "R")]
-    for path, why in harness.shadowing(base, head, added, review_map).items():
+    settings = harness.pytest_settings(repo, base)
+    for path, why in harness.shadowing(base, head, added, review_map, settings).items():
         found.setdefault(path, why)
     return found
 

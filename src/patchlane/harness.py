@@ -120,11 +120,106 @@ def hook_sources(tree: ast.Module, own: tuple[str, ...], is_package: bool) -> se
     return importgraph.imported_names(ast.Module(body=picked, type_ignores=[]), own, is_package)
 
 
-def import_roots(snap: Snapshot, review_map: ReviewMap) -> tuple[str, ...]:
+@dataclass(frozen=True)
+class PytestSettings:
+    """What the commit's pytest configuration adds to a run: modules it loads as plugins
+    (``-p NAME`` in ``addopts``, ``pytest11`` entry points) and ``pythonpath`` entries."""
+
+    plugins: tuple[str, ...]
+    pythonpath: tuple[str, ...]
+
+
+_CONFIG_FILES = {
+    # file at the tree root -> the section that holds pytest's ini options
+    "pytest.ini": "pytest",
+    ".pytest.ini": "pytest",
+    "tox.ini": "pytest",
+    "setup.cfg": "tool:pytest",
+}
+
+
+def _ini_values(data: bytes, section: str) -> dict[str, str]:
+    import configparser
+
+    parser = configparser.RawConfigParser(strict=False, interpolation=None)
+    try:
+        parser.read_string(data.decode("utf-8"))
+    except (UnicodeError, configparser.Error, RecursionError, MemoryError, ValueError):
+        return {}
+    found = {k: v for k, v in parser.items(section)} if parser.has_section(section) else {}
+    if parser.has_section("options.entry_points"):
+        found["pytest11"] = parser.get("options.entry_points", "pytest11", fallback="")
+    return found
+
+
+def _toml_values(data: bytes) -> dict[str, str]:
+    try:
+        doc = untrusted.load_toml(data)
+    except untrusted.Unreadable:
+        return {}
+    found: dict[str, str] = {}
+    tool = doc.get("tool")
+    options = tool.get("pytest", {}).get("ini_options") if isinstance(tool, dict) else None
+    if isinstance(options, dict):
+        for key in ("addopts", "pythonpath"):
+            value = options.get(key)
+            if isinstance(value, list):
+                value = " ".join(v for v in value if isinstance(v, str))
+            if isinstance(value, str):
+                found[key] = value
+    project = doc.get("project")
+    entry_points = project.get("entry-points") if isinstance(project, dict) else None
+    plugins = entry_points.get("pytest11") if isinstance(entry_points, dict) else None
+    if isinstance(plugins, dict):
+        found["pytest11"] = "\n".join(f"x = {v}" for v in plugins.values() if isinstance(v, str))
+    return found
+
+
+def pytest_settings(repo: Path, snap: Snapshot) -> PytestSettings:
+    """Return the plugins and ``pythonpath`` entries the commit's pytest configuration files
+    at the tree root name (all of them, whichever pytest would pick: an over-approximation).
+    Unreadable files add nothing here (classify already counts them as harness changes).
+    Raises ``GitError``."""
+    import shlex
+
+    values: list[dict[str, str]] = []
+    for name in (*_CONFIG_FILES, "pyproject.toml"):
+        entry = snap.files.get(name)
+        if entry is None or entry.mode not in git.REGULAR_MODES:
+            continue
+        (data,) = git.read_blobs(repo, [entry.oid])
+        if name == "pyproject.toml":
+            values.append(_toml_values(data))
+        else:
+            values.append(_ini_values(data, _CONFIG_FILES[name]))
+    plugins: list[str] = []
+    paths: list[str] = []
+    for found in values:
+        try:
+            words = shlex.split(found.get("addopts", ""))
+        except ValueError:
+            words = found.get("addopts", "").split()
+        for i, word in enumerate(words):
+            plugin = words[i + 1] if word == "-p" and i + 1 < len(words) else None
+            if word.startswith("-p") and len(word) > 2:
+                plugin = word[2:].lstrip("=")
+            if plugin and not plugin.startswith("no:"):
+                plugins.append(plugin)
+        for line in found.get("pytest11", "").splitlines():
+            target = line.partition("=")[2].strip().partition(":")[0].strip()
+            if target:
+                plugins.append(target)
+        paths.extend(p.strip("/") for p in found.get("pythonpath", "").split() if p != ".")
+    return PytestSettings(tuple(dict.fromkeys(plugins)), tuple(dict.fromkeys(paths)))
+
+
+def import_roots(
+    snap: Snapshot, review_map: ReviewMap, settings: PytestSettings | None = None
+) -> tuple[str, ...]:
     """Return the directories a test run imports project modules from: the tree root,
-    ``src/``, the property lane's ``pythonpath`` and pytest's own root for each test file
-    and conftest (its first ancestor without ``__init__.py``)."""
-    roots = {"", "src"}
+    ``src/``, the property lane's and pytest's ``pythonpath`` and pytest's own root for each
+    test file and conftest (its first ancestor without ``__init__.py``)."""
+    roots = {"", "src", *(settings.pythonpath if settings else ())}
     if review_map.property is not None:
         roots.update(p.rstrip("/") for p in review_map.property.pythonpath)
     tests = [p for p in snap.files if _is_test_file(p)]
@@ -140,7 +235,8 @@ def harness_files(repo: Path, snap: Snapshot, review_map: ReviewMap) -> dict[str
     Raises ``GitError`` when git cannot read the commit.
     """
     python = snap.python
-    roots = import_roots(snap, review_map)
+    settings = pytest_settings(repo, snap)
+    roots = import_roots(snap, review_map, settings)
     names: dict[str, list[str]] = {}
     for path in python:
         for name in importgraph.module_names(path, roots):
@@ -157,6 +253,9 @@ def harness_files(repo: Path, snap: Snapshot, review_map: ReviewMap) -> dict[str
     for path in sorted(python):
         if path.rsplit("/", 1)[-1] == "conftest.py":
             add(path, "a conftest.py")
+    for name in settings.plugins:
+        for target in names.get(name, ()):
+            add(target, "loaded as a plugin by the pytest configuration")
     holders = sorted(p for p in git.files_containing(repo, snap.commit, "pytest_plugins"))
     holder_trees = _parse_files(repo, snap, [p for p in holders if p in python])
     for holder, tree in holder_trees.items():
@@ -220,12 +319,13 @@ def _provides(snap: Snapshot, root: str, name: str) -> bool:
     return any(p.startswith(prefix) for p in snap.files)
 
 
-def _top_level(path: str, root: str) -> str | None:
+def _top_level(path: str, root: str, link: bool = False) -> str | None:
     if root and not under(path, root + "/"):
         return None
     rest = path[len(root) + 1 :] if root else path
     first, sep, _ = rest.partition("/")
-    if not sep:  # a module file directly under the root
+    if not sep and not (link and "." not in first):
+        # A module file directly under the root (a link without a suffix may be a package)
         if not first.endswith(IMPORT_SUFFIXES):
             return None
         first = first.split(".", 1)[0]
@@ -233,20 +333,27 @@ def _top_level(path: str, root: str) -> str | None:
 
 
 def shadowing(
-    base: Snapshot, head: Snapshot, added: Iterable[str], review_map: ReviewMap
+    base: Snapshot,
+    head: Snapshot,
+    added: Iterable[str],
+    review_map: ReviewMap,
+    settings: PytestSettings | None = None,
 ) -> dict[str, str]:
     """Return each added path that brings a new top-level module or package onto a
     directory pytest puts on ``sys.path`` (the tree root, each test file's root, the
     ``pythonpath`` entries) under a name a project package elsewhere, the standard library
-    or an installed distribution already uses -- with what it shadows."""
-    test_roots = import_roots(head, review_map)
+    or an installed distribution already uses -- with what it shadows. ``settings``: the
+    base's pytest configuration (its ``pythonpath`` entries are roots too)."""
+    test_roots = import_roots(head, review_map, settings)
     project_roots = ("", "src", *(r for r in test_roots if r not in ("", "src")))
     out: dict[str, str] = {}
     for path in sorted(added):
-        if not path.endswith(IMPORT_SUFFIXES) or _is_test_file(path):
+        entry = head.files.get(path)
+        link = entry is not None and entry.mode == git.MODE_SYMLINK
+        if not (path.endswith(IMPORT_SUFFIXES) or link) or _is_test_file(path):
             continue
         for root in test_roots:
-            name = _top_level(path, root)
+            name = _top_level(path, root, link)
             if name is None or _provides(base, root, name):
                 continue  # not importable from here, or not new: the base had it already
             elsewhere = [

@@ -121,6 +121,9 @@ def replay(
         "suite_size": selection.suite_size,
         "private": [{"path": p, "why": why} for p, why in selection.private],
     }
+    if selection.not_replayed:
+        # Tests the full suite runs and the slice cannot carry: no evidence for them (rule 6).
+        facts["review_events"] = list(selection.not_replayed)
     if not selection.nodeids:
         return _report(
             opts.mode,

@@ -14,7 +14,6 @@ import os
 import re
 import sys
 import types
-from collections.abc import Iterable
 from typing import Any, NoReturn
 
 _MISSING = re.compile(r"No module named '([^']+)'")
@@ -75,23 +74,58 @@ def collect_error(nodeid: str, text: str) -> dict[str, Any]:
     }
 
 
-def tree_plugins(plugins: Iterable[object], root: str) -> list[str]:
-    """Return the files below ``root`` (repository-relative, sorted) whose modules pytest
-    holds as plugins: conftests, modules named by ``pytest_plugins`` or ``-p``, and the
-    modules of plugin objects registered at run time.
+def _below(file: object, root: str) -> str | None:
+    if not isinstance(file, str):
+        return None
+    rel = os.path.relpath(os.path.abspath(file), root)  # noqa: PTH100 - lexical
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return None
+    return rel.replace(os.sep, "/")
+
+
+def tree_plugins(pluginmanager: Any, root: str) -> list[str]:
+    """Return the files below ``root`` (repository-relative, sorted) that pytest's plugin
+    manager runs code from: the modules it holds as plugins (conftests, modules named by
+    ``pytest_plugins`` or ``-p``, the modules of plugin objects registered at run time) and
+    the file of every hook implementation's code (a hook that code under test slipped into
+    an unchanged conftest's namespace still has its code in the file it came from).
 
     What pytest actually loaded, for the parent to compare with what classify found
-    statically (a plugin named by a computed string escapes the static rules).
+    statically. Never raises: the plugin manager is in the patch's process.
     """
     found: set[str] = set()
+    try:
+        plugins = list(pluginmanager.get_plugins())
+        callers = list(vars(pluginmanager.hook).values())
+    except Exception:  # noqa: BLE001 - the project may have broken it: report what we can
+        return []
     for plugin in plugins:
         module = plugin if isinstance(plugin, types.ModuleType) else None
         if module is None:
             module = sys.modules.get(getattr(type(plugin), "__module__", "") or "")
-        file = getattr(module, "__file__", None) if module is not None else None
-        if not isinstance(file, str):
+        rel = _below(getattr(module, "__file__", None), root) if module is not None else None
+        if rel is not None:
+            found.add(rel)
+    for caller in callers:
+        try:
+            impls = caller.get_hookimpls()
+        except Exception:  # noqa: BLE001, S112 - not a hook caller
             continue
-        rel = os.path.relpath(os.path.abspath(file), root)  # noqa: PTH100 - lexical
-        if rel != os.pardir and not rel.startswith(os.pardir + os.sep):
-            found.add(rel.replace(os.sep, "/"))
+        for impl in impls:
+            rel = _hook_file(impl, root)
+            if rel is not None:
+                found.add(rel)
     return sorted(found)
+
+
+def _hook_file(impl: Any, root: str) -> str | None:
+    try:
+        function: Any = getattr(impl, "function", None)
+        for _ in range(100):  # a __wrapped__ chain may loop
+            if not hasattr(function, "__wrapped__"):
+                break
+            function = function.__wrapped__
+        code = getattr(function, "__code__", None)
+        return _below(getattr(code, "co_filename", None), root)
+    except Exception:  # noqa: BLE001 - hostile attributes: what cannot be read is skipped
+        return None

@@ -122,8 +122,7 @@ class _Collector:
             self.errors.append(collect_error(report.nodeid, str(report.longreprtext or "")))
 
     def pytest_collection_finish(self, session: Any) -> None:
-        plugins = session.config.pluginmanager.get_plugins()
-        self.plugins = tree_plugins(plugins, os.fspath(Path.cwd()))
+        self.plugins = tree_plugins(session.config.pluginmanager, os.fspath(Path.cwd()))
         for item in session.items:
             if (
                 item.nodeid.split("::", 1)[0] in self.doctest_only

@@ -9,16 +9,25 @@ a test missed costs the evidence.
 Module names come from import roots: the tree root, ``src/`` when present, the map's
 ``property.pythonpath``, and the directory pytest itself puts on ``sys.path`` for each test
 file (its first ancestor without ``__init__.py``, pytest's default ``prepend`` mode).
+
+Besides import statements, a file's edges include *literal module references*: a string
+constant that names a project module (``"calc.cli"``, as in ``[sys.executable, "-m",
+"calc.cli"]`` or ``mock.patch("calc.core.mean")``) or a project ``.py`` file by path
+(``"src/calc/cli.py"``, ``"calc/cli.py"``). A test that reaches the code only through a
+subprocess then still reaches it. And a text file pytest collects as doctests
+(``--doctest-glob``) imports what its examples (``>>> `` and ``... `` lines) import.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+import doctest
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from patchlane.paths import under
-from patchlane.untrusted import parse_python
+from patchlane.untrusted import MAX_PYTHON_BYTES, parse_python
 
 
 @dataclass(frozen=True)
@@ -26,8 +35,10 @@ class ImportGraph:
     """The project's modules and what each file imports.
 
     ``names``: module name -> files that provide it (a file may have several names, one
-    per root that contains it). ``imports``: file -> the module names it may import
-    (every dotted prefix included: importing ``a.b`` imports ``a``). ``unparsable``: files
+    per root that contains it). A ``.py`` file that has no module name under any root
+    (``scripts/my-tool.py``) but that a string names by path has its path as its name.
+    ``imports``: file -> the module names it may import (every dotted prefix included:
+    importing ``a.b`` imports ``a``; literal module references included). ``unparsable``: files
     that patchlane cannot parse (invalid syntax, NUL bytes, nested too deeply, too large):
     nothing is known about what they import, so each is taken to import every module of
     the project, like a computed import.
@@ -39,8 +50,12 @@ class ImportGraph:
     unparsable: tuple[str, ...]
 
     def module_names(self, path: str) -> tuple[str, ...]:
-        """Return the module names ``path`` (a ``.py`` file, existing or not) has."""
-        return module_names(path, self.roots)
+        """Return the names ``path`` (a ``.py`` file, existing or not) has in the graph: its
+        module names, or, for a file without one that a string names, its path."""
+        names = module_names(path, self.roots)
+        if not names and path in self.names:
+            return (path,)
+        return names
 
     def reach(self, start: str, changed_names: frozenset[str]) -> dict[str, tuple[str, ...]]:
         """Return the changed module names reachable from file ``start``, each with one
@@ -197,6 +212,105 @@ def _resolve_relative(name: str, package: str) -> str:
     return f"{base}.{rest}" if rest else base
 
 
+# What separates the words of a string that may hold a command line or an entry point
+# ("python -m calc.cli", "calc.cli:main").
+_WORD_SEPARATORS = re.compile(r"[\s'\"`=,;:()\[\]{}<>|&]+")
+# A string longer than this is data, not a reference; its words are still looked at.
+_MAX_REFERENCE_CHARS = 4096
+
+
+def _dotted(text: str) -> bool:
+    return bool(text) and all(part.isidentifier() for part in text.split("."))
+
+
+def string_constants(tree: ast.AST) -> Iterator[str]:
+    """Yield every string constant of a parsed file (f-string parts and docstrings too)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.value
+
+
+def reference_candidates(text: str) -> tuple[set[str], set[str]]:
+    """Return the dotted names and the ``.py`` paths a string constant may refer to.
+
+    The whole string counts when it is a dotted name (a plain ``"calc"`` too) or ends in
+    ``.py``; so does each word of it (split at white space, quotes, ``:``, ``=`` and
+    brackets) that holds a dot: ``"calc.cli:main"``, ``"python -m calc.cli"``,
+    ``"python src/calc/cli.py"``, and the word after ``-m`` (``"python -m calc"``). A
+    single word without a dot inside a longer string (prose) does not. Paths lose a
+    leading ``./``; Windows separators become ``/``.
+    """
+    names: set[str] = set()
+    paths: set[str] = set()
+    words = _WORD_SEPARATORS.split(text) if len(text) > 1 else []
+    wanted = {w for w in words if "." in w}
+    wanted.update(w for previous, w in zip(words, words[1:]) if previous == "-m")
+    if len(text) <= _MAX_REFERENCE_CHARS:
+        wanted.add(text)
+    for word in wanted:
+        if not word:
+            continue
+        if word.endswith(".py"):
+            path = word.replace("\\", "/")
+            while path.startswith("./"):
+                path = path[2:]
+            paths.add(path)
+        elif _dotted(word):
+            names.add(word)
+    return names, paths
+
+
+def _referenced(
+    strings: Iterable[str],
+    names: dict[str, set[str]],
+    by_path: dict[str, set[str]],
+    all_roots: tuple[str, ...],
+) -> set[str]:
+    """Return the graph names the literal references among ``strings`` make edges to.
+
+    A dotted name gives each of its prefixes that is a project module (``mock.patch``'s
+    ``"calc.core.mean"`` imports ``calc.core``), and a package's ``__main__`` (``-m calc``
+    runs it). A ``.py`` path that is a project file, or its part after an import root,
+    gives that file's names (its path when it has none; ``names`` then gains it)."""
+    out: set[str] = set()
+    for text in strings:
+        dotted, paths = reference_candidates(text)
+        for name in dotted:
+            for prefix in _prefixes(name):
+                if prefix in names:
+                    out.add(prefix)
+            if name in names and f"{name}.__main__" in names:
+                out.add(f"{name}.__main__")
+        for path in paths:
+            for target in sorted(by_path.get(path, ())):
+                own = module_names(target, all_roots)
+                if own:
+                    out.update(prefix for n in own for prefix in _prefixes(n))
+                else:
+                    names.setdefault(target, set()).add(target)
+                    out.add(target)
+    return out
+
+
+def doctest_source(data: bytes, path: str) -> str:
+    """Return the Python source of a text file's doctest examples (``>>> `` lines and their
+    ``... `` continuations, prompts and indentation removed), one example after another.
+
+    Raises ``SyntaxError`` when the file is larger than ``parse_python`` allows, or when
+    doctest's own parser refuses it (inconsistent indentation, a prompt without a blank
+    after it): pytest would then not run it either, yet nothing is known about it.
+    """
+    if len(data) > MAX_PYTHON_BYTES:
+        limit = MAX_PYTHON_BYTES // (1024 * 1024)
+        raise SyntaxError(f"larger than {limit} MiB: not parsed", (path, None, None, None))
+    text = data.decode("utf-8", "replace")
+    try:
+        examples = doctest.DocTestParser().get_examples(text, path)
+    except ValueError as e:
+        raise SyntaxError(f"doctest examples not parsable: {e}", (path, None, None, None)) from None
+    return "".join(example.source for example in examples)
+
+
 def pytest_sys_path_dirs(test_files: Iterable[str], existing: frozenset[str]) -> set[str]:
     """Return the directory pytest prepends to ``sys.path`` for each test file: the first
     ancestor directory that holds no ``__init__.py`` (``""`` for the tree root)."""
@@ -212,15 +326,17 @@ def pytest_sys_path_dirs(test_files: Iterable[str], existing: frozenset[str]) ->
 def build(
     sources: dict[str, bytes], roots: Iterable[str], test_files: Iterable[str] = ()
 ) -> ImportGraph:
-    """Build the graph of ``sources`` (repository path -> bytes of every ``.py`` file).
+    """Build the graph of ``sources`` (repository path -> bytes of every ``.py`` file, and
+    of each text file pytest collects as doctests: any path not ending in ``.py`` is one,
+    read through ``doctest_source``).
 
     ``roots`` are import roots relative to the tree (``""`` for the root itself);
     ``test_files`` add pytest's own roots for them. Returns the ``ImportGraph``. Never
     raises for a file's content: a file that does not parse (``untrusted.parse_python``:
-    syntax, NUL bytes, nesting, size) is listed in ``unparsable`` and imports every module
-    of the project. That widens the slice rather than narrowing it: the host's interpreter
-    may parse what this one refuses (a newer syntax, a larger limit), and then the file
-    could import anything.
+    syntax, NUL bytes, nesting, size; ``doctest_source`` for a text file) is listed in
+    ``unparsable`` and imports every module of the project. That widens the slice rather
+    than narrowing it: the host's interpreter may parse what this one refuses (a newer
+    syntax, a larger limit), and then the file could import anything.
     """
     existing = frozenset(sources)
     all_roots = tuple(
@@ -230,24 +346,43 @@ def build(
     for path in sources:
         for name in module_names(path, all_roots):
             names.setdefault(name, set()).add(path)
+    # A .py file's path, and its part after each import root: what a string may name it by.
+    by_path: dict[str, set[str]] = {}
+    for path in sources:
+        if path.endswith(".py"):
+            for root in all_roots:
+                if not root:
+                    by_path.setdefault(path, set()).add(path)
+                elif under(path, root + "/"):
+                    by_path.setdefault(path[len(root) + 1 :], set()).add(path)
     imports: dict[str, frozenset[str]] = {}
     unparsable: list[str] = []
-    every_module = frozenset(names)
+    trees: dict[str, ast.Module] = {}
     for path, data in sources.items():
         try:
-            tree = parse_python(data, path)
+            text = data if path.endswith(".py") else doctest_source(data, path)
+            trees[path] = parse_python(text, path)
         except SyntaxError:
             unparsable.append(path)
-            imports[path] = every_module
-            continue
+    found_by_path: dict[str, set[str]] = {}
+    for path, tree in trees.items():
         own = module_names(path, all_roots)
         is_package = path.endswith("/__init__.py") or path == "__init__.py"
         # imported_names walks iteratively (ast.walk), so a deep tree that parsed is no
         # danger here.
         found = imported_names(tree, own, is_package)
-        if ANY_MODULE in found:
-            found = (found - {ANY_MODULE}) | set(names)  # every module of the project
-        imports[path] = frozenset(found)
+        # May add a path-named file to ``names``: done before "every module" is taken.
+        found |= _referenced(string_constants(tree), names, by_path, all_roots)
+        found_by_path[path] = found
+    every_module = frozenset(names)
+    for path in sources:
+        found = found_by_path.get(path)
+        if found is None:
+            imports[path] = every_module
+        elif ANY_MODULE in found:
+            imports[path] = (frozenset(found) - {ANY_MODULE}) | every_module
+        else:
+            imports[path] = frozenset(found)
     return ImportGraph(
         roots=all_roots,
         names={k: frozenset(v) for k, v in names.items()},

@@ -180,8 +180,8 @@ class _SliceRunner:
         self._plugins(session)  # again: a test or fixture may register one while it runs
 
     def _plugins(self, session: pytest.Session) -> None:
-        plugins = session.config.pluginmanager.get_plugins()
-        self.writer.emit({"plugins": tree_plugins(plugins, os.fspath(self.root))})
+        found = tree_plugins(session.config.pluginmanager, os.fspath(self.root))
+        self.writer.emit({"plugins": found})
 
 
 def main() -> None:

@@ -12,9 +12,13 @@ slice is the union of
 4. every node id in the failure log (included even when pytest no longer collects it: a
    logged failure must not pass by disappearing),
 
-or, with ``all_tests``, the whole collected suite. It also finds out whether the slice may
-leave the machine: a file it needs under ``replay.private``, or holding a secret, makes it
-private.
+or, with ``all_tests``, the whole collected suite. A text file pytest collects as doctests
+(``--doctest-glob``) is a test file like any other: its examples' imports are its edges.
+A selected node id that cannot be a slice line (``slicefile.nodeid_problem``: a test file
+whose name holds an unprintable character) is left out of the slice and said so in
+``Selection.not_replayed``: the gate makes that a review event, never a bad-input exit.
+It also finds out whether the slice may leave the machine: a file it needs under
+``replay.private``, or holding a secret, makes it private.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from patchlane.lanes.replay.run import CollectError, child_env
 from patchlane.lanes.replay.secrets import scan_file
 from patchlane.paths import to_fs, under, under_any
 from patchlane.tree import materialise
-from patchlane.ui import Output, show
+from patchlane.ui import Output, one_line, show
 from patchlane.untrusted import parse_python
 
 CONFTEST = "conftest.py"
@@ -68,6 +72,9 @@ class Selection:
     reached_by: dict[str, frozenset[str]] = field(default_factory=dict)
     # Files of the head's tree pytest held as plugins after collecting the suite.
     plugin_files: tuple[str, ...] = field(default=())
+    # One line per test file whose selected node ids the slice format cannot carry (left
+    # out of the slice, so not replayed): a review event for the gate.
+    not_replayed: tuple[str, ...] = field(default=())
 
     def to_json(self, slice_path: str) -> dict[str, Any]:
         """Return the ``--json`` form: ``{slice, sha256, count, suite_size, private,
@@ -208,6 +215,9 @@ class _Selector:
             whys: list[str] = []
             if test_file in self.changed and under_any(test_file, tests):
                 whys.append("in a changed test file")
+                self.reach(test_file, test_file)
+            elif test_file in self.changed and not test_file.endswith(".py"):
+                whys.append("a changed doctest file")
                 self.reach(test_file, test_file)
             elif test_file in self.changed:
                 whys.append("a doctest of a changed module")
@@ -361,9 +371,21 @@ def select_slice(
         for path, error in sorted(broken.items()):
             by_file.setdefault(path, []).append(path)
             selector.notes.append(f"{show(path)} does not collect at head: {error.message}")
+        # Text files pytest collects as doctests (--doctest-glob): the graph reads their
+        # examples' imports like a test module's.
+        for path in sorted(by_file):
+            if (
+                not path.endswith(".py")
+                and path not in selector.sources
+                and slicefile.nodeid_problem(path) is None  # a safe path inside the tree
+                and to_fs(root, path).is_file()
+            ):
+                selector.sources[path] = to_fs(root, path).read_bytes()
         graph = importgraph.build(selector.sources, selector.roots(), by_file)
         selector.notes.extend(
             f"not valid Python: {show(p)} (taken to import every project module)"
+            if p.endswith(".py")
+            else f"doctest examples not readable: {show(p)} (taken to import every project module)"
             for p in graph.unparsable
         )
         if all_tests:
@@ -377,6 +399,8 @@ def select_slice(
         for path in broken:
             if path in selector.reasons:
                 selector.add(path, f"does not collect at head: {broken[path].message}")
+        not_replayed = _drop_unusable(selector.reasons)
+        selector.notes.extend(not_replayed)
         nodeids = tuple(sorted(selector.reasons))
         data = slicefile.render(nodeids, "<collected node ids>")
         needed = selector.needed(nodeids, graph)
@@ -394,4 +418,38 @@ def select_slice(
         collect_errors=tuple(broken.values()),
         reached_by={p: frozenset(t) for p, t in selector.reached_by.items()},
         plugin_files=result.plugin_files,
+        not_replayed=tuple(not_replayed),
     )
+
+
+def _drop_unusable(reasons: dict[str, list[str]]) -> list[str]:
+    """Remove from ``reasons`` every node id that cannot be a slice line and return one
+    message per test file that lost some.
+
+    Such a node id (a test file whose name holds an unprintable character, a path pytest
+    gives but the slice format refuses) cannot be replayed: the host would refuse the slice.
+    The project's full suite would still run it, so leaving it out silently could accept a
+    patch whose suite fails; the gate turns each message into a review event (rule 6). A
+    failure-log id was already checked (``by_failure_log``) and is never here.
+    """
+    by_file: dict[str, list[tuple[str, str]]] = {}
+    for nodeid in sorted(reasons):
+        problem = slicefile.nodeid_problem(nodeid)
+        if problem:
+            by_file.setdefault(file_of(nodeid), []).append((nodeid, problem))
+    messages: list[str] = []
+    for path, dropped in sorted(by_file.items()):
+        for nodeid, _ in dropped:
+            del reasons[nodeid]
+        path_problem = slicefile.nodeid_problem(path)
+        if path_problem:
+            messages.append(
+                f"test file {show(path)} has a name the slice format cannot carry "
+                f"({one_line(path_problem)}): its {len(dropped)} selected test(s) not replayed"
+            )
+        else:
+            messages.append(
+                f"{len(dropped)} selected node id(s) of {show(path)} cannot be slice lines "
+                f"({one_line(dropped[0][1])}): not replayed"
+            )
+    return messages

@@ -1,0 +1,175 @@
+"""Holes a red team found in the replay slice, closed: the gate, end to end, in real git repos.
+
+Each test commits a project on ``main`` whose full suite passes, then a patch on ``agent``
+after which the full suite fails (or holds a test the slice cannot carry), and checks that
+``patchlane gate --replay local`` never says ``accept_for_review`` for it, nor stops with the
+bad-input exit 2 that the patch could force instead of a judgement.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from patchlane.main import main
+from tests.gitrepo import GitRepo
+from tests.sample import make_billing_repo
+
+CALC = """\
+def add(a, b):
+    return a + b
+
+
+def mean(xs):
+    return sum(xs) / len(xs)
+"""
+
+BROKEN_MEAN = CALC.replace("sum(xs) / len(xs)", "sum(xs) // len(xs)")
+
+TEST_CALC = """\
+from billing.calc import add
+
+
+def test_add():
+    assert add(1, 2) == 3
+"""
+
+CLI = """\
+import sys
+
+from billing.calc import mean
+
+
+def main(argv):
+    print(mean([float(a) for a in argv]))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
+"""
+
+# Reaches billing.cli (and through it billing.calc) only in a subprocess; imports nothing of
+# the project. ``{command}`` is how the subprocess is told what to run.
+TEST_CLI = """\
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_cli_prints_the_mean():
+    env = {{**os.environ, "PYTHONPATH": str(ROOT / "src")}}
+    proc = subprocess.run(
+        [sys.executable, {command}, "1", "2"],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+    )
+    assert proc.stdout.strip() == "1.5", proc.stderr
+"""
+
+USAGE_MD = """\
+# Usage
+
+>>> from billing.calc import mean
+>>> mean([1, 2])
+1.5
+"""
+
+
+@pytest.fixture
+def project(repo: GitRepo) -> GitRepo:
+    make_billing_repo(repo)
+    repo.write("pytest.ini", "[pytest]\npythonpath = src\n")
+    repo.write("src/billing/calc.py", CALC)
+    repo.write("tests/test_calc.py", TEST_CALC)
+    repo.commit("calc and its test")
+    return repo
+
+
+def gate(repo: GitRepo, out: Path) -> int:
+    argv = ["--repo", str(repo.path), "-q", "gate", "--base", "main", "--seed", "7"]
+    return main([*argv, "--cases", "20", "--replay", "local", "--out-dir", str(out)])
+
+
+def load(out: Path, name: str) -> Any:
+    return json.loads((out / name).read_text(encoding="utf-8"))
+
+
+def reasons(out: Path) -> list[str]:
+    return [r["message"] for r in load(out, "verdict.json")["reasons"]]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ['"-m", "billing.cli"', '"src/billing/cli.py"'],
+    ids=["module-name", "script-path"],
+)
+def test_a_test_that_reaches_the_code_only_through_a_subprocess_is_selected(
+    project: GitRepo, tmp_path: Path, command: str
+) -> None:
+    project.write("src/billing/cli.py", CLI)
+    project.write("tests/test_cli.py", TEST_CLI.format(command=command))
+    project.commit("a command line, tested through a subprocess")
+    project.branch("agent")
+    project.write("src/billing/calc.py", BROKEN_MEAN)
+    project.commit("a faster mean")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 1, reasons(out)
+    replay = load(out, "replay-report.json")
+    assert replay["failed"] == ["tests/test_cli.py::test_cli_prints_the_mean"]
+
+
+def test_a_doctest_in_a_text_file_is_selected(project: GitRepo, tmp_path: Path) -> None:
+    project.write("pytest.ini", "[pytest]\npythonpath = src\naddopts = --doctest-glob=*.md\n")
+    project.write("docs/usage.md", USAGE_MD)
+    project.commit("usage, as a doctest")
+    project.branch("agent")
+    project.write("src/billing/calc.py", BROKEN_MEAN)
+    project.commit("a faster mean")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 1, reasons(out)
+    replay = load(out, "replay-report.json")
+    assert replay["failed"] == ["docs/usage.md::usage.md"]
+
+
+def test_a_text_doctest_is_evidence_that_the_change_is_reached(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    project.write("pytest.ini", "[pytest]\npythonpath = src\naddopts = --doctest-glob=*.md\n")
+    project.write("docs/usage.md", USAGE_MD.replace("billing.calc", "billing.stats"))
+    project.write("src/billing/stats.py", "def mean(xs):\n    return sum(xs) / len(xs)\n")
+    project.commit("stats, shown only by the usage doctest")
+    project.branch("agent")
+    project.write("src/billing/stats.py", "def mean(xs):\n    return sum(xs) / len(xs)  # checked\n")
+    project.commit("a comment")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 0, reasons(out)
+    replay = load(out, "replay-report.json")
+    assert replay["unreached"] == []
+    assert "docs/usage.md::usage.md" in replay["passed"]
+
+
+EVIL = "tests/test_\u202eevil.py"
+
+
+def test_a_test_file_whose_name_a_slice_cannot_carry_is_undecided_not_a_bad_input(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    project.branch("agent")
+    project.write("src/billing/calc.py", BROKEN_MEAN)
+    project.write(
+        EVIL,
+        "from billing.calc import mean\n\n\ndef test_mean():\n    assert mean([1, 2]) == 1.5\n",
+    )
+    project.commit("a faster mean, and the only test of it")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 3, reasons(out)
+    assert load(out, "verdict.json")["verdict"] == "undecided"
+    events = load(out, "replay-report.json")["review_events"]
+    assert any("slice format cannot carry" in e and "not replayed" in e for e in events)
+    assert all(e.isprintable() for e in events)
+    assert "evil" not in (out / "replay-slice.txt").read_text(encoding="utf-8")
