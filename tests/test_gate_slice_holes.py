@@ -144,7 +144,9 @@ def test_a_text_doctest_is_evidence_that_the_change_is_reached(
     project.write("src/billing/stats.py", "def mean(xs):\n    return sum(xs) / len(xs)\n")
     project.commit("stats, shown only by the usage doctest")
     project.branch("agent")
-    project.write("src/billing/stats.py", "def mean(xs):\n    return sum(xs) / len(xs)  # checked\n")
+    project.write(
+        "src/billing/stats.py", "def mean(xs):\n    return sum(xs) / len(xs)  # checked\n"
+    )
     project.commit("a comment")
     out = tmp_path / "ev"
     assert gate(project, out) == 0, reasons(out)

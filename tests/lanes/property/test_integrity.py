@@ -8,12 +8,14 @@ import builtins
 import random
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
 from patchlane.lanes.property import integrity
 from tests.gitrepo import GitRepo
 from tests.lanes.property import project as P
+from tests.lanes.property.conftest import Loader
 
 # One property of each style; only the first calls ``act()``, the code under test's hook
 # for tampering while a property runs.
@@ -351,3 +353,285 @@ def test_watched_modules_and_describe() -> None:
     assert integrity.describe(["a", "b", "c", "d", "e"], "during import") == (
         "sandbox: tampered: a, b, c (and 2 more) (during import)"
     )
+
+
+# -- the property module's own namespace (frames walked up from the code under test) -----
+
+# ``_within`` is defined before the code under test is imported: at that point the code
+# under test can reach it (and ``random``, ``randint``) through the frames.
+NS_PROPS = """\
+import random
+from random import randint
+
+
+def _within(lo, hi, v):
+    return lo <= v <= hi
+
+
+from shop import act, clamp
+
+
+def prop_module_random(seed, n=200):
+    act()
+    rng = random.Random(seed)
+    for _ in range(n):
+        v = rng.randint(-50, 150)
+        assert 0 <= clamp(0, 100, v) <= 100, v
+
+
+def prop_from_import(seed, n=200):
+    random.seed(seed)
+    for _ in range(n):
+        v = randint(-50, 150)
+        assert 0 <= clamp(0, 100, v) <= 100, v
+
+
+def prop_helper(seed, n=200):
+    rng = random.Random(seed)
+    for _ in range(n):
+        v = rng.randint(-50, 150)
+        assert _within(0, 100, clamp(0, 100, v)), v
+"""
+NS_NAMES = ("prop_module_random", "prop_from_import", "prop_helper")
+CLAMP = "def clamp(lo, hi, v):\n    return min(hi, max(lo, v))\n"
+BROKEN_CLAMP = "def clamp(lo, hi, v):\n    return max(lo, v)\n"  # never clamps at hi
+# The property module's globals, found by walking the frames up from the code under test.
+FRAME_WALK = """\
+import sys
+
+
+def _property_globals():
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__") == "checks.props":
+            return frame.f_globals
+        frame = frame.f_back
+    raise LookupError("no property module on the stack")
+
+
+_found = _property_globals()"""
+# Each swap makes every draw the lower bound of its range (or every value "within").
+SWAPS = {
+    "random": """\
+class _Rng:
+    def randint(self, a, b):
+        return a
+
+
+class _FakeRandom:
+    def Random(self, seed=None):
+        return _Rng()
+
+    def seed(self, seed=None):
+        pass
+
+
+_found["random"] = _FakeRandom()""",
+    "randint": '_found["randint"] = lambda a, b: a',
+    "_within": '_found["_within"] = lambda lo, hi, v: True',
+}
+
+
+def run_ns(repo: GitRepo, code_under_test: str, props: str = NS_PROPS) -> P.PropertyReport:
+    P.make(repo, props, code_under_test)
+    return P.lane(repo, base=None, head="HEAD")
+
+
+def test_walking_the_frames_without_a_swap_passes(repo: GitRepo) -> None:
+    report = run_ns(repo, shop(at_import=FRAME_WALK, in_act=FRAME_WALK, code=CLAMP))
+    assert report.status == "pass", report.to_json()
+
+
+def test_without_a_swap_the_properties_catch_the_broken_clamp(repo: GitRepo) -> None:
+    report = run_ns(repo, shop(at_import=FRAME_WALK, code=BROKEN_CLAMP))
+    for prop in NS_NAMES:
+        assert P.one_failure(report, prop)["kind"] == "assertion"
+
+
+@pytest.mark.parametrize("name", list(SWAPS))
+def test_swapping_a_property_module_name_at_import_fails(repo: GitRepo, name: str) -> None:
+    # Without the check, the swap turns the broken clamp green.
+    swap = f"{FRAME_WALK}\n{SWAPS[name]}"
+    report = run_ns(repo, shop(at_import=swap, code=BROKEN_CLAMP))
+    assert report.status == "fail"
+    for prop in NS_NAMES:
+        failure = P.one_failure(report, prop)
+        assert failure["kind"] == "sandbox", failure
+        assert failure["message"] == f"sandbox: tampered: checks.props.{name} (during import)"
+
+
+def test_swapping_a_helper_while_a_property_runs_fails_that_property(repo: GitRepo) -> None:
+    swap = f"{FRAME_WALK}\n{SWAPS['_within']}"
+    report = run_ns(repo, shop(in_act=swap, code=CLAMP))
+    failure = P.one_failure(report, "prop_module_random")
+    assert failure["message"] == "sandbox: tampered: checks.props._within", failure
+    # Put back: the helper's own property, after it, runs with the real one.
+    assert P.outcomes(report) == {
+        ("prop_module_random", "head"): "error",
+        ("prop_from_import", "head"): "pass",
+        ("prop_helper", "head"): "pass",
+    }
+
+
+# Names the module itself binds more than once, conditionally, relatively, behind
+# decorators, or from a function (``global``): none is a swap.
+LEGITIMATE = """\
+import functools
+import random
+
+try:
+    import simplejson as json
+except ImportError:
+    import json
+
+from hypothesis import given, strategies as st
+from patchlane.props import check
+
+from . import helpers
+from .helpers import LIMIT
+from shop import clamp
+
+N = 200
+seen = 0
+seen = 1
+mode = "a"
+if json:
+    mode = "b"
+
+
+def _within(lo, hi, v, *, strict=False):
+    return lo <= v <= hi
+
+
+def _within(lo, hi, v, *, strict=False):  # redefined: the second one counts
+    return lo <= v <= hi
+
+
+@functools.lru_cache(maxsize=None)
+def _bounds():
+    return 0, helpers.LIMIT
+
+
+class Sampler:
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+
+    def draw(self):
+        return self.rng.randint(-50, 150)
+
+    @staticmethod
+    def low():
+        return 0
+
+
+def _count():
+    global seen
+    seen += 1
+
+
+def prop_a_seed(seed, n=N):
+    _count()
+    sampler = Sampler(seed)
+    for _ in range(n):
+        lo, hi = _bounds()
+        assert _within(lo, hi, clamp(Sampler.low(), LIMIT, sampler.draw()))
+    json.dumps({"seen": seen})
+
+
+@check(lambda rng: {"v": rng.randint(-50, 150)})
+def prop_b_check(v):
+    assert _within(0, LIMIT, clamp(0, LIMIT, v))
+
+
+@given(st.integers(-50, 150))
+def prop_c_given(v):
+    assert _within(0, LIMIT, clamp(0, LIMIT, v))
+"""
+
+
+def test_a_module_that_rebinds_its_own_names_passes(repo: GitRepo) -> None:
+    P.make(repo, LEGITIMATE, shop(code=CLAMP), files={"checks/helpers.py": "LIMIT = 100\n"})
+    report = P.lane(repo, base=None, head="HEAD")
+    assert report.status == "pass", report.to_json()
+    assert set(P.outcomes(report).values()) == {"pass"}
+
+
+NS_SOURCE = """\
+import random
+from random import randint
+try:
+    import simplejson as json
+except ImportError:
+    import json
+from hypothesis import given, strategies as st
+
+N = 200
+twice = 1
+twice = 2
+
+
+def helper(lo, hi, v, n=3):
+    return lo <= v <= hi
+
+
+def counted():
+    global written
+    written = 1
+
+
+class Box:
+    def open(self):
+        return "open"
+
+
+@given(st.integers())
+def prop_given(x):
+    assert helper(0, 1, 0)
+"""
+
+
+def test_check_module_compares_the_namespace_with_the_source(
+    load: Loader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = load(NS_SOURCE)
+    file = module.__file__
+    assert file is not None
+    checks = integrity.plan(Path(file).read_bytes(), file, module.__name__, "")
+    assert checks is not None
+    # Bound more than once, or from a function: not checked.
+    assert sorted(checks.imports) == ["given", "json", "randint", "random", "st"]
+    assert sorted(checks.functions) == ["counted", "helper", "prop_given"]
+    assert checks.constants == {"N": (200, False)}
+    snapshot = integrity.take(integrity.watched_modules())
+    found, state = integrity.check_module(checks, module, snapshot)
+    assert found == []
+    assert integrity.verify_module(state) == []
+
+    name, namespace = module.__name__, vars(module)
+    helper, inner = namespace["helper"], namespace["prop_given"].hypothesis.inner_test
+    namespace.update(twice=3, written=2)  # not checked
+    monkeypatch.setattr(module, "random", types.SimpleNamespace())
+    monkeypatch.setattr(module, "N", 0)
+    namespace["len"] = lambda x: 0  # shadows a builtin (removed by the check)
+    monkeypatch.setattr(module.Box, "open", lambda self: "forced")
+    monkeypatch.setattr(helper, "__defaults__", (0,))
+    monkeypatch.setattr(module.prop_given.hypothesis, "inner_test", lambda x: None)
+    assert integrity.verify_module(state) == [
+        f"{name}.random",
+        f"{name}.N",
+        f"{name}.Box.open",
+        f"{name}.helper.__defaults__",
+        f"{name}.prop_given.hypothesis.inner_test",
+        f"{name}.len",
+    ]
+    # Put back.
+    assert module.random is random and module.N == 200 and "len" not in vars(module)
+    assert module.prop_given.hypothesis.inner_test is inner
+    assert helper.__defaults__ == (3,) and module.Box().open() == "open"
+    # What the source says, checked afresh: a swapped code object is not the source's.
+    monkeypatch.setattr(helper, "__code__", (lambda lo, hi, v, n=3: True).__code__)
+    monkeypatch.setattr(module, "randint", lambda a, b: a)
+    assert integrity.check_module(checks, module, snapshot)[0] == [
+        f"{name}.randint",
+        f"{name}.helper",
+    ]

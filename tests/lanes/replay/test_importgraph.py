@@ -130,3 +130,95 @@ def test_a_computed_import_reaches_every_project_module(source: str) -> None:
     }
     graph = build(sources, [""], ["tests/test_x.py"])
     assert {"pkg/a.py", "pkg/b.py"} <= graph.files_reached("tests/test_x.py")
+
+
+CLI_PROJECT = {
+    "src/calc/__init__.py": b"",
+    "src/calc/__main__.py": b"from calc import cli\n",
+    "src/calc/core.py": b"def mean(xs):\n    return sum(xs) / len(xs)\n",
+    "src/calc/cli.py": b"from calc.core import mean\n",
+    "src/calc/other.py": b"",
+    "scripts/my-tool.py": b"from calc import core\n",
+}
+CORE = frozenset({"calc.core"})
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import subprocess, sys\nsubprocess.run([sys.executable, '-m', 'calc.cli', '1', '2'])\n",
+        "import subprocess\nsubprocess.run('python -m calc.cli 1 2', shell=True)\n",
+        "import subprocess\nsubprocess.run(['python', '-m', 'calc'])\n",
+        "import subprocess\nsubprocess.run('python -m calc', shell=True)\n",
+        "import subprocess, sys\nsubprocess.run([sys.executable, 'src/calc/cli.py'])\n",
+        "import subprocess, sys\nsubprocess.run([sys.executable, './calc/cli.py'])\n",
+        "import subprocess, sys\nsubprocess.run(f'{sys.executable} src/calc/cli.py')\n",
+        "from unittest import mock\npatcher = mock.patch('calc.core.mean')\n",
+        "ENTRY = 'calc.cli:main'\n",
+        "import subprocess\nsubprocess.run(['python', 'scripts/my-tool.py'])\n",
+    ],
+)
+def test_a_string_that_names_a_project_module_or_file_is_an_import_edge(source: str) -> None:
+    sources = {**CLI_PROJECT, "tests/test_cli.py": source.encode()}
+    graph = build(sources, ["", "src"], ["tests/test_cli.py"])
+    assert set(graph.reach("tests/test_cli.py", CORE)) == {"calc.core"}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "X = 'calc.nope'\n",  # names no project module (its prefix calc: the package only)
+        "X = 'os.path'\n",
+        "X = 'see calc for more'\n",  # a word without a dot inside prose
+        "X = 'calc.'\n",
+        "X = 'cli.py'\n",  # no root holds cli.py directly
+        "X = 'elsewhere/calc/cli.py'\n",
+        "X = 'src/calc/cli.pyc'\n",
+    ],
+)
+def test_strings_that_name_no_project_module_add_no_edge_to_it(source: str) -> None:
+    sources = {**CLI_PROJECT, "tests/test_x.py": source.encode()}
+    graph = build(sources, ["", "src"], ["tests/test_x.py"])
+    assert graph.reach("tests/test_x.py", CORE) == {}
+    assert "src/calc/cli.py" not in graph.files_reached("tests/test_x.py")
+
+
+def test_a_plain_string_that_is_a_top_level_name_imports_only_that_package() -> None:
+    sources = {**CLI_PROJECT, "tests/test_x.py": b"LABEL = 'calc'\n"}
+    graph = build(sources, ["", "src"], ["tests/test_x.py"])
+    assert graph.files_reached("tests/test_x.py") == {"tests/test_x.py", "src/calc/__init__.py"}
+
+
+def test_a_file_named_only_by_its_path_has_its_path_as_its_name() -> None:
+    sources = {**CLI_PROJECT, "tests/test_tool.py": b"TOOL = 'scripts/my-tool.py'\n"}
+    graph = build(sources, ["", "src"], ["tests/test_tool.py"])
+    assert graph.module_names("scripts/my-tool.py") == ("scripts/my-tool.py",)
+    changed = frozenset(graph.module_names("scripts/my-tool.py"))
+    assert graph.reach("tests/test_tool.py", changed) == {
+        "scripts/my-tool.py": ("tests/test_tool.py",)
+    }
+    assert module_names("scripts/my-tool.py", graph.roots) == ()
+
+
+def test_a_text_file_of_doctests_imports_what_its_examples_import() -> None:
+    usage = b"# Usage\n\n>>> from calc.core import (\n...     mean,\n... )\n>>> mean([1, 2])\n1.5\n"
+    sources = {**CLI_PROJECT, "docs/usage.md": usage, "docs/other.md": b"no examples\n"}
+    graph = build(sources, ["", "src"], ["docs/usage.md", "docs/other.md"])
+    assert graph.reach("docs/usage.md", CORE) == {"calc.core": ("docs/usage.md",)}
+    assert graph.reach("docs/other.md", CORE) == {}
+    assert graph.unparsable == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b">>> def f(:\n",  # an example that is not Python
+        b"  >>> x = 1\n >>> y = 2\n... z\n",  # doctest's own parser refuses it
+        b">>>x = 1\n",  # no blank after the prompt
+    ],
+)
+def test_a_text_file_whose_examples_do_not_parse_imports_every_module(text: bytes) -> None:
+    sources = {**CLI_PROJECT, "docs/bad.txt": text}
+    graph = build(sources, ["", "src"], ["docs/bad.txt"])
+    assert graph.unparsable == ("docs/bad.txt",)
+    assert graph.reach("docs/bad.txt", CORE) == {"calc.core": ("docs/bad.txt",)}

@@ -307,3 +307,70 @@ def test_a_conftest_that_imports_a_changed_module_selects_the_tests_below_it(
         "imports changed module other.py via tests/sub/test_s.py -> tests/sub/conftest.py"
     ]
     assert "tests/sub/conftest.py" in sel.files_needed
+
+
+USAGE_MD = ">>> from pkg.a import A\n>>> A\n1\n"
+
+
+def test_a_text_doctest_file_is_selected_by_what_its_examples_import(repo: GitRepo) -> None:
+    files = dict(PROJECT)
+    files["pytest.ini"] = "[pytest]\naddopts = --doctest-glob=*.md\n"
+    files["docs/usage.md"] = USAGE_MD
+    files["docs/other.md"] = ">>> import other\n>>> other.O\n2\n"
+    project(repo, files)
+    patch(repo, {"pkg/c.py": "C = 1  # same\n"})
+    sel = select(repo)
+    assert "docs/usage.md::usage.md" in sel.collected
+    assert "docs/usage.md::usage.md" in sel.nodeids
+    assert "docs/other.md::other.md" not in sel.nodeids
+    assert sel.reasons["docs/usage.md::usage.md"] == [
+        "imports changed module pkg/c.py via docs/usage.md -> pkg/a.py -> pkg/b.py"
+    ]
+    assert "docs/usage.md" in sel.reached_by["pkg/c.py"]
+    assert {"docs/usage.md", "pkg/a.py"} <= set(sel.files_needed)
+
+
+def test_a_changed_text_doctest_file_selects_itself(repo: GitRepo) -> None:
+    files = dict(PROJECT)
+    files["pytest.ini"] = "[pytest]\naddopts = --doctest-glob=*.md\n"
+    files["docs/usage.md"] = USAGE_MD
+    project(repo, files)
+    patch(repo, {"docs/usage.md": USAGE_MD + "\nMore prose.\n"})
+    sel = select(repo)
+    assert sel.nodeids == ("docs/usage.md::usage.md",)
+    assert sel.reasons["docs/usage.md::usage.md"][0] == "a changed doctest file"
+
+
+def test_a_test_reaching_code_through_a_subprocess_is_selected(repo: GitRepo) -> None:
+    files = dict(PROJECT)
+    files["tests/test_cli.py"] = (
+        "import subprocess, sys\n\n\ndef test_cli():\n"
+        "    subprocess.run([sys.executable, '-m', 'pkg.a'], check=False)\n"
+    )
+    project(repo, files)
+    patch(repo, {"pkg/c.py": "C = 3\n"})
+    sel = select(repo)
+    assert "tests/test_cli.py::test_cli" in sel.nodeids
+    assert sel.reasons["tests/test_cli.py::test_cli"] == [
+        "imports changed module pkg/c.py via tests/test_cli.py -> pkg/a.py -> pkg/b.py"
+    ]
+
+
+def test_a_test_file_whose_name_a_slice_cannot_carry_is_left_out_and_said_so(
+    repo: GitRepo,
+) -> None:
+    project(repo)
+    evil = "tests/test_\u202eevil.py"
+    patch(
+        repo,
+        {evil: "from pkg.a import A\n\n\ndef test_e():\n    assert A\n", "pkg/c.py": "C = 3\n"},
+    )
+    sel = select(repo)
+    assert f"{evil}::test_e" in sel.collected
+    assert sel.nodeids == ("tests/test_a.py::test_a", "tests/test_rel.py::test_rel")
+    assert parse(sel.slice_bytes, "slice") == sel.nodeids
+    assert evil not in sel.files_needed
+    [message] = sel.not_replayed
+    assert "slice format cannot carry" in message and "not replayed" in message
+    assert "\\u202e" in message and message.isprintable()
+    assert message in sel.notes

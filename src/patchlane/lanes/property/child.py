@@ -13,7 +13,10 @@ Code under test runs in this process and may rebind those objects (``random.Rand
 Right before each result is written (after the import, and after each property), the
 ``integrity`` check compares them with the snapshot and puts the captured ones back: a
 rebinding fails the property (``sandbox: tampered: <names>``), and one made while the module
-was imported fails every property of that module version, which then do not run.
+was imported fails every property of that module version, which then do not run. The
+property module's own names are checked the same way, against its source, which the child
+reads and compiles before importing it (``integrity.plan``/``check_module``): code under
+test can reach that module's globals through the frames of its import.
 
 Results go to the file descriptor the job names, one JSON line per property, each carrying
 the job's token, then ``{"done": true, "count": N}``; stdout and stderr belong to the code
@@ -34,6 +37,7 @@ not find. It is a hint for the parent, which checks it itself; never a verdict.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import hashlib  # noqa: F401 - imported before the repository is importable (see above)
 import importlib
@@ -156,7 +160,10 @@ def main() -> None:
     # Last, when everything the child needs is imported and nothing of the repository is
     # yet: what every later check compares with. Held in a local, which no rebinding of a
     # module attribute reaches.
-    verify = integrity.watch()
+    snapshot = integrity.take(integrity.watched_modules())
+    verify: Verify = functools.partial(integrity.verify, snapshot)
+    # What the property module's source binds, read before anything of it runs.
+    checks = _plan(job)
     sys.path[:0] = job["paths"]
     os.chdir(job["cwd"])
     names: list[str] = list(job["names"])
@@ -180,6 +187,13 @@ def main() -> None:
     tampered = verify()
     if job["mode"] == "import":
         _imported(writer, names, None, elsewhere, start)
+    if elsewhere is None and checks is not None:
+        # The property module's own names, against its source (and after each property).
+        found, state = integrity.check_module(checks, module, snapshot)
+        tampered += found
+        verify = functools.partial(
+            integrity.both, verify, functools.partial(integrity.verify_module, state)
+        )
     if tampered:
         _refuse_all(writer, job, names, "sandbox", integrity.describe(tampered, "during import"))
     if elsewhere is not None:
@@ -190,6 +204,20 @@ def main() -> None:
         for name in names:
             writer.emit(_run_one(job, module, name, pinned, violations, at_import, verify))
     _finish(writer, len(names))
+
+
+def _plan(job: dict[str, Any]) -> integrity.Plan | None:
+    """Return the ``integrity.Plan`` of the job's property module, from the file the job
+    expects it to load from (``_loaded_elsewhere`` refuses any other), or ``None`` when it
+    cannot be read or is not checked."""
+    file = Path(job["expect_file"])
+    name = str(job["module"])
+    package = name if file.name == "__init__.py" else name.rpartition(".")[0]
+    try:
+        source = file.read_bytes()
+    except OSError:
+        return None
+    return integrity.plan(source, os.fspath(file), name, package)
 
 
 def _loaded_elsewhere(module: types.ModuleType, job: dict[str, Any]) -> str | None:

@@ -28,16 +28,24 @@ The check runs only on what this module captured when it was imported (the built
 calls are default arguments, bound at definition time) and reads nothing through this
 module's globals, so that rebinding them (or ``builtins``) cannot blind it. It is a
 tripwire, not a sandbox: see docs/decisions.md, "The property child's integrity check".
+
+The property module's own namespace is checked too (``plan``, ``check_module``,
+``verify_module``): the child compiles the module's source itself before importing it, and
+the names it binds once at module scope (imports, defs, classes' methods, literal
+constants) must be what that source makes of them; after each property, the same objects.
 """
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import functools
+import importlib.util
 import operator
 import sys
 import types
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from collections.abc import Callable, Container, Iterable, Mapping
+from typing import Any, Final, NamedTuple
 
 # The standard-library modules that properties, Hypothesis and the child's own reporting
 # use (json writes the result lines; ``_hashlib`` is what ``hashlib.new`` calls through).
@@ -399,7 +407,7 @@ def describe(names: list[str], when: str = "") -> str:
 # and compiles the module's source itself before importing it (``plan``); after the import
 # ``check_module`` compares the namespace with what that source binds, and the check it
 # returns compares the same objects by identity after each property (see docs/decisions.md,
-# "The property child checks its property module").
+# "The property child checks its own tools").
 
 _INNER: Final = "__patchlane_inner__"
 """The attribute ``styles`` puts on its wrapper of a ``@given`` test's inner function: the
@@ -419,15 +427,18 @@ _COMPOUND: Final = (
     ast.Match,
 )
 _IMMUTABLE: Final = (str, bytes, int, float, bool, complex, type(None))
+# Methods ``type`` turns into a class or static method without a decorator.
+_IMPLICIT: Final = frozenset({"__init_subclass__", "__class_getitem__", "__new__"})
 _STEPS: Final = 32
 """How many wrappers (``__wrapped__``) are followed at most."""
 
 # An import's candidates: ("module", key, "") is ``sys.modules[key]``, ("attr", key, name)
 # is ``getattr(sys.modules[key], name)``.
 Candidate = tuple[str, str, str]
-# (the module's dict, dummy ``sys.modules``/``sys`` for ``compare``) -- see ``check_module``.
-Handles = tuple[tuple[str, Any, types.FunctionType], ...]
-Shadows = tuple[str, Mapping[str, Any], frozenset[str], frozenset[str]]
+# A ``@given`` test's (label, test, ``hypothesis`` handle, inner function); a module's
+# (label, namespace, builtins' names it must not bind, names its source binds).
+Handles = tuple[tuple[str, Any, Any, types.FunctionType], ...]
+Shadows = tuple[str, dict[str, Any], frozenset[str], frozenset[str]]
 
 
 class Def(NamedTuple):
@@ -463,7 +474,8 @@ def plan(source: bytes, filename: str, name: str, package: str) -> Plan | None:
     nothing the import runs can change what it says."""
     try:
         tree = ast.parse(source, filename)
-        code = compile(tree, filename, "exec", dont_inherit=True)
+        # As the import compiles it (and none of this module's ``__future__`` flags).
+        code = compile(source, filename, "exec", dont_inherit=True)
     except (SyntaxError, ValueError):
         return None
     skip = _dynamic_names(tree)
@@ -474,7 +486,7 @@ def plan(source: bytes, filename: str, name: str, package: str) -> Plan | None:
     _collect(tree.body, False, bindings, stars)
     last_star = max(stars, default=0)
     codes = _codes(code)
-    out = Plan(name, {}, {}, {}, {}, frozenset(bindings), bool(stars))
+    out = Plan(name, {}, {}, {}, {}, frozenset(bindings) | skip, bool(stars))
     for bound, found in bindings.items():
         first = min(getattr(node, "lineno", 0) for node, _alias, _cond in found)
         if bound in skip or first < last_star:
@@ -580,8 +592,8 @@ def _collect(
                         store(getattr(clause, "guard", None))
                         _collect(clause.body, True, out, stars)
                 elif isinstance(value, ast.AST | list):
-                    for part in value if isinstance(value, list) else [value]:
-                        store(part)
+                    for item in value if isinstance(value, list) else [value]:
+                        store(item)
         elif isinstance(stmt, ast.Assign) and _one_name(stmt.targets):
             out.setdefault(stmt.targets[0].id, []).append((stmt, None, conditional))  # type: ignore[attr-defined]
             store(stmt.value)
@@ -605,7 +617,8 @@ def _candidates(node: ast.AST, alias: ast.alias, package: str) -> tuple[Candidat
         parent, _dot, last = alias.name.rpartition(".")
         found: tuple[Candidate, ...] = (("module", alias.name, ""),)
         return found + ((("attr", parent, last),) if parent else ())
-    assert isinstance(node, ast.ImportFrom)
+    if not isinstance(node, ast.ImportFrom):
+        return ()
     try:
         base = importlib.util.resolve_name("." * node.level + (node.module or ""), package)
     except (ImportError, ValueError):
@@ -698,9 +711,17 @@ def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
 
 
 # The state ``check_module`` hands to ``verify_module``: a ``Snapshot`` of the checked names
-# and functions (for ``compare``/``restore``), the ``@given`` tests' inner functions, and
-# the module's names that would shadow a builtin.
+# and functions (for ``compare``/``restore``), the ``@given`` tests' handles and inner
+# functions, and the module's names that would shadow a builtin.
 ModuleState = tuple[Snapshot, Handles, Shadows | None]
+# What ``check_module`` gathers: the names checked (with their objects), the functions
+# found (by id), the ``@given`` handles and the names that differ.
+_Found = tuple[
+    dict[str, Any],
+    dict[int, tuple[str, types.FunctionType]],
+    list[tuple[str, Any, Any, types.FunctionType]],
+    list[str],
+]
 
 
 def check_module(
@@ -709,71 +730,47 @@ def check_module(
     """Return the dotted names of ``module``'s namespace that differ from what its source
     (``checks``) binds, and the state to hand ``verify_module`` after each property.
 
-    An import's name must be one of the objects its imports give (a watched module's, or
+    An import's name must be one of the objects its imports give (a watched module, or a
     name in one, as ``snapshot`` captured it; otherwise ``sys.modules`` now); a def's
-    function (behind its decorators, through ``__wrapped__`` or a ``@given`` test's inner
-    function) must have the source's code, literal defaults and the module's globals, and a
-    class the same of the methods its body defines; a literal constant, its value. A name
-    set in the module that its source does not bind must not shadow a builtin.
+    function (behind its decorators: ``__wrapped__``, a ``@given`` test's inner function)
+    must have the source's code, literal defaults and the module's globals, and a class's
+    methods the same; a literal constant must have its value. A name set in the module
+    that its source does not bind must not shadow a builtin. A name bound only inside a
+    top-level ``if``/``try``/... may be missing.
     """
     namespace = vars(module)
-    watched = dict(snapshot[2])
-    saved = {space[0]: space[2] for space in snapshot[0] if space[3] == _MODULE}
     prefix = checks.name + "."
-    changed: list[str] = []
-    kept: dict[str, Any] = {}
-    functions: dict[int, tuple[str, types.FunctionType]] = {}
-    handles: list[tuple[str, Any, types.FunctionType]] = []
-    for name, (candidates, conditional) in checks.imports.items():
-        live = namespace.get(name, _MISSING)
-        expected = _expected(candidates, watched, saved)
-        if (live is _MISSING and not conditional) or (
-            live is not _MISSING and expected and not any(live is e for e in expected)
-        ):
-            changed.append(prefix + name)
-        kept[name] = live
+    found: _Found = ({}, {}, [], [])
+    kept, functions, handles, changed = found
+    _check_imports(checks, namespace, snapshot, found)
     for name, (value, conditional) in checks.constants.items():
         live = namespace.get(name, _MISSING)
         if live is _MISSING and conditional:
             continue
+        kept[name] = live
         if live is _MISSING or not _same_value(live, value):
             changed.append(prefix + name)
-        kept[name] = live
-    for name, found in checks.functions.items():
+    for name, defined in checks.functions.items():
         live = namespace.get(name, _MISSING)
-        if not (live is _MISSING and found.conditional):
+        if not (live is _MISSING and defined.conditional):
             kept[name] = live
-            if not _check_def(prefix + name, live, found, namespace, functions, handles):
+            if not _check_def(prefix + name, live, defined, namespace, found):
                 changed.append(prefix + name)
-    spaces = [_space(checks.name, namespace, _MODULE, namespace, lambda k, _v: k in kept)]
-    for name, (body, methods) in checks.classes.items():
-        live = namespace.get(name, _MISSING)
-        if live is _MISSING and body.conditional:
-            continue
-        kept[name] = live
-        if not isinstance(live, type):
-            if live is _MISSING or not body.decorators:
-                changed.append(prefix + name)
-            continue
-        label = prefix + name
-        spaces.append(_space(label, vars(live), _MODULE, live, lambda k, _v, m=methods: k in m))
-        for method, defined in methods.items():
-            # A decorated class's methods are checked as if they were decorated too.
-            lenient = defined._replace(decorators=max(defined.decorators, body.decorators))
-            value = vars(live).get(method, _MISSING)
-            if not _check_def(f"{label}.{method}", value, lenient, namespace, functions, handles):
-                changed.append(f"{label}.{method}")
-    spaces[0] = _space(checks.name, namespace, _MODULE, namespace, lambda k, _v: k in kept)
+    spaces = [
+        _space(label, vars(cls), _MODULE, cls, functools.partial(_named, methods))
+        for label, cls, methods in _check_classes(checks, namespace, found)
+    ]
+    keep = functools.partial(_named, kept)
+    spaces.insert(0, _space(checks.name, namespace, _MODULE, namespace, keep))
     shadows = _shadows(checks, namespace, snapshot)
     if shadows is not None:
         changed += _shadowing(shadows)
-    found = tuple(functions.values())
-    funcs = tuple(f[1] for f in found)
+    funcs = tuple(f for _label, f in functions.values())
     modules: dict[str, types.ModuleType] = {}
     state: Snapshot = (
         tuple(spaces),
         (
-            tuple(f[0] for f in found),
+            tuple(label for label, _f in functions.values()),
             funcs,
             tuple(f.__code__ for f in funcs),
             tuple(f.__defaults__ for f in funcs),
@@ -784,3 +781,239 @@ def check_module(
         {"modules": modules},
     )
     return changed, (state, tuple(handles), shadows)
+
+
+def _named(names: Container[str], name: str, _value: Any) -> bool:
+    """Return whether ``name`` is one of ``names`` (a ``_space``'s ``keep``)."""
+    return name in names
+
+
+def _check_imports(
+    checks: Plan, namespace: dict[str, Any], snapshot: Snapshot, found: _Found
+) -> None:
+    """Check the names ``checks`` says only imports bind (into ``found``)."""
+    kept, _functions, _handles, changed = found
+    watched = dict(snapshot[2])
+    saved = {space[0]: space[2] for space in snapshot[0] if space[3] == _MODULE}
+    for name, (candidates, conditional) in checks.imports.items():
+        live = namespace.get(name, _MISSING)
+        if live is _MISSING:
+            if not conditional:
+                changed.append(f"{checks.name}.{name}")
+            continue
+        kept[name] = live
+        expected = _expected(candidates, watched, saved)
+        # No candidate to compare with (its module is not in ``sys.modules``): unknown.
+        if expected and not any(live is e for e in expected):
+            changed.append(f"{checks.name}.{name}")
+
+
+def _expected(
+    candidates: tuple[Candidate, ...],
+    watched: dict[str, types.ModuleType],
+    saved: dict[str, dict[str, Any]],
+) -> list[Any]:
+    """Return the objects ``candidates`` give: from the snapshot for a watched module."""
+    out: list[Any] = []
+    for kind, key, attribute in candidates:
+        module = watched[key] if key in watched else sys.modules.get(key, _MISSING)
+        if module is _MISSING:
+            continue
+        if kind == "module":
+            out.append(module)
+            continue
+        captured = saved.get(key, {}) if key in watched else {}
+        if attribute in captured:
+            out.append(captured[attribute])
+            continue
+        try:
+            out.append(getattr(module, attribute))
+        except Exception:  # noqa: BLE001, S112 - no such name: not a candidate
+            continue
+    return out
+
+
+def _check_classes(
+    checks: Plan, namespace: dict[str, Any], found: _Found
+) -> list[tuple[str, type, dict[str, Def]]]:
+    """Check the classes of ``checks`` (into ``found``); return (label, class, methods)
+    of each class found, for ``check_module``'s state."""
+    kept, _functions, _handles, changed = found
+    out: list[tuple[str, type, dict[str, Def]]] = []
+    for name, (body, methods) in checks.classes.items():
+        label = f"{checks.name}.{name}"
+        live = namespace.get(name, _MISSING)
+        if live is _MISSING and body.conditional:
+            continue
+        kept[name] = live
+        if not isinstance(live, type):
+            # A class decorator may return something else: not checked.
+            if live is _MISSING or not body.decorators:
+                changed.append(label)
+            continue
+        out.append((label, live, methods))
+        for method, defined in methods.items():
+            # A decorated class's methods are judged as decorated ones (see ``_check_def``).
+            lenient = defined._replace(decorators=max(defined.decorators, body.decorators))
+            value = vars(live).get(method, _MISSING)
+            if method in _IMPLICIT and isinstance(value, staticmethod | classmethod):
+                value = value.__func__  # ``type`` made it one
+            if not _check_def(f"{label}.{method}", value, lenient, namespace, found):
+                changed.append(f"{label}.{method}")
+    return out
+
+
+def _check_def(
+    label: str, live: Any, defined: Def, namespace: dict[str, Any], found: _Found
+) -> bool:
+    """Return whether ``live`` is what ``defined`` makes: the function, or behind its
+    decorators the innermost one (``__wrapped__``; a ``@given`` test's inner function, as
+    ``styles`` finds it), has the source's code, literal defaults and ``namespace`` as its
+    globals. Adds the functions (and a ``@given`` handle) to ``found``."""
+    _kept, functions, handles, _changed = found
+    if live is _MISSING:
+        return False
+    func, outer, handle = _innermost(live, defined.decorators)
+    if type(live) is types.FunctionType:
+        functions.setdefault(id(live), (label, live))
+    if type(func) is not types.FunctionType:
+        # A decorator hid the function: not checked (an undecorated def must be one).
+        return defined.decorators > 0
+    same = (
+        func.__globals__ is namespace
+        and _same_code(func.__code__, defined.code)
+        and _same_defaults(func, defined)
+    )
+    if not same and defined.decorators and handle is None:
+        # A decorator may wrap without ``__wrapped__``: what is found is its wrapper. Only a
+        # function that claims the def's name is judged.
+        same = func.__code__.co_qualname != defined.code.co_qualname
+    if same:
+        functions.setdefault(id(func), (label, func))
+        if handle is not None:
+            handles.append((f"{label}.hypothesis.inner_test", outer, handle, func))
+    return same
+
+
+def _innermost(obj: Any, steps: int) -> tuple[Any, Any, Any]:
+    """Return (the object behind at most ``steps`` wrappers of ``obj``, the ``@given``
+    test met on the way and its ``hypothesis`` handle, or ``None`` twice)."""
+    outer = handle = None
+    for _ in range(min(steps, _STEPS)):
+        following: Any = _MISSING
+        if type(obj) is types.FunctionType:
+            attributes = vars(obj)
+            found = attributes.get("hypothesis")
+            if found is not None and handle is None and hasattr(found, "inner_test"):
+                outer, handle = obj, found
+                following = _inner_test(found)
+            else:
+                following = attributes.get("__wrapped__", _MISSING)
+        elif isinstance(obj, property):
+            following = _MISSING if obj.fget is None else obj.fget
+        else:
+            try:
+                following = getattr(obj, "__wrapped__", _MISSING)
+            except Exception:  # noqa: BLE001 - an object that hides it: stop there
+                following = _MISSING
+        if following is _MISSING:
+            break
+        obj = following
+    return obj, outer, handle
+
+
+def _inner_test(
+    handle: Any,
+    _getattr: Callable[..., Any] = getattr,
+    _type: type[type] = type,
+    _vars: Callable[[Any], dict[str, Any]] = vars,
+    _function: type = types.FunctionType,
+    _name: str = _INNER,
+    _missing: object = _MISSING,
+) -> Any:
+    """Return the function ``styles`` runs for a ``@given`` test whose ``hypothesis``
+    handle is ``handle``: its ``inner_test``, or what ``styles``' wrapper of it wraps."""
+    try:
+        inner = _getattr(handle, "inner_test", _missing)
+    except Exception:  # noqa: BLE001 - unreadable: not the inner function
+        return _missing
+    if _type(inner) is _function:
+        return _vars(inner).get(_name, inner)
+    return inner
+
+
+def _same_defaults(func: types.FunctionType, defined: Def) -> bool:
+    """Return whether ``func``'s defaults are those of ``defined`` (the literal ones)."""
+    defaults = func.__defaults__ or ()
+    if len(defaults) != len(defined.defaults):
+        return False
+    for value, expected in zip(defaults, defined.defaults, strict=True):
+        if expected is not _MISSING and not _same_value(value, expected):
+            return False
+    kwdefaults = func.__kwdefaults__ or {}
+    if kwdefaults.keys() != defined.kwdefaults.keys():
+        return False
+    return all(
+        expected is _MISSING or _same_value(kwdefaults[name], expected)
+        for name, expected in defined.kwdefaults.items()
+    )
+
+
+def _shadows(checks: Plan, namespace: dict[str, Any], snapshot: Snapshot) -> Shadows | None:
+    """Return what ``_shadowing`` needs for ``namespace``: the builtins' names (but
+    dunders) its source does not bind; ``None`` when a star import may bind any."""
+    if checks.star:
+        return None
+    builtin = next((s[2] for s in snapshot[0] if s[3] == _BUILTINS), {})
+    names = frozenset(n for n in builtin if not (n.startswith("__") and n.endswith("__")))
+    return (checks.name, namespace, names - checks.bound, checks.bound)
+
+
+def _shadowing(
+    shadows: Shadows,
+    _sorted: Callable[[Iterable[str]], list[str]] = sorted,
+) -> list[str]:
+    """Return the dotted names of the module's names that shadow a builtin."""
+    label, live, names, _bound = shadows
+    found = live.keys() & names
+    return [label + "." + name for name in _sorted(found)] if found else []
+
+
+def verify_module(
+    state: ModuleState,
+    _verify: Callable[[Snapshot], list[str]] = verify,
+    _inner: Callable[[Any], Any] = _inner_test,
+    _shadowing: Callable[[Shadows], list[str]] = _shadowing,
+    _vars: Callable[[Any], dict[str, Any]] = vars,
+    _setattr: Callable[[Any, str, Any], None] = setattr,
+    _error: type[Exception] = Exception,
+    _missing: object = _MISSING,
+) -> list[str]:
+    """Return the dotted names of the property module's checked names, functions,
+    ``@given`` inner functions and builtin shadows that changed since ``check_module``,
+    after putting them back. Reads no global of this module (see ``compare``)."""
+    snapshot, handles, shadows = state
+    changed = _verify(snapshot)
+    for label, outer, handle, inner in handles:
+        current = _vars(outer).get("hypothesis", _missing)
+        if current is handle and _inner(handle) is inner:
+            continue
+        changed.append(label)
+        try:
+            _vars(outer)["hypothesis"] = handle
+            _setattr(handle, "inner_test", inner)
+        except _error:  # best effort
+            pass
+    if shadows is not None:
+        extra = _shadowing(shadows)
+        if extra:
+            changed += extra
+            _label, live, names, _bound = shadows
+            for name in live.keys() & names:
+                live.pop(name, None)
+    return changed
+
+
+def both(first: Callable[[], list[str]], second: Callable[[], list[str]]) -> list[str]:
+    """Return what ``first()`` and then ``second()`` report (two checks as one)."""
+    return first() + second()

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import doctest
+import itertools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -230,8 +231,31 @@ def string_constants(tree: ast.AST) -> Iterator[str]:
             yield node.value
 
 
-def reference_candidates(text: str) -> tuple[set[str], set[str]]:
-    """Return the dotted names and the ``.py`` paths a string constant may refer to.
+def run_as_main(tree: ast.AST) -> set[str]:
+    """Return the strings that follow a ``"-m"`` string in a list, a tuple or a call's
+    arguments (``[sys.executable, "-m", "calc"]``): modules run as ``__main__``."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.List, ast.Tuple)):
+            items = node.elts
+        elif isinstance(node, ast.Call):
+            items = node.args
+        else:
+            continue
+        for flag, item in itertools.pairwise(items):
+            if (
+                isinstance(flag, ast.Constant)
+                and flag.value == "-m"
+                and isinstance(item, ast.Constant)
+                and isinstance(item.value, str)
+            ):
+                out.add(item.value)
+    return out
+
+
+def reference_candidates(text: str) -> tuple[set[str], set[str], set[str]]:
+    """Return the dotted names, the ``.py`` paths, and the names run with ``-m`` that a
+    string constant may refer to.
 
     The whole string counts when it is a dotted name (a plain ``"calc"`` too) or ends in
     ``.py``; so does each word of it (split at white space, quotes, ``:``, ``=`` and
@@ -244,7 +268,8 @@ def reference_candidates(text: str) -> tuple[set[str], set[str]]:
     paths: set[str] = set()
     words = _WORD_SEPARATORS.split(text) if len(text) > 1 else []
     wanted = {w for w in words if "." in w}
-    wanted.update(w for previous, w in zip(words, words[1:]) if previous == "-m")
+    mains = {w for previous, w in itertools.pairwise(words) if previous == "-m" and _dotted(w)}
+    wanted |= mains
     if len(text) <= _MAX_REFERENCE_CHARS:
         wanted.add(text)
     for word in wanted:
@@ -257,30 +282,29 @@ def reference_candidates(text: str) -> tuple[set[str], set[str]]:
             paths.add(path)
         elif _dotted(word):
             names.add(word)
-    return names, paths
+    return names, paths, mains
 
 
 def _referenced(
-    strings: Iterable[str],
+    tree: ast.AST,
     names: dict[str, set[str]],
     by_path: dict[str, set[str]],
     all_roots: tuple[str, ...],
 ) -> set[str]:
-    """Return the graph names the literal references among ``strings`` make edges to.
+    """Return the graph names the literal references of a parsed file make edges to.
 
     A dotted name gives each of its prefixes that is a project module (``mock.patch``'s
-    ``"calc.core.mean"`` imports ``calc.core``), and a package's ``__main__`` (``-m calc``
-    runs it). A ``.py`` path that is a project file, or its part after an import root,
-    gives that file's names (its path when it has none; ``names`` then gains it)."""
+    ``"calc.core.mean"`` imports ``calc.core``; a plain ``"calc"`` only the package), and a
+    package run with ``-m`` its ``__main__``. A ``.py`` path that is a project file, or its
+    part after an import root, gives that file's names (its path when it has none; ``names``
+    then gains it)."""
     out: set[str] = set()
-    for text in strings:
-        dotted, paths = reference_candidates(text)
+    mains = run_as_main(tree)
+    for text in string_constants(tree):
+        dotted, paths, run = reference_candidates(text)
+        mains |= run
         for name in dotted:
-            for prefix in _prefixes(name):
-                if prefix in names:
-                    out.add(prefix)
-            if name in names and f"{name}.__main__" in names:
-                out.add(f"{name}.__main__")
+            out.update(prefix for prefix in _prefixes(name) if prefix in names)
         for path in paths:
             for target in sorted(by_path.get(path, ())):
                 own = module_names(target, all_roots)
@@ -289,6 +313,7 @@ def _referenced(
                 else:
                     names.setdefault(target, set()).add(target)
                     out.add(target)
+    out.update(f"{m}.__main__" for m in mains if m in names and f"{m}.__main__" in names)
     return out
 
 
@@ -357,32 +382,33 @@ def build(
                     by_path.setdefault(path[len(root) + 1 :], set()).add(path)
     imports: dict[str, frozenset[str]] = {}
     unparsable: list[str] = []
-    trees: dict[str, ast.Module] = {}
+    # Each tree is dropped as soon as its names are known; "every module" (for computed
+    # imports and unparsable files) is taken after the loop, which may add a path-named
+    # file to ``names``.
+    found_by_path: dict[str, set[str]] = {}
     for path, data in sources.items():
         try:
             text = data if path.endswith(".py") else doctest_source(data, path)
-            trees[path] = parse_python(text, path)
+            tree = parse_python(text, path)
         except SyntaxError:
             unparsable.append(path)
-    found_by_path: dict[str, set[str]] = {}
-    for path, tree in trees.items():
+            continue
         own = module_names(path, all_roots)
         is_package = path.endswith("/__init__.py") or path == "__init__.py"
         # imported_names walks iteratively (ast.walk), so a deep tree that parsed is no
         # danger here.
         found = imported_names(tree, own, is_package)
-        # May add a path-named file to ``names``: done before "every module" is taken.
-        found |= _referenced(string_constants(tree), names, by_path, all_roots)
+        found |= _referenced(tree, names, by_path, all_roots)
         found_by_path[path] = found
     every_module = frozenset(names)
     for path in sources:
-        found = found_by_path.get(path)
-        if found is None:
+        maybe = found_by_path.get(path)
+        if maybe is None:
             imports[path] = every_module
-        elif ANY_MODULE in found:
-            imports[path] = (frozenset(found) - {ANY_MODULE}) | every_module
+        elif ANY_MODULE in maybe:
+            imports[path] = (frozenset(maybe) - {ANY_MODULE}) | every_module
         else:
-            imports[path] = frozenset(found)
+            imports[path] = frozenset(maybe)
     return ImportGraph(
         roots=all_roots,
         names={k: frozenset(v) for k, v in names.items()},
