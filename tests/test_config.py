@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from patchlane.classify import load_map_file
 from patchlane.config import (
     FixtureLane,
     FixtureRoot,
@@ -19,6 +18,7 @@ from patchlane.config import (
     parse_review_map,
 )
 from patchlane.errors import MapError
+from patchlane.gate.classify import load_map_file
 from tests.gitrepo import GitRepo, make_project, run_patchlane, start_patch, stderr_lines
 
 # seed-examples/review-map.yml, byte for byte.

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import patchlane
-import patchlane.classify
+import patchlane.gate.classify
 from patchlane.main import COMMANDS, main
 from patchlane.ui import one_line, show
 from tests.gitrepo import GitRepo, make_project, run_patchlane, start_patch, stderr_lines
@@ -183,7 +183,7 @@ def test_internal_error_exits_4_with_one_line(
     repo: GitRepo, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _project(repo)
-    monkeypatch.setattr(patchlane.classify, "classify", _broken_classify)
+    monkeypatch.setattr(patchlane.gate.classify, "classify", _broken_classify)
     code = main(["--repo", os.fspath(repo.path), "classify", "--base", "main"])
     assert code == 4
     err = capsys.readouterr().err
@@ -199,7 +199,7 @@ def test_internal_error_with_verbose_adds_the_traceback(
     repo: GitRepo, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _project(repo)
-    monkeypatch.setattr(patchlane.classify, "classify", _broken_classify)
+    monkeypatch.setattr(patchlane.gate.classify, "classify", _broken_classify)
     code = main(["--repo", os.fspath(repo.path), "classify", "--base", "main", "-v"])
     assert code == 4
     err = capsys.readouterr().err
@@ -299,7 +299,7 @@ def test_write_stdout_writes_the_bytes_jsonio_writes(tmp_path: Path) -> None:
     code = (
         "import os, sys\n"
         "from pathlib import Path\n"
-        "from patchlane.jsonio import dumps_report, write_json\n"
+        "from patchlane.inputs.jsonio import dumps_report, write_json\n"
         "from patchlane.ui import write_stdout\n"
         "data = {'path': os.fsdecode(b'caf\\xe9.txt'), 'n': 'é'}\n"
         "print('first', flush=False)\n"

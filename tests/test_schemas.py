@@ -6,8 +6,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from patchlane.inputs.yamlio import load_yaml
 from patchlane.schemas import NAMES, load_schema
-from patchlane.yamlio import load_yaml
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seed-examples"
 REAL_HASH = "0" * 63 + "a"

@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass, field
 
 from patchlane.errors import MapError
-from patchlane.inputs import kind_of
-from patchlane.paths import path_problem
-from patchlane.yamlio import YamlList, YamlMap, load_yaml
+from patchlane.inputs.fields import kind_of
+from patchlane.inputs.paths import path_problem
+from patchlane.inputs.yamlio import YamlList, YamlMap, load_yaml
 
 DEFAULT_MAP = "review-map.yml"
 DEFAULT_CASES = 200

@@ -88,7 +88,7 @@ def load_freeze_grant(report_path: Path, label: str | None = None) -> FreezeGran
     """
     # Project modules are imported here, not at module level: see the module docstring.
     from patchlane.errors import InputError
-    from patchlane.jsonio import line_for, parse_json_text
+    from patchlane.inputs.jsonio import line_for, parse_json_text
 
     name = str(report_path) if label is None else label
     try:
@@ -391,7 +391,7 @@ class _FreezeSkipper:
         import pytest
 
         from patchlane.errors import InputError
-        from patchlane.jsonio import atomic_write_text, dumps_report
+        from patchlane.inputs.jsonio import atomic_write_text, dumps_report
 
         path, name = self.record_to
         try:

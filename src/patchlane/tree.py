@@ -33,7 +33,7 @@ from pathlib import Path
 
 from patchlane import git
 from patchlane.bytecode import NEVER_MATERIALISED, is_bytecode
-from patchlane.paths import path_problem, symlink_on_way, under_any
+from patchlane.inputs.paths import path_problem, symlink_on_way, under_any
 from patchlane.ui import show
 
 # The kernel's own bound (Linux MAXSYMLINKS): a kept link is one that ``open`` can follow.

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from patchlane import demo
+from patchlane.demo import scenarios as demo
+from patchlane.gate.reports import FILE_NAMES
 from patchlane.main import main
-from patchlane.reports import FILE_NAMES
 from tests.sample import EVIDENCE
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from patchlane.lanes.fixture import cache_path
+from patchlane.lanes.fixture.lane import cache_path
 from patchlane.main import main
 from tests.gitrepo import GitRepo
 

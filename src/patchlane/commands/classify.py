@@ -6,12 +6,12 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from patchlane.commands import publish
+from patchlane.commands.options import add_diff_options, publish
 from patchlane.errors import Exit
 from patchlane.ui import show
 
 if TYPE_CHECKING:
-    from patchlane.classify import Classification
+    from patchlane.gate.classify import Classification
     from patchlane.main import Context
 
 
@@ -29,18 +29,8 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
     p.add_argument("--out", metavar="FILE", help="write classify.json here")
 
 
-def add_diff_options(p: argparse.ArgumentParser) -> None:
-    """Add ``--base`` (required) and ``--head`` (default HEAD) to a command's parser."""
-    p.add_argument(
-        "--base", metavar="REF", required=True, help="the revision the patch is judged against"
-    )
-    p.add_argument(
-        "--head", metavar="REF", default="HEAD", help="the patched revision (default: HEAD)"
-    )
-
-
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from patchlane.classify import classify
+    from patchlane.gate.classify import classify
 
     repo = ctx.repo()
     result = classify(repo, args.base, args.head, ctx.map_option)

@@ -11,7 +11,7 @@ from patchlane.errors import Exit
 from patchlane.ui import write_stdout
 
 if TYPE_CHECKING:
-    from patchlane.demo import Outcome
+    from patchlane.demo.scenarios import Outcome
     from patchlane.main import Context
 
 
@@ -35,7 +35,7 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from patchlane.demo import (
+    from patchlane.demo.scenarios import (
         DEMO_CASES,
         DEMO_SEED,
         DEMO_TODAY,
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         prepare_root,
         run_demo,
     )
-    from patchlane.jsonio import dumps_report
+    from patchlane.inputs.jsonio import dumps_report
     from patchlane.ui import show
 
     keep = None if args.keep is None else Path.cwd() / args.keep

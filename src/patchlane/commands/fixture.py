@@ -6,13 +6,13 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patchlane.commands import publish
+from patchlane.commands.options import publish
 from patchlane.errors import Exit
 from patchlane.ui import show, write_stdout
 
 if TYPE_CHECKING:
     from patchlane.config import FixtureLane
-    from patchlane.lanes.fixture import FixtureReport
+    from patchlane.lanes.fixture.lane import FixtureReport
     from patchlane.main import Context
 
 
@@ -76,9 +76,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 def _load_lane(repo: Path, ctx: Context) -> FixtureLane:
     """Return the fixture lane of the work tree's review map. Raises ``MapError``."""
-    from patchlane.classify import load_map_file, map_path_in_repo
     from patchlane.config import DEFAULT_MAP
     from patchlane.errors import MapError
+    from patchlane.gate.classify import load_map_file, map_path_in_repo
 
     rel, outside = map_path_in_repo(repo, ctx.map_option)
     if outside is not None:
@@ -95,7 +95,7 @@ def _load_lane(repo: Path, ctx: Context) -> FixtureLane:
 
 def _run_check(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane import git
-    from patchlane.lanes.fixture import check_commit, check_worktree
+    from patchlane.lanes.fixture.lane import check_commit, check_worktree
 
     repo = ctx.repo()
     lane = _load_lane(repo, ctx)
@@ -162,9 +162,9 @@ def print_summary(report: FixtureReport, ctx: Context) -> None:
 
 def _run_lock(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.errors import UsageError
-    from patchlane.jsonio import dumps_report
-    from patchlane.lanes.fixture import write_locks
-    from patchlane.lock import reason_problem
+    from patchlane.inputs.jsonio import dumps_report
+    from patchlane.lanes.fixture.lane import write_locks
+    from patchlane.lanes.fixture.lockfile import reason_problem
 
     problem = reason_problem(args.reason)
     if problem:

@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patchlane.commands import publish
+from patchlane.commands.options import publish
 from patchlane.errors import Exit
 from patchlane.ui import one_line, show
 
@@ -35,7 +35,7 @@ def review_date(text: str) -> date:
 
 def register(sub: Any, name: str, help_text: str, parents: list[argparse.ArgumentParser]) -> None:
     """Add ``freeze`` with its action ``audit`` to the sub-parsers."""
-    from patchlane.commands.classify import add_diff_options
+    from patchlane.commands.options import add_diff_options
 
     p = sub.add_parser(
         name,
@@ -86,9 +86,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     Raises ``PatchlaneError`` (exit 2 at the boundary) for a bad map, registry, report,
     failure log or ref.
     """
-    from patchlane.classify import classify
+    from patchlane.gate.classify import classify
+    from patchlane.gate.reports import load_lane_report
     from patchlane.lanes.freeze import audit, read_failure_log
-    from patchlane.reports import load_lane_report
 
     # The files named on the command line first: a typo is reported before git is asked.
     prop, _ = load_lane_report(args.property_report, "property")

@@ -6,9 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patchlane.commands import seed_value
-from patchlane.commands.classify import add_diff_options
 from patchlane.commands.freeze import review_date
+from patchlane.commands.options import add_diff_options, seed_value
 from patchlane.ui import write_stdout
 
 if TYPE_CHECKING:
@@ -76,8 +75,8 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.errors import UsageError
-    from patchlane.gate import GateOptions, run_gate, today_utc
-    from patchlane.jsonio import dumps_report
+    from patchlane.gate.run import GateOptions, run_gate, today_utc
+    from patchlane.inputs.jsonio import dumps_report
     from patchlane.ui import one_line, show
 
     if args.cases is not None and args.cases < 1:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from patchlane.errors import Exit, UsageError
-from patchlane.paths import path_problem, symlink_on_way, to_fs
+from patchlane.inputs.paths import path_problem, symlink_on_way, to_fs
 from patchlane.ui import write_stdout
 
 if TYPE_CHECKING:
@@ -88,10 +88,10 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from patchlane.classify import map_path_in_repo
     from patchlane.config import parse_review_map
-    from patchlane.jsonio import atomic_write_text, dumps_report
-    from patchlane.lanes.fixture import write_locks
+    from patchlane.gate.classify import map_path_in_repo
+    from patchlane.inputs.jsonio import atomic_write_text, dumps_report
+    from patchlane.lanes.fixture.lane import write_locks
     from patchlane.ui import show
 
     repo = ctx.repo()

@@ -7,7 +7,7 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patchlane.commands import publish, seed_value
+from patchlane.commands.options import publish, seed_value
 from patchlane.errors import Exit
 from patchlane.lanes.property import DEFAULT_MUTANTS
 from patchlane.ui import one_line, show
@@ -105,9 +105,9 @@ def load_map(repo: Path, ctx: Context, base: str | None, head: str | None) -> Re
     """Return the map that decides: the base's with ``--base`` (else the head's), the head
     commit's with ``--head`` alone, the work tree's otherwise. Raises ``MapError``."""
     from patchlane import git
-    from patchlane.classify import deciding_map, load_map_at, load_map_file, map_path_in_repo
     from patchlane.config import DEFAULT_MAP
     from patchlane.errors import MapError
+    from patchlane.gate.classify import deciding_map, load_map_at, load_map_file, map_path_in_repo
 
     if base is not None:
         base_commit = git.resolve_commit(repo, base)

@@ -11,25 +11,23 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patchlane.commands import seed_value
+from patchlane.commands.options import add_diff_options, seed_value
 
 if TYPE_CHECKING:
     from patchlane.main import Context
 
-# action -> (module under patchlane.lanes.replay, function)
+# action -> (module under patchlane.commands, function)
 ACTIONS = {
-    "select": ("select_cli", "main_select"),
-    "split": ("select_cli", "main_split"),
-    "run": ("receipt_cli", "main_run"),
-    "verify": ("receipt_cli", "main_verify"),
-    "merge": ("receipt_cli", "main_merge"),
+    "select": ("replay_select", "main_select"),
+    "split": ("replay_select", "main_split"),
+    "run": ("replay_receipt", "main_run"),
+    "verify": ("replay_receipt", "main_verify"),
+    "merge": ("replay_receipt", "main_merge"),
 }
 
 
 def register(sub: Any, name: str, help_text: str, parents: list[argparse.ArgumentParser]) -> None:
     """Add ``replay`` and its actions to the sub-parsers."""
-    from patchlane.commands.classify import add_diff_options
-
     p = sub.add_parser(
         name,
         help=help_text,
@@ -39,7 +37,11 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
     )
     actions = p.add_subparsers(dest="replay_command", metavar="ACTION", parser_class=type(p))
     actions.required = True
+    for add in (_add_select, _add_split, _add_run, _add_verify, _add_merge):
+        add(actions, parents)
 
+
+def _add_select(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
     select = actions.add_parser(
         "select",
         parents=parents,
@@ -59,6 +61,8 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
     select.add_argument("--all", action="store_true", help="the whole suite under replay.tests")
     select.add_argument("--out", type=Path, metavar="FILE", help="write the slice here")
 
+
+def _add_split(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
     split = actions.add_parser(
         "split",
         parents=parents,
@@ -70,6 +74,8 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
     split.add_argument("--shards", type=int, required=True, metavar="N")
     split.add_argument("--out-dir", type=Path, required=True, metavar="DIR")
 
+
+def _add_run(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
     run = actions.add_parser(
         "run",
         parents=parents,
@@ -100,6 +106,8 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         "--out", type=Path, required=True, metavar="FILE", help="write receipt.json here"
     )
 
+
+def _add_verify(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
     verify = actions.add_parser(
         "verify",
         parents=parents,
@@ -127,6 +135,8 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
     )
     verify.add_argument("--out", type=Path, metavar="FILE", help="write replay-report.json here")
 
+
+def _add_merge(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
     merge = actions.add_parser(
         "merge",
         parents=parents,
@@ -152,6 +162,6 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 def run(args: argparse.Namespace, ctx: Context) -> int:
     """Dispatch to the action's implementation; return its exit code."""
     module, function = ACTIONS[args.replay_command]
-    mod = importlib.import_module(f"patchlane.lanes.replay.{module}")
+    mod = importlib.import_module(f"patchlane.commands.{module}")
     code: int = getattr(mod, function)(args, ctx)
     return code

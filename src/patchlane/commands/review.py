@@ -32,9 +32,9 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.errors import Exit
-    from patchlane.jsonio import atomic_write_text, dumps_report
-    from patchlane.reports import FILE_NAMES, load_optional
-    from patchlane.review import build_note
+    from patchlane.gate.reports import FILE_NAMES, load_optional
+    from patchlane.gate.review import build_note
+    from patchlane.inputs.jsonio import atomic_write_text, dumps_report
     from patchlane.ui import write_stdout
 
     directory = args.dir if args.dir is not None else ctx.repo() / ".patchlane"

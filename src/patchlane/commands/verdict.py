@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patchlane.commands import publish
+from patchlane.commands.options import publish
 
 if TYPE_CHECKING:
     from patchlane.main import Context
@@ -38,8 +38,8 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from patchlane.reports import load_classification, load_lane_report
-    from patchlane.verdict import decide
+    from patchlane.gate.reports import load_classification, load_lane_report
+    from patchlane.gate.verdict import decide
 
     _, prop = load_lane_report(args.property_report, "property")
     _, fixture = load_lane_report(args.fixture_report, "fixture")

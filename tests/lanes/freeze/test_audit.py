@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from patchlane.config import parse_review_map
-from patchlane.lanes import fixture
+from patchlane.lanes.fixture import lane as fixture
 from patchlane.lanes.freeze import load_base_registry, read_failure_log, records_in_play
 from patchlane.schemas import load_schema
 from tests.gitrepo import GitRepo, move

@@ -10,6 +10,7 @@ import pytest
 
 from patchlane.config import parse_review_map
 from patchlane.errors import InputError
+from patchlane.inputs.yamlio import load_yaml
 from patchlane.lanes.freeze import (
     FailureLogRef,
     FreezeRecord,
@@ -18,12 +19,11 @@ from patchlane.lanes.freeze import (
     parse_registry,
 )
 from patchlane.schemas import load_schema
-from patchlane.yamlio import load_yaml
 from tests.gitrepo import GitRepo, add_symlink
 from tests.lanes.freeze import project as P
 
 SEED = Path(__file__).resolve().parents[4] / "shared" / "seed-examples" / "flaky-freeze.yml"
-EXAMPLE = Path(__file__).resolve().parents[3] / "src/patchlane/example/tests/flaky-freeze.yml"
+EXAMPLE = Path(__file__).resolve().parents[3] / "src/patchlane/demo/example/tests/flaky-freeze.yml"
 REVIEW_MAP = parse_review_map(P.MAP, "review-map.yml")
 LABEL = "tests/flaky-freeze.yml"
 

@@ -7,8 +7,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from patchlane.classify import load_map_file
-from patchlane.jsonio import dumps_report
+from patchlane.gate.classify import load_map_file
+from patchlane.inputs.jsonio import dumps_report
 from patchlane.lanes.property.process import Isolation
 from patchlane.lanes.property.report import PropertyReport
 from patchlane.lanes.property.runner import run_property_lane

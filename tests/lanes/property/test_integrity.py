@@ -195,7 +195,7 @@ def test_ordinary_code_is_not_tampering(repo: GitRepo) -> None:
     ordinary = """\
 import doctest, hashlib, random
 import hypothesis, hypothesis.stateful
-import patchlane.verdict
+import patchlane.gate.verdict
 random.seed(1)
 random.random()
 hashlib.sha256(b"x").hexdigest()

@@ -28,7 +28,7 @@ from patchlane.lanes.property.mutants import (
 from patchlane.lanes.property.oracle import SURVIVES_MUTANTS, AuditResult, audit_property
 from tests.lanes.property.conftest import Loader
 
-EXAMPLE = Path(patchlane.__file__).parent / "example"
+EXAMPLE = Path(patchlane.__file__).parent / "demo" / "example"
 
 COUNT_UP = """\
 def count_up(n):

@@ -21,7 +21,7 @@ from patchlane.lanes.property.oracle import (
 )
 from tests.lanes.property.conftest import Loader
 
-EXAMPLE = Path(patchlane.__file__).parent / "example"
+EXAMPLE = Path(patchlane.__file__).parent / "demo" / "example"
 
 IMPL = """\
 from dataclasses import dataclass

@@ -8,8 +8,8 @@ import shutil
 import pytest
 
 from patchlane import git
-from patchlane.classify import load_map_at
 from patchlane.config import ReviewMap, parse_review_map
+from patchlane.gate.classify import load_map_at
 from patchlane.lanes.replay.select import Selection, select_slice
 from patchlane.lanes.replay.slicefile import parse
 from tests.gitrepo import GitRepo
@@ -100,7 +100,7 @@ def select(
 
 def copy_example(repo: GitRepo) -> str:
     """Commit the bundled example (as shipped in the package) and branch off for a patch."""
-    source = importlib.resources.files("patchlane") / "example"
+    source = importlib.resources.files("patchlane.demo") / "example"
     with importlib.resources.as_file(source) as path:
         shutil.copytree(
             path,

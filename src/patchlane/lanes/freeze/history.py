@@ -16,9 +16,9 @@ from typing import Any
 
 from patchlane import git
 from patchlane.errors import GitError
-from patchlane.inputs import decode_utf8
+from patchlane.inputs.fields import decode_utf8
+from patchlane.inputs.yamlio import YamlList, YamlMap, load_yaml
 from patchlane.lanes.freeze.registry import RegistryError, parse_date
-from patchlane.yamlio import YamlList, YamlMap, load_yaml
 
 
 @dataclass(frozen=True)

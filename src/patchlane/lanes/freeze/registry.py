@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from patchlane.classify import property_module_prefixes
 from patchlane.config import ReviewMap
 from patchlane.errors import InputError
-from patchlane.inputs import kind_of
-from patchlane.paths import path_problem, under_any
-from patchlane.yamlio import YamlList, YamlMap, load_yaml
+from patchlane.gate.classify import property_module_prefixes
+from patchlane.inputs.fields import kind_of
+from patchlane.inputs.paths import path_problem, under_any
+from patchlane.inputs.yamlio import YamlList, YamlMap, load_yaml
 
 _DATE_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 # Ids are printed on one terminal line and named in pytest skip reasons: keep them plain.

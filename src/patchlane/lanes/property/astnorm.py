@@ -14,7 +14,7 @@ import linecache
 import types
 from dataclasses import dataclass
 
-from patchlane.untrusted import parse_python
+from patchlane.inputs.untrusted import parse_python
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchlane.config import PropertyLane
-from patchlane.untrusted import parse_python
+from patchlane.inputs.untrusted import parse_python
 
 PREFIX = "prop_"
 

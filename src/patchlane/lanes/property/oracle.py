@@ -22,6 +22,7 @@ import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from patchlane.inputs.untrusted import DEPTH_FAILURES
 from patchlane.lanes.property.astnorm import (
     FunctionSource,
     Key,
@@ -34,7 +35,6 @@ from patchlane.lanes.property.astnorm import (
     weight,
 )
 from patchlane.lanes.property.mutants import run_mutants
-from patchlane.untrusted import DEPTH_FAILURES
 
 MIRRORS_IMPLEMENTATION = "mirrors_implementation"
 SURVIVES_MUTANTS = "survives_mutants"

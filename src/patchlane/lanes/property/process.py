@@ -334,7 +334,7 @@ def parse_results(data: bytes, token: str) -> tuple[list[dict[str, Any]], int | 
     wrong or missing token, anything after ``done``, an unterminated last line). Problems
     never quote the child's bytes.
     """
-    from patchlane.jsonio import loads_strict
+    from patchlane.inputs.jsonio import loads_strict
 
     records: list[dict[str, Any]] = []
     problems: list[str] = []

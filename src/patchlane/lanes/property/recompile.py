@@ -15,6 +15,7 @@ import types
 import warnings
 from dataclasses import dataclass, field
 
+from patchlane.inputs.untrusted import DEPTH_FAILURES
 from patchlane.lanes.property.astnorm import (
     FunctionNode,
     SourceUnavailable,
@@ -29,7 +30,6 @@ from patchlane.lanes.property.mutations import (
     changes_at,
     visit_body,
 )
-from patchlane.untrusted import DEPTH_FAILURES
 
 # Compiler flags of ``from __future__`` imports: a mutant compiles like its module did.
 _FUTURE_FLAGS = 0

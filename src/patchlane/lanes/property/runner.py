@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from patchlane import git
-from patchlane.classify import property_module_prefixes
 from patchlane.config import PropertyLane, ReviewMap
 from patchlane.errors import EnvironmentFault, InputError, MapError, UsageError
+from patchlane.gate.classify import property_module_prefixes
+from patchlane.inputs.paths import to_fs
 from patchlane.lanes.property import DEFAULT_MUTANTS, discover, judge, process
 from patchlane.lanes.property.report import (
     MODULE_LEVEL,
@@ -40,7 +41,6 @@ from patchlane.lanes.property.report import (
     PropertyRun,
     status_and_reason,
 )
-from patchlane.paths import to_fs
 from patchlane.tree import materialise
 from patchlane.ui import Output, one_line
 

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from patchlane import git
 from patchlane.bytecode import is_bytecode
+from patchlane.inputs.paths import to_fs, under_any
 from patchlane.lanes.replay.run import FAILED, PASSED, CollectError, TestRun, run_tests
-from patchlane.paths import to_fs, under_any
 from patchlane.tree import materialise
 
 CONFTEST = "conftest.py"

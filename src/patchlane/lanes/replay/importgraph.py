@@ -27,8 +27,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from patchlane.paths import under
-from patchlane.untrusted import MAX_PYTHON_BYTES, parse_python
+from patchlane.inputs.paths import under
+from patchlane.inputs.untrusted import MAX_PYTHON_BYTES, parse_python
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from patchlane.errors import InputError
-from patchlane.inputs import kind_of
-from patchlane.jsonio import JsonPath, dumps_report, encode_text, line_for, parse_json_text
+from patchlane.inputs.fields import kind_of
+from patchlane.inputs.jsonio import JsonPath, dumps_report, encode_text, line_for, parse_json_text
 
 REQUIRED = ("seed", "slice_sha256", "failed_nodeids", "skipped_by_freeze", "host_role")
 OPTIONAL = (

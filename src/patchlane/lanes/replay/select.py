@@ -32,14 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from patchlane.config import ReviewMap
+from patchlane.inputs.paths import to_fs, under, under_any
+from patchlane.inputs.untrusted import parse_python
 from patchlane.lanes.replay import importgraph, slicefile
 from patchlane.lanes.replay.collect import DEFAULT_TIMEOUT_S, collect
 from patchlane.lanes.replay.run import CollectError, child_env
 from patchlane.lanes.replay.secrets import scan_file
-from patchlane.paths import to_fs, under, under_any
 from patchlane.tree import materialise
 from patchlane.ui import Output, one_line, show
-from patchlane.untrusted import parse_python
 
 CONFTEST = "conftest.py"
 

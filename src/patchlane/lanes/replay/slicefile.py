@@ -14,7 +14,7 @@ import hashlib
 from collections.abc import Iterable
 
 from patchlane.errors import InputError
-from patchlane.paths import path_problem
+from patchlane.inputs.paths import path_problem
 
 
 class SliceError(InputError):

@@ -1,0 +1,49 @@
+"""Options and output helpers that several commands share."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from patchlane.ui import Output
+
+
+def add_diff_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--base`` (required) and ``--head`` (default HEAD) to a command's parser."""
+    p.add_argument(
+        "--base", metavar="REF", required=True, help="the revision the patch is judged against"
+    )
+    p.add_argument(
+        "--head", metavar="REF", default="HEAD", help="the patched revision (default: HEAD)"
+    )
+
+
+def publish(out: Output, data: Any, path: str | Path | None, summary: Callable[[], None]) -> None:
+    """Write a report to ``--out`` (atomically) when given, then show it: with ``--json`` the
+    same bytes on stdout (also for a path that is not UTF-8), else the human ``summary``."""
+    from patchlane.inputs.jsonio import dumps_report, write_json
+    from patchlane.ui import write_stdout
+
+    if path:
+        write_json(Path(path), data)
+    if out.json:
+        write_stdout(dumps_report(data))
+    else:
+        summary()
+
+
+def seed_value(text: str) -> int:
+    """argparse type for ``--seed``: an integer from 0 to 2**32 - 1 (the replay passes it on
+    as ``PYTHONHASHSEED``, which accepts no other). Raises ``ArgumentTypeError``."""
+    from patchlane.config import MAX_SEED
+
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_SEED}, not {text[:40]}")
+    return value

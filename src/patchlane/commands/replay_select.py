@@ -1,0 +1,158 @@
+"""``patchlane replay select`` and ``patchlane replay split``: the command-line side.
+
+The parsers live in ``patchlane.commands.replay``; these functions get its ``args``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from patchlane.errors import Exit, InputError, UsageError
+from patchlane.ui import one_line, show, write_stdout
+
+if TYPE_CHECKING:
+    from patchlane.gate.classify import Classification
+    from patchlane.lanes.replay.select import Selection
+    from patchlane.main import Context
+
+from patchlane.lanes.replay.slicefile import split_slice
+
+__all__ = ["main_select", "main_split", "shard_name", "split_slice"]
+
+# More shards than this is a typo (or a disk filler), not a CI matrix.
+MAX_SHARDS = 1000
+EMPTY_WARNING = (
+    "the slice is empty: no test reaches the change, and an empty slice is never evidence "
+    "(the verdict stays undecided)"
+)
+
+
+def _warn(text: str) -> None:
+    # Always shown, also with -q: these say the slice must not go to a shared host, or
+    # is no evidence; a script that ignores stdout must still see them.
+    print(f"patchlane: warning: {one_line(text)}", file=sys.stderr, flush=True)
+
+
+def main_select(args: argparse.Namespace, ctx: Context) -> int:
+    """Run ``replay select``: write the slice to ``--out`` and print its sha256.
+
+    Returns 0 (also for an empty slice, with a warning). Raises ``UsageError`` without
+    ``--out``; ``ReportError`` for a ``--property-report`` that is not a property report;
+    ``InputError`` for a bad failure log; ``GitError``/``MapError`` for refs and the map;
+    ``CollectionError`` when pytest cannot collect the head's tests (all exit 2).
+    """
+    from patchlane.gate.classify import classify
+    from patchlane.gate.reports import load_lane_report
+    from patchlane.inputs.jsonio import atomic_write_bytes, dumps_report
+    from patchlane.lanes.freeze.failure_log import read_failure_log
+    from patchlane.lanes.replay.select import select_slice
+
+    if args.out is None:
+        raise UsageError("replay select: --out FILE is required (where to write the slice)")
+    # The files named on the command line first: a typo is reported before git is asked.
+    if args.property_report is not None:
+        # Accepted for the contract (DESIGN.md §3) and checked to be a property report;
+        # the selection itself reads the diff, not the report.
+        load_lane_report(args.property_report, "property")
+    failed = read_failure_log(args.failure_log) if args.failure_log else frozenset()
+    repo = ctx.repo()
+    # The same refs, merge base, changed paths and deciding map as every other lane.
+    cls = classify(repo, args.base, args.head, ctx.map_option)
+    selection = select_slice(
+        repo,
+        cls.map_source.review_map,
+        base=cls.base,
+        head=cls.head,
+        merge_base=cls.merge_base,
+        changed_paths=cls.changed_paths,
+        failure_log=failed,
+        all_tests=bool(args.all),
+        out=ctx.out,
+        # Collected in the environment `replay run --seed` gives the tests (the map's seed):
+        # node ids computed from it are then the ones the run sees.
+        seed=review_map_seed(cls),
+    )
+    out_path = Path(args.out)
+    atomic_write_bytes(out_path, selection.slice_bytes)
+    for path, why in selection.private:
+        _warn(f"private: {show(path)}: {why}")
+    if selection.private:
+        _warn(
+            "the slice needs private files: run it locally or on your own runner, never on a shared host"
+        )
+    if not selection.nodeids:
+        _warn(EMPTY_WARNING)
+    from patchlane.gate.replay_stage import unreached_code
+
+    for path in unreached_code(cls, selection):
+        _warn(f"no test in the slice reaches {show(path)}: the replay is no evidence for it")
+    if ctx.out.json:
+        write_stdout(dumps_report(selection.to_json(str(out_path))))
+    elif ctx.out.quiet:
+        print(selection.sha256, flush=True)  # -q: the hash alone, for scripts
+    else:
+        _print_summary(selection, ctx)
+    return Exit.GREEN
+
+
+def review_map_seed(cls: Classification) -> int | None:
+    """The map's property seed, the default ``--seed`` of a replay run (``None``: none)."""
+    lane = cls.map_source.review_map.property
+    return lane.seed if lane is not None else None
+
+
+def _print_summary(selection: Selection, ctx: Context) -> None:
+    """The sha256 first (scripts read the first line), then the counts and reasons."""
+    out = ctx.out
+    out.say(selection.sha256)
+    size = selection.suite_size
+    share = f" ({len(selection.nodeids) / size:.0%} of {size})" if size else f" (of {size})"
+    out.say(f"slice: {len(selection.nodeids)} node ids{share}")
+    if out.verbose:
+        for nodeid in selection.nodeids:
+            out.say(f"  {show(nodeid)}: {'; '.join(selection.reasons[nodeid])}")
+    for note in selection.notes:
+        out.say(f"note: {one_line(note)}")
+
+
+def shard_name(index: int, shards: int) -> str:
+    """Return the file name of shard ``index`` (1-based) of ``shards``."""
+    return f"slice-{index}-of-{shards}.txt"
+
+
+def main_split(args: argparse.Namespace, ctx: Context) -> int:
+    """Run ``replay split``: write ``--out-dir/slice-K-of-N.txt`` for K = 1..N.
+
+    Prints ``sha256  path`` per shard (``--json``: the whole slice's hash and each shard's
+    index, path, count and sha256). Returns 0. Raises ``UsageError`` for N outside
+    1..MAX_SHARDS, ``SliceError`` for a malformed slice, ``InputError`` when a file cannot
+    be read or written (all exit 2).
+    """
+    from patchlane.inputs.jsonio import atomic_write_bytes, dumps_report
+    from patchlane.lanes.replay import slicefile
+
+    shards = int(args.shards)
+    if not 1 <= shards <= MAX_SHARDS:
+        raise UsageError(f"--shards {shards}: must be between 1 and {MAX_SHARDS}")
+    label = str(args.slice)
+    try:
+        data = Path(args.slice).read_bytes()
+    except OSError as e:
+        raise InputError(label, f"cannot read: {e.strerror or e}") from e
+    nodeids = slicefile.parse(data, label)
+    out_dir = Path(args.out_dir)
+    listed = []
+    for index, part in enumerate(slicefile.split_slice(nodeids, shards), start=1):
+        shard_bytes = slicefile.render(part)
+        path = out_dir / shard_name(index, shards)
+        atomic_write_bytes(path, shard_bytes)
+        digest = slicefile.sha256(shard_bytes)
+        listed.append({"index": index, "path": str(path), "count": len(part), "sha256": digest})
+        ctx.out.say(f"{digest}  {show(str(path))}")
+    if ctx.out.json:
+        whole = {"slice": label, "sha256": slicefile.sha256(data), "count": len(nodeids)}
+        write_stdout(dumps_report({**whole, "shards": shards, "files": listed}))
+    return Exit.GREEN

@@ -1,0 +1,447 @@
+"""Classify a patch: which files changed, which lanes they need, what is unmapped.
+
+The map that decides is the base's (DESIGN.md §2): a patch that edits the map to cover or
+ignore its own change is still judged by the map it started from, and the edit is listed as
+a control-plane change for a person.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from patchlane import git
+from patchlane.bytecode import is_bytecode
+from patchlane.config import DEFAULT_MAP, ReviewMap, parse_review_map
+from patchlane.errors import MapError
+from patchlane.gate import harness
+from patchlane.gate.verdict import BLOCKING_KINDS, HARNESS
+from patchlane.inputs.fields import decode_utf8, read_committed_text
+from patchlane.inputs.paths import path_problem, under_any
+
+LANES = ("property", "fixture", "freeze", "replay")
+
+
+HARNESS_NAMES = frozenset(
+    {"conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml",
+     "sitecustomize.py", "usercustomize.py"}
+)  # fmt: skip
+# Config files that configure pytest only when they hold its section; both sides are read.
+# pyproject.toml is parsed (``[tool]`` with a dotted ``pytest.ini_options...`` key, or an
+# inline table, configures pytest just as well); one it cannot parse counts as harness.
+_PYTEST11 = re.compile(rb"^\s*pytest11\s*=", re.MULTILINE)
+_SECTIONED = {
+    "pyproject.toml": re.compile(rb"^\s*\[\s*tool\.pytest", re.MULTILINE),
+    "setup.cfg": re.compile(rb"^\s*\[\s*tool:pytest\s*\]", re.MULTILINE),
+    "tox.ini": re.compile(rb"^\s*\[\s*pytest\s*\]", re.MULTILINE),
+}
+
+
+@dataclass(frozen=True)
+class MapSource:
+    """Where the deciding map came from: ``base``, ``head`` (base had none) or ``file``."""
+
+    review_map: ReviewMap
+    path: str | None
+    source: str
+    changed: bool
+
+
+@dataclass(frozen=True)
+class FileClass:
+    status: str
+    path: str
+    old_path: str | None
+    lanes: tuple[str, ...]
+    ignored_reason: str | None
+    control: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LaneApplicability:
+    applicable: bool
+    reason: str
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Classification:
+    base: str
+    head: str
+    merge_base: str
+    map_source: MapSource
+    files: tuple[FileClass, ...]
+    lanes: dict[str, LaneApplicability]
+    unmapped: tuple[str, ...]
+    control_plane: tuple[tuple[str, str], ...]
+    map_complete: bool
+    map_reason: str
+    # (path, kind) -> how the rule found it (``imported by tests/conftest.py``).
+    control_why: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    @property
+    def harness_changed(self) -> tuple[str, ...]:
+        """Return the changed control files that keep the verdict at ``undecided``, each
+        as ``path (kind: why)``."""
+        return tuple(
+            _describe(path, kind, self.control_why.get((path, kind)))
+            for path, kind in self.control_plane
+            if kind in BLOCKING_KINDS
+        )
+
+    @property
+    def changed_paths(self) -> frozenset[str]:
+        """Every path the patch touches, both sides of renames."""
+        return frozenset(p for f in self.files for p in (f.path, f.old_path) if p is not None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "base": self.base,
+            "head": self.head,
+            "merge_base": self.merge_base,
+            "map": {
+                "path": self.map_source.path,
+                "source": self.map_source.source,
+                "changed_by_patch": self.map_source.changed,
+            },
+            "files": [
+                {
+                    "path": f.path,
+                    "status": f.status,
+                    "old_path": f.old_path,
+                    "lanes": list(f.lanes),
+                    **({"ignored": f.ignored_reason} if f.ignored_reason is not None else {}),
+                    **({"control_plane": list(f.control)} if f.control else {}),
+                }
+                for f in self.files
+            ],
+            "lanes": {
+                name: {
+                    "status": "applicable" if lane.applicable else "not_applicable",
+                    "reason": lane.reason,
+                    "files": list(lane.files),
+                }
+                for name, lane in self.lanes.items()
+            },
+            "unmapped": list(self.unmapped),
+            "control_plane": sorted({path for path, _ in self.control_plane}),
+            "control_plane_details": [
+                {
+                    "path": path,
+                    "kind": kind,
+                    **({"why": why} if (why := self.control_why.get((path, kind))) else {}),
+                }
+                for path, kind in self.control_plane
+            ],
+            "harness_changed": bool(self.harness_changed),
+            "map_complete": self.map_complete,
+            "map_reason": self.map_reason,
+        }
+
+
+def _describe(path: str, kind: str, why: str | None) -> str:
+    return f"{path} ({kind}: {why})" if why else f"{path} ({kind})"
+
+
+def map_path_in_repo(repo: Path, map_option: str | None) -> tuple[str | None, Path | None]:
+    """Return ``(repo-relative path, None)`` for a map inside the repository, or
+    ``(None, filesystem path)`` for a map file outside it (a trusted file of the user's)."""
+    if map_option is None:
+        return DEFAULT_MAP, None
+    absolute = Path(os.path.abspath(map_option))  # noqa: PTH100 - lexical, keeps the last link
+    # Resolve the directories (so that a symlinked temp dir or ``..`` compare right) but
+    # not the file itself: a map named through a symlink in the work tree is judged as what
+    # the base commit stores at that path (a symlink, refused), never as the link's target.
+    located = absolute.parent.resolve() / absolute.name
+    try:
+        rel = located.relative_to(repo.resolve())
+    except ValueError:
+        return None, absolute
+    return rel.as_posix(), None
+
+
+def load_map_file(path: Path, label: str | None = None) -> ReviewMap:
+    """Read and validate a review map from the filesystem. Raises ``MapError``."""
+    label = label or os.fspath(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as e:
+        raise MapError(label, "no such file (run 'patchlane init' to scaffold one)") from e
+    except OSError as e:
+        raise MapError(label, f"cannot read: {e.strerror}") from e
+    return parse_review_map(decode_utf8(data, label, MapError), label)
+
+
+def load_map_at(repo: Path, commit: str, rel: str, revision: str = "commit") -> ReviewMap | None:
+    """Return the map stored at ``rel`` in ``commit``, or ``None`` when it has none.
+
+    Raises ``MapError`` when it is there but is not a regular file or is malformed. The
+    error stays ``FILE:LINE: what`` (so editors and people can jump to it) and ends by
+    naming the revision it was read from (``revision`` is e.g. ``base``).
+    """
+    where = f"(the map in {revision} {commit[:12]})"
+    text = read_committed_text(repo, commit, rel, MapError, where)
+    if text is None:
+        return None
+    try:
+        return parse_review_map(text, rel)
+    except MapError as e:
+        raise MapError(e.file, f"{e.message} {where}", e.line) from e
+
+
+def deciding_map(
+    repo: Path, map_option: str | None, base: str, head: str, changed: frozenset[str]
+) -> MapSource:
+    """Return the map that decides for this patch: the base's, else the head's.
+
+    Raises ``MapError`` when neither revision has one or the deciding one is malformed.
+    """
+    rel, outside = map_path_in_repo(repo, map_option)
+    if outside is not None:  # a trusted file of the user's, outside the repository
+        return MapSource(load_map_file(outside), os.fspath(outside), "file", False)
+    if rel is None:  # pragma: no cover - map_path_in_repo returns one of the two
+        raise MapError(DEFAULT_MAP, "no review map path")
+    problem = path_problem(rel, directory_ok=False)
+    if problem:
+        raise MapError(rel, problem)
+    at_base = load_map_at(repo, base, rel, "base")
+    if at_base is not None:
+        return MapSource(at_base, rel, "base", rel in changed)
+    at_head = load_map_at(repo, head, rel, "head")
+    if at_head is None:
+        raise MapError(rel, "no review map at base or head (run 'patchlane init' to scaffold one)")
+    return MapSource(at_head, rel, "head", True)
+
+
+def property_module_prefixes(review_map: ReviewMap) -> tuple[str, ...]:
+    """Return the repository paths that hold the property modules and their packages."""
+    lane = review_map.property
+    if lane is None:
+        return ()
+    roots = ("", "src/", *(p if p.endswith("/") else p + "/" for p in lane.pythonpath))
+    out: list[str] = []
+    for module in lane.modules:
+        top = module.split(".")[0]
+        for root in roots:
+            if "." in module:
+                out.append(f"{root}{top}/")
+            else:
+                out.extend((f"{root}{top}.py", f"{root}{top}/"))
+    return tuple(dict.fromkeys(out))
+
+
+def control_kinds(
+    path: str, review_map: ReviewMap, map_rel: str | None, props: tuple[str, ...]
+) -> list[str]:
+    """Return the kinds of control file ``path`` is (empty when it is none)."""
+    kinds = []
+    name = path.rsplit("/", 1)[-1]
+    if map_rel is not None and path == map_rel:
+        kinds.append("review map")
+    if review_map.fixture is not None and path in review_map.fixture.locks:
+        kinds.append("fixture lock")
+    if review_map.freeze is not None and path == review_map.freeze.registry:
+        kinds.append("freeze registry")
+    if under_any(path, props):
+        kinds.append("property module")
+    if name in HARNESS_NAMES or name.endswith(".pth"):
+        kinds.append(HARNESS)
+    if is_bytecode(path):
+        kinds.append("committed bytecode")
+    if harness.is_gitattributes(path):
+        kinds.append("checkout attributes")
+    return kinds
+
+
+def configures_pytest(name: str, data: bytes) -> bool:
+    """Return whether a file called ``name`` with bytes ``data`` holds pytest configuration
+    (for the names that hold it only in a section: pyproject.toml, setup.cfg, tox.ini).
+
+    A pyproject.toml that cannot be read safely (not UTF-8, not TOML, nested too deeply,
+    too large: ``untrusted.load_toml``) returns True: pytest reads that file too, so what
+    it does there is unknown, and the patch's content must not be able to hide a harness
+    change behind a parse failure. Never raises.
+    """
+    pattern = _SECTIONED.get(name)
+    if pattern is None:
+        return False
+    if name == "pyproject.toml":
+        from patchlane.inputs.untrusted import Unreadable, load_toml
+
+        try:
+            doc = load_toml(data)
+        except Unreadable:
+            return True
+        tool = doc.get("tool")
+        project = doc.get("project")
+        entry_points = project.get("entry-points") if isinstance(project, dict) else None
+        # A ``pytest11`` entry point loads its module as a plugin wherever the project is
+        # installed (an editable install: on every run).
+        plugin = isinstance(entry_points, dict) and "pytest11" in entry_points
+        return (isinstance(tool, dict) and "pytest" in tool) or plugin
+    if name == "setup.cfg" and _PYTEST11.search(data) is not None:
+        return True
+    return pattern.search(data) is not None
+
+
+def _sectioned_harness(repo: Path, commits: tuple[str, str], path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    if name not in _SECTIONED:
+        return False
+    for commit in commits:
+        found = git.read_file_at(repo, commit, path)
+        if found is not None and configures_pytest(name, found[1]):
+            return True
+    return False
+
+
+def lanes_for(path: str, review_map: ReviewMap, props: tuple[str, ...]) -> list[str]:
+    """Return the lanes one path needs under ``review_map``."""
+    lanes = []
+    if review_map.property is not None and (
+        under_any(path, review_map.property.paths) or under_any(path, props)
+    ):
+        lanes.append("property")
+    if review_map.fixture is not None and (
+        under_any(path, review_map.fixture.paths) or path in review_map.fixture.locks
+    ):
+        lanes.append("fixture")
+    if review_map.freeze is not None and path == review_map.freeze.registry:
+        lanes.append("freeze")
+    if under_any(path, review_map.replay.tests):
+        lanes.append("replay")
+    return lanes
+
+
+def classify(repo: Path, base_ref: str, head_ref: str, map_option: str | None) -> Classification:
+    """Classify the patch ``merge-base(base, head)..head``.
+
+    Returns a ``Classification``. Raises ``GitError`` for an unknown ref or a missing merge
+    base, ``MapError`` for a missing or malformed deciding map.
+    """
+    base = git.resolve_commit(repo, base_ref)
+    head = git.resolve_commit(repo, head_ref)
+    mb = git.merge_base(repo, base, head)
+    changes = git.diff_changes(repo, mb, head)
+    touched = frozenset(p for c in changes for p in (c.path, c.old_path) if p is not None)
+    source = deciding_map(repo, map_option, base, head, touched)
+    review_map = source.review_map
+    props = property_module_prefixes(review_map)
+    map_rel = source.path if source.source != "file" else None
+    found = _found_control(repo, (mb, head), changes, review_map)
+
+    files: list[FileClass] = []
+    unmapped: list[str] = []
+    control: list[tuple[str, str]] = []
+    whys: dict[tuple[str, str], str] = {}
+    for change in changes:
+        sides = [change.path] + ([change.old_path] if change.old_path else [])
+        lanes: list[str] = []
+        kinds: list[str] = []
+        ignored: str | None = None
+        for side in sides:
+            side_lanes = lanes_for(side, review_map, props)
+            side_kinds = control_kinds(side, review_map, map_rel, props)
+            if HARNESS not in side_kinds and _sectioned_harness(repo, (mb, head), side):
+                side_kinds.append(HARNESS)
+                whys[(side, HARNESS)] = "holds pytest configuration"
+            if HARNESS not in side_kinds and side in found:
+                side_kinds.append(HARNESS)
+                whys[(side, HARNESS)] = found[side]
+            reason = next((e.reason for e in review_map.ignore if under_any(side, (e.path,))), None)
+            if not side_lanes and not side_kinds:
+                if reason is None:
+                    unmapped.append(side)
+                else:
+                    ignored = reason
+            lanes.extend(x for x in side_lanes if x not in lanes)
+            for kind in side_kinds:
+                if (side, kind) not in control:
+                    control.append((side, kind))
+                if kind not in kinds:
+                    kinds.append(kind)
+        files.append(
+            FileClass(
+                status=change.status,
+                path=change.path,
+                old_path=change.old_path,
+                lanes=tuple(lane for lane in LANES if lane in lanes),
+                ignored_reason=ignored,
+                control=tuple(kinds),
+            )
+        )
+
+    lanes_out = _lane_summary(review_map, files)
+    unmapped_sorted = tuple(sorted(set(unmapped)))
+    mapped_any = any(f.lanes or f.control for f in files)
+    if unmapped_sorted:
+        complete = False
+        why = (
+            f"{len(unmapped_sorted)} changed path(s) no lane or ignore entry covers: extend the map"
+        )
+    elif not changes:
+        complete, why = False, "the patch changes no file"
+    elif not mapped_any:
+        complete = False
+        why = "the patch touches no mapped path (only ignored ones): extend the map"
+    else:
+        complete, why = True, "every changed path is covered by a lane or an ignore entry"
+    return Classification(
+        base=base,
+        head=head,
+        merge_base=mb,
+        map_source=source,
+        files=tuple(files),
+        lanes=lanes_out,
+        unmapped=unmapped_sorted,
+        control_plane=tuple(sorted(control)),
+        map_complete=complete,
+        map_reason=why,
+        control_why=whys,
+    )
+
+
+def _found_control(
+    repo: Path, commits: tuple[str, str], changes: list[git.Change], review_map: ReviewMap
+) -> dict[str, str]:
+    """Return the harness files of the merge base and the head (the base's reason first)
+    and the added modules that shadow, each with why (see ``patchlane.gate.harness``)."""
+    base, head = (harness.snapshot(repo, c) for c in commits)
+    found = harness.harness_files(repo, head, review_map)
+    found.update(harness.harness_files(repo, base, review_map))
+    added = [c.path for c in changes if c.status[:1] in ("A", "C", "R")]
+    settings = harness.pytest_settings(repo, base)
+    for path, why in harness.shadowing(base, head, added, review_map, settings).items():
+        found.setdefault(path, why)
+    return found
+
+
+def _lane_summary(review_map: ReviewMap, files: list[FileClass]) -> dict[str, LaneApplicability]:
+    configured = {
+        "property": review_map.property is not None,
+        "fixture": review_map.fixture is not None,
+        "freeze": review_map.freeze is not None,
+        "replay": True,
+    }
+    out: dict[str, LaneApplicability] = {}
+    # The fixture lane is summarised first: the property lane's applicability depends on it.
+    for lane in ("fixture", "property", "freeze", "replay"):
+        hits = tuple(
+            sorted({p for f in files if lane in f.lanes for p in (f.path, f.old_path) if p})
+        )
+        if not configured[lane]:
+            out[lane] = LaneApplicability(False, f"the map has no {lane} lane", ())
+        elif hits:
+            out[lane] = LaneApplicability(True, f"{len(hits)} changed path(s) in this lane", hits)
+        elif lane == "property" and out["fixture"].applicable:
+            # DESIGN §2: after a lock update "the property lane still runs on the new
+            # bytes" -- properties may read fixtures, and a new lock grandfathers nothing.
+            reason = "fixture bytes changed: the properties run on the new bytes"
+            out[lane] = LaneApplicability(True, reason, ())
+        else:
+            reason = f"no changed path is in the {lane} lane's paths"
+            out[lane] = LaneApplicability(False, reason, ())
+    return {lane: out[lane] for lane in LANES}

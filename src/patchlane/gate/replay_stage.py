@@ -1,0 +1,436 @@
+"""The gate's replay stage: select the slice, get a receipt (here or from a command), verify it.
+
+Replay runs only when every local lane is green. ``--replay none`` stops at ``undecided``;
+``local`` runs the slice here, on the head commit materialised from git; any other value is a
+command with ``{slice}`` and ``{receipt}`` placeholders that submits the slice to the user's
+own runner or a hosted one and leaves a receipt behind. Whatever comes back is verified
+before it is believed; a command that fails or leaves no receipt is an unreachable host
+(``undecided``), never a pass.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from patchlane.errors import UsageError
+from patchlane.gate.classify import Classification
+from patchlane.gate.verdict import HARNESS
+from patchlane.inputs.jsonio import atomic_write_bytes
+from patchlane.ui import Output, one_line
+
+if TYPE_CHECKING:
+    from patchlane.lanes.replay.run import RunResult
+    from patchlane.lanes.replay.select import Selection
+
+RUN_TIMEOUT_S = 1800.0
+# Files of the code under test that Python never runs or reads when the tests import it:
+# type stubs and the typed-package marker. A change to them needs no test to reach it.
+_NOT_RUN_SUFFIXES = (".pyi", "/py.typed")
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    mode: str
+    seed: int | None
+    failure_log: frozenset[str]
+    public_key: Path | None
+    slice_path: Path
+    receipt_path: Path
+
+
+def check_mode(mode: str) -> None:
+    """Raise ``UsageError`` for a ``--replay`` command without both placeholders."""
+    if mode in ("none", "local"):
+        return
+    missing = [p for p in ("{slice}", "{receipt}") if p not in mode]
+    if missing:
+        raise UsageError(
+            f"--replay {mode!r}: a replay command needs the placeholders {{slice}} and "
+            f"{{receipt}} (missing {', '.join(missing)}); or use 'none' or 'local'"
+        )
+
+
+def _report(mode: str, outcome: str, reason: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "lane": "replay",
+        "status": "error",
+        "reason": reason,
+        "outcome": outcome,
+        "mode": mode,
+        **extra,
+    }
+
+
+def replay(
+    repo: Path,
+    cls: Classification,
+    opts: ReplayOptions,
+    local_green: bool,
+    freeze_report: dict[str, Any],
+    out: Output,
+) -> dict[str, Any]:
+    """Return the replay lane's report (and write the slice and receipt files it used)."""
+    if opts.mode == "none":
+        return _report("none", "not_run", "replay not run (--replay none)")
+    if not local_green:
+        return _report(
+            opts.mode, "not_run", "replay not run: a local lane is red or gave no evidence"
+        )
+    seed = opts.seed
+    if seed is None:
+        raise UsageError("--replay needs a seed: pass --seed N or set lanes.property.seed")
+    from patchlane.lanes.replay.collect import CollectionError
+    from patchlane.lanes.replay.select import select_slice
+
+    review_map = cls.map_source.review_map
+    out.progress("replay: selecting the slice")
+    try:
+        selection = select_slice(
+            repo,
+            review_map,
+            base=cls.base,
+            head=cls.head,
+            merge_base=cls.merge_base,
+            changed_paths=cls.changed_paths,
+            failure_log=opts.failure_log,
+            all_tests=False,
+            out=out,
+            seed=seed,
+        )
+    except CollectionError as e:
+        if not cls.harness_changed:
+            raise
+        # The patch changed what pytest loads, and pytest no longer starts: that is the
+        # patch's doing and a person's to look at, not a fault of this machine (exit 2).
+        return _report(
+            opts.mode,
+            "not_run",
+            f"replay not run: pytest cannot collect the suite after the patch's harness "
+            f"change ({one_line(str(e))[:300]})",
+        )
+    atomic_write_bytes(opts.slice_path, selection.slice_bytes)
+    facts = {
+        "slice_sha256": selection.sha256,
+        "slice_count": len(selection.nodeids),
+        "suite_size": selection.suite_size,
+        "private": [{"path": p, "why": why} for p, why in selection.private],
+    }
+    if selection.not_replayed:
+        # Tests the full suite runs and the slice cannot carry: no evidence for them (rule 6).
+        facts["review_events"] = list(selection.not_replayed)
+    if not selection.nodeids:
+        return _report(
+            opts.mode,
+            "empty",
+            "empty slice: no test reaches the change, and an empty set is never evidence",
+            **facts,
+        )
+    if opts.mode != "local" and selection.private:
+        path, why = selection.private[0]
+        return _report(
+            opts.mode,
+            "private",
+            f"the slice needs a private file ({path}: {why}): run it locally (--replay local) or on your own runner",
+            **facts,
+        )
+    _refuse_environment_faults(repo, cls, selection, seed, out)
+    problem = None
+    run = None
+    if opts.mode == "local":
+        run = _run_here(repo, cls, opts, seed, selection.nodeids, selection.sha256, out)
+    else:
+        # A receipt that came back is evidence whatever the command exited with (a runner
+        # that ran the slice and saw a failure may well exit 1); it is verified below.
+        problem = _run_command(repo, opts, out)
+    if not opts.receipt_path.is_file():
+        return _report(opts.mode, "unreachable", problem or "no receipt came back", **facts)
+    report = _verify(cls, opts, seed, selection.slice_bytes, selection.sha256, freeze_report, facts)
+    loaded = set(selection.plugin_files) | set(run.run.plugin_files if run else ())
+    _plugins_outside_the_harness(cls, sorted(loaded), report)
+    if run is not None:
+        report["run_problems"] = list(run.run.problems)
+        report["failed_why"] = {
+            n: run.run.results[n].why for n in report.get("failed", []) if n in run.run.results
+        }
+    if report["status"] == "pass":
+        _skips_at_base(repo, cls, seed, report, out)
+    if report["status"] == "fail":
+        _failures_at_base(repo, cls, seed, report, out)
+    if report["status"] != "fail":
+        _test_changes(repo, cls, seed, selection, report, out)
+    passed = report.get("passed")
+    unreached = unreached_code(cls, selection, None if passed is None else frozenset(passed))
+    report["unreached"] = unreached
+    if unreached and report["status"] != "fail":
+        report.setdefault("review_events", []).append(
+            f"no test that the base has and that passed reaches {len(unreached)} changed "
+            f"file(s) of the code under test ({_quote(unreached)}): the replay is no evidence "
+            "for them"
+        )
+    return report
+
+
+def _plugins_outside_the_harness(
+    cls: Classification, loaded: Sequence[str], report: dict[str, Any]
+) -> None:
+    """Add a review event for each file the patch changes that pytest loaded as a plugin
+    but classify did not list as harness: a route the static rules missed (a plugin named by
+    a computed string, one registered at run time). Such a plugin can rewrite outcomes."""
+    harness = {path for path, kind in cls.control_plane if kind == HARNESS}
+    missed = [p for p in loaded if p in cls.changed_paths and p not in harness]
+    report["plugin_files"] = list(loaded)
+    if missed:
+        report.setdefault("review_events", []).append(
+            f"pytest loaded {_quote(missed)} as a plugin and the patch changes it: a test "
+            "harness change classify did not see; a person must look before it counts"
+        )
+
+
+def unreached_code(
+    cls: Classification, selection: Selection, passed: frozenset[str] | None = None
+) -> list[str]:
+    """Return the changed files of the code under test (the property lane's paths; not
+    deleted, not control files) that the replay gives no evidence for.
+
+    A file has evidence when a test file reaches it (imports, names or is it) that the base
+    already has (a test the patch adds proves only what the patch wrote) and, when
+    ``passed`` (the node ids that passed) is known, one of whose tests passed (a skipped test
+    proves nothing). Code reached only through a subprocess, a computed import or
+    module-level state is invisible to the static graph, so it stays ``undecided``."""
+    added = {f.path for f in cls.files if f.status == "A"}
+
+    def evidence(test_file: str) -> bool:
+        if test_file == "*":
+            return passed is None or bool(passed)
+        if test_file in added:
+            return False
+        return passed is None or any(n.split("::", 1)[0] == test_file for n in passed)
+
+    return sorted(
+        f.path
+        for f in cls.files
+        if "property" in f.lanes
+        and "replay" not in f.lanes
+        and not f.path.endswith(_NOT_RUN_SUFFIXES)
+        and f.status != "D"
+        and not f.control
+        and not any(evidence(t) for t in selection.reached_by.get(f.path, ()))
+    )
+
+
+def _failures_at_base(
+    repo: Path, cls: Classification, seed: int, report: dict[str, Any], out: Output
+) -> None:
+    """Only what the head changes counts against the patch: a node that fails at the base
+    as well (run the same way, on this machine) is no evidence about the patch. When every
+    failure is of that kind the replay gives no evidence (``undecided``), else it fails."""
+    from patchlane.lanes.replay.basecheck import failures_at_base
+
+    failed = [str(n) for n in report.get("failed") or []]
+    out.progress(f"replay: {len(failed)} node(s) failed; running them at the base")
+    whys = report.get("failed_why") or {}
+    uncollected = frozenset(n for n in failed if whys.get(n) == "not collected")
+    also = failures_at_base(
+        repo, cls.merge_base, failed, seed=seed, timeout_s=RUN_TIMEOUT_S, uncollected=uncollected
+    )
+    report["fail_at_base_too"] = list(also)
+    if not also:
+        return
+    only_head = [n for n in failed if n not in also]
+    if only_head:
+        report["reason"] += f" ({len(also)} other node(s) fail at the base as well)"
+        return
+    report["status"] = "error"
+    report["outcome"] = "fails_at_base"
+    report["reason"] = (
+        f"every failing node fails at the base as well ({_quote(also)}): a test that cannot "
+        "pass here (environment, or already broken) is no evidence about the patch"
+    )
+
+
+def _refuse_environment_faults(
+    repo: Path, cls: Classification, selection: Selection, seed: int, out: Output
+) -> None:
+    """Raise ``EnvironmentFault`` (exit 2) when a test file of the slice cannot import a
+    package at the base and the head alike: the environment's fault, not the patch's."""
+    from patchlane.errors import EnvironmentFault
+    from patchlane.lanes.replay.basecheck import environment_faults, fault_message
+
+    errors = [e for e in selection.collect_errors if e.nodeid in selection.nodeids]
+    if not any(e.missing for e in errors):
+        return
+    out.progress("replay: a test file does not import; checking the base")
+    faults = environment_faults(repo, cls.merge_base, errors, seed=seed, timeout_s=RUN_TIMEOUT_S)
+    if faults:
+        raise EnvironmentFault(fault_message(faults[0]))
+
+
+def _skips_at_base(
+    repo: Path, cls: Classification, seed: int, report: dict[str, Any], out: Output
+) -> None:
+    """A node the suite skipped at the head but that passes at the base was hidden by the
+    patch: it fails the replay (rule 4)."""
+    from patchlane.lanes.replay.basecheck import skips_that_run_at_base
+
+    skipped = [str(n) for n in report.get("skipped_by_suite") or []]
+    if not skipped:
+        return
+    out.progress(f"replay: {len(skipped)} node(s) skipped by the suite; running them at the base")
+    hidden = skips_that_run_at_base(
+        repo, cls.merge_base, skipped, seed=seed, timeout_s=RUN_TIMEOUT_S
+    )
+    report["skipped_but_pass_at_base"] = list(hidden)
+    if hidden:
+        report["status"] = "fail"
+        report["outcome"] = "fail"
+        report["failed"] = sorted({*report.get("failed", []), *hidden})
+        report["reason"] = (
+            f"{len(hidden)} node(s) skipped at the head pass at the base (the patch hides "
+            f"them): {_quote(hidden)}"
+        )
+
+
+def _test_changes(
+    repo: Path,
+    cls: Classification,
+    seed: int,
+    selection: Selection,
+    report: dict[str, Any],
+    out: Output,
+) -> None:
+    """Deleted tests and edited expectations: review events (rule 6, ``undecided``)."""
+    from patchlane.lanes.replay.basecheck import ChangedPath, changed_test_paths, test_changes
+
+    sides: list[ChangedPath] = []
+    for f in cls.files:
+        sides.append(ChangedPath(f.status, f.path))
+        if f.old_path is not None:
+            sides.append(ChangedPath(f.status, f.old_path, renamed_to=f.path))
+    changed = changed_test_paths(sides, cls.map_source.review_map.replay.tests)
+    report["deleted_tests"] = []
+    report["edited_expectations"] = []
+    if not changed:
+        return
+    out.progress("replay: running the base version of the changed test files")
+    found = test_changes(
+        repo,
+        cls.merge_base,
+        cls.head,
+        changed,
+        head_collected=frozenset(selection.collected),
+        head_broken=frozenset(e.nodeid for e in selection.collect_errors),
+        slice_ids=selection.nodeids,
+        seed=seed,
+        timeout_s=RUN_TIMEOUT_S,
+    )
+    report["deleted_tests"] = list(found.deleted)
+    report["edited_expectations"] = [{"nodeid": n, "why": why} for n, why in found.edited]
+    events = report.setdefault("review_events", [])
+    if found.deleted:
+        events.append(
+            f"the patch deletes {len(found.deleted)} test(s) collected at the base: "
+            f"{_quote(list(found.deleted))}"
+        )
+    if found.edited:
+        ids = [n for n, _ in found.edited]
+        events.append(
+            "the patch changes the expectations of tests it is judged by: the base version of "
+            f"{len(ids)} test(s) fails at the head: {_quote(ids)}"
+        )
+
+
+def _quote(ids: Sequence[str], limit: int = 5) -> str:
+    shown = ", ".join(ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def _run_here(
+    repo: Path,
+    cls: Classification,
+    opts: ReplayOptions,
+    seed: int,
+    nodeids: tuple[str, ...],
+    digest: str,
+    out: Output,
+) -> RunResult:
+    from patchlane.lanes.replay.run import run_slice
+    from patchlane.lanes.replay.signing import configured_private_key, sign
+    from patchlane.tree import materialise
+
+    freeze_path = opts.receipt_path.parent / "freeze-report.json"
+    with tempfile.TemporaryDirectory(prefix="patchlane-replay-head-") as tmp:
+        # The head commit's bytes, not the work tree: the receipt names that commit.
+        tree = Path(tmp) / "head"
+        materialise(repo, cls.head, tree)
+        out.progress(f"replay: running {len(nodeids)} node id(s) with pytest")
+        result = run_slice(
+            tree,
+            nodeids,
+            digest,
+            seed=seed,
+            head=cls.head,
+            host_role="local",
+            freeze_report=freeze_path if freeze_path.is_file() else None,
+            timeout_s=RUN_TIMEOUT_S,
+        )
+    receipt = result.receipt
+    key = configured_private_key(None)
+    if key is not None:
+        receipt = sign(receipt, key)
+    atomic_write_bytes(opts.receipt_path, receipt.render())
+    return result
+
+
+def _run_command(repo: Path, opts: ReplayOptions, out: Output) -> str | None:
+    """Run the user's replay command; return why it failed, or ``None``."""
+    opts.receipt_path.unlink(missing_ok=True)
+    command = opts.mode.replace("{slice}", shlex.quote(str(opts.slice_path))).replace(
+        "{receipt}", shlex.quote(str(opts.receipt_path))
+    )
+    out.progress(f"replay: {command}")
+    try:
+        # The command is the user's own (how they reach their runner); it runs as a shell line.
+        proc = subprocess.run(  # noqa: S602
+            command, shell=True, cwd=repo, capture_output=True, timeout=RUN_TIMEOUT_S, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return f"the replay command did not finish within {RUN_TIMEOUT_S:.0f} s"
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip().splitlines()
+        last = one_line(tail[-1]) if tail else "no output"
+        return f"the replay command exited {proc.returncode}: {last}"
+    return None
+
+
+def _verify(
+    cls: Classification,
+    opts: ReplayOptions,
+    seed: int,
+    slice_bytes: bytes,
+    digest: str,
+    freeze_report: dict[str, Any],
+    facts: dict[str, Any],
+) -> dict[str, Any]:
+    from patchlane.lanes.replay.signing import load_public_key
+    from patchlane.lanes.replay.verify import replay_report, verify_receipt
+
+    review_map = cls.map_source.review_map
+    public_key = load_public_key(opts.public_key) if opts.public_key is not None else None
+    verification = verify_receipt(
+        slice_bytes,
+        opts.receipt_path.read_bytes(),
+        freeze_report,
+        seed=seed,
+        head=cls.head,
+        # The base's map decides whether a signature is required, never the patch's.
+        require_signature=review_map.replay.require_signature,
+        public_key=public_key,
+    )
+    report = replay_report(verification, slice_sha256=digest, seed=seed, head=cls.head)
+    return {**report, "mode": opts.mode, **{k: v for k, v in facts.items() if k not in report}}

@@ -1,0 +1,344 @@
+"""``gate``: classify, run the local lanes, then replay only when they are all green.
+
+Every lane is evaluated on the head commit's bytes (read from git), not on whatever the
+work tree holds, because the verdict, the receipt and the review note all name that commit.
+Replay (``replay_stage``) runs only when every local lane is green, and what comes back
+is verified before it is believed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import stat
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from patchlane.config import DEFAULT_CASES, ReviewMap
+from patchlane.errors import LINK_REFUSED, InputError, LockError, UnsafeWriteError, UsageError
+from patchlane.gate.classify import Classification, classify
+from patchlane.gate.replay_stage import ReplayOptions, check_mode, replay
+from patchlane.gate.reports import FILE_NAMES
+from patchlane.gate.review import build_note
+from patchlane.gate.verdict import LaneResult, PatchFacts, Verdict, decide
+from patchlane.inputs.jsonio import atomic_write_text, write_json
+from patchlane.ui import Output
+
+if TYPE_CHECKING:
+    from patchlane.lanes.freeze import Registry
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    """What ``patchlane gate`` was asked to do."""
+
+    base: str
+    head: str = "HEAD"
+    seed: int | None = None
+    cases: int | None = None
+    today: date | None = None
+    failure_log: Path | None = None
+    mutants: int | None = None
+    replay: str = "none"
+    public_key: Path | None = None
+    out_dir: Path = Path(".patchlane")
+    map_option: str | None = None
+
+
+@dataclass(frozen=True)
+class GateResult:
+    verdict: Verdict
+    out_dir: Path
+    classification: Classification
+    reports: dict[str, dict[str, Any]]
+
+
+def today_utc() -> date:
+    """Return the current UTC date (the default for ``--today``)."""
+    return datetime.now(UTC).date()
+
+
+def _not_applicable(lane: str, reason: str, extra: dict[str, Any]) -> dict[str, Any]:
+    return {"lane": lane, "status": "not_applicable", "reason": reason, **extra}
+
+
+def property_report(
+    repo: Path,
+    cls: Classification,
+    seed: int | None,
+    cases: int,
+    mutants: int | None,
+    out: Output,
+    *,
+    needed_by_freeze: bool = False,
+) -> dict[str, Any]:
+    """Return the property lane's report: the base's and the head's property modules run
+    against the head commit's code, in isolated child processes. It runs when the patch
+    touches the lane or when a freeze in play needs its required properties' results."""
+    review_map = cls.map_source.review_map
+    lane = cls.lanes["property"]
+    run_it = lane.applicable or needed_by_freeze
+    if review_map.property is None or not run_it or seed is None:
+        extra: dict[str, Any] = {
+            "seed": seed,
+            "cases": cases,
+            "modules": list(review_map.property.modules) if review_map.property else [],
+            "failures": [],
+            "oracle_findings": [],
+        }
+        return _not_applicable("property", lane.reason, extra)
+    from patchlane.lanes.property import DEFAULT_MUTANTS
+    from patchlane.lanes.property.runner import run_property_lane
+
+    report = run_property_lane(
+        repo,
+        review_map,
+        base=cls.base,
+        head=cls.head,
+        seed=seed,
+        cases=cases,
+        mutants=DEFAULT_MUTANTS if mutants is None else mutants,
+        out=out,
+    )
+    data: dict[str, Any] = report.to_json()
+    return data
+
+
+def fixture_report(repo: Path, cls: Classification) -> dict[str, Any]:
+    """Return the fixture lane's report: the head commit's bytes against its locks."""
+    from patchlane.lanes.fixture import lane as fixture
+
+    review_map = cls.map_source.review_map
+    lane = cls.lanes["fixture"]
+    if review_map.fixture is None:
+        return _not_applicable("fixture", lane.reason, {})
+    try:
+        report = fixture.check_commit(
+            repo,
+            cls.head,
+            review_map.fixture,
+            base_commit=cls.merge_base,
+            changed=cls.changed_paths,
+        )
+    except LockError as e:
+        # The lock is patch-controlled: a lock that cannot be read safely is red (rule 2),
+        # not a usage error a hostile patch could hide behind.
+        report = fixture.report_for_lock_error(e)
+    if report.status == "pass" and not lane.applicable:
+        report = dataclasses.replace(
+            report,
+            status="not_applicable",
+            reason=f"{lane.reason}; the lock still matches the head commit",
+        )
+    data: dict[str, Any] = report.to_json()
+    return data
+
+
+def freeze_report(
+    repo: Path,
+    cls: Classification,
+    registry: Registry | None,
+    today: date,
+    failure_log: frozenset[str],
+    prop: dict[str, Any],
+    fixture: dict[str, Any],
+) -> dict[str, Any]:
+    """Return the freeze lane's report: the base's registry audited by rules 1-6.
+
+    ``registry`` is ``base_registry``'s answer (``None``: the map has no freeze lane).
+    """
+    from patchlane.lanes.freeze import audit
+
+    if registry is None:
+        return _not_applicable("freeze", cls.lanes["freeze"].reason, {"records": []})
+    report = audit(
+        repo,
+        cls.map_source.review_map,
+        base=cls.base,
+        head=cls.head,
+        merge_base=cls.merge_base,
+        changed_paths=cls.changed_paths,
+        today=today,
+        property_report=prop,
+        fixture_report=fixture,
+        failure_log=failure_log,
+        registry=registry,
+    )
+    data: dict[str, Any] = report.to_json()
+    return data
+
+
+def base_registry(repo: Path, cls: Classification) -> Registry | None:
+    """Return the base's freeze registry, read once per gate run (``None``: no freeze lane)."""
+    from patchlane.lanes.freeze import load_base_registry
+
+    review_map = cls.map_source.review_map
+    if review_map.freeze is None:
+        return None
+    return load_base_registry(repo, review_map, cls.base, cls.head)
+
+
+def freezes_in_play(
+    registry: Registry | None, cls: Classification, failure_log: frozenset[str]
+) -> bool:
+    """Return whether any base freeze record is in play (rule 5) for this patch.
+
+    Rule 3 needs the required properties' results, so the property lane must run whenever a
+    freeze is in play, even for a patch that touches no property path.
+    """
+    from patchlane.lanes.freeze import records_in_play
+
+    return registry is not None and bool(records_in_play(registry, cls.changed_paths, failure_log))
+
+
+def _lane_result(report: dict[str, Any]) -> LaneResult:
+    events = report.get("review_events") or []
+    return LaneResult(
+        lane=report["lane"],
+        status=report["status"],
+        reason=report["reason"],
+        not_built=bool(report.get("not_built", False)),
+        review_events=tuple(str(e) for e in events),
+    )
+
+
+def _check_out_dir(repo: Path, out_dir: Path) -> None:
+    """Refuse an evidence directory that a committed link could redirect.
+
+    Walks ``out_dir`` (absolute) one component at a time with ``lstat``. Refused with
+    ``UnsafeWriteError`` (exit 2), before anything is created, cleared or written: the
+    directory itself if it is a link (wherever it is: the user asked for that path, as for
+    ``--out FILE``); any component inside the repository that is a link (a hostile patch can
+    commit ``.patchlane -> src/billing``, or ``-> /home/user/.ssh``); each evidence file
+    name in it that is a link (``.patchlane/verdict.json -> ../src/app.py``); and an
+    existing component or evidence file of the wrong kind. A link above the repository
+    (``/tmp`` on macOS, a linked home directory) is the user's own and is followed. Returns
+    nothing.
+
+    The check and the writes that follow are a race (TOCTOU); each write re-checks its own
+    name and never writes through a link (``jsonio.atomic_write_bytes``), so the window only
+    matters to code running as the same user, which could write anywhere anyway.
+    """
+    if not out_dir.is_absolute():
+        out_dir = Path.cwd() / out_dir  # joined, not normalised: ``..`` is resolved below
+    root = Path(os.path.realpath(repo))
+    # ``current`` is always a real (link-free) path, so ``..`` and the inside-the-repository
+    # test mean what the file system means, not what the spelling suggests.
+    current = Path(out_dir.anchor)
+    parts = out_dir.parts[1:]
+    for i, part in enumerate(parts):
+        if part == "..":
+            current = current.parent
+            continue
+        candidate = current / part
+        try:
+            st = os.lstat(candidate)
+        except FileNotFoundError:
+            return  # mkdir creates the rest as real directories, and it holds no evidence
+        except OSError as e:
+            raise InputError(os.fspath(candidate), f"cannot inspect: {e.strerror or e}") from e
+        shown = out_dir if i == len(parts) - 1 else candidate
+        if stat.S_ISLNK(st.st_mode):
+            if i == len(parts) - 1 or candidate == root or root in candidate.parents:
+                raise UnsafeWriteError(os.fspath(shown), LINK_REFUSED)
+            current = Path(os.path.realpath(candidate))
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            raise UnsafeWriteError(os.fspath(shown), "is not a directory")
+        current = candidate
+    for name in FILE_NAMES.values():
+        path = out_dir / name
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            raise InputError(os.fspath(path), f"cannot inspect: {e.strerror or e}") from e
+        if stat.S_ISLNK(st.st_mode):
+            raise UnsafeWriteError(os.fspath(path), LINK_REFUSED)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeWriteError(os.fspath(path), "is not a regular file")
+
+
+def _clear(out_dir: Path) -> None:
+    # A receipt or verdict left from an earlier run must never be read as this run's.
+    # ``_check_out_dir`` ran first: every name here is a regular file or absent, and
+    # unlink would remove a link, never its target, should one appear meanwhile.
+    for name in FILE_NAMES.values():
+        (out_dir / name).unlink(missing_ok=True)
+
+
+def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
+    """Run the whole gate on ``merge-base(base, head)..head`` and write the evidence files.
+
+    Returns the ``GateResult``. Raises ``GitError``/``MapError``/``UsageError`` for input
+    that makes a verdict impossible (unknown ref, shallow clone, malformed map, bad options),
+    and ``UnsafeWriteError`` for an out dir a link could redirect (see ``_check_out_dir``),
+    before anything is cleared or written.
+    """
+    check_mode(opts.replay)
+    out_dir = opts.out_dir if opts.out_dir.is_absolute() else repo / opts.out_dir
+    _check_out_dir(repo, out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(os.fspath(out_dir), f"cannot create: {e.strerror or e}") from e
+    _clear(out_dir)
+
+    out.progress(f"classify {opts.base}...{opts.head}")
+    cls = classify(repo, opts.base, opts.head, opts.map_option)
+    write_json(out_dir / FILE_NAMES["classify"], cls.to_json())
+    review_map: ReviewMap = cls.map_source.review_map
+    seed, cases = _seed_and_cases(opts, review_map)
+
+    failure_log = frozenset[str]()
+    if opts.failure_log is not None:
+        from patchlane.lanes.freeze import read_failure_log
+
+        failure_log = read_failure_log(opts.failure_log)
+    registry = base_registry(repo, cls)
+    in_play = freezes_in_play(registry, cls, failure_log)
+
+    out.progress("property lane")
+    prop = property_report(repo, cls, seed, cases, opts.mutants, out, needed_by_freeze=in_play)
+    write_json(out_dir / FILE_NAMES["property"], prop)
+    out.progress("fixture lane")
+    fix = fixture_report(repo, cls)
+    write_json(out_dir / FILE_NAMES["fixture"], fix)
+    out.progress("freeze lane")
+    frz = freeze_report(repo, cls, registry, opts.today or today_utc(), failure_log, prop, fix)
+    write_json(out_dir / FILE_NAMES["freeze"], frz)
+
+    results = [_lane_result(r) for r in (prop, fix, frz)]
+    local_green = all(r.status in ("pass", "not_applicable") for r in results)
+    replay_opts = ReplayOptions(
+        mode=opts.replay,
+        seed=seed,
+        failure_log=failure_log,
+        public_key=opts.public_key,
+        slice_path=out_dir / FILE_NAMES["replay_slice"],
+        receipt_path=out_dir / FILE_NAMES["receipt"],
+    )
+    rep = replay(repo, cls, replay_opts, local_green, frz, out)
+    write_json(out_dir / FILE_NAMES["replay"], rep)
+
+    facts = PatchFacts(cls.map_complete, cls.map_reason, cls.harness_changed)
+    prop_result, fixture_result, freeze_result = results
+    verdict = decide(prop_result, fixture_result, freeze_result, _lane_result(rep), facts)
+    verdict_json = verdict.to_json()
+    write_json(out_dir / FILE_NAMES["verdict"], verdict_json)
+    reports = {"property": prop, "fixture": fix, "freeze": frz, "replay": rep}
+    note = build_note(cls.to_json(), dict(reports), verdict_json)
+    atomic_write_text(out_dir / FILE_NAMES["review"], note.to_markdown())
+    return GateResult(verdict=verdict, out_dir=out_dir, classification=cls, reports=reports)
+
+
+def _seed_and_cases(opts: GateOptions, review_map: ReviewMap) -> tuple[int | None, int]:
+    lane = review_map.property
+    seed = opts.seed if opts.seed is not None else (lane.seed if lane else None)
+    cases = opts.cases if opts.cases is not None else (lane.cases if lane else DEFAULT_CASES)
+    if lane is not None and seed is None:
+        raise UsageError("no seed: pass --seed N or set lanes.property.seed in the review map")
+    return seed, cases

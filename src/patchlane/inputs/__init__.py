@@ -1,0 +1,1 @@
+"""Reading input files strictly: JSON, YAML, repository paths, typed fields."""
