@@ -1402,8 +1402,8 @@ class ProjectTrial:
 
     def truth(self, ref: str, *, base_tests_from: str | None = None) -> SuiteRun:
         """The full suite at ``ref`` from a clean export. With ``base_tests_from``: only the
-        test files the patch changed, put back as they are at that ref first (the DESIGN's
-        "the base version of a changed test file fails at the head")."""
+        test files the patch changed, put back as they are at that ref first (rule 6 of
+        docs/architecture.md §1: the base's version of a changed test file fails at the head)."""
         key = f"{ref}<-{base_tests_from}" if base_tests_from else ref
         if key in self.truths:
             return self.truths[key]

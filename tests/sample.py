@@ -9,6 +9,23 @@ from tests.gitrepo import CLASSIFY_MAP, GitRepo
 
 # The seed-shaped map with an ignore for docs/ (shared with the classify tests).
 SEED_MAP = CLASSIFY_MAP
+# The same map without its property lane. A patch that changes fixture bytes runs the
+# properties on the new bytes (two or three child processes); a gate test of a fixture rule
+# whose patch touches nothing else uses this map (``@pytest.mark.review_map(FIXTURE_MAP)``
+# on a test of the ``billing`` fixture) and starts no property child.
+FIXTURE_MAP = """\
+version: 1
+lanes:
+  fixture:
+    paths: ["tests/fixtures/billing/"]
+    lock: "tests/fixtures/billing/LOCK.json"
+  freeze:
+    registry: "tests/flaky-freeze.yml"
+    max_age_days: 14
+ignore:
+  - path: "docs/"
+    reason: "prose only"
+"""
 
 FIXTURES = {
     "tests/fixtures/billing/invoice_min.json": '{"charge_cents": 1200, "refund_cents": 200}\n',

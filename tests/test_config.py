@@ -292,6 +292,8 @@ ERRORS: list[tuple[str, str, int, str]] = [
      5, "lanes.property.modules: expected a non-empty list"),
     ("bad module name", _edit('    module: "checks.props"\n', '    module: "checks/props.py"\n'),
      5, "lanes.property.module: 'checks/props.py' is not a dotted Python module name"),
+    ("module name with a newline", _edit('    module: "checks.props"\n', '    module: "checks.props\\n"\n'),
+     5, "lanes.property.module: 'checks.props\\n' is not a dotted Python module name"),
     ("version 2", _edit("version: 1\n", "version: 2\n"), 1, "version: unsupported version 2"),
     ("version bool", _edit("version: 1\n", "version: true\n"), 1, "version: unsupported version True"),
     ("version string", _edit("version: 1\n", 'version: "1"\n'), 1, "version: unsupported version '1'"),

@@ -16,7 +16,7 @@ def readme_commands() -> list[str]:
 def test_readme_starts_with_the_two_setup_commands() -> None:
     first, second = readme_commands()[:2]
     assert first.strip() == "python3 -m pip install . && python3 -m patchlane demo"
-    assert second.strip() == "python3 -m pip install -e '.[test]' && python3 -m pytest"
+    assert second.strip() == "python3 -m pip install -e '.[test]' && python3 -m pytest -n auto"
 
 
 def test_ci_runs_exactly_the_readme_test_command() -> None:

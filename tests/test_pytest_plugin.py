@@ -8,6 +8,7 @@ runs prove that the installed ``pytest11`` entry point, not ``-p``, loads the pl
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import subprocess
@@ -18,7 +19,9 @@ from typing import Any
 
 import pytest
 
-from patchlane.pytest_plugin import allowed_skips, load_freeze_grant, skip_reason
+from patchlane.errors import ReportError
+from patchlane.lanes.freeze.report import FreezeReport
+from patchlane.pytest_plugin import load_freeze_grant, skip_reason
 
 pytest_plugins = ["pytester"]
 
@@ -145,7 +148,7 @@ def test_the_entry_point_is_installed() -> None:
 
 
 def test_importing_the_plugin_loads_only_the_standard_library() -> None:
-    # Every pytest run imports this module, and the replay runner imports allowed_skips from
+    # Every pytest run imports this module, and the replay runner imports skip_reason from
     # it: neither should pay for pytest, yaml or the rest of patchlane.
     code = (
         "import sys; before = set(sys.modules); import patchlane.pytest_plugin; "
@@ -363,7 +366,7 @@ def test_a_malformed_report_is_a_usage_error_naming_the_file(
     assert expected in errors[0]
     # Nothing ran: a doubtful report stops the session instead of granting anything.
     assert "failed" not in result.stdout.str()
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ReportError) as info:
         load_freeze_grant(path, "reports/freeze-report.json")
     assert str(info.value) == errors[0].removeprefix("ERROR: --patchlane-freeze-report: ")
     assert "\n" not in str(info.value)
@@ -507,10 +510,15 @@ def test_a_skip_record_path_that_is_a_directory_is_a_usage_error(
     result.stderr.fnmatch_lines(["ERROR: --patchlane-skip-record: out is a directory"])
 
 
-# --- allowed_skips, for the replay runner ------------------------------------------------------
+# --- the freeze lane's reader, which the plugin, the replay runner and the verifier share --------
 
 
-def test_allowed_skips_round_trips(tmp_path: Path) -> None:
+def granted(path: Path) -> dict[str, tuple[str, str]]:
+    """What the report at ``path`` lets a host skip, as the plugin reads it."""
+    return dict(load_freeze_grant(path).allowed)
+
+
+def test_the_grant_round_trips(tmp_path: Path) -> None:
     path = tmp_path / "freeze-report.json"
     value = report(
         record("a", A, expires="2026-10-08"),
@@ -518,23 +526,24 @@ def test_allowed_skips_round_trips(tmp_path: Path) -> None:
         record("stale", AB, in_play=False, ok=False, failed_rules=[1, 5], expires=None),
     )
     path.write_text(json.dumps(value), encoding="utf-8")
-    allowed = allowed_skips(path)
+    allowed = granted(path)
     assert allowed == {A: ("a", "2026-10-08"), M: ("m", "2026-10-10")}
+    assert FreezeReport.read(path).granted() == allowed  # the runner's and verifier's reading
     # The plugin's reason is built from the same pair.
     assert skip_reason(*allowed[A]) == "patchlane freeze a (expires 2026-10-08)"
     # What the report grants, written back as a report, grants the same.
     again = report(*(record(fid, n, expires=exp) for n, (fid, exp) in allowed.items()))
     path.write_text(json.dumps(again), encoding="utf-8")
-    assert allowed_skips(path) == allowed
+    assert granted(path) == allowed
 
 
-def test_allowed_skips_grants_nothing_from_a_red_report(tmp_path: Path) -> None:
+def test_a_red_report_grants_nothing(tmp_path: Path) -> None:
     path = tmp_path / "freeze-report.json"
     path.write_text(json.dumps(report(record("a", A), status="fail")), encoding="utf-8")
-    assert allowed_skips(path) == {}
+    assert granted(path) == {}
 
 
-def test_allowed_skips_accepts_a_report_without_the_optional_fields(tmp_path: Path) -> None:
+def test_a_report_without_the_optional_fields_is_accepted(tmp_path: Path) -> None:
     # The shipped schema requires only these; 'skippable', 'today', 'owner' and 'details'
     # are checked when present.
     path = tmp_path / "freeze-report.json"
@@ -548,14 +557,53 @@ def test_allowed_skips_accepts_a_report_without_the_optional_fields(tmp_path: Pa
     }
     value = {"lane": "freeze", "status": "pass", "reason": "", "records": [rec]}
     path.write_text(json.dumps(value), encoding="utf-8")
-    assert allowed_skips(path) == {A: ("a", "2026-10-08")}
+    assert granted(path) == {A: ("a", "2026-10-08")}
 
 
-def test_allowed_skips_refuses_a_malformed_report_on_one_line(tmp_path: Path) -> None:
+def test_a_malformed_report_is_refused_on_one_line(tmp_path: Path) -> None:
     path = tmp_path / "freeze-report.json"
     path.write_text(_with({"lane": "property"}), encoding="utf-8")
-    with pytest.raises(ValueError, match="'lane' must be") as info:
-        allowed_skips(path)
+    with pytest.raises(ReportError, match="'lane' must be") as info:
+        granted(path)
     message = str(info.value)
     assert message.startswith(f"{path}:")
     assert "\n" not in message
+
+
+def test_what_the_audit_writes_reads_back_the_same(tmp_path: Path) -> None:
+    value = report(record("a", A), record("stale", M, in_play=False, ok=False))
+    value["records"][0]["details"] = {str(n): f"rule {n} holds" for n in range(1, 7)}
+    value["records"][1]["details"] = {str(n): f"rule {n}" for n in range(1, 7)}
+    value["records"][1]["failed_rules"] = [1, 5]
+    full = FreezeReport.from_json(value, "freeze-report.json")
+    assert FreezeReport.from_json(full.to_json(), "again").to_json() == full.to_json()
+    assert full.granted() == {A: ("a", "2026-10-08")}
+
+
+def test_reading_a_report_in_a_pytest_child_stays_cheap(tmp_path: Path) -> None:
+    # The plugin reads the report in pytest_configure, before the repository's code: the
+    # freeze lane's reader must not bring in YAML, git, the review map or the rest of the lane.
+    path = tmp_path / "freeze-report.json"
+    path.write_text(json.dumps(report(record("a", A))), encoding="utf-8")
+    code = (
+        "import sys, pathlib; before = set(sys.modules); import patchlane.pytest_plugin as p; "
+        f"p.load_freeze_grant(pathlib.Path({str(path)!r})); "
+        "new = set(sys.modules) - before; "
+        "print(sorted(m for m in new if m.split('.')[0] not in sys.stdlib_module_names))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    loaded = set(ast.literal_eval(out))
+    assert loaded <= {
+        "patchlane",
+        "patchlane.pytest_plugin",
+        "patchlane.errors",
+        "patchlane.inputs",
+        "patchlane.inputs.jsonio",
+        "patchlane.lanes",
+        "patchlane.lanes.freeze",
+        "patchlane.lanes.freeze.report",
+        "patchlane.lanes.reportjson",
+        "patchlane.lanes.status",
+    }, loaded

@@ -1,4 +1,4 @@
-"""Committed bytecode never runs (DESIGN.md §2: committed bytecode is a control file).
+"""Committed bytecode never runs (docs/architecture.md §2: committed bytecode is a control file).
 
 A patch can commit bytecode that Python runs instead of the source beside it: a
 ``__pycache__/mod.cpython-311.pyc`` compiled with ``PycInvalidationMode.UNCHECKED_HASH`` is

@@ -1,8 +1,7 @@
 """The review map (``review-map.yml``): strict loading into frozen dataclasses.
 
-The seed's map loads as printed; the extended keys of DESIGN.md §4 are accepted; anything
-else (unknown keys, wrong types, duplicate keys, bad YAML, unsafe paths) is a ``MapError``
-naming the file and line.
+The keys of docs/architecture.md §4 are accepted; anything else (unknown keys, wrong types,
+duplicate keys, bad YAML, unsafe paths) is a ``MapError`` naming the file and line.
 """
 
 from __future__ import annotations
@@ -11,9 +10,9 @@ import re
 from dataclasses import dataclass, field
 
 from patchlane.errors import MapError
-from patchlane.inputs.fields import kind_of
+from patchlane.inputs.fields import Fields, kind_of, yaml_document
 from patchlane.inputs.paths import path_problem
-from patchlane.inputs.yamlio import YamlList, YamlMap, load_yaml
+from patchlane.inputs.yamlio import YamlMap, load_yaml
 
 DEFAULT_MAP = "review-map.yml"
 DEFAULT_CASES = 200
@@ -21,14 +20,14 @@ DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_AGE_DAYS = 14
 DEFAULT_MAX_EXTENSIONS = 1
 DEFAULT_REPLAY_TESTS = ("tests/",)
-# The replay passes the seed on as PYTHONHASHSEED, which Python accepts only up to 2**32 - 1
-# (a larger one makes every test process fail to start).
+# The replay passes the property seed on as PYTHONHASHSEED, which Python accepts only up to
+# 2**32 - 1 (a larger one makes every test process fail to start).
 MAX_SEED = 2**32 - 1
 # ``today + max_age_days`` must stay a date (year 9999 at most); a century is already
 # beyond any review period.
 MAX_AGE_DAYS = 36500
 
-_MODULE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+_MODULE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 
 
 @dataclass(frozen=True)
@@ -99,129 +98,6 @@ class ReviewMap:
     ignore: tuple[IgnoreEntry, ...]
 
 
-class _Reader:
-    """Typed access to one mapping of the map, with errors that name file, line and key."""
-
-    def __init__(
-        self,
-        label: str,
-        mapping: YamlMap,
-        where: str,
-        allowed: set[str],
-        named_at: int | None = None,
-    ) -> None:
-        self.label = label
-        self.m = mapping
-        self.where = where
-        # The line that names this mapping (``fixture:``): where a missing key is reported.
-        self.named_at = mapping.line if named_at is None else named_at
-        for key in mapping:
-            if key not in allowed:
-                known = ", ".join(sorted(allowed))
-                message = f"{self._key(key)}: unknown key (expected one of: {known})"
-                raise MapError(label, message, self.line(key))
-
-    def _key(self, key: str) -> str:
-        return f"{self.where}.{key}" if self.where else key
-
-    def line(self, key: str | None = None) -> int:
-        if key is not None and key in self.m.key_lines:
-            return self.m.key_lines[key]
-        return self.named_at
-
-    def fail(self, key: str, message: str) -> MapError:
-        return MapError(self.label, f"{self._key(key)}: {message}", self.line(key))
-
-    def has(self, key: str) -> bool:
-        return key in self.m
-
-    def require(self, key: str) -> None:
-        if key not in self.m:
-            raise MapError(self.label, f"{self._key(key)}: missing", self.line())
-
-    def mapping(self, key: str, allowed: set[str]) -> _Reader | None:
-        if key not in self.m:
-            return None
-        value = self.m[key]
-        if not isinstance(value, YamlMap):
-            raise self.fail(key, f"expected a mapping, got {kind_of(value)}")
-        return _Reader(self.label, value, self._key(key), allowed, self.line(key))
-
-    def string(self, key: str, default: str | None = None) -> str | None:
-        if key not in self.m:
-            return default
-        value = self.m[key]
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(key, f"expected a non-empty string, got {kind_of(value)}")
-        return value
-
-    def path(self, key: str, *, directory_ok: bool) -> str | None:
-        value = self.string(key)
-        if value is not None:
-            problem = path_problem(value, directory_ok=directory_ok)
-            if problem:
-                raise self.fail(key, problem)
-        return value
-
-    def paths(self, key: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
-        if key not in self.m:
-            return default
-        value = self.m[key]
-        if not isinstance(value, YamlList):
-            raise self.fail(key, f"expected a list of paths, got {kind_of(value)}")
-        out = []
-        for i, item in enumerate(value):
-            line = value.item_lines[i]
-            if not isinstance(item, str):
-                raise MapError(
-                    self.label, f"{self._key(key)}[{i}]: expected a path, got {kind_of(item)}", line
-                )
-            problem = path_problem(item)
-            if problem:
-                raise MapError(self.label, f"{self._key(key)}[{i}]: {problem}", line)
-            out.append(item)
-        return tuple(out)
-
-    def integer(
-        self, key: str, default: int | None, minimum: int, maximum: int | None = None
-    ) -> int | None:
-        if key not in self.m:
-            return default
-        value = self.m[key]
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(key, f"expected an integer, got {kind_of(value)}")
-        if value < minimum:
-            raise self.fail(key, f"must be at least {minimum}, got {_shown(value)}")
-        if maximum is not None and value > maximum:
-            raise self.fail(key, f"must be at most {maximum}, got {_shown(value)}")
-        return value
-
-    def number(self, key: str, default: float) -> float:
-        if key not in self.m:
-            return default
-        value = self.m[key]
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-            raise self.fail(key, f"expected a positive number of seconds, got {value!r}")
-        if value != value or value == float("inf"):
-            raise self.fail(key, "must be finite")
-        return float(value)
-
-    def boolean(self, key: str, default: bool) -> bool:
-        if key not in self.m:
-            return default
-        value = self.m[key]
-        if not isinstance(value, bool):
-            raise self.fail(key, f"expected true or false, got {kind_of(value)}")
-        return value
-
-
-def _shown(value: int) -> str:
-    """Return ``value`` for a message: a number of more than 20 digits is elided (a hostile
-    map's 4000-digit integer must not become a 4000-character line)."""
-    text = str(value)
-    return text if len(text) <= 20 else f"{text[:8]}...({len(text)} digits)"
-
-
 def parse_review_map(text: str, label: str) -> ReviewMap:
     """Validate the text of a review map.
 
@@ -231,14 +107,11 @@ def parse_review_map(text: str, label: str) -> ReviewMap:
     doc = load_yaml(text, label, MapError)
     if not isinstance(doc, YamlMap):
         raise MapError(label, f"expected a mapping at the top, got {kind_of(doc)}", 1)
-    top = _Reader(label, doc, "", {"version", "lanes", "ignore"})
-    version = top.m.get("version", 1)
+    top = yaml_document(doc, label, MapError).fields(doc).only(("ignore", "lanes", "version"))
+    version = top.get("version", 1)
     if type(version) is not int or version != 1:  # ``true == 1`` and ``1.0 == 1`` in Python
         raise top.fail("version", f"unsupported version {version!r} (this patchlane reads 1)")
-    top.require("lanes")
-    lanes = top.mapping("lanes", {"property", "fixture", "freeze", "replay"})
-    if lanes is None:  # pragma: no cover - required just above
-        raise top.fail("lanes", "missing")
+    lanes = top.mapping("lanes").only(("fixture", "freeze", "property", "replay"))
     return ReviewMap(
         label=label,
         property=_property(lanes),
@@ -249,126 +122,145 @@ def parse_review_map(text: str, label: str) -> ReviewMap:
     )
 
 
-def _property(lanes: _Reader) -> PropertyLane | None:
-    allowed = {"paths", "module", "modules", "seed", "cases", "timeout_s", "pythonpath"}
-    r = lanes.mapping("property", allowed)
+def _file_path(value: str) -> str | None:
+    return path_problem(value, directory_ok=False)
+
+
+def _paths(r: Fields, key: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Return the list of repository paths (files or directories) at ``key``."""
+    return r.text_list(
+        key, expected="a list of paths", item="a path", check=path_problem, default=default
+    )
+
+
+def _seconds(r: Fields, key: str, default: float) -> float:
+    """Return the positive, finite number of seconds at ``key``."""
+    value = r.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise r.fail(key, f"expected a positive number of seconds, got {value!r}")
+    if value != value or value == float("inf"):
+        raise r.fail(key, "must be finite")
+    return float(value)
+
+
+def _property(lanes: Fields) -> PropertyLane | None:
+    r = lanes.mapping("property", default=None)
     if r is None:
         return None
+    r.only(("cases", "module", "modules", "paths", "pythonpath", "seed", "timeout_s"))
     r.require("paths")
     if r.has("module") == r.has("modules"):
         # Both: point at the later of the two keys; neither: at ``property:`` itself.
-        line = max(r.line("module"), r.line("modules")) if r.has("module") else r.line()
-        raise MapError(r.label, f"{r.where}: give exactly one of 'module' or 'modules'", line)
+        line = max(r.line("module") or 0, r.line("modules") or 0) if r.has("module") else None
+        raise r.fail((), "give exactly one of 'module' or 'modules'", line=line)
     if r.has("module"):
-        modules: tuple[str, ...] = (r.string("module") or "",)
+        modules: tuple[str, ...] = (r.text("module"),)
         key = "module"
     else:
         key = "modules"
-        raw = r.m["modules"]
-        if not isinstance(raw, YamlList) or not raw or not all(isinstance(x, str) for x in raw):
+        raw = r.get("modules")
+        if not isinstance(raw, list) or not raw or not all(isinstance(x, str) for x in raw):
             raise r.fail(key, "expected a non-empty list of module names")
         modules = tuple(raw)
     for name in modules:
         if not _MODULE_RE.match(name):
             raise r.fail(key, f"{name!r} is not a dotted Python module name")
     return PropertyLane(
-        paths=r.paths("paths"),
+        paths=_paths(r, "paths"),
         modules=modules,
-        seed=r.integer("seed", None, 0, MAX_SEED),
-        cases=r.integer("cases", DEFAULT_CASES, 1) or DEFAULT_CASES,
-        timeout_s=r.number("timeout_s", DEFAULT_TIMEOUT_S),
-        pythonpath=r.paths("pythonpath"),
+        seed=r.integer("seed", lo=0, hi=MAX_SEED, default=None),
+        cases=r.integer("cases", lo=1, default=DEFAULT_CASES),
+        timeout_s=_seconds(r, "timeout_s", DEFAULT_TIMEOUT_S),
+        pythonpath=_paths(r, "pythonpath"),
         modules_key=key,
         modules_line=r.line(key),
     )
 
 
-def _fixture(lanes: _Reader) -> FixtureLane | None:
-    r = lanes.mapping("fixture", {"paths", "lock", "canonical_json", "roots"})
+def _fixture(lanes: Fields) -> FixtureLane | None:
+    r = lanes.mapping("fixture", default=None)
     if r is None:
         return None
+    r.only(("canonical_json", "lock", "paths", "roots"))
     if r.has("roots"):
         for key in ("paths", "lock", "canonical_json"):
             if r.has(key):
                 both = "give either 'roots' or 'paths'/'lock'/'canonical_json', not both"
                 raise r.fail(key, both)
-        raw = r.m["roots"]
-        if not isinstance(raw, YamlList) or not raw:
-            raise r.fail("roots", "expected a non-empty list of {path, lock, canonical_json}")
-        roots = []
-        for i, item in enumerate(raw):
-            if not isinstance(item, YamlMap):
-                where = f"{r.where}.roots[{i}]"
-                raise MapError(r.label, f"{where}: expected a mapping", raw.item_lines[i])
-            rr = _Reader(r.label, item, f"{r.where}.roots[{i}]", {"path", "lock", "canonical_json"})
-            rr.require("path")
-            rr.require("lock")
-            roots.append(
-                FixtureRoot(
-                    paths=(rr.path("path", directory_ok=True) or "",),
-                    lock=rr.path("lock", directory_ok=False) or "",
-                    canonical_json=rr.boolean("canonical_json", False),
-                )
-            )
+        entries = r.items(
+            "roots",
+            expected="a non-empty list of {path, lock, canonical_json}",
+            item="a mapping",
+            non_empty=True,
+            got=False,
+        )
+        roots = [_root(rr) for rr in entries]
         locks = [root.lock for root in roots]
         if len(set(locks)) != len(locks):
             raise r.fail("roots", "two roots name the same lock file")
         return FixtureLane(roots=tuple(roots))
-    r.require("paths")
-    r.require("lock")
-    paths = r.paths("paths")
+    r.require("paths", "lock")
+    paths = _paths(r, "paths")
     if not paths:
         raise r.fail("paths", "expected at least one fixture path")
     root = FixtureRoot(
         paths=paths,
-        lock=r.path("lock", directory_ok=False) or "",
-        canonical_json=r.boolean("canonical_json", False),
+        lock=r.text("lock", check=_file_path),
+        canonical_json=r.boolean("canonical_json", default=False),
     )
     return FixtureLane(roots=(root,))
 
 
-def _freeze(lanes: _Reader) -> FreezeLane | None:
-    r = lanes.mapping("freeze", {"registry", "max_age_days", "max_extensions"})
-    if r is None:
-        return None
-    r.require("registry")
-    return FreezeLane(
-        registry=r.path("registry", directory_ok=False) or "",
-        max_age_days=r.integer("max_age_days", DEFAULT_MAX_AGE_DAYS, 0, MAX_AGE_DAYS) or 0,
-        max_extensions=r.integer("max_extensions", DEFAULT_MAX_EXTENSIONS, 0) or 0,
+def _root(r: Fields) -> FixtureRoot:
+    """One entry of ``fixture.roots``: ``{path, lock, canonical_json}``."""
+    r.only(("canonical_json", "lock", "path"))
+    r.require("path", "lock")
+    return FixtureRoot(
+        paths=(r.text("path", check=path_problem),),
+        lock=r.text("lock", check=_file_path),
+        canonical_json=r.boolean("canonical_json", default=False),
     )
 
 
-def _replay(lanes: _Reader) -> ReplayLane:
-    r = lanes.mapping("replay", {"tests", "private", "require_signature"})
+def _freeze(lanes: Fields) -> FreezeLane | None:
+    r = lanes.mapping("freeze", default=None)
+    if r is None:
+        return None
+    r.only(("max_age_days", "max_extensions", "registry"))
+    return FreezeLane(
+        registry=r.text("registry", check=_file_path),
+        max_age_days=r.integer("max_age_days", lo=0, hi=MAX_AGE_DAYS, default=DEFAULT_MAX_AGE_DAYS),
+        max_extensions=r.integer("max_extensions", lo=0, default=DEFAULT_MAX_EXTENSIONS),
+    )
+
+
+def _replay(lanes: Fields) -> ReplayLane:
+    r = lanes.mapping("replay", default=None)
     if r is None:
         return ReplayLane(tests=DEFAULT_REPLAY_TESTS, private=(), require_signature=False)
-    tests = r.paths("tests", DEFAULT_REPLAY_TESTS)
+    r.only(("private", "require_signature", "tests"))
+    tests = _paths(r, "tests", DEFAULT_REPLAY_TESTS)
     if not tests:
         raise r.fail("tests", "expected at least one test path")
     return ReplayLane(
         tests=tests,
-        private=r.paths("private"),
-        require_signature=r.boolean("require_signature", False),
+        private=_paths(r, "private"),
+        require_signature=r.boolean("require_signature", default=False),
     )
 
 
-def _ignore(top: _Reader) -> tuple[IgnoreEntry, ...]:
+def _ignore(top: Fields) -> tuple[IgnoreEntry, ...]:
     if not top.has("ignore"):
         return ()
-    raw = top.m["ignore"]
-    if not isinstance(raw, YamlList):
-        raise top.fail("ignore", "expected a list of {path, reason}")
+    entries = top.items(
+        "ignore", expected="a list of {path, reason}", item="a mapping {path, reason}", got=False
+    )
     out = []
-    for i, item in enumerate(raw):
-        if not isinstance(item, YamlMap):
-            message = f"ignore[{i}]: expected a mapping {{path, reason}}"
-            raise MapError(top.label, message, raw.item_lines[i])
-        r = _Reader(top.label, item, f"ignore[{i}]", {"path", "reason"})
-        r.require("path")
-        r.require("reason")
-        reason = r.string("reason") or ""
+    for r in entries:
+        r.only(("path", "reason"))
+        r.require("path", "reason")
+        reason = r.text("reason")
         if "\n" in reason.strip():
             raise r.fail("reason", "must be one line")
-        out.append(IgnoreEntry(path=r.path("path", directory_ok=True) or "", reason=reason.strip()))
+        out.append(IgnoreEntry(path=r.text("path", check=path_problem), reason=reason.strip()))
     return tuple(out)

@@ -6,7 +6,7 @@ from enum import IntEnum
 
 
 class Exit(IntEnum):
-    """Process exit codes, identical for every command (DESIGN.md §3)."""
+    """Process exit codes, identical for every command (docs/architecture.md §3)."""
 
     GREEN = 0
     RED = 1
@@ -49,7 +49,7 @@ class ReportError(InputError):
 class UnsafeWriteError(InputError):
     """A place patchlane was asked to write to is a symbolic link (or lies under one inside
     the repository), or is not a file or directory where one is needed. The repository is
-    hostile (DESIGN.md §2): a committed link could send evidence over a source file or out
+    hostile (docs/architecture.md §2): a committed link could send evidence over a source file or out
     of the repository, so it is refused before anything is cleared or written."""
 
 

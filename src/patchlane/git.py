@@ -1,4 +1,4 @@
-"""Small functions that ask git precisely (DESIGN.md §2).
+"""Small functions that ask git precisely (docs/architecture.md §2).
 
 Every call uses NUL-separated output where git offers it, literal pathspecs, no external
 diff or textconv, ``core.fsmonitor`` off, and an environment without the caller's ``GIT_*``

@@ -23,7 +23,7 @@ from patchlane.ui import Output, one_line
 COMMANDS: dict[str, tuple[str, str]] = {
     "gate": ("gate", "classify, run every lane, write the verdict and the review note"),
     "classify": ("classify", "list changed files and assign lanes"),
-    "property": ("property", "run the seeded property checks"),
+    "property": ("property", "run seeded property checks"),
     "fixture": ("fixture", "check fixture bytes against their locks, or write a new lock"),
     "freeze": ("freeze", "audit the freeze registry of flaky-test freezes"),
     "replay": ("replay", "select, run, verify, split and merge the replay slice"),
@@ -121,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = module.run(args, ctx)
         return code
     except PatchlaneError as e:
-        # One line and never a traceback, even with -v (DESIGN.md §5). one_line: a message
+        # One line and never a traceback, even with -v (docs/architecture.md §5). one_line: a message
         # may quote a path or a ref with a newline in it, which must neither break the
         # one-line contract nor forge a line of our own output.
         print(one_line(f"patchlane: error: {e}"), file=sys.stderr)

@@ -23,7 +23,7 @@ the other properties of the module::
     >>> sorted(args)
     ['charge', 'refund']
 
-The other two styles need nothing from this module: the seed's own
+The other two styles need nothing from this module: the classic
 ``prop_x(seed: int, n: int = 200) -> None`` (patchlane calls ``prop_x(seed, cases)``), and
 Hypothesis ``@given`` properties (run with patchlane's pinned settings).
 

@@ -1,17 +1,20 @@
 """pytest plugin: skip exactly the in-play, passing freezes of a shipped freeze report.
 
-DESIGN.md §4 ("Replay slice"): ``replay run`` skips only node ids that the shipped freeze report
-lists as in play and passing. This plugin is how: given ``--patchlane-freeze-report=FILE`` it adds
-a skip marker to each collected item whose node id is *exactly* one of those node ids, and records
-what it skipped (``--patchlane-skip-record=FILE``, and one line per skip in the terminal summary).
+``replay run`` skips only node ids that the shipped freeze report lists as in play and passing
+(docs/architecture.md §4, "Replay slice"). This plugin is how: given
+``--patchlane-freeze-report=FILE`` it adds a skip marker to each collected item whose node id is
+*exactly* one of those node ids, and records what it skipped (``--patchlane-skip-record=FILE``,
+and one line per skip in the terminal summary).
 
 It is registered as a ``pytest11`` entry point, so pytest loads it in every run of an environment
 where patchlane is installed, including runs that have nothing to do with patchlane. Hence:
 
-- module level imports only the standard library: the replay runner imports ``allowed_skips``
+- module level imports only the standard library: the replay runner imports ``skip_reason``
   without paying for pytest, and an unrelated pytest run pays for nothing of patchlane's;
 - nothing happens unless ``--patchlane-freeze-report`` is given (a report file lying around is
-  never read on its own).
+  never read on its own); then the freeze lane's own reader
+  (``patchlane.lanes.freeze.report``, which imports only small patchlane modules) reads it,
+  before the repository's code is imported.
 
 A report that is not strictly well formed is a usage error (pytest exit code 4) naming the file:
 the report decides what a host may leave unrun, so a doubtful one grants nothing rather than
@@ -22,11 +25,8 @@ cannot excuse a test.
 from __future__ import annotations
 
 import hashlib
-import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,14 +38,6 @@ RECORD_OPTION = "--patchlane-skip-record"
 
 # The name the per-session plugin object is registered under (one per pytest Config).
 _SESSION_PLUGIN = "patchlane-freeze-skip"
-_STATUSES = ("pass", "fail", "not_applicable", "error")
-_RULES = range(1, 7)  # DESIGN.md §4 numbers the audit rules 1-6
-_NOT_IN_PLAY_RULE = 5  # "a record that fails only rule 5 is not in play"
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
-_REQUIRED_TOP = ("lane", "status", "reason", "records")
-_REQUIRED_RECORD = ("id", "nodeid", "expires", "in_play", "ok", "failed_rules")
-
-JsonPath = tuple[str | int, ...]
 
 
 @dataclass(frozen=True)
@@ -69,220 +61,27 @@ def skip_reason(freeze_id: str, expires: str) -> str:
     return f"patchlane freeze {freeze_id} (expires {expires})"
 
 
-def allowed_skips(report_path: Path) -> dict[str, tuple[str, str]]:
-    """Return the node ids a freeze report allows to skip: ``{nodeid: (freeze id, expires)}``.
-
-    Exactly the records that are in play and ok, and only when the report's status is ``pass``
-    (a red audit grants nothing). This is the same set the pytest plugin skips from. Raises
-    ``ValueError`` with a one-line message naming the file when the report is malformed.
-    """
-    return dict(load_freeze_grant(report_path).allowed)
-
-
 def load_freeze_grant(report_path: Path, label: str | None = None) -> FreezeGrant:
-    """Read and strictly check a freeze report; return what it grants.
+    """Read and strictly check a freeze report (the freeze lane's reader); return what it
+    grants.
 
     ``label`` names the file in messages and in the grant (default: ``str(report_path)``).
-    Raises ``ValueError`` with one line, ``FILE[:LINE]: what is wrong``, when the file cannot be
-    read, is not strict JSON (duplicate keys included), or is not a well-formed freeze report.
+    Raises ``ReportError`` with one line, ``FILE[:LINE]: what is wrong``, when the file cannot
+    be read, is not strict JSON (duplicate keys included), or is not a well-formed freeze report.
     """
     # Project modules are imported here, not at module level: see the module docstring.
-    from patchlane.errors import InputError
-    from patchlane.inputs.jsonio import line_for, parse_json_text
+    from patchlane.lanes.freeze.report import parse_freeze_report
+    from patchlane.lanes.reportjson import read_bytes
 
     name = str(report_path) if label is None else label
-    try:
-        data = report_path.read_bytes()
-    except FileNotFoundError:
-        raise ValueError(f"{name}: no such file") from None
-    except OSError as e:
-        raise ValueError(f"{name}: cannot read: {e.strerror or e}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{name}: not UTF-8 (byte {e.start})") from None
-    try:
-        value = parse_json_text(text, name)
-    except InputError as e:
-        raise ValueError(str(e)) from None
-    try:
-        status, allowed = _check_report(value)
-    except _Malformed as e:
-        # The line is found by a second, position-recording pass: paid only on bad input.
-        line = line_for(text, e.where)
-        where = name if line is None else f"{name}:{line}"
-        raise ValueError(f"{where}: {e.message}") from None
+    data = read_bytes(report_path, name)
+    report = parse_freeze_report(data, name)
     return FreezeGrant(
         label=name,
         sha256=hashlib.sha256(data).hexdigest(),
-        status=status,
-        allowed=allowed if status == "pass" else {},
+        status=report.status.value,
+        allowed=report.granted(),
     )
-
-
-# --- strict checking ---------------------------------------------------------------------------
-
-
-class _Malformed(Exception):
-    """The report is well-formed JSON but not a well-formed freeze report."""
-
-    def __init__(self, where: JsonPath, message: str) -> None:
-        super().__init__(message)
-        self.where = where
-        self.message = message
-
-
-def _show(value: Any) -> str:
-    """Render a JSON value for a one-line message: JSON text, ASCII, cut short."""
-    text = json.dumps(value, ensure_ascii=True)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _text(value: Any, where: JsonPath, what: str) -> str:
-    """A non-empty string of printable characters (it ends up on one terminal line)."""
-    if not isinstance(value, str) or not value or not value.isprintable():
-        raise _Malformed(where, f"{what} must be a non-empty one-line string, not {_show(value)}")
-    return value
-
-
-def _date(value: Any, where: JsonPath, what: str) -> str:
-    """A real calendar date written YYYY-MM-DD."""
-    if isinstance(value, str) and _DATE.match(value):
-        try:
-            date.fromisoformat(value)
-        except ValueError:
-            pass
-        else:
-            return value
-    raise _Malformed(where, f"{what} must be a date YYYY-MM-DD, not {_show(value)}")
-
-
-def _check_report(value: Any) -> tuple[str, dict[str, tuple[str, str]]]:
-    """Check the report's shape and inner consistency.
-
-    Returns ``(status, in-play-and-ok node ids)``; the caller withholds them unless the status
-    is ``pass``. Raises ``_Malformed`` at the first problem.
-    """
-    if not isinstance(value, dict):
-        raise _Malformed((), f"a freeze report must be a JSON object, not {_show(value)}")
-    for key in _REQUIRED_TOP:
-        if key not in value:
-            raise _Malformed((), f"missing key {key!r}")
-    if value["lane"] != "freeze":
-        raise _Malformed(("lane",), f"'lane' must be \"freeze\", not {_show(value['lane'])}")
-    status = value["status"]
-    if status not in _STATUSES:
-        raise _Malformed(
-            ("status",), f"'status' must be one of {', '.join(_STATUSES)}, not {_show(status)}"
-        )
-    if not isinstance(value["reason"], str):
-        raise _Malformed(("reason",), f"'reason' must be a string, not {_show(value['reason'])}")
-    if "today" in value:
-        _date(value["today"], ("today",), "'today'")
-    records = value["records"]
-    if not isinstance(records, list):
-        raise _Malformed(("records",), f"'records' must be a list, not {_show(records)}")
-
-    allowed: dict[str, tuple[str, str]] = {}
-    seen_ids: set[str] = set()
-    for index, record in enumerate(records):
-        freeze_id, nodeid, expires = _check_record(record, ("records", index), status)
-        if freeze_id in seen_ids:
-            raise _Malformed(("records", index, "id"), f"freeze id {freeze_id!r} appears twice")
-        seen_ids.add(freeze_id)
-        if expires is None:
-            continue  # not in play and ok: grants nothing
-        if nodeid in allowed:
-            # Two passing freezes of one test: the skip could name either, so neither is trusted.
-            raise _Malformed(
-                ("records", index, "nodeid"),
-                f"node id {nodeid!r} is granted by two records ({allowed[nodeid][0]!r}, {freeze_id!r})",
-            )
-        allowed[nodeid] = (freeze_id, expires)
-
-    if "skippable" in value:
-        _check_skippable(value["skippable"], allowed)
-    return status, allowed
-
-
-def _check_record(record: Any, where: JsonPath, status: str) -> tuple[str, str, str | None]:
-    """Check one record; return ``(id, nodeid, expires if it grants a skip else None)``.
-
-    A record grants a skip when it is in play and ok; such a record must carry an expiry.
-    """
-    if not isinstance(record, dict):
-        raise _Malformed(where, f"a record must be a JSON object, not {_show(record)}")
-    for key in _REQUIRED_RECORD:
-        if key not in record:
-            raise _Malformed(where, f"record is missing key {key!r}")
-    freeze_id = _text(record["id"], (*where, "id"), "'id'")
-    nodeid = _text(record["nodeid"], (*where, "nodeid"), f"record {freeze_id!r}: 'nodeid'")
-    label = f"record {freeze_id!r}"
-    if "owner" in record and not isinstance(record["owner"], str):
-        raise _Malformed((*where, "owner"), f"{label}: 'owner' must be a string")
-    if "details" in record and not isinstance(record["details"], dict):
-        raise _Malformed((*where, "details"), f"{label}: 'details' must be an object")
-    expires = record["expires"]
-    if expires is not None:
-        expires = _date(expires, (*where, "expires"), f"{label}: 'expires' (or null)")
-    in_play, ok = record["in_play"], record["ok"]
-    for key, flag in (("in_play", in_play), ("ok", ok)):
-        if not isinstance(flag, bool):
-            raise _Malformed((*where, key), f"{label}: {key!r} must be true or false")
-    rules = record["failed_rules"]
-    if (
-        not isinstance(rules, list)
-        # bool is an int in Python, but true is not a rule number.
-        or not all(isinstance(r, int) and not isinstance(r, bool) and r in _RULES for r in rules)
-        or len(set(rules)) != len(rules)
-    ):
-        raise _Malformed(
-            (*where, "failed_rules"),
-            f"{label}: 'failed_rules' must be a list of distinct rule numbers 1-6, not {_show(rules)}",
-        )
-    # DESIGN.md §4 defines "in play" as "rule 5 holds", and an in-play record as passing when
-    # no rule fails. A report that contradicts itself is not believed either way.
-    if in_play == (_NOT_IN_PLAY_RULE in rules):
-        raise _Malformed(
-            (*where, "in_play"),
-            f"{label}: 'in_play' is {_show(in_play)} but 'failed_rules' is {_show(rules)} (in play means rule 5 holds)",
-        )
-    if in_play and ok == bool(rules):
-        raise _Malformed(
-            (*where, "ok"),
-            f"{label}: 'ok' is {_show(ok)} but 'failed_rules' is {_show(rules)}",
-        )
-    if status == "pass" and in_play and not ok:
-        raise _Malformed(
-            (*where, "ok"),
-            f"{label} is in play and fails rules {_show(rules)}, yet 'status' is \"pass\"",
-        )
-    if not (in_play and ok):
-        return freeze_id, nodeid, None
-    if expires is None:
-        raise _Malformed((*where, "expires"), f"{label} is in play and ok but has no 'expires'")
-    return freeze_id, nodeid, expires
-
-
-def _check_skippable(skippable: Any, allowed: Mapping[str, tuple[str, str]]) -> None:
-    """``skippable`` must name exactly the in-play, ok records' node ids, each once."""
-    if not isinstance(skippable, list) or not all(isinstance(n, str) for n in skippable):
-        raise _Malformed(
-            ("skippable",), f"'skippable' must be a list of node ids, not {_show(skippable)}"
-        )
-    if len(set(skippable)) != len(skippable):
-        raise _Malformed(("skippable",), "'skippable' lists a node id twice")
-    for index, nodeid in enumerate(skippable):
-        if nodeid not in allowed:
-            raise _Malformed(
-                ("skippable", index),
-                f"'skippable' lists {nodeid!r}, which no in-play, ok record names",
-            )
-    missing = sorted(set(allowed) - set(skippable))
-    if missing:
-        raise _Malformed(
-            ("skippable",), f"'skippable' omits {missing[0]!r}, which an in-play, ok record names"
-        )
 
 
 # --- the pytest hooks --------------------------------------------------------------------------
@@ -321,9 +120,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"{RECORD_OPTION} needs {REPORT_OPTION}")
     # Relative paths are relative to where pytest was invoked, not to its rootdir.
     base = config.invocation_params.dir
+    from patchlane.errors import ReportError
+
     try:
         grant = load_freeze_grant(base / report, report)
-    except ValueError as e:
+    except ReportError as e:
         raise pytest.UsageError(f"{REPORT_OPTION}: {e}") from None
     record_to = None if record is None else (base / record, record)
     if record_to is not None and record_to[0].is_dir():

@@ -19,6 +19,9 @@ from patchlane.gate.reports import FILE_NAMES
 from patchlane.main import main
 from tests.sample import EVIDENCE
 
+# The whole demo end to end; its module-scoped run is built once, on one xdist worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("demo")]
+
 
 @dataclasses.dataclass(frozen=True)
 class DemoRun:

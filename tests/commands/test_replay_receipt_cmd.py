@@ -9,12 +9,12 @@ from typing import Any
 
 import jsonschema
 import pytest
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from patchlane.lanes.replay import signing, slicefile
 from patchlane.main import main
 from patchlane.schemas import load_schema
 from tests.gitrepo import GitRepo, run_patchlane, stderr_lines
+from tests.keys import write_key_pair
 from tests.lanes.replay.test_receipt import seed_bytes
 from tests.lanes.replay.test_verify import freeze_record, freeze_report
 
@@ -90,11 +90,7 @@ def report(f: dict[str, Path]) -> dict[str, Any]:
 
 
 def keys(tmp_path: Path, name: str = "host") -> tuple[Path, Path]:
-    key = Ed25519PrivateKey.generate()
-    private, public = tmp_path / f"{name}.pem", tmp_path / f"{name}.pub"
-    private.write_bytes(signing.private_pem(key))
-    public.write_bytes(signing.public_pem(key.public_key()))
-    return private, public
+    return write_key_pair(tmp_path, name, ".pub")
 
 
 def test_run_then_verify_a_failure_exits_1_twice(project: GitRepo, tmp_path: Path) -> None:

@@ -4,12 +4,21 @@ import html
 import json
 import re
 import unicodedata
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from patchlane.gate.classify import ClassificationSummary, ControlChange
+from patchlane.gate.reports import LaneReports
 from patchlane.gate.review import NOT_REVIEWED, build_note, md_text
+from patchlane.gate.verdict import Reason, Verdict
+from patchlane.lanes.fixture.report import FixtureReport, LockUpdate
+from patchlane.lanes.freeze.report import FreezeReport, RecordResult
+from patchlane.lanes.property.report import Failure, OracleFinding, PropertyReport
+from patchlane.lanes.replay.report import ReplayReport
+from patchlane.lanes.status import Status
 from patchlane.main import main
 from tests.gitrepo import GitRepo
 from tests.sample import FIXTURES, LOCK, lock_text
@@ -18,6 +27,7 @@ CLASSIFY: dict[str, Any] = {
     "map": {"path": "review-map.yml", "source": "base", "changed_by_patch": False},
     "unmapped": [],
     "control_plane_details": [],
+    "map_complete": True,
 }
 PROPERTY = {
     "lane": "property",
@@ -25,12 +35,21 @@ PROPERTY = {
     "reason": "2 properties hold",
     "seed": 20260924,
     "cases": 200,
+    "failures": [],
+    "oracle_findings": [],
 }
 FIXTURE = {
     "lane": "fixture",
     "status": "pass",
     "reason": "lock matches",
-    "roots": [{"lock": "tests/fixtures/billing/LOCK.json", "files": 2}],
+    "roots": [
+        {
+            "paths": ["tests/fixtures/billing/"],
+            "lock": "tests/fixtures/billing/LOCK.json",
+            "files": 2,
+            "ok": True,
+        }
+    ],
     "lock_updates": [],
 }
 FREEZE = {
@@ -63,20 +82,36 @@ REPLAY = {
     "receipt_sha256": "ab" * 32,
 }
 VERDICT = {
+    "lane": "verdict",
+    "status": "pass",
     "verdict": "accept_for_review",
-    "reasons": [{"rule": 7, "effect": "accept_for_review", "message": "ok"}],
+    "reason": "ok",
+    "reasons": [{"rule": 7, "lane": "verdict", "effect": "accept_for_review", "message": "ok"}],
+}
+READERS: dict[str, Any] = {
+    "property": PropertyReport,
+    "fixture": FixtureReport,
+    "freeze": FreezeReport,
+    "replay": ReplayReport,
+    "classify": ClassificationSummary,
+    "verdict": Verdict,
 }
 
 
+def typed(name: str, value: Any) -> Any:
+    """``value`` as its strict reader reads it (a typed value or ``None`` stays as it is)."""
+    return READERS[name].from_json(value, name) if isinstance(value, dict) else value
+
+
 def note(**over: Any) -> Any:
-    reports: dict[str, Any] = {
-        "property": PROPERTY,
-        "fixture": FIXTURE,
-        "freeze": FREEZE,
-        "replay": REPLAY,
-    }
-    reports.update({k: v for k, v in over.items() if k in reports})
-    return build_note(over.get("classify", CLASSIFY), reports, over.get("verdict", VERDICT))
+    given = {"property": PROPERTY, "fixture": FIXTURE, "freeze": FREEZE, "replay": REPLAY}
+    given.update({k: v for k, v in over.items() if k in given})
+    reports = LaneReports(**{lane: typed(lane, value) for lane, value in given.items()})
+    return build_note(
+        typed("classify", over.get("classify", CLASSIFY)),
+        reports,
+        typed("verdict", over.get("verdict", VERDICT)),
+    )
 
 
 def test_a_complete_note_has_exactly_four_filled_fields() -> None:
@@ -115,18 +150,11 @@ def test_a_missing_report_makes_the_note_say_not_reviewed(lane: str) -> None:
     assert n.to_markdown().splitlines()[2].startswith(f"**{NOT_REVIEWED}**")
 
 
-def test_a_lane_not_built_is_not_reviewed() -> None:
-    prop = {
-        "lane": "property",
-        "status": "error",
-        "reason": "not built",
-        "not_built": True,
-        "seed": 1,
-        "cases": 2,
-    }
+def test_a_property_report_in_error_without_a_seed_is_not_reviewed() -> None:
+    prop = dict(PROPERTY, status="error", reason="no seed", seed=None)
     n = note(property=prop)
     assert not n.reviewed
-    assert n.fields[0].text.startswith(NOT_REVIEWED)
+    assert n.fields[0].text == f"{NOT_REVIEWED} (no seed)"
 
 
 def test_replay_without_a_receipt_is_undecided() -> None:
@@ -277,45 +305,36 @@ def rendered(markdown: str) -> str:
 
 
 def hostile_note(value: str) -> Any:
-    """A note with ``value`` in every slot that carries repository text."""
-    prop = dict(
-        PROPERTY,
-        status="fail",
-        reason=value,
-        failures=[
-            {
-                "property": value,
-                "source": "head",
-                "seed": 1,
-                "case_index": 3,
-                "arguments": [value],
-                "message": value,
-            }
-        ],
-        oracle_findings=[{"property": value, "kind": value}],
+    """A note with ``value`` in every slot that carries repository text (built directly:
+    the strict readers refuse some of these values in a file, the note must not care)."""
+    prop = PropertyReport(
+        Status.FAIL,
+        value,
+        seed=1,
+        cases=5,
+        failures=(Failure(value, "m", "head", 1, 3, [value], value, "assertion"),),
+        oracle_findings=(OracleFinding("m", value, value, "detail"),),
     )
-    fixture = dict(
-        FIXTURE,
-        status="fail",
-        reason=value,
-        lock_updates=[{"lock": value, "reason": value}],
+    fixture = FixtureReport(Status.FAIL, value, lock_updates=(LockUpdate(value, value),))
+    record = RecordResult(value, "t.py::x", "owner", date(2026, 10, 8), (), ("",) * 6)
+    freeze = FreezeReport(Status.FAIL, value, records=(record,))
+    replay = ReplayReport(
+        Status.PASS,
+        "ok",
+        receipt_sha256="ab" * 32,
+        skipped_by_freeze=(value,),
+        slice_count=1,
+        suite_size=2,
     )
-    freeze = dict(
-        FREEZE,
-        status="fail",
-        reason=value,
-        records=[{"id": value, "expires": value, "in_play": True}],
+    cls = ClassificationSummary(
+        map_complete=True,
+        map_reason="ok",
+        map_source="base",
+        map_changed=False,
+        unmapped=(value,),
+        control_plane=(ControlChange(value, value, None),),
     )
-    replay = dict(REPLAY, skipped_by_freeze=[value], slice_count=1, suite_size=value)
-    cls = dict(
-        CLASSIFY,
-        control_plane_details=[{"path": value, "kind": value}],
-        unmapped=[value],
-    )
-    verdict = {
-        "verdict": "reject",
-        "reasons": [{"rule": 2, "effect": "reject", "message": value}],
-    }
+    verdict = Verdict("reject", (Reason(2, "fixture", "reject", value),))
     return note(
         property=prop, fixture=fixture, freeze=freeze, replay=replay, classify=cls, verdict=verdict
     )
@@ -359,7 +378,7 @@ def test_hostile_text_stays_readable_in_every_field(value: str) -> None:
 def test_the_json_form_keeps_repository_text_raw(value: str) -> None:
     data = hostile_note(value).to_json()
     assert f"lock {value} updated: {value}" in data["fields"]["fixture"]["text"]
-    assert f"{value} (expires {value})" in data["fields"]["freeze"]["text"]
+    assert f"{value} (expires 2026-10-08)" in data["fields"]["freeze"]["text"]
     assert data["control_plane"] == [{"path": value, "kind": value}]
     assert f"rule 2: {value}" in data["notes"]
     json.loads(json.dumps(data))  # and it is plain JSON

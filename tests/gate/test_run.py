@@ -13,7 +13,7 @@ import pytest
 from patchlane.main import main
 from patchlane.schemas import load_schema
 from tests.gitrepo import GitRepo
-from tests.sample import EVIDENCE, FIXTURES, LOCK, make_billing_repo
+from tests.sample import EVIDENCE, FIXTURE_MAP, FIXTURES, LOCK, make_billing_repo
 
 
 def gate(repo: GitRepo, out: Path, *extra: str) -> int:
@@ -40,6 +40,7 @@ def load(out: Path, name: str) -> Any:
     return json.loads((out / name).read_text(encoding="utf-8"))
 
 
+@pytest.mark.review_map(FIXTURE_MAP)
 def test_a_silent_fixture_edit_is_rejected_and_named(billing: GitRepo, tmp_path: Path) -> None:
     billing.write(
         "tests/fixtures/billing/invoice_min.json", '{"charge_cents": 1200, "refund_cents": 1300}\n'
@@ -234,6 +235,7 @@ def test_stale_evidence_from_an_earlier_run_is_removed(billing: GitRepo, tmp_pat
     assert not (out / "replay-slice.txt").exists()
 
 
+@pytest.mark.review_map(FIXTURE_MAP)
 def test_a_broken_lock_written_by_the_patch_is_red_not_a_usage_error(
     billing: GitRepo, tmp_path: Path
 ) -> None:
@@ -248,6 +250,7 @@ def test_a_broken_lock_written_by_the_patch_is_red_not_a_usage_error(
     assert load(out, "verdict.json")["verdict"] == "reject"
 
 
+@pytest.mark.review_map(FIXTURE_MAP)
 def test_a_lock_update_with_a_new_reason_is_not_rejected_and_the_reason_reaches_the_note(
     billing: GitRepo, tmp_path: Path
 ) -> None:
@@ -272,6 +275,7 @@ def test_a_lock_update_with_a_new_reason_is_not_rejected_and_the_reason_reaches_
     ]
 
 
+@pytest.mark.review_map(FIXTURE_MAP)
 def test_a_lock_rehashed_by_the_patch_with_the_old_reason_is_rejected(
     billing: GitRepo, tmp_path: Path
 ) -> None:

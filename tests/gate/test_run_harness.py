@@ -14,6 +14,8 @@ from patchlane.main import main
 from tests.gitrepo import GitRepo
 from tests.sample import make_billing_repo
 
+pytestmark = pytest.mark.slow  # the gate end to end, with a real local replay
+
 # A hook that turns every failed report into a pass: what a hostile harness change does.
 WASH = """\
 import pytest

@@ -14,6 +14,8 @@ from patchlane.main import main
 from tests.gitrepo import CLASSIFY_MAP, GitRepo
 from tests.sample import make_billing_repo
 
+pytestmark = pytest.mark.slow  # the gate end to end, with a real replay
+
 TEST_CHANGE = "def test_invoice_timestamp_order():\n    assert 1 + 1 == 2\n"
 RUN = f"{shlex.quote(sys.executable)} -m patchlane replay run --slice {{slice}} --seed 7 --out {{receipt}}"
 

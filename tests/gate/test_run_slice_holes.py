@@ -18,6 +18,8 @@ from patchlane.main import main
 from tests.gitrepo import GitRepo
 from tests.sample import make_billing_repo
 
+pytestmark = pytest.mark.slow  # the gate end to end, with a real local replay
+
 CALC = """\
 def add(a, b):
     return a + b

@@ -51,7 +51,7 @@ from patchlane.lanes.replay.receipt import ReceiptError, parse_receipt
 from patchlane.lanes.replay.select import named_basenames
 from patchlane.lanes.replay.slicefile import SliceError, parse
 from tests.gitrepo import GitRepo, run_patchlane
-from tests.sample import FIXTURES, LOCK, SEED_MAP, make_billing_repo
+from tests.sample import FIXTURE_MAP, FIXTURES, LOCK, SEED_MAP, make_billing_repo
 
 # Modest and reproducible: the fuzz tests together run in a few seconds.
 FUZZ = settings(
@@ -635,7 +635,7 @@ def test_gate_hostile_canonical_json_fixtures_are_fixture_findings(
     ids=["deep", "huge-int", "not-utf8"],
 )
 def test_gate_hostile_lock_is_fixture_red(repo: GitRepo, tmp_path: Path, lock: str) -> None:
-    make_billing_repo(repo)
+    make_billing_repo(repo, review_map=FIXTURE_MAP)  # a fixture rule: no property child
     repo.branch("agent")
     repo.write(LOCK, lock.encode("utf-8", "surrogateescape"))
     repo.commit("hostile lock")

@@ -1,4 +1,4 @@
-"""``patchlane classify``: list changed files and assign lanes (DESIGN.md §3-§4)."""
+"""``patchlane classify``: list changed files and assign lanes (docs/architecture.md §1, §2)."""
 
 from __future__ import annotations
 

@@ -149,7 +149,7 @@ def print_summary(report: FixtureReport, ctx: Context) -> None:
     for e in report.lock_errors:
         out.say(f"  lock error: {show(e.lock)}: {show(e.problem)}")
     for update in report.lock_updates:
-        out.say(f"  lock update: {show(update.lock)}: {show(update.reason)}")
+        out.say(f"  lock update: {show(update.lock)}: {show(update.reason or '')}")
     # Shown, not an exit code: the bytes git stores matched (or not); the gate turns these
     # into ``undecided`` (docs/decisions.md, "Issue 9").
     for event in report.review_events:

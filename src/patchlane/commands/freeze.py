@@ -13,7 +13,7 @@ from patchlane.errors import Exit
 from patchlane.ui import one_line, show
 
 if TYPE_CHECKING:
-    from patchlane.lanes.freeze import FreezeReport
+    from patchlane.lanes.freeze.report import FreezeReport
     from patchlane.main import Context
 
 _DATE_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
@@ -52,7 +52,7 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         help="audit every record of the base's freeze registry (rules 1-6)",
         parents=parents,
         description="Audit every record of the base's freeze registry by rules 1-6 "
-        "(DESIGN.md §4): expiry, required properties listed and passing, fixture lock "
+        "(docs/architecture.md §4): expiry, required properties listed and passing, fixture lock "
         "passing, in play (test file changed by the patch, or node id in the failure log), "
         "and extensions (from git history). A record not in play skips nothing and cannot "
         "turn the lane red. Records the patch adds or changes are listed and never count. "
@@ -87,25 +87,23 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     failure log or ref.
     """
     from patchlane.gate.classify import classify
-    from patchlane.gate.reports import load_lane_report
-    from patchlane.lanes.freeze import audit, read_failure_log
+    from patchlane.lanes.fixture.report import FixtureReport
+    from patchlane.lanes.freeze.failure_log import read_failure_log
+    from patchlane.lanes.freeze.lane import audit
+    from patchlane.lanes.property.report import PropertyReport
 
     # The files named on the command line first: a typo is reported before git is asked.
-    prop, _ = load_lane_report(args.property_report, "property")
-    fixture, _ = load_lane_report(args.fixture_report, "fixture")
+    prop = PropertyReport.read(args.property_report)
+    fixture = FixtureReport.read(args.fixture_report)
     failed = read_failure_log(args.failure_log) if args.failure_log else frozenset()
     today = args.today if args.today is not None else datetime.now(UTC).date()
 
     repo = ctx.repo()
     # The same refs, merge base, changed paths and deciding map as every other lane.
-    cls = classify(repo, args.base, args.head, ctx.map_option)
+    patch = classify(repo, args.base, args.head, ctx.map_option).patch
     report = audit(
         repo,
-        cls.map_source.review_map,
-        base=cls.base,
-        head=cls.head,
-        merge_base=cls.merge_base,
-        changed_paths=cls.changed_paths,
+        patch,
         today=today,
         property_report=prop,
         fixture_report=fixture,

@@ -1,4 +1,4 @@
-"""``patchlane gate``: the whole gate in one command (DESIGN.md §3)."""
+"""``patchlane gate``: the whole gate in one command (docs/architecture.md §3)."""
 
 from __future__ import annotations
 
@@ -115,7 +115,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         for reason in verdict.reasons:
             message = one_line(reason.message)
             ctx.out.say(f"  rule {reason.rule} [{reason.lane}] {reason.effect}: {message}")
-        for lane, report in result.reports.items():
-            ctx.out.say(one_line(f"{lane}: {report['status']} ({report['reason']})"))
+        for report in result.reports.present():
+            ctx.out.say(one_line(f"{report.lane}: {report.status} ({report.reason})"))
         ctx.out.say(f"evidence: {show(str(result.out_dir))}/ (review.md is the note for a person)")
     return verdict.exit_code

@@ -1,4 +1,4 @@
-"""``patchlane property``: run the seeded property checks, or re-run one counterexample."""
+"""``patchlane property``: run the property checks with their seed, or re-run one counterexample."""
 
 from __future__ import annotations
 

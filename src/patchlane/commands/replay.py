@@ -111,7 +111,7 @@ def _add_verify(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
     verify = actions.add_parser(
         "verify",
         parents=parents,
-        help="check a receipt against the slice, the seed, the head and the freeze report",
+        help="check a receipt against the slice, its seed, the head and the freeze report",
         description="Check a receipt before believing it. Exit 3 (refused) on a different "
         "slice hash, seed or head; a failed or skipped node outside the slice; a skip that is "
         "not an in-play, passing freeze; passed+failed+skipped not equal to the slice; a "

@@ -1,6 +1,6 @@
 """``patchlane replay run|verify|merge``: the command-line side of receipts.
 
-Exit codes (DESIGN.md §3): ``run`` 0 when every node passed or was skipped by a granted freeze,
+Exit codes (docs/architecture.md §3): ``run`` 0 when every node passed or was skipped by a granted freeze,
 1 otherwise; ``verify`` 0 pass, 1 a non-frozen failure, 3 refused; ``merge`` 0 written with no
 failure, 1 written with a failure, 3 refused (nothing written). Bad input (a malformed slice,
 freeze report, key or map; an unknown ref) is exit 2 via ``PatchlaneError``. A malformed
@@ -13,14 +13,15 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from patchlane.commands.options import publish
-from patchlane.errors import Exit, InputError, ReportError, UsageError
+from patchlane.errors import Exit, InputError, UsageError
 from patchlane.ui import one_line, show, write_stdout
 
 if TYPE_CHECKING:
     from patchlane.config import ReviewMap
+    from patchlane.lanes.freeze.report import FreezeReport
     from patchlane.main import Context
 
 
@@ -36,20 +37,12 @@ def _read(path: Path, error: type[InputError] = InputError) -> bytes:
         raise error(os.fspath(path), f"cannot read: {e.strerror or e}") from None
 
 
-def _freeze_report(path: Path) -> dict[str, Any]:
-    """Read a freeze report strictly (the plugin's checker). Raises ``ReportError`` (exit 2)."""
-    from patchlane.inputs.jsonio import load_json_file
-    from patchlane.pytest_plugin import load_freeze_grant
+def _freeze_report(path: Path) -> FreezeReport:
+    """Read a freeze report strictly (the freeze lane's one reader). Raises ``ReportError``
+    (exit 2)."""
+    from patchlane.lanes.freeze.report import FreezeReport
 
-    try:
-        load_freeze_grant(path)
-    except ValueError as e:
-        # The plugin's message already starts with the file name (and line).
-        raise UsageError(str(e)) from None
-    value, _ = load_json_file(path, os.fspath(path), ReportError)
-    if not isinstance(value, dict):  # pragma: no cover - load_freeze_grant refused it
-        raise ReportError(os.fspath(path), "expected a JSON object")
-    return value
+    return FreezeReport.read(path)
 
 
 def main_run(args: argparse.Namespace, ctx: Context) -> int:
@@ -154,12 +147,12 @@ def main_verify(args: argparse.Namespace, ctx: Context) -> int:
     )
 
     def summary() -> None:
-        ctx.out.say(f"replay: {report['status']}: {one_line(report['reason'])}")
+        ctx.out.say(f"replay: {report.status}: {one_line(report.reason)}")
         for reason in verification.reasons[1:] if verification.outcome == "refused" else ():
             ctx.out.say(f"  also: {one_line(reason)}")
         ctx.out.say(f"receipt sha256: {verification.receipt_sha256}")
 
-    publish(ctx.out, report, args.out, summary)
+    publish(ctx.out, report.to_json(), args.out, summary)
     exits = {"pass": Exit.GREEN, "fail": Exit.RED}
     return exits.get(verification.outcome, Exit.UNDECIDED)
 

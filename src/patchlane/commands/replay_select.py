@@ -45,18 +45,18 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
     ``CollectionError`` when pytest cannot collect the head's tests (all exit 2).
     """
     from patchlane.gate.classify import classify
-    from patchlane.gate.reports import load_lane_report
     from patchlane.inputs.jsonio import atomic_write_bytes, dumps_report
     from patchlane.lanes.freeze.failure_log import read_failure_log
+    from patchlane.lanes.property.report import PropertyReport
     from patchlane.lanes.replay.select import select_slice
 
     if args.out is None:
         raise UsageError("replay select: --out FILE is required (where to write the slice)")
     # The files named on the command line first: a typo is reported before git is asked.
     if args.property_report is not None:
-        # Accepted for the contract (DESIGN.md §3) and checked to be a property report;
+        # Accepted for the contract (docs/architecture.md §3) and checked to be a property report;
         # the selection itself reads the diff, not the report.
-        load_lane_report(args.property_report, "property")
+        PropertyReport.read(args.property_report)
     failed = read_failure_log(args.failure_log) if args.failure_log else frozenset()
     repo = ctx.repo()
     # The same refs, merge base, changed paths and deciding map as every other lane.

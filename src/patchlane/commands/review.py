@@ -31,22 +31,21 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    """Run ``review``; return 0 when every field of the note is filled, 3 when it says not
+    reviewed.
+
+    Raises ``ReportError`` (exit 2 at the boundary) for an evidence file that exists but
+    cannot be read or is not well formed.
+    """
     from patchlane.errors import Exit
-    from patchlane.gate.reports import FILE_NAMES, load_optional
+    from patchlane.gate.reports import read_evidence
     from patchlane.gate.review import build_note
     from patchlane.inputs.jsonio import atomic_write_text, dumps_report
     from patchlane.ui import write_stdout
 
     directory = args.dir if args.dir is not None else ctx.repo() / ".patchlane"
-    reports = {
-        lane: load_optional(directory / FILE_NAMES[lane])
-        for lane in ("property", "fixture", "freeze", "replay")
-    }
-    note = build_note(
-        load_optional(directory / FILE_NAMES["classify"]),
-        reports,
-        load_optional(directory / FILE_NAMES["verdict"]),
-    )
+    evidence = read_evidence(directory)
+    note = build_note(evidence.classification, evidence.reports, evidence.verdict)
     text = dumps_report(note.to_json()) if ctx.out.json else note.to_markdown()
     if args.out:
         atomic_write_text(args.out, text)

@@ -1,4 +1,4 @@
-"""``patchlane verdict``: apply DESIGN.md §1's reading order to lane reports."""
+"""``patchlane verdict``: apply the reading order of docs/architecture.md §1 to lane reports."""
 
 from __future__ import annotations
 
@@ -38,21 +38,30 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from patchlane.gate.reports import load_classification, load_lane_report
-    from patchlane.gate.verdict import decide
+    """Run ``verdict``; return its exit code (0 accept_for_review, 1 reject, 3 undecided).
 
-    _, prop = load_lane_report(args.property_report, "property")
-    _, fixture = load_lane_report(args.fixture_report, "fixture")
-    _, freeze = load_lane_report(args.freeze_report, "freeze")
-    replay = load_lane_report(args.replay_report, "replay")[1] if args.replay_report else None
-    facts = load_classification(args.classify)[1] if args.classify else None
-    verdict = decide(prop, fixture, freeze, replay, facts)
+    Raises ``ReportError`` (exit 2 at the boundary) for a report or classification that
+    cannot be read or is not well formed.
+    """
+    from patchlane.gate.classify import ClassificationSummary
+    from patchlane.gate.verdict import decide
+    from patchlane.lanes.fixture.report import FixtureReport
+    from patchlane.lanes.freeze.report import FreezeReport
+    from patchlane.lanes.property.report import PropertyReport
+    from patchlane.lanes.replay.report import ReplayReport
+
+    prop = PropertyReport.read(args.property_report)
+    fixture = FixtureReport.read(args.fixture_report)
+    freeze = FreezeReport.read(args.freeze_report)
+    replay = ReplayReport.read(args.replay_report) if args.replay_report else None
+    summary = ClassificationSummary.read(args.classify) if args.classify else None
+    verdict = decide(prop, fixture, freeze, replay, None if summary is None else summary.facts)
     data = verdict.to_json()
 
-    def summary() -> None:
+    def summary_lines() -> None:
         ctx.out.say(f"verdict: {verdict.verdict}")
         for reason in verdict.reasons:
             ctx.out.say(f"  rule {reason.rule} [{reason.lane}] {reason.effect}: {reason.message}")
 
-    publish(ctx.out, data, args.out, summary)
+    publish(ctx.out, data, args.out, summary_lines)
     return verdict.exit_code

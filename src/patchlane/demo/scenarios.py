@@ -26,14 +26,20 @@ from datetime import UTC, date, datetime, timedelta
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from patchlane.errors import GitError, UsageError
 from patchlane.gate.verdict import ACCEPT, REJECT, UNDECIDED, Reason
 
+if TYPE_CHECKING:
+    from patchlane.lanes.fixture.report import FixtureReport
+    from patchlane.lanes.freeze.report import FreezeReport
+    from patchlane.lanes.property.report import PropertyReport
+    from patchlane.lanes.replay.report import ReplayReport
+
 DEMO_SEED = 20260924
 DEMO_CASES = 200
-# The review date of the seed's example freeze (it expires 2026-10-08): pinned so that the
+# The review date of the example's freeze (it expires 2026-10-08): pinned so that the
 # demo's verdicts do not depend on the day it is run.
 DEMO_TODAY = date(2026, 9, 24)
 BASE_BRANCH = "main"
@@ -711,11 +717,18 @@ def run_scenario(repo: DemoRepo, scenario: Scenario, evidence: Path) -> Outcome:
         reasons=tuple(result.verdict.reasons),
         out_dir=result.out_dir,
         classification=result.classification.to_json(),
-        fixture_report=dict(result.reports.get("fixture", {})),
-        property_report=dict(result.reports.get("property", {})),
-        freeze_report=dict(result.reports.get("freeze", {})),
-        replay_report=dict(result.reports.get("replay", {})),
+        fixture_report=_json(result.reports.fixture),
+        property_report=_json(result.reports.property),
+        freeze_report=_json(result.reports.freeze),
+        replay_report=_json(result.reports.replay),
     )
+
+
+def _json(
+    report: FixtureReport | PropertyReport | FreezeReport | ReplayReport | None,
+) -> dict[str, Any]:
+    """A lane report as the JSON data its file holds (empty when the lane has none)."""
+    return {} if report is None else report.to_json()
 
 
 def run_demo(

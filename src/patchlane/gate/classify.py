@@ -1,8 +1,8 @@
 """Classify a patch: which files changed, which lanes they need, what is unmapped.
 
-The map that decides is the base's (DESIGN.md §2): a patch that edits the map to cover or
-ignore its own change is still judged by the map it started from, and the edit is listed as
-a control-plane change for a person.
+The map that decides is the base's (docs/architecture.md §2): a patch that edits the map to
+cover or ignore its own change is still judged by the map it started from, and the edit is
+listed as a control-plane change for a person.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,20 @@ from patchlane.bytecode import is_bytecode
 from patchlane.config import DEFAULT_MAP, ReviewMap, parse_review_map
 from patchlane.errors import MapError
 from patchlane.gate import harness
-from patchlane.gate.verdict import BLOCKING_KINDS, HARNESS
+from patchlane.gate.verdict import BLOCKING_KINDS, HARNESS, PatchFacts
 from patchlane.inputs.fields import decode_utf8, read_committed_text
 from patchlane.inputs.paths import path_problem, under_any
+from patchlane.lanes import reportjson
+from patchlane.lanes.patch import Patch
+from patchlane.lanes.reportjson import Malformed, Obj
 
 LANES = ("property", "fixture", "freeze", "replay")
+# Every kind of control file (``control_kinds``, and the harness routes found on top).
+CONTROL_KINDS = (
+    "review map", "fixture lock", "freeze registry", "property module", HARNESS,
+    "committed bytecode", "checkout attributes",
+)  # fmt: skip
+MAP_SOURCES = ("base", "head", "file")
 
 
 HARNESS_NAMES = frozenset(
@@ -68,6 +78,95 @@ class LaneApplicability:
 
 
 @dataclass(frozen=True)
+class ControlChange:
+    """A changed control file: its path, its kind, and the route that made it one (``None``
+    when the kind says it all, as for ``conftest.py``)."""
+
+    path: str
+    kind: str
+    why: str | None
+
+
+@dataclass(frozen=True)
+class ClassificationSummary:
+    """What ``classify.json`` tells the verdict and the review note: whether the map covers
+    the diff (and why), where the deciding map came from (``map_source`` ``base``, ``head``
+    or ``file``; ``None`` when the file does not say), the unmapped paths and the
+    control-plane changes."""
+
+    map_complete: bool
+    map_reason: str
+    map_source: str | None
+    map_changed: bool
+    unmapped: tuple[str, ...]
+    control_plane: tuple[ControlChange, ...]
+
+    @property
+    def facts(self) -> PatchFacts:
+        """Return what the verdict needs: map coverage and the changed control files that
+        keep it at ``undecided``, each as ``path (kind: why)``."""
+        blocking = tuple(
+            _describe(c.path, c.kind, c.why) for c in self.control_plane if c.kind in BLOCKING_KINDS
+        )
+        return PatchFacts(self.map_complete, self.map_reason, blocking)
+
+    @classmethod
+    def from_json(cls, data: object, label: str) -> ClassificationSummary:
+        """Return what the JSON value ``data`` (a ``classify.json``) says.
+
+        Only ``map_complete`` is required; every other key read here is checked when
+        present. Raises ``ReportError`` naming ``label`` for a missing or mistyped value, or
+        a ``harness_changed`` that lists no harness file.
+        """
+        return reportjson.parse(data, label, _parse_summary)
+
+    @classmethod
+    def read(cls, path: Path, label: str | None = None) -> ClassificationSummary:
+        """Read and strictly check ``classify.json`` at ``path`` (``label`` names it in
+        messages). Raises ``ReportError``, ``FILE[:LINE]: what is wrong``."""
+        return reportjson.read(path, label, _parse_summary)
+
+
+def _parse_summary(value: object) -> ClassificationSummary:
+    if not isinstance(value, dict):
+        raise Malformed((), "expected a JSON object")
+    top = Obj(value)
+    complete = value.get("map_complete")
+    if not isinstance(complete, bool):
+        raise Malformed(("map_complete",), "'map_complete' must be true or false")
+    changes: list[ControlChange] = []
+    for where, item in top.items("control_plane_details", ()):
+        if not (
+            isinstance(item, dict)
+            and isinstance(item.get("path"), str)
+            and isinstance(item.get("kind"), str)
+        ):
+            raise Malformed(where, "'control_plane_details' must be a list of {path, kind}")
+        detail = Obj(item, where)
+        why = detail.string("why") if detail.has("why") else None
+        changes.append(ControlChange(item["path"], detail.choice("kind", CONTROL_KINDS), why))
+    harness_listed = any(c.kind in BLOCKING_KINDS for c in changes)
+    if top.boolean("harness_changed", False) and not harness_listed:
+        raise Malformed(
+            ("harness_changed",), "'harness_changed' is true but no harness file is listed"
+        )
+    source, changed = None, False
+    if top.has("map"):
+        map_info = top.obj("map")
+        map_info.opt_string("path")
+        source = map_info.choice("source", MAP_SOURCES)
+        changed = map_info.boolean("changed_by_patch")
+    return ClassificationSummary(
+        map_complete=complete,
+        map_reason=top.string("map_reason", ""),
+        map_source=source,
+        map_changed=changed,
+        unmapped=top.strings("unmapped", ()),
+        control_plane=tuple(changes),
+    )
+
+
+@dataclass(frozen=True)
 class Classification:
     base: str
     head: str
@@ -97,7 +196,35 @@ class Classification:
         """Every path the patch touches, both sides of renames."""
         return frozenset(p for f in self.files for p in (f.path, f.old_path) if p is not None)
 
+    @cached_property
+    def patch(self) -> Patch:
+        """The patch the lanes judge: these commits, changed paths and deciding map (built
+        once, so that every lane is handed the same value)."""
+        return Patch(
+            base=self.base,
+            head=self.head,
+            merge_base=self.merge_base,
+            changed_paths=self.changed_paths,
+            review_map=self.map_source.review_map,
+        )
+
+    def summary(self) -> ClassificationSummary:
+        """Return what the verdict and the review note read from the classification (the
+        same as ``ClassificationSummary.from_json`` of ``to_json``)."""
+        return ClassificationSummary(
+            map_complete=self.map_complete,
+            map_reason=self.map_reason,
+            map_source=self.map_source.source,
+            map_changed=self.map_source.changed,
+            unmapped=self.unmapped,
+            control_plane=tuple(
+                ControlChange(path, kind, self.control_why.get((path, kind)))
+                for path, kind in self.control_plane
+            ),
+        )
+
     def to_json(self) -> dict[str, Any]:
+        """Return ``classify.json`` as JSON-ready data, keys in a fixed order."""
         return {
             "base": self.base,
             "head": self.head,
@@ -143,7 +270,7 @@ class Classification:
 
 
 def _describe(path: str, kind: str, why: str | None) -> str:
-    return f"{path} ({kind}: {why})" if why else f"{path} ({kind})"
+    return f"{path} ({kind}: {why})" if why is not None else f"{path} ({kind})"
 
 
 def map_path_in_repo(repo: Path, map_option: str | None) -> tuple[str | None, Path | None]:
@@ -329,79 +456,102 @@ def classify(repo: Path, base_ref: str, head_ref: str, map_option: str | None) -
     touched = frozenset(p for c in changes for p in (c.path, c.old_path) if p is not None)
     source = deciding_map(repo, map_option, base, head, touched)
     review_map = source.review_map
-    props = property_module_prefixes(review_map)
-    map_rel = source.path if source.source != "file" else None
-    found = _found_control(repo, (mb, head), changes, review_map)
-
-    files: list[FileClass] = []
-    unmapped: list[str] = []
-    control: list[tuple[str, str]] = []
-    whys: dict[tuple[str, str], str] = {}
-    for change in changes:
-        sides = [change.path] + ([change.old_path] if change.old_path else [])
-        lanes: list[str] = []
-        kinds: list[str] = []
-        ignored: str | None = None
-        for side in sides:
-            side_lanes = lanes_for(side, review_map, props)
-            side_kinds = control_kinds(side, review_map, map_rel, props)
-            if HARNESS not in side_kinds and _sectioned_harness(repo, (mb, head), side):
-                side_kinds.append(HARNESS)
-                whys[(side, HARNESS)] = "holds pytest configuration"
-            if HARNESS not in side_kinds and side in found:
-                side_kinds.append(HARNESS)
-                whys[(side, HARNESS)] = found[side]
-            reason = next((e.reason for e in review_map.ignore if under_any(side, (e.path,))), None)
-            if not side_lanes and not side_kinds:
-                if reason is None:
-                    unmapped.append(side)
-                else:
-                    ignored = reason
-            lanes.extend(x for x in side_lanes if x not in lanes)
-            for kind in side_kinds:
-                if (side, kind) not in control:
-                    control.append((side, kind))
-                if kind not in kinds:
-                    kinds.append(kind)
-        files.append(
-            FileClass(
-                status=change.status,
-                path=change.path,
-                old_path=change.old_path,
-                lanes=tuple(lane for lane in LANES if lane in lanes),
-                ignored_reason=ignored,
-                control=tuple(kinds),
-            )
-        )
-
-    lanes_out = _lane_summary(review_map, files)
-    unmapped_sorted = tuple(sorted(set(unmapped)))
-    mapped_any = any(f.lanes or f.control for f in files)
-    if unmapped_sorted:
-        complete = False
-        why = (
-            f"{len(unmapped_sorted)} changed path(s) no lane or ignore entry covers: extend the map"
-        )
-    elif not changes:
-        complete, why = False, "the patch changes no file"
-    elif not mapped_any:
-        complete = False
-        why = "the patch touches no mapped path (only ignored ones): extend the map"
-    else:
-        complete, why = True, "every changed path is covered by a lane or an ignore entry"
+    sorter = _Sorter(
+        repo=repo,
+        commits=(mb, head),
+        review_map=review_map,
+        props=property_module_prefixes(review_map),
+        map_rel=source.path if source.source != "file" else None,
+        found=_found_control(repo, (mb, head), changes, review_map),
+    )
+    files = [sorter.file(change) for change in changes]
+    unmapped = tuple(sorted(set(sorter.unmapped)))
+    complete, why = _coverage(files, unmapped, bool(changes))
     return Classification(
         base=base,
         head=head,
         merge_base=mb,
         map_source=source,
         files=tuple(files),
-        lanes=lanes_out,
-        unmapped=unmapped_sorted,
-        control_plane=tuple(sorted(control)),
+        lanes=_lane_summary(review_map, files),
+        unmapped=unmapped,
+        control_plane=tuple(sorted(sorter.control)),
         map_complete=complete,
         map_reason=why,
-        control_why=whys,
+        control_why=sorter.whys,
     )
+
+
+@dataclass
+class _Sorter:
+    """Sorts changed files into lanes and control kinds, collecting what is unmapped and
+    each control file's route as it goes."""
+
+    repo: Path
+    commits: tuple[str, str]  # the merge base and the head
+    review_map: ReviewMap
+    props: tuple[str, ...]
+    map_rel: str | None
+    found: dict[str, str]  # harness files found by route (``_found_control``)
+    unmapped: list[str] = field(default_factory=list)
+    control: list[tuple[str, str]] = field(default_factory=list)
+    whys: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def kinds(self, side: str) -> list[str]:
+        """Return the control kinds of one path, noting the harness routes found."""
+        kinds = control_kinds(side, self.review_map, self.map_rel, self.props)
+        if HARNESS not in kinds and _sectioned_harness(self.repo, self.commits, side):
+            kinds.append(HARNESS)
+            self.whys[(side, HARNESS)] = "holds pytest configuration"
+        if HARNESS not in kinds and side in self.found:
+            kinds.append(HARNESS)
+            self.whys[(side, HARNESS)] = self.found[side]
+        return kinds
+
+    def file(self, change: git.Change) -> FileClass:
+        """Return one changed file's class (both sides of a rename count)."""
+        sides = [change.path] + ([change.old_path] if change.old_path else [])
+        lanes: list[str] = []
+        kinds: list[str] = []
+        ignored: str | None = None
+        for side in sides:
+            side_lanes = lanes_for(side, self.review_map, self.props)
+            side_kinds = self.kinds(side)
+            reason = next(
+                (e.reason for e in self.review_map.ignore if under_any(side, (e.path,))), None
+            )
+            if not side_lanes and not side_kinds:
+                if reason is None:
+                    self.unmapped.append(side)
+                else:
+                    ignored = reason
+            lanes.extend(x for x in side_lanes if x not in lanes)
+            for kind in side_kinds:
+                if (side, kind) not in self.control:
+                    self.control.append((side, kind))
+                if kind not in kinds:
+                    kinds.append(kind)
+        return FileClass(
+            status=change.status,
+            path=change.path,
+            old_path=change.old_path,
+            lanes=tuple(lane for lane in LANES if lane in lanes),
+            ignored_reason=ignored,
+            control=tuple(kinds),
+        )
+
+
+def _coverage(files: list[FileClass], unmapped: tuple[str, ...], changed: bool) -> tuple[bool, str]:
+    """Return whether the map covers the diff (rule 5), and why."""
+    if unmapped:
+        return False, (
+            f"{len(unmapped)} changed path(s) no lane or ignore entry covers: extend the map"
+        )
+    if not changed:
+        return False, "the patch changes no file"
+    if not any(f.lanes or f.control for f in files):
+        return False, "the patch touches no mapped path (only ignored ones): extend the map"
+    return True, "every changed path is covered by a lane or an ignore entry"
 
 
 def _found_control(
@@ -437,7 +587,7 @@ def _lane_summary(review_map: ReviewMap, files: list[FileClass]) -> dict[str, La
         elif hits:
             out[lane] = LaneApplicability(True, f"{len(hits)} changed path(s) in this lane", hits)
         elif lane == "property" and out["fixture"].applicable:
-            # DESIGN §2: after a lock update "the property lane still runs on the new
+            # docs/architecture.md §2: after a lock update "the property lane still runs on the new
             # bytes" -- properties may read fixtures, and a new lock grandfathers nothing.
             reason = "fixture bytes changed: the properties run on the new bytes"
             out[lane] = LaneApplicability(True, reason, ())

@@ -10,21 +10,25 @@ before it is believed; a command that fails or leaves no receipt is an unreachab
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from patchlane.errors import UsageError
 from patchlane.gate.classify import Classification
 from patchlane.gate.verdict import HARNESS
 from patchlane.inputs.jsonio import atomic_write_bytes
+from patchlane.lanes.replay.report import EditedTest, PrivateFile, ReplayReport
+from patchlane.lanes.status import Status
 from patchlane.ui import Output, one_line
 
 if TYPE_CHECKING:
+    from patchlane.lanes.freeze.report import FreezeReport
     from patchlane.lanes.replay.run import RunResult
     from patchlane.lanes.replay.select import Selection
 
@@ -56,15 +60,28 @@ def check_mode(mode: str) -> None:
         )
 
 
-def _report(mode: str, outcome: str, reason: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "lane": "replay",
-        "status": "error",
-        "reason": reason,
-        "outcome": outcome,
-        "mode": mode,
-        **extra,
-    }
+def _no_evidence(mode: str, outcome: str, reason: str) -> ReplayReport:
+    """A report of a replay that gave no evidence (``error``: the verdict stays undecided)."""
+    return ReplayReport(Status.ERROR, reason, outcome=outcome, mode=mode)
+
+
+def _with_slice(report: ReplayReport, selection: Selection) -> ReplayReport:
+    """Return ``report`` with the selected slice's facts. Tests the full suite runs and the
+    slice cannot carry are no evidence for them: each is a review event (rule 6)."""
+    return dataclasses.replace(
+        report,
+        slice_sha256=selection.sha256,
+        slice_count=len(selection.nodeids),
+        suite_size=selection.suite_size,
+        private=tuple(PrivateFile(path, why) for path, why in selection.private),
+        review_events=tuple(selection.not_replayed) or None,
+    )
+
+
+def _with_events(report: ReplayReport, *events: str) -> ReplayReport:
+    """Return ``report`` with ``events`` added to its review events (the report lists them
+    from now on, even when there are none yet)."""
+    return dataclasses.replace(report, review_events=(*(report.review_events or ()), *events))
 
 
 def replay(
@@ -72,72 +89,59 @@ def replay(
     cls: Classification,
     opts: ReplayOptions,
     local_green: bool,
-    freeze_report: dict[str, Any],
+    freeze_report: FreezeReport,
     out: Output,
-) -> dict[str, Any]:
-    """Return the replay lane's report (and write the slice and receipt files it used)."""
+) -> ReplayReport:
+    """Return the replay lane's report (and write the slice and receipt files it used).
+
+    Raises ``UsageError`` without a seed, ``CollectionError`` when pytest cannot collect the
+    suite and the patch changes no harness file (this machine's fault, not the patch's),
+    ``EnvironmentFault`` for a test file that cannot import a package at base and head
+    alike.
+    """
     if opts.mode == "none":
-        return _report("none", "not_run", "replay not run (--replay none)")
+        return _no_evidence("none", "not_run", "replay not run (--replay none)")
     if not local_green:
-        return _report(
+        return _no_evidence(
             opts.mode, "not_run", "replay not run: a local lane is red or gave no evidence"
         )
     seed = opts.seed
     if seed is None:
         raise UsageError("--replay needs a seed: pass --seed N or set lanes.property.seed")
     from patchlane.lanes.replay.collect import CollectionError
-    from patchlane.lanes.replay.select import select_slice
 
-    review_map = cls.map_source.review_map
-    out.progress("replay: selecting the slice")
     try:
-        selection = select_slice(
-            repo,
-            review_map,
-            base=cls.base,
-            head=cls.head,
-            merge_base=cls.merge_base,
-            changed_paths=cls.changed_paths,
-            failure_log=opts.failure_log,
-            all_tests=False,
-            out=out,
-            seed=seed,
-        )
+        selection = _select(repo, cls, opts, seed, out)
     except CollectionError as e:
         if not cls.harness_changed:
             raise
         # The patch changed what pytest loads, and pytest no longer starts: that is the
         # patch's doing and a person's to look at, not a fault of this machine (exit 2).
-        return _report(
+        return _no_evidence(
             opts.mode,
             "not_run",
             f"replay not run: pytest cannot collect the suite after the patch's harness "
             f"change ({one_line(str(e))[:300]})",
         )
     atomic_write_bytes(opts.slice_path, selection.slice_bytes)
-    facts = {
-        "slice_sha256": selection.sha256,
-        "slice_count": len(selection.nodeids),
-        "suite_size": selection.suite_size,
-        "private": [{"path": p, "why": why} for p, why in selection.private],
-    }
-    if selection.not_replayed:
-        # Tests the full suite runs and the slice cannot carry: no evidence for them (rule 6).
-        facts["review_events"] = list(selection.not_replayed)
     if not selection.nodeids:
-        return _report(
-            opts.mode,
-            "empty",
-            "empty slice: no test reaches the change, and an empty set is never evidence",
-            **facts,
+        return _with_slice(
+            _no_evidence(
+                opts.mode,
+                "empty",
+                "empty slice: no test reaches the change, and an empty set is never evidence",
+            ),
+            selection,
         )
     if opts.mode != "local" and selection.private:
         path, why = selection.private[0]
-        return _report(
-            opts.mode,
-            "private",
-            f"the slice needs a private file ({path}: {why}): run it locally (--replay local) or on your own runner",
-            **facts,
+        return _with_slice(
+            _no_evidence(
+                opts.mode,
+                "private",
+                f"the slice needs a private file ({path}: {why}): run it locally (--replay local) or on your own runner",
+            ),
+            selection,
         )
     _refuse_environment_faults(repo, cls, selection, seed, out)
     problem = None
@@ -149,47 +153,91 @@ def replay(
         # that ran the slice and saw a failure may well exit 1); it is verified below.
         problem = _run_command(repo, opts, out)
     if not opts.receipt_path.is_file():
-        return _report(opts.mode, "unreachable", problem or "no receipt came back", **facts)
-    report = _verify(cls, opts, seed, selection.slice_bytes, selection.sha256, freeze_report, facts)
+        unreachable = _no_evidence(opts.mode, "unreachable", problem or "no receipt came back")
+        return _with_slice(unreachable, selection)
+    report = _with_slice(_verify(cls, opts, seed, selection, freeze_report), selection)
+    return _checked(repo, cls, seed, selection, run, report, out)
+
+
+def _select(
+    repo: Path, cls: Classification, opts: ReplayOptions, seed: int, out: Output
+) -> Selection:
+    """Select the slice for the patch. Raises ``CollectionError`` when pytest cannot
+    collect the head's suite."""
+    from patchlane.lanes.replay.select import select_slice
+
+    out.progress("replay: selecting the slice")
+    patch = cls.patch
+    return select_slice(
+        repo,
+        patch.review_map,
+        base=patch.base,
+        head=patch.head,
+        merge_base=patch.merge_base,
+        changed_paths=patch.changed_paths,
+        failure_log=opts.failure_log,
+        all_tests=False,
+        out=out,
+        seed=seed,
+    )
+
+
+def _checked(
+    repo: Path,
+    cls: Classification,
+    seed: int,
+    selection: Selection,
+    run: RunResult | None,
+    report: ReplayReport,
+    out: Output,
+) -> ReplayReport:
+    """Return the verified ``report`` with what the gate checks from outside the run: the
+    plugins pytest loaded, skips and failures against the base, the patch's test changes,
+    and the changed code no passing base test reaches."""
     loaded = set(selection.plugin_files) | set(run.run.plugin_files if run else ())
-    _plugins_outside_the_harness(cls, sorted(loaded), report)
+    report = _plugins_outside_the_harness(cls, sorted(loaded), report)
     if run is not None:
-        report["run_problems"] = list(run.run.problems)
-        report["failed_why"] = {
-            n: run.run.results[n].why for n in report.get("failed", []) if n in run.run.results
-        }
-    if report["status"] == "pass":
-        _skips_at_base(repo, cls, seed, report, out)
-    if report["status"] == "fail":
-        _failures_at_base(repo, cls, seed, report, out)
-    if report["status"] != "fail":
-        _test_changes(repo, cls, seed, selection, report, out)
-    passed = report.get("passed")
-    unreached = unreached_code(cls, selection, None if passed is None else frozenset(passed))
-    report["unreached"] = unreached
-    if unreached and report["status"] != "fail":
-        report.setdefault("review_events", []).append(
+        results = run.run.results
+        report = dataclasses.replace(
+            report,
+            run_problems=tuple(run.run.problems),
+            failed_why={n: results[n].why for n in report.failed if n in results},
+        )
+    if report.status == Status.PASS:
+        report = _skips_at_base(repo, cls, seed, report, out)
+    if report.status == Status.FAIL:
+        report = _failures_at_base(repo, cls, seed, report, out)
+    if report.status != Status.FAIL:
+        report = _test_changes(repo, cls, seed, selection, report, out)
+    unreached = unreached_code(cls, selection, frozenset(report.passed))
+    report = dataclasses.replace(report, unreached=tuple(unreached))
+    if unreached and report.status != Status.FAIL:
+        report = _with_events(
+            report,
             f"no test that the base has and that passed reaches {len(unreached)} changed "
             f"file(s) of the code under test ({_quote(unreached)}): the replay is no evidence "
-            "for them"
+            "for them",
         )
     return report
 
 
 def _plugins_outside_the_harness(
-    cls: Classification, loaded: Sequence[str], report: dict[str, Any]
-) -> None:
-    """Add a review event for each file the patch changes that pytest loaded as a plugin
-    but classify did not list as harness: a route the static rules missed (a plugin named by
-    a computed string, one registered at run time). Such a plugin can rewrite outcomes."""
+    cls: Classification, loaded: Sequence[str], report: ReplayReport
+) -> ReplayReport:
+    """Return ``report`` with the files pytest loaded as plugins, and a review event for
+    each the patch changes that classify did not list as harness: a route the static rules
+    missed (a plugin named by a computed string, one registered at run time). Such a plugin
+    can rewrite outcomes."""
     harness = {path for path, kind in cls.control_plane if kind == HARNESS}
     missed = [p for p in loaded if p in cls.changed_paths and p not in harness]
-    report["plugin_files"] = list(loaded)
+    report = dataclasses.replace(report, plugin_files=tuple(loaded))
     if missed:
-        report.setdefault("review_events", []).append(
+        report = _with_events(
+            report,
             f"pytest loaded {_quote(missed)} as a plugin and the patch changes it: a test "
-            "harness change classify did not see; a person must look before it counts"
+            "harness change classify did not see; a person must look before it counts",
         )
+    return report
 
 
 def unreached_code(
@@ -225,32 +273,33 @@ def unreached_code(
 
 
 def _failures_at_base(
-    repo: Path, cls: Classification, seed: int, report: dict[str, Any], out: Output
-) -> None:
+    repo: Path, cls: Classification, seed: int, report: ReplayReport, out: Output
+) -> ReplayReport:
     """Only what the head changes counts against the patch: a node that fails at the base
-    as well (run the same way, on this machine) is no evidence about the patch. When every
-    failure is of that kind the replay gives no evidence (``undecided``), else it fails."""
+    as well (run the same way, on this machine) is no evidence about the patch. Returns
+    ``report`` with those nodes; when every failure is of that kind the replay gives no
+    evidence (``undecided``), else it still fails."""
     from patchlane.lanes.replay.basecheck import failures_at_base
 
-    failed = [str(n) for n in report.get("failed") or []]
+    failed = list(report.failed)
     out.progress(f"replay: {len(failed)} node(s) failed; running them at the base")
-    whys = report.get("failed_why") or {}
+    whys = report.failed_why or {}
     uncollected = frozenset(n for n in failed if whys.get(n) == "not collected")
     also = failures_at_base(
         repo, cls.merge_base, failed, seed=seed, timeout_s=RUN_TIMEOUT_S, uncollected=uncollected
     )
-    report["fail_at_base_too"] = list(also)
+    report = dataclasses.replace(report, fail_at_base_too=tuple(also))
     if not also:
-        return
-    only_head = [n for n in failed if n not in also]
-    if only_head:
-        report["reason"] += f" ({len(also)} other node(s) fail at the base as well)"
-        return
-    report["status"] = "error"
-    report["outcome"] = "fails_at_base"
-    report["reason"] = (
-        f"every failing node fails at the base as well ({_quote(also)}): a test that cannot "
-        "pass here (environment, or already broken) is no evidence about the patch"
+        return report
+    if any(n not in also for n in failed):
+        reason = f"{report.reason} ({len(also)} other node(s) fail at the base as well)"
+        return dataclasses.replace(report, reason=reason)
+    return dataclasses.replace(
+        report,
+        status=Status.ERROR,
+        outcome="fails_at_base",
+        reason=f"every failing node fails at the base as well ({_quote(also)}): a test that "
+        "cannot pass here (environment, or already broken) is no evidence about the patch",
     )
 
 
@@ -272,28 +321,31 @@ def _refuse_environment_faults(
 
 
 def _skips_at_base(
-    repo: Path, cls: Classification, seed: int, report: dict[str, Any], out: Output
-) -> None:
+    repo: Path, cls: Classification, seed: int, report: ReplayReport, out: Output
+) -> ReplayReport:
     """A node the suite skipped at the head but that passes at the base was hidden by the
-    patch: it fails the replay (rule 4)."""
+    patch: it fails the replay (rule 4). Returns ``report`` with those nodes (unchanged when
+    the suite skipped nothing)."""
     from patchlane.lanes.replay.basecheck import skips_that_run_at_base
 
-    skipped = [str(n) for n in report.get("skipped_by_suite") or []]
+    skipped = list(report.skipped_by_suite)
     if not skipped:
-        return
+        return report
     out.progress(f"replay: {len(skipped)} node(s) skipped by the suite; running them at the base")
     hidden = skips_that_run_at_base(
         repo, cls.merge_base, skipped, seed=seed, timeout_s=RUN_TIMEOUT_S
     )
-    report["skipped_but_pass_at_base"] = list(hidden)
-    if hidden:
-        report["status"] = "fail"
-        report["outcome"] = "fail"
-        report["failed"] = sorted({*report.get("failed", []), *hidden})
-        report["reason"] = (
-            f"{len(hidden)} node(s) skipped at the head pass at the base (the patch hides "
-            f"them): {_quote(hidden)}"
-        )
+    report = dataclasses.replace(report, skipped_but_pass_at_base=tuple(hidden))
+    if not hidden:
+        return report
+    return dataclasses.replace(
+        report,
+        status=Status.FAIL,
+        outcome="fail",
+        failed=tuple(sorted({*report.failed, *hidden})),
+        reason=f"{len(hidden)} node(s) skipped at the head pass at the base (the patch hides "
+        f"them): {_quote(hidden)}",
+    )
 
 
 def _test_changes(
@@ -301,10 +353,12 @@ def _test_changes(
     cls: Classification,
     seed: int,
     selection: Selection,
-    report: dict[str, Any],
+    report: ReplayReport,
     out: Output,
-) -> None:
-    """Deleted tests and edited expectations: review events (rule 6, ``undecided``)."""
+) -> ReplayReport:
+    """Deleted tests and edited expectations: review events (rule 6, ``undecided``).
+    Returns ``report`` with them (and with the review events listed, even none, once the
+    patch's test files were checked)."""
     from patchlane.lanes.replay.basecheck import ChangedPath, changed_test_paths, test_changes
 
     sides: list[ChangedPath] = []
@@ -313,10 +367,9 @@ def _test_changes(
         if f.old_path is not None:
             sides.append(ChangedPath(f.status, f.old_path, renamed_to=f.path))
     changed = changed_test_paths(sides, cls.map_source.review_map.replay.tests)
-    report["deleted_tests"] = []
-    report["edited_expectations"] = []
+    report = dataclasses.replace(report, deleted_tests=(), edited_expectations=())
     if not changed:
-        return
+        return report
     out.progress("replay: running the base version of the changed test files")
     found = test_changes(
         repo,
@@ -329,9 +382,12 @@ def _test_changes(
         seed=seed,
         timeout_s=RUN_TIMEOUT_S,
     )
-    report["deleted_tests"] = list(found.deleted)
-    report["edited_expectations"] = [{"nodeid": n, "why": why} for n, why in found.edited]
-    events = report.setdefault("review_events", [])
+    report = dataclasses.replace(
+        report,
+        deleted_tests=tuple(found.deleted),
+        edited_expectations=tuple(EditedTest(n, why) for n, why in found.edited),
+    )
+    events = []
     if found.deleted:
         events.append(
             f"the patch deletes {len(found.deleted)} test(s) collected at the base: "
@@ -343,6 +399,7 @@ def _test_changes(
             "the patch changes the expectations of tests it is judged by: the base version of "
             f"{len(ids)} test(s) fails at the head: {_quote(ids)}"
         )
+    return _with_events(report, *events)
 
 
 def _quote(ids: Sequence[str], limit: int = 5) -> str:
@@ -412,18 +469,16 @@ def _verify(
     cls: Classification,
     opts: ReplayOptions,
     seed: int,
-    slice_bytes: bytes,
-    digest: str,
-    freeze_report: dict[str, Any],
-    facts: dict[str, Any],
-) -> dict[str, Any]:
+    selection: Selection,
+    freeze_report: FreezeReport,
+) -> ReplayReport:
     from patchlane.lanes.replay.signing import load_public_key
     from patchlane.lanes.replay.verify import replay_report, verify_receipt
 
     review_map = cls.map_source.review_map
     public_key = load_public_key(opts.public_key) if opts.public_key is not None else None
     verification = verify_receipt(
-        slice_bytes,
+        selection.slice_bytes,
         opts.receipt_path.read_bytes(),
         freeze_report,
         seed=seed,
@@ -432,5 +487,5 @@ def _verify(
         require_signature=review_map.replay.require_signature,
         public_key=public_key,
     )
-    report = replay_report(verification, slice_sha256=digest, seed=seed, head=cls.head)
-    return {**report, "mode": opts.mode, **{k: v for k, v in facts.items() if k not in report}}
+    report = replay_report(verification, slice_sha256=selection.sha256, seed=seed, head=cls.head)
+    return dataclasses.replace(report, mode=opts.mode)

@@ -1,19 +1,24 @@
-"""Reading lane reports, classifications and verdicts back from disk, strictly.
+"""The evidence files: their names, the four lane reports as one value, and reading an
+evidence directory back from disk, strictly.
 
 ``patchlane verdict`` and ``patchlane review`` take files a user (or a script) hands them;
-they are parsed and checked before anything in them is believed.
+each is read by its format's one strict reader (``from_json``/``read`` of its type) before
+anything in it is believed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
-from patchlane.errors import ReportError
-from patchlane.gate.verdict import BLOCKING_KINDS, LaneResult, PatchFacts
-from patchlane.inputs.jsonio import load_json_file
-
-STATUSES = frozenset({"pass", "fail", "not_applicable", "error"})
+from patchlane.gate.classify import ClassificationSummary
+from patchlane.gate.verdict import LaneEvidence, Verdict
+from patchlane.lanes.fixture.report import FixtureReport
+from patchlane.lanes.freeze.report import FreezeReport
+from patchlane.lanes.property.report import PropertyReport
+from patchlane.lanes.replay.report import ReplayReport
 
 FILE_NAMES = {
     "classify": "classify.json",
@@ -27,84 +32,51 @@ FILE_NAMES = {
     "review": "review.md",
 }
 
-
-def _object(path: Path) -> dict[str, Any]:
-    value, _ = load_json_file(path, str(path), ReportError)
-    if not isinstance(value, dict):
-        raise ReportError(str(path), "expected a JSON object", 1)
-    return value
+T = TypeVar("T")
 
 
-def load_lane_report(path: Path, lane: str) -> tuple[dict[str, Any], LaneResult]:
-    """Read a ``*-report.json`` of ``lane``.
+@dataclass(frozen=True)
+class LaneReports:
+    """The four lanes' reports (``None``: that report is missing)."""
 
-    Returns the raw object and the ``LaneResult`` the verdict reads. Raises ``ReportError``
-    when the file is unreadable, not strict JSON, of another lane, or lacks
-    ``status``/``reason``.
+    property: PropertyReport | None = None
+    fixture: FixtureReport | None = None
+    freeze: FreezeReport | None = None
+    replay: ReplayReport | None = None
+
+    def present(self) -> list[LaneEvidence]:
+        """Return the reports there are, in the verdict's reading order."""
+        reports: list[LaneEvidence | None] = [self.property, self.fixture, self.freeze, self.replay]
+        return [r for r in reports if r is not None]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """An evidence directory as ``gate`` writes it (``None``: that file is missing)."""
+
+    classification: ClassificationSummary | None
+    reports: LaneReports
+    verdict: Verdict | None
+
+
+def _optional(path: Path, read: Callable[[Path], T]) -> T | None:
+    return read(path) if path.exists() else None
+
+
+def read_evidence(directory: Path) -> Evidence:
+    """Read the classification, the lane reports and the verdict in ``directory``; a file
+    that does not exist is ``None``.
+
+    Returns the ``Evidence``. Raises ``ReportError`` for a file that exists but cannot be
+    read or is not well formed.
     """
-    data = _object(path)
-    label = str(path)
-    if data.get("lane") != lane:
-        raise ReportError(label, f"'lane' is {data.get('lane')!r}, expected {lane!r}")
-    status = data.get("status")
-    if status not in STATUSES:
-        raise ReportError(label, f"'status' is {status!r}, expected one of {sorted(STATUSES)}")
-    reason = data.get("reason")
-    if not isinstance(reason, str):
-        raise ReportError(label, "'reason' must be a string")
-    not_built = data.get("not_built", False)
-    if not isinstance(not_built, bool):
-        raise ReportError(label, "'not_built' must be true or false")
-    events = data.get("review_events", [])
-    if not isinstance(events, list) or not all(isinstance(e, str) for e in events):
-        raise ReportError(label, "'review_events' must be a list of strings")
-    return data, LaneResult(
-        lane=lane,
-        status=status,
-        reason=reason,
-        not_built=not_built,
-        review_events=tuple(events),
+    return Evidence(
+        classification=_optional(directory / FILE_NAMES["classify"], ClassificationSummary.read),
+        reports=LaneReports(
+            property=_optional(directory / FILE_NAMES["property"], PropertyReport.read),
+            fixture=_optional(directory / FILE_NAMES["fixture"], FixtureReport.read),
+            freeze=_optional(directory / FILE_NAMES["freeze"], FreezeReport.read),
+            replay=_optional(directory / FILE_NAMES["replay"], ReplayReport.read),
+        ),
+        verdict=_optional(directory / FILE_NAMES["verdict"], Verdict.read),
     )
-
-
-def load_classification(path: Path) -> tuple[dict[str, Any], PatchFacts]:
-    """Read ``classify.json``. Returns the raw object and the facts the verdict needs.
-
-    Raises ``ReportError`` when a needed field is missing or of the wrong type.
-    """
-    data = _object(path)
-    label = str(path)
-    complete = data.get("map_complete")
-    if not isinstance(complete, bool):
-        raise ReportError(label, "'map_complete' must be true or false")
-    details = data.get("control_plane_details", [])
-    if not isinstance(details, list) or not all(
-        isinstance(d, dict) and isinstance(d.get("path"), str) and isinstance(d.get("kind"), str)
-        for d in details
-    ):
-        raise ReportError(label, "'control_plane_details' must be a list of {path, kind}")
-    harness = tuple(
-        f"{d['path']} ({d['kind']}: {d['why']})"
-        if isinstance(d.get("why"), str)
-        else f"{d['path']} ({d['kind']})"
-        for d in details
-        if d["kind"] in BLOCKING_KINDS
-    )
-    if data.get("harness_changed") is True and not harness:
-        raise ReportError(label, "'harness_changed' is true but no harness file is listed")
-    reason = data.get("map_reason", "")
-    return data, PatchFacts(
-        map_complete=complete,
-        map_reason=reason if isinstance(reason, str) else "",
-        harness_changed=harness,
-    )
-
-
-def load_optional(path: Path) -> dict[str, Any] | None:
-    """Read a JSON object if the file exists; ``None`` if it does not.
-
-    Raises ``ReportError`` for a file that exists but is malformed.
-    """
-    if not path.exists():
-        return None
-    return _object(path)

@@ -17,7 +17,19 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from patchlane.gate.verdict import ACCEPT
+from patchlane.lanes.status import Status
+
+if TYPE_CHECKING:
+    from patchlane.gate.classify import ClassificationSummary
+    from patchlane.gate.reports import LaneReports
+    from patchlane.gate.verdict import Verdict
+    from patchlane.lanes.fixture.report import FixtureReport
+    from patchlane.lanes.freeze.report import FreezeReport
+    from patchlane.lanes.property.report import PropertyReport
+    from patchlane.lanes.replay.report import ReplayReport
 
 NOT_REVIEWED = "not reviewed"
 
@@ -176,50 +188,49 @@ class ReviewNote:
         return "\n".join(lines) + "\n"
 
 
-def _property_field(report: dict[str, Any] | None) -> Field:
+def _property_field(report: PropertyReport | None) -> Field:
     if report is None:
         return _field("property", fmt(f"{NOT_REVIEWED} (no property report)"), False)
-    seed, cases = report.get("seed"), report.get("cases")
-    status = report.get("status")
-    reason = report.get("reason")
+    seed, cases = report.seed, report.cases
+    reason = report.reason
     run = fmt("seed {}, {} cases", seed, cases)
-    if report.get("not_built") or (status == "error" and seed is None):
-        why = report.get("reason", "no reason given")
-        return _field("property", fmt(NOT_REVIEWED + " ({})", why), False)
-    if status == "not_applicable":
+    if report.status == Status.ERROR and seed is None:
+        return _field("property", fmt(NOT_REVIEWED + " ({})", reason), False)
+    if report.status == Status.NOT_APPLICABLE:
         return _field("property", fmt("not applicable: {}", reason), True)
-    if not isinstance(seed, int) or not isinstance(cases, int):
+    if seed is None or cases is None:
         text = fmt(f"{NOT_REVIEWED} (the report has no seed or case count)")
         return _field("property", text, False)
     findings = _findings_text(report)
-    if status == "pass":
+    if report.status == Status.PASS:
         return _field("property", fmt("{}: every property holds{}", run, findings), True)
-    failures = [f for f in report.get("failures") or [] if isinstance(f, dict)]
-    if not failures:
+    if not report.failures:
         return _field("property", fmt("{}: RED, {}{}", run, reason, findings), True)
-    first = failures[0]
-    index = first.get("case_index")
-    case = fmt(" case {}", index) if index is not None else fmt("")
+    first = report.failures[0]
+    case = fmt(" case {}", first.case_index) if first.case_index is not None else fmt("")
     example = fmt(
         "{} ({}) seed {}{} arguments {}: {}",
-        first.get("property"),
-        first.get("source"),
-        first.get("seed"),
+        first.property,
+        first.source,
+        first.seed,
         case,
-        _compact(first.get("arguments")),
-        first.get("message"),
+        _compact(first.arguments),
+        first.message,
     )
     text = fmt(
-        "{}: RED, {} failed run(s); counterexample: {}{}", run, len(failures), example, findings
+        "{}: RED, {} failed run(s); counterexample: {}{}",
+        run,
+        len(report.failures),
+        example,
+        findings,
     )
     return _field("property", text, True)
 
 
-def _findings_text(report: dict[str, Any]) -> Text:
-    findings = [f for f in report.get("oracle_findings") or [] if isinstance(f, dict)]
-    if not findings:
+def _findings_text(report: PropertyReport) -> Text:
+    if not report.oracle_findings:
         return fmt("")
-    listed = join(", ", (fmt("{} {}", f.get("property"), f.get("kind")) for f in findings))
+    listed = join(", ", (fmt("{} {}", f.property, f.kind) for f in report.oracle_findings))
     return fmt("; oracle findings for a person: {}", listed)
 
 
@@ -230,35 +241,20 @@ def _compact(value: Any) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def _fixture_field(report: dict[str, Any] | None) -> Field:
+def _fixture_field(report: FixtureReport | None) -> Field:
     if report is None:
         return _field("fixture", fmt(f"{NOT_REVIEWED} (no fixture report)"), False)
-    status = report.get("status")
-    reason = report.get("reason")
-    updates = report.get("lock_updates") or []
+    reason = report.reason
     update_text = join(
-        "; ",
-        (
-            fmt("lock {} updated: {}", u.get("lock"), u.get("reason"))
-            for u in updates
-            if isinstance(u, dict)
-        ),
+        "; ", (fmt("lock {} updated: {}", u.lock, u.reason) for u in report.lock_updates)
     )
-    if status in ("pass", "not_applicable"):
-        roots = report.get("roots") or []
-        counts = join(
-            ", ",
-            (
-                fmt("{} matches ({} files)", r.get("lock"), r.get("files"))
-                for r in roots
-                if isinstance(r, dict)
-            ),
-        )
+    if report.status.green:
+        if report.status == Status.NOT_APPLICABLE:
+            return _field("fixture", fmt("not applicable: {}", reason), True)
+        counts = join(", ", (fmt("{} matches ({} files)", r.lock, r.files) for r in report.roots))
         text = update_text if update_text.plain else counts if counts.plain else fmt("{}", reason)
-        if status == "not_applicable":
-            text = fmt("not applicable: {}", reason)
         return _field("fixture", text, True)
-    if status == "fail":
+    if report.status == Status.FAIL:
         text = fmt("RED, {}", reason)
         return _field(
             "fixture", fmt("{}; {}", text, update_text) if update_text.plain else text, True
@@ -266,16 +262,21 @@ def _fixture_field(report: dict[str, Any] | None) -> Field:
     return _field("fixture", fmt(NOT_REVIEWED + " ({})", reason), False)
 
 
-def _freeze_field(report: dict[str, Any] | None) -> Field:
+def _freeze_field(report: FreezeReport | None) -> Field:
     if report is None:
         return _field("freeze", fmt(f"{NOT_REVIEWED} (no freeze report)"), False)
-    status = report.get("status")
-    reason = report.get("reason")
-    if report.get("not_built") or status == "error":
+    reason = report.reason
+    if report.status == Status.ERROR:
         return _field("freeze", fmt(NOT_REVIEWED + " ({})", reason), False)
-    records = [r for r in report.get("records") or [] if isinstance(r, dict) and r.get("in_play")]
-    listed = join(", ", (fmt("{} (expires {})", r.get("id"), r.get("expires")) for r in records))
-    if status == "fail":
+    listed = join(
+        ", ",
+        (
+            fmt("{} (expires {})", r.id, None if r.expires is None else r.expires.isoformat())
+            for r in report.records
+            if r.in_play
+        ),
+    )
+    if report.status == Status.FAIL:
         text = fmt("RED, {}", reason)
         return _field(
             "freeze", fmt("{}; in play: {}", text, listed) if listed.plain else text, True
@@ -283,39 +284,37 @@ def _freeze_field(report: dict[str, Any] | None) -> Field:
     return _field("freeze", listed if listed.plain else fmt("none"), True)
 
 
-def _replay_field(report: dict[str, Any] | None) -> Field:
+def _replay_field(report: ReplayReport | None) -> Field:
     if report is None:
         return _field("replay", fmt("undecided (no replay report)"), True)
-    digest = report.get("receipt_sha256")
-    status = report.get("status")
-    if status in ("pass", "fail") and isinstance(digest, str):
-        skipped = [str(n) for n in report.get("skipped_by_freeze") or []]
+    digest = report.receipt_sha256
+    if report.status in (Status.PASS, Status.FAIL) and digest is not None:
         extra = fmt("")
-        if report.get("slice_count") is not None:
-            extra += fmt(
-                "; slice {} of {} tests", report.get("slice_count"), report.get("suite_size")
-            )
-        if skipped:
-            extra += fmt("; skipped by freeze: {}", join(", ", (fmt("{}", n) for n in skipped)))
+        if report.slice_count is not None:
+            extra += fmt("; slice {} of {} tests", report.slice_count, report.suite_size)
+        if report.skipped_by_freeze:
+            skipped = join(", ", (fmt("{}", n) for n in report.skipped_by_freeze))
+            extra += fmt("; skipped by freeze: {}", skipped)
+        status = report.status.value
         return _field("replay", fmt("receipt sha256 {} ({}{})", digest, status, extra), True)
-    return _field("replay", fmt("undecided ({})", report.get("reason")), True)
+    return _field("replay", fmt("undecided ({})", report.reason), True)
 
 
 def build_note(
-    classification: dict[str, Any] | None,
-    reports: dict[str, dict[str, Any] | None],
-    verdict: dict[str, Any] | None,
+    classification: ClassificationSummary | None,
+    reports: LaneReports,
+    verdict: Verdict | None,
 ) -> ReviewNote:
-    """Build the note from parsed reports (any may be ``None`` when its file is missing).
+    """Build the note from the classification, the lane reports and the verdict (any may
+    be missing: ``None``).
 
     Returns the ``ReviewNote``; its values stay raw until ``to_markdown`` escapes them.
-    Never raises for odd report contents: a missing or mistyped value is shown as it is.
     """
     fields = (
-        _property_field(reports.get("property")),
-        _fixture_field(reports.get("fixture")),
-        _freeze_field(reports.get("freeze")),
-        _replay_field(reports.get("replay")),
+        _property_field(reports.property),
+        _fixture_field(reports.fixture),
+        _freeze_field(reports.freeze),
+        _replay_field(reports.replay),
     )
     control: list[tuple[str, str]] = []
     notes: list[Text] = []
@@ -324,27 +323,24 @@ def build_note(
             fmt("no classification: changed files, map coverage and control-plane changes unknown")
         )
     else:
-        for item in classification.get("control_plane_details") or []:
-            if isinstance(item, dict):
-                kind, why = str(item.get("kind")), item.get("why")
-                # The route by which the file reaches the run (``imported by ...``).
-                control.append((str(item.get("path")), f"{kind}: {why}" if why else kind))
-        map_info = classification.get("map") or {}
-        if isinstance(map_info, dict) and map_info.get("source") == "head":
+        for item in classification.control_plane:
+            # The route by which the file reaches the run (``imported by ...``).
+            kind = f"{item.kind}: {item.why}" if item.why else item.kind
+            control.append((item.path, kind))
+        if classification.map_source == "head":
             notes.append(fmt("the base had no review map; the patch's own (head) map was used"))
-        elif isinstance(map_info, dict) and map_info.get("changed_by_patch"):
+        elif classification.map_changed:
             notes.append(
                 fmt("the patch changes the review map; the base's map governed this verdict")
             )
-        for path in classification.get("unmapped") or []:
+        for path in classification.unmapped:
             notes.append(fmt("unmapped: {} (extend the map)", path))
-    verdict_name = verdict.get("verdict") if verdict else None
-    if verdict:
-        for reason in verdict.get("reasons") or []:
-            if isinstance(reason, dict) and reason.get("effect") != "accept_for_review":
-                notes.append(fmt("rule {}: {}", reason.get("rule"), reason.get("message")))
+    if verdict is not None:
+        for reason in verdict.reasons:
+            if reason.effect != ACCEPT:
+                notes.append(fmt("rule {}: {}", reason.rule, reason.message))
     return ReviewNote(
-        verdict=verdict_name if isinstance(verdict_name, str) else None,
+        verdict=None if verdict is None else verdict.verdict,
         fields=fields,
         control_plane=tuple(control),
         notes=tuple(notes),

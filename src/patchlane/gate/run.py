@@ -14,20 +14,24 @@ import stat
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from patchlane.config import DEFAULT_CASES, ReviewMap
 from patchlane.errors import LINK_REFUSED, InputError, LockError, UnsafeWriteError, UsageError
 from patchlane.gate.classify import Classification, classify
 from patchlane.gate.replay_stage import ReplayOptions, check_mode, replay
-from patchlane.gate.reports import FILE_NAMES
+from patchlane.gate.reports import FILE_NAMES, LaneReports
 from patchlane.gate.review import build_note
-from patchlane.gate.verdict import LaneResult, PatchFacts, Verdict, decide
+from patchlane.gate.verdict import Verdict, decide
 from patchlane.inputs.jsonio import atomic_write_text, write_json
+from patchlane.lanes.fixture.report import FixtureReport
+from patchlane.lanes.freeze.report import FreezeReport
+from patchlane.lanes.property.report import PropertyReport
+from patchlane.lanes.status import Status
 from patchlane.ui import Output
 
 if TYPE_CHECKING:
-    from patchlane.lanes.freeze import Registry
+    from patchlane.lanes.freeze.source import Registry
 
 
 @dataclass(frozen=True)
@@ -49,19 +53,18 @@ class GateOptions:
 
 @dataclass(frozen=True)
 class GateResult:
+    """What one gate run found: the verdict, where the evidence went, the classification and
+    the four lane reports."""
+
     verdict: Verdict
     out_dir: Path
     classification: Classification
-    reports: dict[str, dict[str, Any]]
+    reports: LaneReports
 
 
 def today_utc() -> date:
     """Return the current UTC date (the default for ``--today``)."""
     return datetime.now(UTC).date()
-
-
-def _not_applicable(lane: str, reason: str, extra: dict[str, Any]) -> dict[str, Any]:
-    return {"lane": lane, "status": "not_applicable", "reason": reason, **extra}
 
 
 def property_report(
@@ -73,7 +76,7 @@ def property_report(
     out: Output,
     *,
     needed_by_freeze: bool = False,
-) -> dict[str, Any]:
+) -> PropertyReport:
     """Return the property lane's report: the base's and the head's property modules run
     against the head commit's code, in isolated child processes. It runs when the patch
     touches the lane or when a freeze in play needs its required properties' results."""
@@ -81,18 +84,14 @@ def property_report(
     lane = cls.lanes["property"]
     run_it = lane.applicable or needed_by_freeze
     if review_map.property is None or not run_it or seed is None:
-        extra: dict[str, Any] = {
-            "seed": seed,
-            "cases": cases,
-            "modules": list(review_map.property.modules) if review_map.property else [],
-            "failures": [],
-            "oracle_findings": [],
-        }
-        return _not_applicable("property", lane.reason, extra)
+        modules = review_map.property.modules if review_map.property else ()
+        return PropertyReport.not_applicable(lane.reason, seed, cases, modules)
     from patchlane.lanes.property import DEFAULT_MUTANTS
     from patchlane.lanes.property.runner import run_property_lane
 
-    report = run_property_lane(
+    # The property lane also runs without a patch (the work tree, one commit), so it takes
+    # the patch's revisions rather than a ``Patch``.
+    return run_property_lane(
         repo,
         review_map,
         base=cls.base,
@@ -102,38 +101,27 @@ def property_report(
         mutants=DEFAULT_MUTANTS if mutants is None else mutants,
         out=out,
     )
-    data: dict[str, Any] = report.to_json()
-    return data
 
 
-def fixture_report(repo: Path, cls: Classification) -> dict[str, Any]:
+def fixture_report(repo: Path, cls: Classification) -> FixtureReport:
     """Return the fixture lane's report: the head commit's bytes against its locks."""
     from patchlane.lanes.fixture import lane as fixture
 
-    review_map = cls.map_source.review_map
     lane = cls.lanes["fixture"]
-    if review_map.fixture is None:
-        return _not_applicable("fixture", lane.reason, {})
     try:
-        report = fixture.check_commit(
-            repo,
-            cls.head,
-            review_map.fixture,
-            base_commit=cls.merge_base,
-            changed=cls.changed_paths,
-        )
+        # A map without a fixture lane gives ``not_applicable``, saying so.
+        report = fixture.check_patch(repo, cls.patch)
     except LockError as e:
         # The lock is patch-controlled: a lock that cannot be read safely is red (rule 2),
         # not a usage error a hostile patch could hide behind.
         report = fixture.report_for_lock_error(e)
-    if report.status == "pass" and not lane.applicable:
+    if report.status == Status.PASS and not lane.applicable:
         report = dataclasses.replace(
             report,
-            status="not_applicable",
+            status=Status.NOT_APPLICABLE,
             reason=f"{lane.reason}; the lock still matches the head commit",
         )
-    data: dict[str, Any] = report.to_json()
-    return data
+    return report
 
 
 def freeze_report(
@@ -142,37 +130,31 @@ def freeze_report(
     registry: Registry | None,
     today: date,
     failure_log: frozenset[str],
-    prop: dict[str, Any],
-    fixture: dict[str, Any],
-) -> dict[str, Any]:
+    prop: PropertyReport,
+    fixture: FixtureReport,
+) -> FreezeReport:
     """Return the freeze lane's report: the base's registry audited by rules 1-6.
 
     ``registry`` is ``base_registry``'s answer (``None``: the map has no freeze lane).
     """
-    from patchlane.lanes.freeze import audit
+    from patchlane.lanes.freeze.lane import audit
 
     if registry is None:
-        return _not_applicable("freeze", cls.lanes["freeze"].reason, {"records": []})
-    report = audit(
+        return FreezeReport.not_applicable(cls.lanes["freeze"].reason)
+    return audit(
         repo,
-        cls.map_source.review_map,
-        base=cls.base,
-        head=cls.head,
-        merge_base=cls.merge_base,
-        changed_paths=cls.changed_paths,
+        cls.patch,
         today=today,
         property_report=prop,
         fixture_report=fixture,
         failure_log=failure_log,
         registry=registry,
     )
-    data: dict[str, Any] = report.to_json()
-    return data
 
 
 def base_registry(repo: Path, cls: Classification) -> Registry | None:
     """Return the base's freeze registry, read once per gate run (``None``: no freeze lane)."""
-    from patchlane.lanes.freeze import load_base_registry
+    from patchlane.lanes.freeze.source import load_base_registry
 
     review_map = cls.map_source.review_map
     if review_map.freeze is None:
@@ -188,20 +170,9 @@ def freezes_in_play(
     Rule 3 needs the required properties' results, so the property lane must run whenever a
     freeze is in play, even for a patch that touches no property path.
     """
-    from patchlane.lanes.freeze import records_in_play
+    from patchlane.lanes.freeze.audit import records_in_play
 
     return registry is not None and bool(records_in_play(registry, cls.changed_paths, failure_log))
-
-
-def _lane_result(report: dict[str, Any]) -> LaneResult:
-    events = report.get("review_events") or []
-    return LaneResult(
-        lane=report["lane"],
-        status=report["status"],
-        reason=report["reason"],
-        not_built=bool(report.get("not_built", False)),
-        review_events=tuple(str(e) for e in events),
-    )
 
 
 def _check_out_dir(repo: Path, out_dir: Path) -> None:
@@ -295,7 +266,7 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
 
     failure_log = frozenset[str]()
     if opts.failure_log is not None:
-        from patchlane.lanes.freeze import read_failure_log
+        from patchlane.lanes.freeze.failure_log import read_failure_log
 
         failure_log = read_failure_log(opts.failure_log)
     registry = base_registry(repo, cls)
@@ -303,16 +274,15 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
 
     out.progress("property lane")
     prop = property_report(repo, cls, seed, cases, opts.mutants, out, needed_by_freeze=in_play)
-    write_json(out_dir / FILE_NAMES["property"], prop)
+    write_json(out_dir / FILE_NAMES["property"], prop.to_json())
     out.progress("fixture lane")
     fix = fixture_report(repo, cls)
-    write_json(out_dir / FILE_NAMES["fixture"], fix)
+    write_json(out_dir / FILE_NAMES["fixture"], fix.to_json())
     out.progress("freeze lane")
     frz = freeze_report(repo, cls, registry, opts.today or today_utc(), failure_log, prop, fix)
-    write_json(out_dir / FILE_NAMES["freeze"], frz)
+    write_json(out_dir / FILE_NAMES["freeze"], frz.to_json())
 
-    results = [_lane_result(r) for r in (prop, fix, frz)]
-    local_green = all(r.status in ("pass", "not_applicable") for r in results)
+    local_green = all(r.status.green for r in (prop, fix, frz))
     replay_opts = ReplayOptions(
         mode=opts.replay,
         seed=seed,
@@ -322,15 +292,13 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
         receipt_path=out_dir / FILE_NAMES["receipt"],
     )
     rep = replay(repo, cls, replay_opts, local_green, frz, out)
-    write_json(out_dir / FILE_NAMES["replay"], rep)
+    write_json(out_dir / FILE_NAMES["replay"], rep.to_json())
 
-    facts = PatchFacts(cls.map_complete, cls.map_reason, cls.harness_changed)
-    prop_result, fixture_result, freeze_result = results
-    verdict = decide(prop_result, fixture_result, freeze_result, _lane_result(rep), facts)
-    verdict_json = verdict.to_json()
-    write_json(out_dir / FILE_NAMES["verdict"], verdict_json)
-    reports = {"property": prop, "fixture": fix, "freeze": frz, "replay": rep}
-    note = build_note(cls.to_json(), dict(reports), verdict_json)
+    summary = cls.summary()
+    verdict = decide(prop, fix, frz, rep, summary.facts)
+    write_json(out_dir / FILE_NAMES["verdict"], verdict.to_json())
+    reports = LaneReports(property=prop, fixture=fix, freeze=frz, replay=rep)
+    note = build_note(summary, reports, verdict)
     atomic_write_text(out_dir / FILE_NAMES["review"], note.to_markdown())
     return GateResult(verdict=verdict, out_dir=out_dir, classification=cls, reports=reports)
 

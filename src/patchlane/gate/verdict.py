@@ -1,4 +1,4 @@
-"""The verdict: lane reports read in one fixed order (DESIGN.md §1).
+"""The verdict: lane reports read in one fixed order (docs/architecture.md §1).
 
 A later green lane never erases an earlier red one, lanes are never averaged, and missing
 evidence is ``undecided``, never a pass.
@@ -7,16 +7,20 @@ evidence is ``undecided``, never a pass.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from patchlane.errors import Exit
+from patchlane.lanes import reportjson
+from patchlane.lanes.reportjson import Malformed, Obj
+from patchlane.lanes.status import Status
 
 ACCEPT = "accept_for_review"
 REJECT = "reject"
 UNDECIDED = "undecided"
 
 EXIT_FOR = {ACCEPT: Exit.GREEN, REJECT: Exit.RED, UNDECIDED: Exit.UNDECIDED}
-STATUS_FOR = {ACCEPT: "pass", REJECT: "fail", UNDECIDED: "error"}
+STATUS_FOR = {ACCEPT: Status.PASS, REJECT: Status.FAIL, UNDECIDED: Status.ERROR}
 
 HARNESS = "test harness"
 # Control files whose change keeps the verdict at ``undecided`` whatever the replay says: a
@@ -25,40 +29,26 @@ HARNESS = "test harness"
 BLOCKING_KINDS = frozenset({HARNESS, "committed bytecode", "checkout attributes"})
 
 
-def lane_verdict(prop_ok: bool, fixture_ok: bool, freeze_ok: bool, replay: str) -> str:
-    """The seed's pure verdict function, with exactly its behaviour.
+class LaneEvidence(Protocol):
+    """What the verdict reads from one lane report (every lane's report type has it).
 
-    Returns ``"reject"``, ``"undecided"`` or ``"accept_for_review"``. Raises ``ValueError``
-    for a ``replay`` state other than ``"pass"``, ``"fail"`` or ``"not_run"``.
+    ``review_events`` are evidence a person must weigh (tests the patch deletes,
+    expectations it edits, a fixture whose checkout bytes an attribute rewrites): each keeps
+    the verdict at ``undecided`` (rule 6) whatever the lane's status. ``None`` (a replay
+    report without the key) means none.
     """
-    if replay not in {"pass", "fail", "not_run"}:
-        raise ValueError(replay)
-    if not (prop_ok and fixture_ok and freeze_ok):
-        return "reject"
-    if replay == "not_run":
-        return "undecided"
-    if replay == "fail":
-        return "reject"
-    return "accept_for_review"
-
-
-@dataclass(frozen=True)
-class LaneResult:
-    """What the verdict needs from one lane report."""
-
-    lane: str
-    status: str  # pass | fail | not_applicable | error
-    reason: str
-    not_built: bool = False
-    # Review events a lane found (tests the patch deletes, expectations it edits): each keeps
-    # the verdict at undecided (rule 6) whatever the lane's status.
-    review_events: tuple[str, ...] = ()
 
     @property
-    def red(self) -> bool:
-        # A lane that errored (a property that raised, a lock that cannot be read safely)
-        # is red; only a lane that does not exist yet is merely missing evidence.
-        return self.status == "fail" or (self.status == "error" and not self.not_built)
+    def lane(self) -> str: ...
+
+    @property
+    def status(self) -> Status: ...
+
+    @property
+    def reason(self) -> str: ...
+
+    @property
+    def review_events(self) -> tuple[str, ...] | None: ...
 
 
 @dataclass(frozen=True)
@@ -72,12 +62,16 @@ class PatchFacts:
 
 @dataclass(frozen=True)
 class Reason:
+    """One rule that fired: its number, the lane it concerns, its effect (``reject``,
+    ``undecided`` or ``accept_for_review``) and why, one line."""
+
     rule: int
     lane: str
     effect: str
     message: str
 
     def to_json(self) -> dict[str, Any]:
+        """Return the reason as JSON-ready data, keys in a fixed order."""
         return {
             "rule": self.rule,
             "lane": self.lane,
@@ -85,35 +79,89 @@ class Reason:
             "message": self.message,
         }
 
+    @classmethod
+    def parse(cls, item: Obj) -> Reason:
+        """Read one entry of ``reasons``. Raises ``Malformed``."""
+        return cls(
+            rule=item.integer("rule", minimum=1),
+            lane=item.string("lane"),
+            effect=item.choice("effect", tuple(EXIT_FOR)),
+            message=item.string("message"),
+        )
+
 
 @dataclass(frozen=True)
 class Verdict:
+    """The verdict (``accept_for_review``, ``reject`` or ``undecided``) and every reason
+    that fired, in rule order."""
+
     verdict: str
     reasons: tuple[Reason, ...]
 
     @property
     def exit_code(self) -> int:
+        """The exit code of the verdict (docs/architecture.md §3): 0, 1 or 3."""
         return int(EXIT_FOR[self.verdict])
 
     def to_json(self) -> dict[str, Any]:
+        """Return ``verdict.json`` as JSON-ready data: ``status`` and ``reason`` (the first
+        reason's message) follow from the verdict and its reasons."""
         first = self.reasons[0].message if self.reasons else ""
         return {
             "lane": "verdict",
-            "status": STATUS_FOR[self.verdict],
+            "status": STATUS_FOR[self.verdict].value,
             "verdict": self.verdict,
             "reason": first,
             "reasons": [r.to_json() for r in self.reasons],
         }
 
+    @classmethod
+    def from_json(cls, data: object, label: str) -> Verdict:
+        """Return the verdict that the JSON value ``data`` holds.
+
+        Raises ``ReportError`` naming ``label`` for a value that is not a verdict: a
+        missing or mistyped key, an unknown verdict or effect, or a ``status`` or
+        ``reason`` that disagrees with the verdict and its reasons.
+        """
+        return reportjson.parse(data, label, _parse_verdict)
+
+    @classmethod
+    def read(cls, path: Path, label: str | None = None) -> Verdict:
+        """Read and strictly check ``verdict.json`` at ``path`` (``label`` names it in
+        messages). Raises ``ReportError``, ``FILE[:LINE]: what is wrong``."""
+        return reportjson.read(path, label, _parse_verdict)
+
+
+def _parse_verdict(value: object) -> Verdict:
+    top = Obj(value, what="a verdict")
+    if top.data.get("lane") != "verdict":
+        raise top.fail("lane", '"verdict"')
+    verdict = Verdict(
+        verdict=top.choice("verdict", tuple(EXIT_FOR)),
+        reasons=tuple(Reason.parse(r) for r in top.objects("reasons")),
+    )
+    # ``status`` and ``reason`` follow from the rest: a file where they disagree contradicts
+    # itself and is not believed either way.
+    expected = verdict.to_json()
+    for key in ("status", "reason"):
+        top.string(key)
+        if top.data[key] != expected[key]:
+            raise Malformed(
+                (key,),
+                f"'{key}' is {reportjson.show(top.data[key])}, but the "
+                f"verdict and its reasons say {reportjson.show(expected[key])}",
+            )
+    return verdict
+
 
 def decide(
-    prop: LaneResult | None,
-    fixture: LaneResult | None,
-    freeze: LaneResult | None,
-    replay: LaneResult | None,
+    prop: LaneEvidence | None,
+    fixture: LaneEvidence | None,
+    freeze: LaneEvidence | None,
+    replay: LaneEvidence | None,
     facts: PatchFacts | None,
 ) -> Verdict:
-    """Apply the reading order of DESIGN.md §1 to the lanes' results.
+    """Apply the reading order of docs/architecture.md §1 to the lanes' reports.
 
     ``None`` means the evidence is missing. Returns the ``Verdict`` with every reason that
     fired, in rule order; the verdict is the strongest (reject, then undecided).
@@ -129,13 +177,11 @@ def decide(
             missing.append(
                 Reason(6, lane, UNDECIDED, f"no {lane} report: the lane's evidence is missing")
             )
-        elif result.red:
+        elif result.status.red:
+            # An error (a property that raised, a lock that cannot be read safely) is red:
+            # only evidence counts, never its absence.
             reasons.append(Reason(rule, lane, REJECT, f"{lane} red: {result.reason}"))
-        elif result.not_built:
-            missing.append(
-                Reason(6, lane, UNDECIDED, f"{lane} lane gave no evidence: {result.reason}")
-            )
-    if replay is not None and replay.status == "fail":
+    if replay is not None and replay.status == Status.FAIL:
         reasons.append(
             Reason(
                 4,
@@ -158,14 +204,14 @@ def decide(
     reasons.extend(missing)
     if replay is None:
         reasons.append(Reason(6, "replay", UNDECIDED, "replay not run: no replay report"))
-    elif replay.status != "pass" and replay.status != "fail":
+    elif replay.status not in (Status.PASS, Status.FAIL):
         reasons.append(Reason(6, "replay", UNDECIDED, f"replay gave no evidence: {replay.reason}"))
     # A lane's review event is evidence a person must weigh (a deleted test, a fixture
     # whose checkout bytes an attribute rewrites): never a pass.
     for result in (prop, fixture, freeze, replay):
         if result is not None:
             reasons.extend(
-                Reason(6, result.lane, UNDECIDED, event) for event in result.review_events
+                Reason(6, result.lane, UNDECIDED, event) for event in result.review_events or ()
             )
     if facts is not None and facts.harness_changed:
         names = ", ".join(facts.harness_changed)

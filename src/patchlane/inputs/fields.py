@@ -1,20 +1,71 @@
-"""Shared pieces of input validation: naming a value's kind, decoding, reading from git.
+"""Typed, path-aware reading of parsed input files, and the pieces every input shares.
 
-Every input (the map, a lock, the freeze registry) has its own error class so that its
-messages start with its file name; these helpers take that class as an argument.
+Every input (the review map, a fixture lock, the freeze registry, a receipt, a report) is
+parsed into plain values first (``jsonio.parse_json_text``, ``yamlio.load_yaml``), then read
+field by field with a ``Fields`` reader. A reader knows three things about its file, kept in
+a ``Document``: the label to name it by, the ``InputError`` subclass to raise (so that each
+input's messages start with its own file name), and how to find the line of a value from its
+path (``jsonio.line_for`` for JSON, the key and item lines ``YamlMap``/``YamlList`` keep for
+YAML). Its messages read ``FILE:LINE: FIELD: what is wrong``, where the document decides how
+FIELD is written (``lanes.fixture.roots[0].lock`` by default, see ``dotted_name``).
+
+Reading a JSON file::
+
+    value = parse_json_text(text, label, ReportError)
+    doc = json_document(text, label, ReportError)
+    if not isinstance(value, dict):
+        raise doc.fail((), f"expected an object, got {doc.kind(value)}")
+    top = doc.fields(value).only(("lane", "status", "records"))
+    status = top.text("status", accept=STATUSES.__contains__, expected="pass or fail")
+    for record in top.items("records", expected="a list of records", item="an object"):
+        expires = record.date("expires", default=None)  # ``datetime.date`` or None
+
+The typed getters (``text``, ``integer``, ``boolean``, ``date``, ``text_list``, ``mapping``,
+``sequence``, ``element``, ``items``) refuse a value of the wrong type with
+``FIELD: expected WHAT, got KIND`` (``kind_of``), WHAT being theirs to word. An input whose
+messages are worded otherwise (``'lane' must be "freeze", not ...``) reads with the
+primitives instead: ``has``, ``get``, ``line``, ``name``, ``fail`` (``FIELD: message``) and
+``Document.error_at`` (a message with no field name in front), which keep the file, the
+line lookup and the error class in one place.
+
+The line of a path is found only when an error is raised: for JSON that is a second,
+position-recording pass over the text, which well-formed input never pays for.
 """
 
 from __future__ import annotations
 
+import enum
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar, overload
 
 from patchlane import git
 from patchlane.errors import InputError
 
 # How much of a string value an error message quotes.
 SHOWN_CHARS = 80
+
+# A path to a value inside a parsed document: mapping keys and list indexes, outermost first.
+FieldPath = tuple[str | int, ...]
+# Where a reader looks below itself: one key, one index, or a path.
+At = str | int | FieldPath
+# What a document raises: an ``InputError`` subclass, or anything called like one.
+ErrorClass = Callable[[str, str, int | None], InputError]
+
+D = TypeVar("D")
+
+_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+
+
+class _Missing(enum.Enum):
+    MISSING = enum.auto()
+
+
+# The ``default`` of a getter that was given none: the field is then required.
+_MISSING: Literal[_Missing.MISSING] = _Missing.MISSING
 
 
 def kind_of(value: Any, *, json: bool = False) -> str:
@@ -46,6 +97,459 @@ def kind_of(value: Any, *, json: bool = False) -> str:
     if isinstance(value, dict):
         return "an object" if json else "a mapping"
     return type(value).__name__
+
+
+def calendar_date(value: Any) -> date | None:
+    """Return the calendar date ``value`` names, or ``None`` when it names none.
+
+    Accepts a YAML date (``expires: 2026-10-08``) and the exact text ``YYYY-MM-DD``
+    (``"2026-10-08"``). A timestamp, ``2026-02-30``, ``20261008`` or ``next week`` is none.
+    """
+    if isinstance(value, datetime):  # a datetime is a date too; a day is asked for
+        return None
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str) and _DATE_RE.match(value):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            return None
+    return None
+
+
+# --- what a string field may hold (the ``accept`` of ``Fields.text`` and ``text_list``) ---
+
+
+def non_blank(value: str) -> bool:
+    """Return whether ``value`` holds something besides white space."""
+    return bool(value.strip())
+
+
+def printable(value: str) -> bool:
+    """Return whether ``value`` is non-empty and fits one terminal line: no line break,
+    control character or lone surrogate (``"\\udcXX"`` in JSON)."""
+    return bool(value) and value.isprintable()
+
+
+def printable_non_blank(value: str) -> bool:
+    """Return whether ``value`` is ``printable`` and not only white space."""
+    return bool(value.strip()) and value.isprintable()
+
+
+def dotted_name(path: FieldPath) -> str:
+    """Return how a field is named in most inputs' messages: ``lanes.fixture.roots[0].lock``
+    (keys joined by ``.``, indexes in brackets), or ``(top level)`` for the document."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out or "(top level)"
+
+
+def _shown(value: int) -> str:
+    """Return ``value`` for a message: a number of more than 20 digits is elided (a hostile
+    file's 4000-digit integer must not become a 4000-character line)."""
+    text = str(value)
+    return text if len(text) <= 20 else f"{text[:8]}...({len(text)} digits)"
+
+
+def _path(at: At) -> FieldPath:
+    return at if isinstance(at, tuple) else (at,)
+
+
+@dataclass(frozen=True)
+class Document:
+    """One parsed input file, as its error messages need it.
+
+    ``label`` names the file, ``error`` is raised (called as ``error(label, message, line)``),
+    ``locate`` returns the line of the value at a path (of its nearest existing parent when
+    the path is missing), ``json`` words value kinds for JSON (``kind_of``) and ``name``
+    writes a path as a message names it. Build one with ``json_document`` or
+    ``yaml_document``.
+    """
+
+    label: str
+    error: ErrorClass
+    locate: Callable[[FieldPath], int | None]
+    json: bool = False
+    name: Callable[[FieldPath], str] = dotted_name
+
+    def kind(self, value: Any) -> str:
+        """Return how a message names ``value``'s kind in this document (``kind_of``)."""
+        return kind_of(value, json=self.json)
+
+    def error_at(self, path: FieldPath, message: str, *, line: int | None = None) -> InputError:
+        """Return (for the caller to raise) the error ``message``, as it stands, on the line
+        of ``path``, or on ``line`` when one is given."""
+        return self.error(self.label, message, self.locate(path) if line is None else line)
+
+    def fail(self, path: FieldPath, message: str, *, line: int | None = None) -> InputError:
+        """Return (for the caller to raise) the error ``NAME: message`` about the value at
+        ``path``, on its line (or on ``line`` when one is given)."""
+        return self.error_at(path, f"{self.name(path)}: {message}", line=line)
+
+    def fields(self, value: Mapping[str, Any], path: FieldPath = ()) -> Fields:
+        """Return a reader of the mapping ``value``, found at ``path`` of this document."""
+        return Fields(self, value, path)
+
+
+def json_document(
+    text: str, label: str, error: ErrorClass, *, name: Callable[[FieldPath], str] = dotted_name
+) -> Document:
+    """Return the ``Document`` of the JSON ``text`` (already parsed by the caller).
+
+    A path's line is where its value starts (``jsonio.line_for``: one more pass over
+    ``text``, paid only when an error is raised).
+    """
+    from patchlane.inputs.jsonio import line_for
+
+    return Document(label, error, lambda path: line_for(text, path), json=True, name=name)
+
+
+def yaml_document(
+    root: Any, label: str, error: ErrorClass, *, name: Callable[[FieldPath], str] = dotted_name
+) -> Document:
+    """Return the ``Document`` whose top value is ``root`` (from ``yamlio.load_yaml``).
+
+    A path's line is the line of its last key (``lanes:`` for ``("lanes",)``) or list item;
+    the empty path's is where ``root`` starts (1 for a scalar document).
+    """
+    from patchlane.inputs.yamlio import YamlList, YamlMap
+
+    def locate(path: FieldPath) -> int | None:
+        node, line = root, getattr(root, "line", 1)
+        for part in path:
+            if isinstance(node, YamlMap) and isinstance(part, str) and part in node:
+                node, line = node[part], node.key_lines[part]
+            elif isinstance(node, YamlList) and isinstance(part, int) and 0 <= part < len(node):
+                node, line = node[part], node.item_lines[part]
+            else:
+                break
+        return line
+
+    return Document(label, error, locate, json=False, name=name)
+
+
+@dataclass(frozen=True)
+class Fields:
+    """Typed reading of one mapping of a ``Document``; every refusal names file, line, field.
+
+    ``data`` is the mapping, ``path`` where it lies in the document. Keys and paths given to
+    the methods (``At``: a key, an index or a tuple of them) are relative to ``path``.
+
+    Each getter returns the value at ``key`` when it has the asked type (and passes the
+    getter's checks), returns ``default`` when ``key`` is absent and a default was given,
+    and otherwise raises the document's error: ``FIELD: missing`` for an absent key,
+    ``FIELD: expected WHAT, got KIND`` for a value of the wrong type, or the getter's own
+    message (a range, a ``check``, a duplicate). The line is the value's, or the nearest
+    parent's when the value is absent.
+    """
+
+    doc: Document
+    data: Mapping[str, Any]
+    path: FieldPath = ()
+
+    # --- primitives --------------------------------------------------------------------
+
+    def has(self, key: str) -> bool:
+        """Return whether the mapping holds ``key``."""
+        return key in self.data
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Return the raw value at ``key`` (unchecked), or ``default`` when it is absent."""
+        return self.data.get(key, default)
+
+    def name(self, at: At = ()) -> str:
+        """Return how messages name the field at ``at`` (this mapping itself by default)."""
+        return self.doc.name(self.path + _path(at))
+
+    def line(self, at: At = ()) -> int | None:
+        """Return the line of the value at ``at``, or of its nearest parent when absent."""
+        return self.doc.locate(self.path + _path(at))
+
+    def fail(self, at: At, message: str, *, line: int | None = None) -> InputError:
+        """Return (for the caller to raise) ``FIELD: message`` about the field at ``at``
+        (``()``: this mapping), on its line or on ``line`` when one is given."""
+        return self.doc.fail(self.path + _path(at), message, line=line)
+
+    def wrong(self, at: At, expected: str, value: Any, *, got: bool = True) -> InputError:
+        """Return (for the caller to raise) ``FIELD: expected EXPECTED, got KIND`` about the
+        field at ``at`` holding ``value``; without ``got``, just ``expected EXPECTED``."""
+        kind = f", got {self.doc.kind(value)}" if got else ""
+        return self.fail(at, f"expected {expected}{kind}")
+
+    def only(self, allowed: Sequence[str], *, message: str | None = None) -> Fields:
+        """Refuse any key not in ``allowed``; return this reader (for chaining).
+
+        Raises ``FIELD.KEY: message`` for the first unknown key in the mapping's order;
+        ``message`` defaults to ``unknown key (expected one of: A, B)``, ``allowed`` in
+        the order given.
+        """
+        for key in self.data:
+            if key not in allowed:
+                known = f"unknown key (expected one of: {', '.join(allowed)})"
+                raise self.fail(key, known if message is None else message)
+        return self
+
+    def require(self, *keys: str, line: int | None = None) -> None:
+        """Raise ``FIELD.KEY: missing`` for the first of ``keys`` that is absent, on the line
+        of this mapping (or on ``line`` when one is given)."""
+        for key in keys:
+            if key not in self.data:
+                raise self.fail(key, "missing", line=line)
+
+    def _value(self, key: str, default: Any) -> Any:
+        """Return the value at ``key``, ``_MISSING`` for an absent key with a default."""
+        if key in self.data:
+            return self.data[key]
+        if default is _MISSING:
+            raise self.fail(key, "missing")
+        return _MISSING
+
+    # --- scalars -------------------------------------------------------------------------
+
+    @overload
+    def text(
+        self,
+        key: str,
+        *,
+        expected: str = ...,
+        accept: Callable[[str], object] | None = ...,
+        check: Callable[[str], str | None] | None = ...,
+    ) -> str: ...
+    @overload
+    def text(
+        self,
+        key: str,
+        *,
+        expected: str = ...,
+        accept: Callable[[str], object] | None = ...,
+        check: Callable[[str], str | None] | None = ...,
+        default: D,
+    ) -> str | D: ...
+    def text(
+        self,
+        key: str,
+        *,
+        expected: str = "a non-empty string",
+        accept: Callable[[str], object] | None = non_blank,
+        check: Callable[[str], str | None] | None = None,
+        default: Any = _MISSING,
+    ) -> Any:
+        """Return the string at ``key``, as written (not stripped).
+
+        A value that is not a string, or that ``accept`` (``non_blank`` by default; ``None``
+        takes any string; a compiled pattern's ``match`` will do) refuses, raises
+        ``expected EXPECTED, got KIND``; a problem ``check`` returns is raised as it says.
+        """
+        value = self._value(key, default)
+        if value is _MISSING:
+            return default
+        if not isinstance(value, str) or (accept is not None and not accept(value)):
+            raise self.wrong(key, expected, value)
+        problem = check(value) if check is not None else None
+        if problem:
+            raise self.fail(key, problem)
+        return value
+
+    @overload
+    def integer(
+        self, key: str, *, lo: int | None = ..., hi: int | None = ..., expected: str = ...
+    ) -> int: ...
+    @overload
+    def integer(
+        self,
+        key: str,
+        *,
+        lo: int | None = ...,
+        hi: int | None = ...,
+        expected: str = ...,
+        default: D,
+    ) -> int | D: ...
+    def integer(
+        self,
+        key: str,
+        *,
+        lo: int | None = None,
+        hi: int | None = None,
+        expected: str = "an integer",
+        default: Any = _MISSING,
+    ) -> Any:
+        """Return the integer at ``key`` (never a boolean), within ``lo``..``hi`` when given.
+
+        Raises ``expected EXPECTED, got KIND``, or ``must be at least LO, got N`` (``at
+        most HI``; a number of more than 20 digits is elided).
+        """
+        value = self._value(key, default)
+        if value is _MISSING:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.wrong(key, expected, value)
+        if lo is not None and value < lo:
+            raise self.fail(key, f"must be at least {lo}, got {_shown(value)}")
+        if hi is not None and value > hi:
+            raise self.fail(key, f"must be at most {hi}, got {_shown(value)}")
+        return value
+
+    @overload
+    def boolean(self, key: str) -> bool: ...
+    @overload
+    def boolean(self, key: str, *, default: D) -> bool | D: ...
+    def boolean(self, key: str, *, default: Any = _MISSING) -> Any:
+        """Return the boolean at ``key``. Raises ``expected true or false, got KIND``."""
+        value = self._value(key, default)
+        if value is _MISSING:
+            return default
+        if not isinstance(value, bool):
+            raise self.wrong(key, "true or false", value)
+        return value
+
+    @overload
+    def date(self, key: str, *, expected: str = ...) -> date: ...
+    @overload
+    def date(self, key: str, *, expected: str = ..., default: D) -> date | D: ...
+    def date(
+        self, key: str, *, expected: str = "a date YYYY-MM-DD", default: Any = _MISSING
+    ) -> Any:
+        """Return the calendar date at ``key``: a YAML date or the text ``YYYY-MM-DD``
+        (``calendar_date``). Raises ``expected EXPECTED, got KIND`` for anything else (a
+        timestamp, ``2026-02-30``, ``null``: a caller for whom null means "none" checks
+        ``get(key) is None`` first)."""
+        value = self._value(key, default)
+        if value is _MISSING:
+            return default
+        day = calendar_date(value)
+        if day is None:
+            raise self.wrong(key, expected, value)
+        return day
+
+    # --- collections ---------------------------------------------------------------------
+
+    @overload
+    def text_list(
+        self,
+        key: str,
+        *,
+        expected: str = ...,
+        item: str = ...,
+        accept: Callable[[str], object] | None = ...,
+        check: Callable[[str], str | None] | None = ...,
+        duplicate: str | None = ...,
+    ) -> tuple[str, ...]: ...
+    @overload
+    def text_list(
+        self,
+        key: str,
+        *,
+        expected: str = ...,
+        item: str = ...,
+        accept: Callable[[str], object] | None = ...,
+        check: Callable[[str], str | None] | None = ...,
+        duplicate: str | None = ...,
+        default: D,
+    ) -> tuple[str, ...] | D: ...
+    def text_list(
+        self,
+        key: str,
+        *,
+        expected: str = "a list of strings",
+        item: str = "a string",
+        accept: Callable[[str], object] | None = None,
+        check: Callable[[str], str | None] | None = None,
+        duplicate: str | None = None,
+        default: Any = _MISSING,
+    ) -> Any:
+        """Return the list of strings at ``key`` as a tuple, in order.
+
+        A value that is not a list raises ``KEY: expected EXPECTED, got KIND``. Each item,
+        in order, is refused at its own line and name (``KEY[i]``): ``expected ITEM, got
+        KIND`` when it is not a string ``accept`` takes (``None``: any string), the problem
+        ``check`` returns, and, when ``duplicate`` is given, ``duplicate.format(item)``
+        (e.g. ``"node id {!r} is listed twice"``) for an item equal to an earlier one.
+        """
+        value = self._value(key, default)
+        if value is _MISSING:
+            return default
+        if not isinstance(value, list):
+            raise self.wrong(key, expected, value)
+        seen: set[str] = set()
+        for index, entry in enumerate(value):
+            if not isinstance(entry, str) or (accept is not None and not accept(entry)):
+                raise self.wrong((key, index), item, entry)
+            problem = check(entry) if check is not None else None
+            if problem:
+                raise self.fail((key, index), problem)
+            if duplicate is not None:
+                if entry in seen:
+                    raise self.fail((key, index), duplicate.format(entry))
+                seen.add(entry)
+        return tuple(value)
+
+    @overload
+    def mapping(self, key: str, *, expected: str | None = ...) -> Fields: ...
+    @overload
+    def mapping(self, key: str, *, expected: str | None = ..., default: D) -> Fields | D: ...
+    def mapping(self, key: str, *, expected: str | None = None, default: Any = _MISSING) -> Any:
+        """Return a reader of the mapping at ``key``. Raises ``expected EXPECTED, got KIND``
+        (EXPECTED defaulting to "a mapping", or "an object" in JSON) for anything else."""
+        value = self._value(key, default)
+        if value is _MISSING:
+            return default
+        if not isinstance(value, dict):
+            raise self.wrong(key, expected or self.doc.kind({}), value)
+        return Fields(self.doc, value, (*self.path, key))
+
+    @overload
+    def sequence(
+        self, key: str, *, expected: str, non_empty: bool = ..., got: bool = ...
+    ) -> list[Any]: ...
+    @overload
+    def sequence(
+        self, key: str, *, expected: str, non_empty: bool = ..., got: bool = ..., default: D
+    ) -> list[Any] | D: ...
+    def sequence(
+        self,
+        key: str,
+        *,
+        expected: str,
+        non_empty: bool = False,
+        got: bool = True,
+        default: Any = _MISSING,
+    ) -> Any:
+        """Return the list at ``key`` (its items unchecked).
+
+        Raises ``expected EXPECTED, got KIND`` (without ``got``: ``expected EXPECTED``) for
+        anything else, and for an empty list when ``non_empty``.
+        """
+        value = self._value(key, default)
+        if value is _MISSING:
+            return default
+        if not isinstance(value, list) or (non_empty and not value):
+            raise self.wrong(key, expected, value, got=got)
+        return value
+
+    def element(self, key: str, index: int, *, expected: str, got: bool = True) -> Fields:
+        """Return a reader of the mapping at ``key[index]`` (the list was checked by the
+        caller, e.g. with ``sequence``). Raises ``KEY[i]: expected EXPECTED, got KIND``
+        (without ``got``: ``expected EXPECTED``) on the item's line for anything else."""
+        value = self.data[key][index]
+        if not isinstance(value, dict):
+            raise self.wrong((key, index), expected, value, got=got)
+        return Fields(self.doc, value, (*self.path, key, index))
+
+    def items(
+        self, key: str, *, expected: str, item: str, non_empty: bool = False, got: bool = True
+    ) -> Iterator[Fields]:
+        """Return readers of the mappings listed at ``key``, in order.
+
+        The list itself is checked at once (``sequence``: ``expected``, ``non_empty``); each
+        item only when the iteration reaches it (``element``: ``item``), so that the first
+        problem in file order is the one reported. ``got`` applies to both messages.
+        """
+        count = len(self.sequence(key, expected=expected, non_empty=non_empty, got=got))
+        return (self.element(key, i, expected=item, got=got) for i in range(count))
+
+
+# --- bytes and git -------------------------------------------------------------------------
 
 
 def decode_utf8(data: bytes, label: str, error: type[InputError]) -> str:

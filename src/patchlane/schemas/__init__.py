@@ -1,4 +1,4 @@
-"""JSON Schemas of every file format patchlane reads or writes (DESIGN.md §4)."""
+"""JSON Schemas of every file format patchlane reads or writes (docs/architecture.md §4)."""
 
 from __future__ import annotations
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from datetime import date
 from typing import Any
 
 from patchlane import git
 from patchlane.config import ReviewMap, parse_review_map
-from patchlane.lanes.freeze import FreezeReport, audit
+from patchlane.lanes.fixture.report import FixtureReport
+from patchlane.lanes.freeze.lane import audit
+from patchlane.lanes.freeze.report import FreezeReport
+from patchlane.lanes.patch import Patch
+from patchlane.lanes.property.report import PropertyReport
 from tests.gitrepo import GitRepo
 
 REGISTRY = "tests/flaky-freeze.yml"
@@ -124,6 +127,7 @@ def property_report(outcome: str = "pass", *, status: str = "pass") -> dict[str,
         "reason": "test report",
         "properties": runs,
         "failures": [],
+        "oracle_findings": [],
     }
 
 
@@ -152,7 +156,8 @@ def run(
     head: str = "HEAD",
     review_map: ReviewMap | None = None,
 ) -> FreezeReport:
-    """Audit the patch ``merge-base(base, head)..head`` as the gate would."""
+    """Audit the patch ``merge-base(base, head)..head`` as the gate would, the reports
+    read by their strict readers (``{}`` stands for a missing report)."""
     base_commit = git.resolve_commit(repo.path, base)
     head_commit = git.resolve_commit(repo.path, head)
     merge_base = git.merge_base(repo.path, base_commit, head_commit)
@@ -162,16 +167,21 @@ def run(
         for p in (c.path, c.old_path)
         if p
     )
-    return audit(
-        repo.path,
-        review_map or parse_review_map(MAP, "review-map.yml"),
+    patch = Patch(
         base=base_commit,
         head=head_commit,
         merge_base=merge_base,
         changed_paths=changed,
+        review_map=review_map or parse_review_map(MAP, "review-map.yml"),
+    )
+    props = property_report() if props is None else props
+    fixture = fixture_report() if fixture is None else fixture
+    return audit(
+        repo.path,
+        patch,
         today=today,
-        property_report=copy.deepcopy(props) if props is not None else property_report(),
-        fixture_report=copy.deepcopy(fixture) if fixture is not None else fixture_report(),
+        property_report=PropertyReport.from_json(props, "property-report.json") if props else None,
+        fixture_report=FixtureReport.from_json(fixture, "fixture-report.json") if fixture else None,
         failure_log=failure_log,
     )
 

@@ -11,8 +11,11 @@ import jsonschema
 import pytest
 
 from patchlane.config import parse_review_map
+from patchlane.errors import ReportError
 from patchlane.lanes.fixture import lane as fixture
+from patchlane.lanes.fixture.report import FixtureReport
 from patchlane.lanes.freeze import load_base_registry, read_failure_log, records_in_play
+from patchlane.lanes.property.report import PropertyReport
 from patchlane.schemas import load_schema
 from tests.gitrepo import GitRepo, move
 from tests.lanes.freeze import project as P
@@ -108,15 +111,28 @@ def test_rule_3_a_required_property_that_failed(repo: GitRepo, outcome: str) -> 
     assert record["details"]["3"] == f"{P.PROP} failed in {P.MODULE} ({outcome})"
 
 
+def failure(prop: str) -> dict[str, Any]:
+    """One entry of a property report's ``failures``."""
+    return {
+        "module": P.MODULE,
+        "property": prop,
+        "source": "head",
+        "seed": 1,
+        "case_index": None,
+        "arguments": None,
+        "message": "boom",
+    }
+
+
 def test_rule_3_a_property_listed_in_failures(repo: GitRepo) -> None:
     props = P.property_report()
-    props["failures"] = [{"module": P.MODULE, "property": P.PROP, "source": "head"}]
+    props["failures"] = [failure(P.PROP)]
     assert in_play(repo, P.record(), props=props)["failed_rules"] == [3]
 
 
 def test_rule_3_a_failed_module_fails_its_properties(repo: GitRepo) -> None:
     props = P.property_report()
-    props["failures"] = [{"module": P.MODULE, "property": "(module)", "source": "head"}]
+    props["failures"] = [failure("(module)")]
     assert in_play(repo, P.record(), props=props)["failed_rules"] == [3]
 
 
@@ -127,7 +143,13 @@ def test_rule_3_an_unknown_property(repo: GitRepo) -> None:
 
 
 def test_rule_3_a_not_applicable_property_report_knows_no_property(repo: GitRepo) -> None:
-    props = {"lane": "property", "status": "not_applicable", "reason": "no property path"}
+    props = {
+        "lane": "property",
+        "status": "not_applicable",
+        "reason": "no property path",
+        "failures": [],
+        "oracle_findings": [],
+    }
     record = in_play(repo, P.record(), props=props)
     assert record["failed_rules"] == [3]
     assert "(the property lane is not_applicable: no property path)" in record["details"]["3"]
@@ -139,10 +161,16 @@ def test_rule_3_qualified_names_match_their_module_only(repo: GitRepo) -> None:
     assert record["details"]["3"] == f"other.{P.PROP} is unknown to the property report"
 
 
-def test_rule_3_garbage_in_the_report_only_makes_a_property_unknown(repo: GitRepo) -> None:
-    props = P.property_report()
-    props["properties"] = ["junk", {"module": 3, "property": P.PROP, "outcome": "pass"}]
-    assert in_play(repo, P.record(), props=props)["failed_rules"] == [3]
+@pytest.mark.parametrize(
+    "runs",
+    [["junk"], [{"module": 3, "property": P.PROP, "source": "head", "style": "seed", "outcome": "pass"}]],
+    ids=["not-an-object", "module-not-a-string"],
+)  # fmt: skip
+def test_rule_3_garbage_in_the_report_is_refused_before_the_audit(runs: list[Any]) -> None:
+    # The audit reads a report its strict reader has checked: garbage never reaches a rule.
+    props = dict(P.property_report(), properties=runs)
+    with pytest.raises(ReportError, match=r"property-report\.json: 'properties\[0\]"):
+        PropertyReport.from_json(json.loads(json.dumps(props)), "property-report.json")
 
 
 # --- rule 4: the fixture lock ----------------------------------------------------------------
@@ -164,13 +192,25 @@ def test_rule_4_an_unknown_lock(repo: GitRepo) -> None:
     "report",
     [
         {"lane": "fixture", "status": "fail", "reason": "x", "roots": [], "lock_errors": [{"lock": P.LOCK, "problem": "bad"}]},
-        {"lane": "fixture", "status": "pass", "reason": "x", "roots": [{"lock": P.LOCK, "paths": []}]},
-        {"lane": "fixture", "status": "pass", "reason": "x", "roots": [{"lock": P.LOCK, "ok": "yes"}]},
+        {"lane": "fixture", "status": "fail", "reason": "x", "roots": [{"lock": P.LOCK, "paths": [], "ok": False}]},
     ],
-    ids=["lock-error", "no-ok-field", "ok-not-a-boolean"],
+    ids=["lock-error", "root-not-ok"],
 )  # fmt: skip
 def test_rule_4_a_lock_the_report_does_not_clear(repo: GitRepo, report: dict[str, Any]) -> None:
     assert in_play(repo, P.record(), fixture=report)["failed_rules"] == [4]
+
+
+@pytest.mark.parametrize(
+    "root",
+    [{"lock": P.LOCK, "paths": []}, {"lock": P.LOCK, "paths": [], "ok": "yes"}],
+    ids=["no-ok-field", "ok-not-a-boolean"],
+)
+def test_rule_4_a_root_without_a_boolean_ok_is_refused_before_the_audit(
+    root: dict[str, Any],
+) -> None:
+    report = {"lane": "fixture", "status": "pass", "reason": "x", "roots": [root]}
+    with pytest.raises(ReportError, match=r"fixture-report.json:.*'roots\[0\]\.ok' must be"):
+        FixtureReport.from_json(report, "fixture-report.json")
 
 
 def test_rule_4_no_lock_named_holds(repo: GitRepo) -> None:

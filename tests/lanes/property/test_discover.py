@@ -10,7 +10,6 @@ import pytest
 from patchlane.config import PropertyLane
 from patchlane.lanes.property.discover import (
     find_module_file,
-    module_prefixes,
     overlapping_prefixes,
     property_names,
     read_version,
@@ -104,10 +103,8 @@ def test_search_roots_are_root_src_and_pythonpath_when_present(tmp_path: Path) -
 
 def test_property_packages_that_hold_code_under_test_are_found() -> None:
     shop = lane(paths=("src/shop/",))
-    assert module_prefixes(shop, "shop.props") == ("shop/", "src/shop/")
-    assert module_prefixes(shop, "props") == ("props/", "props.py", "src/props/", "src/props.py")
-    assert overlapping_prefixes(shop, module_prefixes(shop, "shop.props")) == ["src/shop/"]
-    assert overlapping_prefixes(shop, module_prefixes(shop, "checks.props")) == []
+    assert overlapping_prefixes(shop, ("shop/", "src/shop/")) == ["src/shop/"]
+    assert overlapping_prefixes(shop, ("checks/", "src/checks/")) == []
     everything = lane(paths=("src/",))
     assert overlapping_prefixes(everything, ("src/checks/",)) == ["src/checks/"]
     assert overlapping_prefixes(lane(paths=("src/shop",)), ("src/shop_v2/",)) == []

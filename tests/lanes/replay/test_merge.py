@@ -13,7 +13,7 @@ from patchlane.lanes.replay import signing, slicefile
 from patchlane.lanes.replay.merge import Shard, merge_receipts
 from patchlane.lanes.replay.receipt import Receipt
 from patchlane.lanes.replay.verify import verify_receipt
-from tests.lanes.replay.test_verify import freeze_record, freeze_report
+from tests.lanes.replay.test_verify import freeze_record, freeze_report, parsed
 
 A, B, C, D = (f"tests/test_x.py::test_{n}" for n in "abcd")
 WHOLE = slicefile.render([A, B, C, D])
@@ -71,7 +71,7 @@ def test_two_shards_merge_into_a_receipt_that_verifies() -> None:
     v = verify_receipt(
         WHOLE,
         receipt.render(),
-        freeze_report(freeze_record(C)),
+        parsed(freeze_report(freeze_record(C))),
         seed=7,
         head=HEAD,
         require_signature=False,

@@ -10,10 +10,21 @@ from pathlib import Path
 import pytest
 
 from patchlane.lanes.replay import slicefile
-from patchlane.lanes.replay.run import FAILED, PASSED, SKIPPED, RunResult, fold, run_slice
+from patchlane.lanes.replay.run import (
+    FAILED,
+    PASSED,
+    SKIPPED,
+    RunResult,
+    child_env,
+    fold,
+    run_slice,
+)
 from patchlane.lanes.replay.run import FROZEN as FROZEN_OUTCOME
 from tests.gitrepo import GitRepo
 from tests.lanes.replay.test_verify import freeze_record, freeze_report
+
+# ``big_run`` (module scope) is one real pytest run: built once, on one xdist worker.
+pytestmark = pytest.mark.xdist_group("replay-run")
 
 TEST_FILE = """\
 import os
@@ -188,7 +199,7 @@ def test_the_receipt_covers_the_slice_and_names_the_run(big_run: tuple[GitRepo, 
     assert (r.seed, r.head, r.host_role) == (4242, repo.head(), "test-host")
     assert r.started is not None and r.finished is not None and r.started <= r.finished
     assert r.patchlane_version and r.signature is None
-    assert result.returncode == 1 and not result.timed_out
+    assert result.run.exit_code == 1 and not result.run.timed_out
     assert result.run.problems == ()
 
 
@@ -218,7 +229,7 @@ def test_the_timeout_kills_the_process_group_and_fails_every_node(
         repo, ["tests/test_slow.py::test_fast", "tests/test_slow.py::test_slow"], timeout_s=8
     )
     assert time.monotonic() - start < 60
-    assert result.timed_out and result.returncode is None
+    assert result.run.timed_out and result.run.exit_code is None
     # The fast test's pass streamed before the clock ran out, but a run that never said how it
     # ended cannot pass: every node is failed.
     assert result.receipt.passed_nodeids == ()
@@ -275,7 +286,7 @@ def test_a_conftest_that_breaks_pytest_fails_every_node(repo: GitRepo) -> None:
     result = run(repo, [PASS, P1])
     assert result.receipt.passed_nodeids == ()
     assert result.receipt.failed_nodeids == tuple(sorted([PASS, P1]))
-    assert result.returncode not in (0, 1, 5, None)
+    assert result.run.exit_code not in (0, 1, 5, None)
     assert result.run.problems
     assert b"broken harness" in result.output_tail
 
@@ -549,3 +560,20 @@ def test_exit_0_with_a_failed_node_keeps_the_failure_and_says_so() -> None:
     folded = fold(records, ["a::t"], (), {})
     assert folded.results["a::t"].outcome == FAILED
     assert folded.problems == ("pytest exited 0 although a node failed",)
+
+
+def test_the_child_does_not_inherit_a_calling_pytest_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """patchlane run from inside a pytest session (an xdist worker, a CI step in a test)
+    hands its pytest child none of that session's variables: plugins read them to change
+    mode, and options in them would change which tests run."""
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
+    monkeypatch.setenv("PYTEST_XDIST_TESTRUNUID", "abc")
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/test_x.py::test_y (call)")
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-k nothing")
+    monkeypatch.setenv("PATCHLANE_TEST_KEPT", "1")
+    env = child_env(11)
+    assert not [k for k in env if k.startswith(("PYTEST_XDIST_", "PYTEST_CURRENT", "PYTEST_ADD"))]
+    assert env["PATCHLANE_TEST_KEPT"] == "1"
+    assert env["PYTHONHASHSEED"] == "11"

@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from patchlane.lanes.replay import signing
 from patchlane.lanes.replay.receipt import Receipt, Signature, parse_receipt
+from tests.keys import write_key_pair
 
 HASH = "1" * 64
 
@@ -36,11 +37,7 @@ def a_receipt() -> Receipt:
 
 def write_keys(directory: Path, name: str = "host") -> tuple[Path, Path]:
     """Write a fresh Ed25519 key pair as PEM files; return ``(private, public)`` paths."""
-    key = Ed25519PrivateKey.generate()
-    private, public = directory / f"{name}.pem", directory / f"{name}.pub.pem"
-    private.write_bytes(signing.private_pem(key))
-    public.write_bytes(signing.public_pem(key.public_key()))
-    return private, public
+    return write_key_pair(directory, name)
 
 
 def test_pae_is_dsse_v1() -> None:

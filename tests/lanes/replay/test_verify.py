@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from patchlane.errors import ReportError
+from patchlane.lanes.freeze.report import FreezeReport
 from patchlane.lanes.replay import signing
 from patchlane.lanes.replay.receipt import Receipt
 from patchlane.lanes.replay.slicefile import SliceError
@@ -51,6 +53,11 @@ def freeze_report(*records: dict[str, Any], status: str = "pass") -> dict[str, A
     }
 
 
+def parsed(report: dict[str, Any]) -> FreezeReport:
+    """A freeze report as its one reader reads it (what the verifier is given)."""
+    return FreezeReport.from_json(report, "freeze-report.json")
+
+
 def good(**changes: Any) -> Receipt:
     """A receipt for SLICE that verifies: A passed, B failed, C skipped by a granted freeze."""
     base = Receipt(
@@ -82,7 +89,7 @@ def check(
     return verify_receipt(
         slice_bytes,
         data,
-        freeze if freeze is not None else freeze_report(freeze_record(C)),
+        parsed(freeze if freeze is not None else freeze_report(freeze_record(C))),
         seed=seed,
         head=head,
         require_signature=require_signature,
@@ -214,7 +221,8 @@ def test_a_malformed_slice_is_the_callers_input_error() -> None:
 
 
 def test_a_malformed_freeze_report_is_the_callers_error() -> None:
-    with pytest.raises(ValueError, match="freeze report"):
+    # It never reaches the verifier: its one reader refuses it, naming the file.
+    with pytest.raises(ReportError, match=r"freeze-report\.json: missing key 'status'"):
         check(good(), freeze={"lane": "freeze"})
 
 
@@ -284,7 +292,7 @@ def test_the_seed_receipt_verifies_as_printed_with_a_real_hash(
     v = verify_receipt(
         slice_bytes,
         data,
-        freeze_report(freeze_record(SEED_NODE)),
+        parsed(freeze_report(freeze_record(SEED_NODE))),
         seed=20260924,
         head=HEAD,
         require_signature=False,
@@ -352,7 +360,7 @@ def test_the_seed_placeholder_is_refused_naming_slice_sha256() -> None:
     v = verify_receipt(
         f"{SEED_NODE}\n".encode(),
         seed_receipt(),
-        freeze_report(freeze_record(SEED_NODE)),
+        parsed(freeze_report(freeze_record(SEED_NODE))),
         seed=20260924,
         head=None,
         require_signature=False,
@@ -366,10 +374,12 @@ def test_the_seed_placeholder_is_refused_naming_slice_sha256() -> None:
 
 def test_replay_report_shapes() -> None:
     digest = hashlib.sha256(SLICE).hexdigest()
-    fail = replay_report(check(good()), slice_sha256=digest, seed=SEED, head=HEAD)
+    fail = replay_report(check(good()), slice_sha256=digest, seed=SEED, head=HEAD).to_json()
     assert fail["lane"] == "replay" and fail["status"] == "fail" and fail["failed"] == [B]
     assert fail["skipped_by_freeze"] == [C] and fail["refusals"] == []
-    refused = replay_report(check(good(seed=1)), slice_sha256=digest, seed=SEED, head=HEAD)
+    refused = replay_report(
+        check(good(seed=1)), slice_sha256=digest, seed=SEED, head=HEAD
+    ).to_json()
     assert refused["status"] == "error" and refused["outcome"] == "refused"
     assert refused["reason"].startswith("receipt refused: seed 1")
     assert set(refused) == {

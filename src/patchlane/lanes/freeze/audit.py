@@ -1,4 +1,4 @@
-"""Audit rules 1-6 (DESIGN.md §4) over the base's freeze registry.
+"""Audit rules 1-6 (docs/architecture.md §4) over the base's freeze registry.
 
 Every record is audited and every rule is reported by number. Rule 5 decides whether a
 record is in play for this patch (its test file is changed, or it failed on the last run);
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any
+from typing import TYPE_CHECKING
 
 from patchlane.config import FreezeLane
 from patchlane.lanes.freeze.history import History
@@ -18,6 +18,11 @@ from patchlane.lanes.freeze.registry import FreezeRecord
 from patchlane.lanes.freeze.report import RULES, RecordResult
 from patchlane.lanes.freeze.source import Registry
 from patchlane.lanes.property.report import MODULE_LEVEL
+from patchlane.lanes.status import Status
+
+if TYPE_CHECKING:
+    from patchlane.lanes.fixture.report import FixtureReport
+    from patchlane.lanes.property.report import PropertyReport
 
 
 @dataclass(frozen=True)
@@ -31,30 +36,19 @@ class PropertyEvidence:
     why_empty: str | None  # why the report knows no property at all
 
     @classmethod
-    def of(cls, report: dict[str, Any] | None) -> PropertyEvidence:
-        """Read a property report (``None``: no report). Entries that are not objects with
-        string fields are ignored, which can only make a property unknown (rule 3 fails)."""
+    def of(cls, report: PropertyReport | None) -> PropertyEvidence:
+        """Read a property report (``None``: no report)."""
         if report is None:
             return cls({}, frozenset(), frozenset(), "there is no property report")
-        if report.get("status") == "not_applicable":
-            why = f"the property lane is not_applicable: {report.get('reason')}"
+        if report.status == Status.NOT_APPLICABLE:
+            why = f"the property lane is not_applicable: {report.reason}"
             return cls({}, frozenset(), frozenset(), why)
         outcomes: dict[tuple[str, str], list[str]] = {}
-        for run in _objects(report.get("properties")):
-            key = _key(run)
-            if key is not None:
-                outcomes.setdefault(key, []).append(str(run.get("outcome")))
-        failed: set[tuple[str, str]] = set()
-        modules: set[str] = set()
-        for f in _objects(report.get("failures")):
-            key = _key(f)
-            if key is not None:
-                failed.add(key)
-                if key[1] == MODULE_LEVEL:
-                    modules.add(key[0])
-        return cls(
-            {k: tuple(v) for k, v in outcomes.items()}, frozenset(failed), frozenset(modules), None
-        )
+        for run in report.properties:
+            outcomes.setdefault((run.module, run.property), []).append(run.outcome)
+        failed = frozenset((f.module, f.property) for f in report.failures)
+        modules = frozenset(f.module for f in report.failures if f.property == MODULE_LEVEL)
+        return cls({k: tuple(v) for k, v in outcomes.items()}, failed, modules, None)
 
     def judge(self, name: str) -> str | None:
         """Return why the required property ``name`` (``prop`` or ``module.prop``) does
@@ -76,35 +70,21 @@ class PropertyEvidence:
 @dataclass(frozen=True)
 class LockEvidence:
     """What the fixture report says about each lock: ``True`` only for a root whose
-    ``ok`` is exactly true and whose lock is not among ``lock_errors``."""
+    ``ok`` is true and whose lock is not among ``lock_errors``."""
 
     locks: dict[str, bool]
     errors: frozenset[str]
     present: bool
 
     @classmethod
-    def of(cls, report: dict[str, Any] | None) -> LockEvidence:
+    def of(cls, report: FixtureReport | None) -> LockEvidence:
         """Read a fixture report (``None``: no report)."""
         if report is None:
             return cls({}, frozenset(), False)
         locks: dict[str, bool] = {}
-        for root in _objects(report.get("roots")):
-            lock = root.get("lock")
-            if isinstance(lock, str):
-                locks[lock] = locks.get(lock, True) and root.get("ok") is True
-        errors = frozenset(
-            e["lock"] for e in _objects(report.get("lock_errors")) if isinstance(e.get("lock"), str)
-        )
-        return cls(locks, errors, True)
-
-
-def _objects(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-def _key(entry: dict[str, Any]) -> tuple[str, str] | None:
-    module, prop = entry.get("module"), entry.get("property")
-    return (module, prop) if isinstance(module, str) and isinstance(prop, str) else None
+        for root in report.roots:
+            locks[root.lock] = locks.get(root.lock, True) and root.ok
+        return cls(locks, frozenset(e.lock for e in report.lock_errors), True)
 
 
 # --- the rules: each returns (holds, one line saying why) ---------------------------------

@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from patchlane.errors import InputError
+from patchlane.inputs.fields import decode_utf8
 
 # Colour codes, when pytest ran with --color=yes into a file.
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -123,11 +124,7 @@ def read_failure_log(path: Path) -> frozenset[str]:
         raise FailureLogError(label, "no such file") from e
     except OSError as e:
         raise FailureLogError(label, f"cannot read: {e.strerror}") from e
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise FailureLogError(label, f"not UTF-8 (byte {e.start})", line) from e
+    text = decode_utf8(data, label, FailureLogError)
     if text.lstrip("\ufeff \t\r\n").startswith("<"):
         return parse_junit(data, label)
     return parse_text(text)

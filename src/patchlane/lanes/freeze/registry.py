@@ -1,31 +1,35 @@
 """The freeze registry (``tests/flaky-freeze.yml``): strict parsing into frozen dataclasses.
 
-The seed's file loads as printed, plus the optional ``failure_log: {ref, sha256}``. Anything
-else (unknown or duplicate keys, missing fields, wrong types, a date that is not a calendar
-date, duplicate ids or node ids, a node id that is not a test) is a ``RegistryError`` naming
-the file and line. A record's ``expires`` may be absent (audit rule 1 then fails), because
-DESIGN.md §4 reports a missing expiry by rule number rather than refusing the file.
+Records hold the keys docs/architecture.md §4 lists, ``failure_log: {ref, sha256}`` being
+optional. Anything else (unknown or duplicate keys, missing fields, wrong types, a date that
+is not a calendar date, duplicate ids or node ids, a node id that is not a test) is a
+``RegistryError`` naming the file and line. A record's ``expires`` may be absent: the audit
+reports a missing expiry by rule number (rule 1) rather than refusing the file.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import date, datetime
-from typing import Any
+from datetime import date
 
 from patchlane.config import ReviewMap
 from patchlane.errors import InputError
 from patchlane.gate.classify import property_module_prefixes
-from patchlane.inputs.fields import kind_of
+from patchlane.inputs.fields import (
+    Fields,
+    calendar_date,
+    kind_of,
+    printable_non_blank,
+    yaml_document,
+)
 from patchlane.inputs.paths import path_problem, under_any
-from patchlane.inputs.yamlio import YamlList, YamlMap, load_yaml
+from patchlane.inputs.yamlio import YamlMap, load_yaml
 
-_DATE_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 # Ids are printed on one terminal line and named in pytest skip reasons: keep them plain.
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-_PROPERTY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-_SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\Z")
+_PROPERTY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+_SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}\Z")
 
 RECORD_KEYS = (
     "id", "nodeid", "owner", "reason", "expires", "required_properties", "fixture_lock",
@@ -70,22 +74,8 @@ class FreezeRecord:
         return self.nodeid.split("::", 1)[0]
 
 
-def parse_date(value: Any) -> date | None:
-    """Return the calendar date ``value`` names, or ``None`` when it names none.
-
-    Accepts a YAML date (``expires: 2026-10-08``) and the exact text ``YYYY-MM-DD``
-    (``"2026-10-08"``). A timestamp, ``2026-02-30``, ``20261008`` or ``next week`` is none.
-    """
-    if isinstance(value, datetime):  # a datetime is a date too; an expiry is a day
-        return None
-    if isinstance(value, date):
-        return value
-    if isinstance(value, str) and _DATE_RE.match(value):
-        try:
-            return date.fromisoformat(value)
-        except ValueError:
-            return None
-    return None
+# ``history`` reads the base's records leniently with it: the same reading of a date.
+parse_date = calendar_date
 
 
 def nodeid_problem(nodeid: str, review_map: ReviewMap) -> str | None:
@@ -119,104 +109,63 @@ def nodeid_problem(nodeid: str, review_map: ReviewMap) -> str | None:
     return None
 
 
-class _Record:
-    """Typed access to one record mapping, with errors naming the file, line and key."""
-
-    def __init__(self, label: str, m: YamlMap, where: str) -> None:
-        self.label, self.m, self.where = label, m, where
-        for key in m:
-            if key not in RECORD_KEYS:
-                known = ", ".join(RECORD_KEYS)
-                raise self.fail(key, f"unknown key (expected one of: {known})")
-        for key in REQUIRED_KEYS:
-            if key not in m:
-                raise RegistryError(label, f"{where}.{key}: missing", m.line)
-
-    def fail(self, key: str, message: str) -> RegistryError:
-        line = self.m.key_lines.get(key, self.m.line)
-        return RegistryError(self.label, f"{self.where}.{key}: {message}", line)
-
-    def text(self, key: str, *, exact: bool = False) -> str:
-        """Return the one-line string at ``key``, stripped; ``exact``: refuse surrounding
-        white space instead (ids and node ids are matched byte for byte)."""
-        value = self.m[key]
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(key, f"expected a non-empty string, got {kind_of(value)}")
-        if "\n" in value.strip() or "\r" in value:
-            raise self.fail(key, "must be one line")
-        if exact and value != value.strip():
-            raise self.fail(key, f"{value!r} has leading or trailing white space")
-        return value.strip()
+def _text(r: Fields, key: str, *, exact: bool = False) -> str:
+    """Return the one-line string at ``key``, stripped; ``exact``: refuse surrounding white
+    space instead (ids and node ids are matched byte for byte)."""
+    value = r.text(key)
+    if "\n" in value.strip() or "\r" in value:
+        raise r.fail(key, "must be one line")
+    if exact and value != value.strip():
+        raise r.fail(key, f"{value!r} has leading or trailing white space")
+    return value.strip()
 
 
-def _record(label: str, item: Any, line: int, index: int, review_map: ReviewMap) -> FreezeRecord:
-    where = f"freezes[{index}]"
-    if not isinstance(item, YamlMap):
-        raise RegistryError(label, f"{where}: expected a mapping, got {kind_of(item)}", line)
-    r = _Record(label, item, where)
-    record_id = r.text("id", exact=True)
+def _record(r: Fields, review_map: ReviewMap) -> FreezeRecord:
+    """Validate one record (``r``: the reader of ``freezes[i]``)."""
+    r.only(RECORD_KEYS)
+    r.require(*REQUIRED_KEYS)
+    record_id = _text(r, "id", exact=True)
     if not _ID_RE.match(record_id):
         raise r.fail("id", f"{record_id!r}: use letters, digits, '.', '_' and '-' (at most 100)")
-    nodeid = r.text("nodeid", exact=True)
+    nodeid = _text(r, "nodeid", exact=True)
     problem = nodeid_problem(nodeid, review_map)
     if problem:
         raise r.fail("nodeid", f"{nodeid!r}: {problem}")
-    expires: date | None = None
-    raw = item.get("expires")
-    if raw is not None:  # ``expires:`` with no value is a missing expiry (rule 1)
-        expires = parse_date(raw)
-        if expires is None:
-            raise r.fail("expires", f"expected a date YYYY-MM-DD, got {kind_of(raw)}")
-    props = item["required_properties"]
-    if not isinstance(props, YamlList):
-        raise r.fail("required_properties", f"expected a list of names, got {kind_of(props)}")
-    names: list[str] = []
-    for i, name in enumerate(props):
-        at = f"{where}.required_properties[{i}]"
-        if not isinstance(name, str) or not _PROPERTY_RE.match(name):
-            message = f"{at}: expected a property name, got {kind_of(name)}"
-            raise RegistryError(label, message, props.item_lines[i])
-        if name in names:
-            raise RegistryError(label, f"{at}: {name!r} is listed twice", props.item_lines[i])
-        names.append(name)
+    # ``expires:`` with no value is a missing expiry (rule 1), not a malformed one.
+    expires = r.date("expires") if r.get("expires") is not None else None
+    names = r.text_list(
+        "required_properties",
+        expected="a list of names",
+        item="a property name",
+        accept=_PROPERTY_RE.match,
+        duplicate="{!r} is listed twice",
+    )
     lock: str | None = None
-    if "fixture_lock" in item:
-        lock = r.text("fixture_lock", exact=True)
+    if r.has("fixture_lock"):
+        lock = _text(r, "fixture_lock", exact=True)
         problem = path_problem(lock, directory_ok=False)
         if problem:
             raise r.fail("fixture_lock", problem)
     return FreezeRecord(
         id=record_id,
         nodeid=nodeid,
-        owner=r.text("owner"),
-        reason=r.text("reason"),
+        owner=_text(r, "owner"),
+        reason=_text(r, "reason"),
         expires=expires,
-        required_properties=tuple(names),
+        required_properties=names,
         fixture_lock=lock,
-        failure_log=_failure_log(r) if "failure_log" in item else None,
-        line=item.line,
+        failure_log=_failure_log(r) if r.has("failure_log") else None,
+        line=r.line() or 0,
     )
 
 
-def _failure_log(r: _Record) -> FailureLogRef:
-    value = r.m["failure_log"]
-    if not isinstance(value, YamlMap):
-        raise r.fail("failure_log", f"expected a mapping {{ref, sha256}}, got {kind_of(value)}")
-    sub = f"{r.where}.failure_log"
-    for key in value:
-        if key not in ("ref", "sha256"):
-            line = value.key_lines[key]
-            raise RegistryError(r.label, f"{sub}.{key}: unknown key (expected ref, sha256)", line)
-    for key in ("ref", "sha256"):
-        if key not in value:
-            raise RegistryError(r.label, f"{sub}.{key}: missing", value.line)
-    ref, digest = value["ref"], value["sha256"]
-    if not isinstance(ref, str) or not ref.strip() or not ref.isprintable():
-        message = f"{sub}.ref: expected a one-line string, got {kind_of(ref)}"
-        raise RegistryError(r.label, message, value.key_lines["ref"])
-    if not isinstance(digest, str) or not _SHA256_RE.match(digest):
-        message = f"{sub}.sha256: expected 64 hex digits, got {kind_of(digest)}"
-        raise RegistryError(r.label, message, value.key_lines["sha256"])
+def _failure_log(r: Fields) -> FailureLogRef:
+    log = r.mapping("failure_log", expected="a mapping {ref, sha256}")
+    log.only(("ref", "sha256"), message="unknown key (expected ref, sha256)")
+    # A missing key is reported where the mapping's own entries start.
+    log.require("ref", "sha256", line=r.get("failure_log").line)
+    ref = log.text("ref", expected="a one-line string", accept=printable_non_blank)
+    digest = log.text("sha256", expected="64 hex digits", accept=_SHA256_RE.match)
     return FailureLogRef(ref=ref.strip(), sha256=digest.lower())
 
 
@@ -232,27 +181,17 @@ def parse_registry(text: str, label: str, review_map: ReviewMap) -> tuple[Freeze
     if not isinstance(doc, YamlMap):
         line = getattr(doc, "line", 1)
         raise RegistryError(label, f"expected a mapping with 'freezes', got {kind_of(doc)}", line)
-    for key in doc:
-        if key != "freezes":
-            raise RegistryError(
-                label, f"{key}: unknown key (expected: freezes)", doc.key_lines[key]
-            )
-    if "freezes" not in doc:
-        raise RegistryError(label, "freezes: missing", doc.line)
-    items = doc["freezes"]
-    if not isinstance(items, YamlList):
-        message = f"freezes: expected a list of records, got {kind_of(items)}"
-        raise RegistryError(label, message, doc.key_lines["freezes"])
+    top = yaml_document(doc, label, RegistryError).fields(doc)
+    top.only(("freezes",), message="unknown key (expected: freezes)")
+    entries = top.items("freezes", expected="a list of records", item="a mapping")
     records: list[FreezeRecord] = []
-    ids: dict[str, int] = {}
-    nodeids: dict[str, int] = {}
-    for i, item in enumerate(items):
-        record = _record(label, item, items.item_lines[i], i, review_map)
+    ids: dict[str, int | None] = {}
+    nodeids: dict[str, int | None] = {}
+    for r in entries:
+        record = _record(r, review_map)
         for seen, value, what in ((ids, record.id, "id"), (nodeids, record.nodeid, "nodeid")):
-            line = items[i].key_lines[what]
             if value in seen:
-                message = f"freezes[{i}].{what}: {value!r} is already used on line {seen[value]}"
-                raise RegistryError(label, message, line)
-            seen[value] = line
+                raise r.fail(what, f"{value!r} is already used on line {seen[value]}")
+            seen[value] = r.line(what)
         records.append(record)
     return tuple(records)

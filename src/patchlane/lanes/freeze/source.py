@@ -1,4 +1,4 @@
-"""Which registry decides (the base's, DESIGN.md §2) and what the patch does to it.
+"""Which registry decides (the base's, docs/architecture.md §2) and what the patch does to it.
 
 A freeze added or changed by the patch cannot skip anything in the same patch: only the base
 commit's records are audited. The head's version is read only to list the patch's own
@@ -14,9 +14,7 @@ from patchlane import git
 from patchlane.config import ReviewMap
 from patchlane.inputs.fields import read_committed_text
 from patchlane.lanes.freeze.registry import FreezeRecord, RegistryError, parse_registry
-
-BASE = "base"
-NONE = "none"
+from patchlane.lanes.freeze.report import BASE, NONE
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The property lane: seeded property checks, run in isolated children, whose oracles a
-patch cannot weaken (DESIGN.md §1, §2, §4).
+patch cannot weaken (docs/architecture.md §1, §2, §4).
 
 - ``runner.run_property_lane``: the lane (materialise base and head, run, report);
 - ``discover``: static discovery of property modules and their ``prop_*`` names;

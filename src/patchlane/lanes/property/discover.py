@@ -198,24 +198,6 @@ def overlapping_prefixes(lane: PropertyLane, prefixes: Sequence[str]) -> list[st
     return out
 
 
-def module_prefixes(lane: PropertyLane, module: str) -> tuple[str, ...]:
-    """Return the repository paths that can hold ``module``'s top-level package (or
-    module), under the repository root, ``src/`` and each ``pythonpath`` entry.
-
-    These are candidates built from the name, whether or not the module lives there: what
-    to materialise before looking. Where it really resolves in a tree is
-    ``top_level_places``'s answer; only that may be held against it (``overlapping_prefixes``).
-    """
-    top = module.split(".")[0]
-    roots = ("", "src/", *(p if p.endswith("/") else p + "/" for p in lane.pythonpath))
-    out: list[str] = []
-    for root in roots:
-        out.append(f"{root}{top}/")
-        if "." not in module:
-            out.append(f"{root}{top}.py")
-    return tuple(dict.fromkeys(out))
-
-
 def module_paths(lane: PropertyLane, module: str) -> frozenset[str]:
     """Return every repository path that can hold ``module`` or a package on its way,
     under the repository root, ``src/`` and each ``pythonpath`` entry: ``a``, ``a.py`` and

@@ -4,7 +4,7 @@ A property can pass and still prove nothing. Two findings say so, for the proper
 report's ``oracle_findings``:
 
 - ``mirrors_implementation``: the property recomputes the code under test's own formula
-  (the seed's "tautology"), so it stays green while that formula is wrong. Found by
+  (a "tautology"), so it stays green while that formula is wrong. Found by
   comparing normalised expressions of the property with those of the functions it called
   (``astnorm``).
 - ``survives_mutants``: the property kills none of the mutants of the code it called

@@ -1,14 +1,19 @@
-"""The property lane's report (``property-report.json``).
+"""The property lane's report (``property-report.json``) and its strict reader.
 
-Every field but ``timings`` is a function of the repository state, the seed, the case
-count and the mutation bound, so two runs give byte-identical JSON apart from that field.
+Every field but ``timings`` is a function of the repository state, its seed, case count
+and mutation bound, so two runs give byte-identical JSON apart from that field.
 The report validates against ``schemas/property-report.schema.json``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from patchlane.lanes import reportjson
+from patchlane.lanes.reportjson import Obj
+from patchlane.lanes.status import Status
 
 LANE = "property"
 MODULE_LEVEL = "(module)"  # the ``property`` of a failure that concerns a whole module
@@ -17,6 +22,11 @@ MODULE_LEVEL = "(module)"  # the ``property`` of a failure that concerns a whole
 # network or process attempt; a module that is missing, unparsable or shadowed.
 KINDS = ("assertion", "error", "timeout", "protocol", "sandbox", "module")
 ORACLE_KINDS = ("mirrors_implementation", "survives_mutants")
+SOURCES = ("base", "head")
+STYLES = ("seed", "hypothesis", "check", "unknown")
+OUTCOMES = ("pass", "fail", "error", "timeout")
+ORACLE_AUDITS = ("ran", "not available", "not run")
+NETWORKS = ("netns+audit", "audit")
 
 
 @dataclass(frozen=True)
@@ -30,7 +40,7 @@ class Failure:
     case_index: int | None
     arguments: Any
     message: str
-    kind: str
+    kind: str  # one of KINDS ("" in a report read back without one)
 
     def to_json(self) -> dict[str, Any]:
         """Return the failure as JSON-ready data, keys in a fixed order."""
@@ -44,6 +54,20 @@ class Failure:
             "message": self.message,
             "kind": self.kind,
         }
+
+    @classmethod
+    def parse(cls, item: Obj) -> Failure:
+        """Read one entry of ``failures``. Raises ``Malformed``."""
+        return cls(
+            property=item.string("property"),
+            module=item.string("module"),
+            source=item.choice("source", SOURCES),
+            seed=item.integer("seed"),
+            case_index=item.opt_integer("case_index", required=True),
+            arguments=item.raw("arguments"),
+            message=item.string("message"),
+            kind=item.string("kind", ""),
+        )
 
 
 @dataclass(frozen=True)
@@ -67,6 +91,17 @@ class PropertyRun:
             "outcome": self.outcome,
         }
 
+    @classmethod
+    def parse(cls, item: Obj) -> PropertyRun:
+        """Read one entry of ``properties``. Raises ``Malformed``."""
+        return cls(
+            module=item.string("module"),
+            property=item.string("property"),
+            source=item.choice("source", SOURCES),
+            style=item.choice("style", STYLES),
+            outcome=item.choice("outcome", OUTCOMES),
+        )
+
 
 @dataclass(frozen=True)
 class OracleFinding:
@@ -85,6 +120,17 @@ class OracleFinding:
             "kind": self.kind,
             "detail": self.detail,
         }
+
+    @classmethod
+    def parse(cls, item: Obj) -> OracleFinding:
+        """Read one entry of ``oracle_findings`` (``module``, optional in the format, reads
+        as empty when absent). Raises ``Malformed``."""
+        return cls(
+            module=item.string("module", ""),
+            property=item.string("property"),
+            kind=item.choice("kind", ORACLE_KINDS),
+            detail=item.string("detail"),
+        )
 
 
 @dataclass(frozen=True)
@@ -115,6 +161,21 @@ class Mutation:
             data["error"] = self.error
         return data
 
+    @classmethod
+    def parse(cls, item: Obj) -> Mutation:
+        """Read one entry of ``mutation`` (``ratio`` is checked for its type and otherwise
+        recomputed). Raises ``Malformed``."""
+        ratio = item.raw("ratio")
+        if ratio is not None and (not isinstance(ratio, int | float) or isinstance(ratio, bool)):
+            raise item.fail("ratio", "a number or null")
+        return cls(
+            module=item.string("module"),
+            property=item.string("property"),
+            mutants=item.integer("mutants", minimum=0),
+            killed=item.integer("killed", minimum=0),
+            error=item.string("error") if item.has("error") else None,
+        )
+
 
 @dataclass(frozen=True)
 class IsolationInfo:
@@ -132,6 +193,17 @@ class IsolationInfo:
             "timeout_s": self.timeout_s,
         }
 
+    @classmethod
+    def parse(cls, item: Obj) -> IsolationInfo:
+        """Read ``isolation`` (``process`` and ``environment`` are fixed wording, checked to
+        be strings). Raises ``Malformed``."""
+        item.string("process")
+        item.string("environment")
+        timeout = item.number("timeout_s")
+        if timeout <= 0:
+            raise item.fail("timeout_s", "a number above 0")
+        return cls(network=item.choice("network", NETWORKS), timeout_s=timeout)
+
 
 @dataclass(frozen=True)
 class ChildTiming:
@@ -143,69 +215,157 @@ class ChildTiming:
     mode: str
     seconds: float
 
+    def to_json(self) -> dict[str, Any]:
+        """Return the timing as JSON-ready data, keys in a fixed order."""
+        return {
+            "module": self.module,
+            "source": self.source,
+            "mode": self.mode,
+            "seconds": round(self.seconds, 6),
+        }
+
+    @classmethod
+    def parse(cls, item: Obj) -> ChildTiming:
+        """Read one entry of ``timings.children``. Raises ``Malformed``."""
+        return cls(
+            module=item.string("module"),
+            source=item.string("source"),
+            mode=item.string("mode"),
+            seconds=item.number("seconds"),
+        )
+
 
 @dataclass(frozen=True)
 class PropertyReport:
     """The property lane's report.
 
     ``status`` is ``pass`` (every property run holds), ``fail`` (a property failed, errored,
-    timed out or could not be trusted) or ``error`` (a listed module could not be
-    evaluated at all: missing at base and head, unparsable, shadowed, without properties).
+    timed out or could not be trusted), ``error`` (a listed module could not be evaluated
+    at all: unparsable, shadowed, without properties) or ``not_applicable`` (the lane did
+    not run: see ``not_applicable``). ``seed`` and ``cases`` are ``None`` only in a report
+    read back without them.
+
+    The fields after ``oracle_findings`` describe a run: ``isolation`` is ``None`` for a
+    lane that started no child, and its file then holds only the fields before.
     ``base``/``head`` are commit ids, ``None`` for the work tree. ``oracle_audit`` is
     ``ran``, ``not available`` (the oracle audit is not installed) or ``not run``.
+    ``review_events`` are read from a file that has them (the lane raises none): the verdict
+    honours them in every report.
     """
 
-    status: str
+    status: Status
     reason: str
-    seed: int
-    cases: int
-    modules: tuple[str, ...]
-    base: str | None
-    head: str | None
-    properties: tuple[PropertyRun, ...]
-    failures: tuple[Failure, ...]
-    oracle_findings: tuple[OracleFinding, ...]
-    mutation: tuple[Mutation, ...]
-    oracle_audit: str
-    isolation: IsolationInfo
-    seconds: float
-    children: tuple[ChildTiming, ...]
+    seed: int | None
+    cases: int | None
+    modules: tuple[str, ...] = ()
+    failures: tuple[Failure, ...] = ()
+    oracle_findings: tuple[OracleFinding, ...] = ()
+    base: str | None = None
+    head: str | None = None
+    properties: tuple[PropertyRun, ...] = ()
+    mutation: tuple[Mutation, ...] = ()
+    oracle_audit: str = "not run"
+    isolation: IsolationInfo | None = None
+    seconds: float = 0.0
+    children: tuple[ChildTiming, ...] = ()
+    review_events: tuple[str, ...] = ()
+
+    @classmethod
+    def not_applicable(
+        cls, reason: str, seed: int | None, cases: int, modules: tuple[str, ...]
+    ) -> PropertyReport:
+        """Return the report of a lane that did not run (the patch gives it nothing to look
+        at, or the map has no property lane), saying ``reason``."""
+        return cls(Status.NOT_APPLICABLE, reason, seed, cases, modules)
+
+    @property
+    def lane(self) -> str:
+        """The lane's name, ``property``."""
+        return LANE
 
     @property
     def ok(self) -> bool:
         """Whether the lane is green."""
-        return self.status == "pass"
+        return self.status == Status.PASS
 
     def to_json(self) -> dict[str, Any]:
         """Return the report as JSON-ready data, keys in a fixed order."""
-        return {
+        data: dict[str, Any] = {
             "lane": LANE,
-            "status": self.status,
+            "status": self.status.value,
             "reason": self.reason,
             "seed": self.seed,
             "cases": self.cases,
             "modules": list(self.modules),
-            "base": self.base,
-            "head": self.head,
-            "properties": [p.to_json() for p in self.properties],
-            "failures": [f.to_json() for f in self.failures],
-            "oracle_findings": [f.to_json() for f in self.oracle_findings],
-            "mutation": [m.to_json() for m in self.mutation],
-            "oracle_audit": self.oracle_audit,
-            "isolation": self.isolation.to_json(),
-            "timings": {
-                "seconds": round(self.seconds, 6),
-                "children": [
-                    {
-                        "module": c.module,
-                        "source": c.source,
-                        "mode": c.mode,
-                        "seconds": round(c.seconds, 6),
-                    }
-                    for c in self.children
-                ],
-            },
         }
+        if self.isolation is not None:
+            data.update(
+                {
+                    "base": self.base,
+                    "head": self.head,
+                    "properties": [p.to_json() for p in self.properties],
+                }
+            )
+        data["failures"] = [f.to_json() for f in self.failures]
+        data["oracle_findings"] = [f.to_json() for f in self.oracle_findings]
+        if self.isolation is not None:
+            data.update(
+                {
+                    "mutation": [m.to_json() for m in self.mutation],
+                    "oracle_audit": self.oracle_audit,
+                    "isolation": self.isolation.to_json(),
+                    "timings": {
+                        "seconds": round(self.seconds, 6),
+                        "children": [c.to_json() for c in self.children],
+                    },
+                }
+            )
+        if self.review_events:
+            data["review_events"] = list(self.review_events)
+        return data
+
+    @classmethod
+    def from_json(cls, data: object, label: str) -> PropertyReport:
+        """Return the report that the JSON value ``data`` holds.
+
+        Raises ``ReportError`` naming ``label`` for a value that is not a property report:
+        a missing or mistyped ``lane``, ``status`` or ``reason``, or any other key of the
+        format with a value of the wrong type. (A key the report lacks reads as empty, as
+        ``patchlane verdict`` always took it: only a wrong value is refused.)
+        """
+        return reportjson.parse(data, label, _parse)
+
+    @classmethod
+    def read(cls, path: Path, label: str | None = None) -> PropertyReport:
+        """Read and strictly check the report file ``path`` (``label`` names it in
+        messages). Raises ``ReportError``, ``FILE[:LINE]: what is wrong``."""
+        return reportjson.read(path, label, _parse)
+
+
+def _parse(value: object) -> PropertyReport:
+    top, status, reason = reportjson.envelope(value, LANE)
+    has_run = top.has("isolation")
+    timings = top.obj("timings") if top.has("timings") else None
+    return PropertyReport(
+        status=status,
+        reason=reason,
+        seed=top.opt_integer("seed"),
+        cases=top.opt_integer("cases"),
+        modules=top.strings("modules", ()),
+        failures=tuple(Failure.parse(f) for f in top.objects("failures", ())),
+        oracle_findings=tuple(OracleFinding.parse(f) for f in top.objects("oracle_findings", ())),
+        base=top.opt_string("base"),
+        head=top.opt_string("head"),
+        properties=tuple(PropertyRun.parse(p) for p in top.objects("properties", ())),
+        mutation=tuple(Mutation.parse(m) for m in top.objects("mutation", ())),
+        oracle_audit=top.choice("oracle_audit", ORACLE_AUDITS, "not run"),
+        isolation=IsolationInfo.parse(top.obj("isolation")) if has_run else None,
+        seconds=0.0 if timings is None else timings.number("seconds", 0.0),
+        children=()
+        if timings is None
+        else tuple(ChildTiming.parse(c) for c in timings.objects("children", ())),
+        review_events=reportjson.review_events(top),
+    )
 
 
 def status_and_reason(
@@ -214,7 +374,7 @@ def status_and_reason(
     seed: int,
     cases: int,
     where: str,
-) -> tuple[str, str]:
+) -> tuple[Status, str]:
     """Return the lane's ``status`` and one-line ``reason`` for these results.
 
     ``where`` says where the oracles came from (``oracles from base X and head Y``, or
@@ -226,17 +386,17 @@ def status_and_reason(
         first = property_level[0]
         case = f" at case {first.case_index}" if first.case_index is not None else ""
         failed = len({(f.module, f.property, f.source) for f in property_level})
-        return "fail", (
+        return Status.FAIL, (
             f"{failed} of {len(runs)} property run(s) failed; first: {first.property} "
             f"({first.module}, {first.source}){case}: {_clip(first.message)}"
         )
     if module_level:
         first = module_level[0]
-        return "error", f"{first.module} ({first.source}): {_clip(first.message)}"
+        return Status.ERROR, f"{first.module} ({first.source}): {_clip(first.message)}"
     if not runs:
-        return "error", "no property ran"
+        return Status.ERROR, "no property ran"
     modules = len({r.module for r in runs})
-    return "pass", (
+    return Status.PASS, (
         f"{len(runs)} property run(s) in {modules} module(s) hold "
         f"(seed {seed}, {cases} cases; {where})"
     )

@@ -1,7 +1,7 @@
 """The property lane: materialise base and head, run every property module version in its
 own child, judge what came back, and build the report.
 
-Trust (DESIGN.md §2): the deciding map is the caller's (the base's); each property module
+Trust (docs/architecture.md §2): the deciding map is the caller's (the base's); each property module
 runs twice, from the base (its property packages first on ``sys.path``, then the head's
 code) and from the head, and a property fails if either run fails. The list of properties
 each run must report on comes from parsing the module's source in this process, never from
@@ -111,7 +111,7 @@ def run_property_lane(
     no property lane or names a module that exists neither at base nor at head,
     ``InputError`` when the base holds a property module only as an entry that cannot be
     materialised (a symlink out of the repository), ``EnvironmentFault`` when a module
-    cannot import a third-party package at base and head alike (DESIGN.md §2: exit 2, not
+    cannot import a third-party package at base and head alike (docs/architecture.md §2: exit 2, not
     the patch's fault), ``UsageError`` for bad options or an ``only`` that names no
     property, ``GitError`` for an unknown revision.
     """
@@ -343,7 +343,7 @@ class _LaneRun:
                     self._check_base_materialised(module)
         head_version = self._locate(module, "head", trees.head_root)
         versions = [v for v in (base_version, head_version) if v is not None]
-        # A module at neither commit is the map's fault, whatever the patch did (DESIGN §2):
+        # A module at neither commit is the map's fault, whatever the patch did (docs/architecture.md §2):
         # the patch cannot change the base, and it is the base that lacks it.
         if not versions and trees.base_root is None:
             place = f"at head {trees.head[:12]}" if trees.head else "in the work tree"
@@ -512,7 +512,7 @@ class _LaneRun:
         """Raise ``EnvironmentFault`` for the first module (map order) whose import failed
         for want of a third-party package that the base lacks alike (``_fails_alike``).
 
-        Only what the head changes counts against the patch (DESIGN.md §2): a package
+        Only what the head changes counts against the patch (docs/architecture.md §2): a package
         missing from patchlane's environment fails every run, base or head, and says
         nothing about the patch. The child only names the package; everything that makes
         it the environment's fault is checked here.

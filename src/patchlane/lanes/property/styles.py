@@ -2,7 +2,7 @@
 
 Styles:
 
-- ``seed``: the seed's ``prop_x(seed, n=200)``, called as ``prop_x(seed, cases)``. When the
+- ``seed``: the classic ``prop_x(seed, n=200)``, called as ``prop_x(seed, cases)``. When the
   assertion's argument is a tuple ``(seed, i, *rest)`` the case index is ``i`` and the
   arguments are ``rest``.
 - ``hypothesis``: a ``@given`` function, run under patchlane's pinned settings and seed.
@@ -162,7 +162,7 @@ def _seed(name: str, fn: Any, seed: int, n: int, roots: Sequence[str]) -> Prepar
         fn(seed, n)
 
     def locate(exc: BaseException) -> tuple[int | None, Any]:
-        # The seed's convention: ``assert ..., (seed, i, *arguments)``.
+        # The classic convention: ``assert ..., (seed, i, *arguments)``.
         if isinstance(exc, AssertionError) and exc.args and isinstance(exc.args[0], tuple):
             info = exc.args[0]
             if (

@@ -2,7 +2,7 @@
 
 Each shard receipt is verified against its own sub-slice first (hash, coverage, signature when
 a key is given); the sub-slices must partition the whole slice exactly; the shards must agree
-on the seed and the head. Only then are the lists united. Skips are not checked here (merge has
+on their seed and head. Only then are the lists united. Skips are not checked here (merge has
 no freeze report): the merged receipt is verified with ``replay verify`` like any other.
 """
 

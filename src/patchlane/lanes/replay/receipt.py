@@ -1,8 +1,8 @@
-"""The receipt a replay host returns (DESIGN.md §4 "Receipt"): strict parsing and rendering.
+"""The receipt a replay host returns (docs/architecture.md §4): strict parsing and rendering.
 
-The seed's shape ``{seed, slice_sha256, failed_nodeids, skipped_by_freeze, host_role}`` is valid
-as printed once its placeholder hash is replaced by a real one; patchlane adds the optional
-``passed_nodeids``, ``head``, ``started``, ``finished``, ``patchlane_version`` and ``signature``.
+The required fields are ``{seed, slice_sha256, failed_nodeids, skipped_by_freeze, host_role}``;
+the optional ones ``passed_nodeids``, ``skipped_nodeids``, ``head``, ``started``, ``finished``,
+``patchlane_version`` and ``signature``.
 A receipt is the output of a host that is not trusted, so nothing in it is read loosely: unknown
 fields, wrong types, duplicate keys, NaN, repeated or empty node ids are all refused, each with a
 ``ReceiptError`` naming the file, the field and the line.
@@ -16,8 +16,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from patchlane.errors import InputError
-from patchlane.inputs.fields import kind_of
-from patchlane.inputs.jsonio import JsonPath, dumps_report, encode_text, line_for, parse_json_text
+from patchlane.inputs.fields import (
+    FieldPath,
+    Fields,
+    decode_utf8,
+    json_document,
+    printable,
+)
+from patchlane.inputs.jsonio import dumps_report, encode_text, parse_json_text
 
 REQUIRED = ("seed", "slice_sha256", "failed_nodeids", "skipped_by_freeze", "host_role")
 OPTIONAL = (
@@ -35,6 +41,8 @@ _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
 _COMMIT = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 # Seconds precision, optional fraction, always UTC ("Z"): two hosts' stamps compare as text.
 _STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?Z\Z")
+_STAMP_EXPECTED = "a UTC time YYYY-MM-DDTHH:MM:SSZ"
+_ONE_LINE = "a non-empty one-line string"
 
 
 class ReceiptError(InputError):
@@ -73,7 +81,7 @@ class Receipt:
     signature: Signature | None = None
 
     def to_json(self, *, signature: bool = True) -> dict[str, Any]:
-        """Return the receipt as a JSON object: the seed's fields first, absent optional
+        """Return the receipt as a JSON object: the required fields first, absent optional
         fields omitted (never ``null``), and without ``signature`` when ``signature`` is false
         (that object is what gets signed)."""
         out: dict[str, Any] = {
@@ -100,137 +108,89 @@ class Receipt:
         return encode_text(dumps_report(self.to_json()))
 
 
-class _Bad(Exception):
-    """A field is wrong; ``where`` is its JSON path (for the line number)."""
-
-    def __init__(self, where: JsonPath, message: str) -> None:
-        super().__init__(message)
-        self.where = where
-        self.message = message
-
-
 def parse_receipt(data: bytes, label: str) -> Receipt:
     """Parse receipt bytes strictly.
 
     Returns the ``Receipt``. Raises ``ReceiptError`` (naming ``label``, the field and the line)
     for bytes that are not UTF-8, not strict JSON (duplicate keys, NaN), or not a receipt:
     a missing or unknown field, a wrong type, a ``slice_sha256`` that is not 64 lower-case hex
-    digits (the seed's placeholder included), a node id list with an empty or repeated entry.
+    digits (a placeholder such as ``hash-of-replay-slice.txt`` included), a node id list with an empty or repeated entry.
     """
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise ReceiptError(label, f"not UTF-8 (byte {e.start})", line) from None
+    text = decode_utf8(data, label, ReceiptError)
     value = parse_json_text(text, label, ReceiptError)
-    try:
-        return _receipt(value)
-    except _Bad as e:
-        # The line is found by a second, position-recording pass, paid only on bad input.
-        raise ReceiptError(label, e.message, line_for(text, e.where)) from None
-
-
-def _receipt(value: Any) -> Receipt:
+    doc = json_document(text, label, ReceiptError, name=_field_name)
     if not isinstance(value, dict):
-        raise _Bad((), f"a receipt must be a JSON object, not {kind_of(value, json=True)}")
-    for key in value:
-        if key not in REQUIRED and key not in OPTIONAL:
-            raise _Bad(
-                (key,), f"{key!r}: unknown field (a receipt has {', '.join(REQUIRED + OPTIONAL)})"
-            )
-    for key in REQUIRED:
-        if key not in value:
-            raise _Bad((), f"{key!r}: missing")
-    seed = value["seed"]
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise _Bad(("seed",), f"'seed': expected an integer, got {kind_of(seed, json=True)}")
-    digest = value["slice_sha256"]
-    if not isinstance(digest, str) or not _HEX64.match(digest):
-        raise _Bad(
-            ("slice_sha256",),
-            f"'slice_sha256': expected the slice file's sha256 (64 lower-case hex digits), "
-            f"got {kind_of(digest, json=True)}",
+        raise doc.error_at((), f"a receipt must be a JSON object, not {doc.kind(value)}")
+    r = doc.fields(value)
+    r.only(
+        REQUIRED + OPTIONAL,
+        message=f"unknown field (a receipt has {', '.join(REQUIRED + OPTIONAL)})",
+    )
+    r.require(*REQUIRED)
+    seed = r.integer("seed")
+    digest = r.text(
+        "slice_sha256",
+        expected="the slice file's sha256 (64 lower-case hex digits)",
+        accept=_HEX64.match,
+    )
+    passed = _nodeids(r, "passed_nodeids") if r.has("passed_nodeids") else None
+    skipped = _nodeids(r, "skipped_nodeids") if r.has("skipped_nodeids") else None
+    head = None
+    if r.get("head") is not None:  # ``"head": null`` is no head
+        head = r.text(
+            "head", expected="a full commit id (40 or 64 hex digits)", accept=_COMMIT.match
         )
-    passed = _nodeids(value, "passed_nodeids") if "passed_nodeids" in value else None
-    skipped = _nodeids(value, "skipped_nodeids") if "skipped_nodeids" in value else None
-    head = value.get("head")
-    if head is not None and (not isinstance(head, str) or not _COMMIT.match(head)):
-        raise _Bad(
-            ("head",),
-            f"'head': expected a full commit id (40 or 64 hex digits), got {kind_of(head, json=True)}",
-        )
-    started = _stamp(value, "started")
-    finished = _stamp(value, "finished")
+    started = r.text("started", expected=_STAMP_EXPECTED, accept=_is_stamp, default=None)
+    finished = r.text("finished", expected=_STAMP_EXPECTED, accept=_is_stamp, default=None)
     if started is not None and finished is not None and _instant(finished) < _instant(started):
-        raise _Bad(("finished",), f"'finished' ({finished}) is before 'started' ({started})")
-    version = value.get("patchlane_version")
-    if "patchlane_version" in value:
-        version = _text(value["patchlane_version"], ("patchlane_version",))
+        message = f"'finished' ({finished}) is before 'started' ({started})"
+        raise doc.error_at(("finished",), message)
+    version = r.text("patchlane_version", expected=_ONE_LINE, accept=printable, default=None)
     return Receipt(
         seed=seed,
         slice_sha256=digest,
-        failed_nodeids=_nodeids(value, "failed_nodeids"),
-        skipped_by_freeze=_nodeids(value, "skipped_by_freeze"),
-        host_role=_text(value["host_role"], ("host_role",)),
+        failed_nodeids=_nodeids(r, "failed_nodeids"),
+        skipped_by_freeze=_nodeids(r, "skipped_by_freeze"),
+        host_role=r.text("host_role", expected=_ONE_LINE, accept=printable),
         passed_nodeids=passed,
         skipped_nodeids=skipped,
         head=head,
         started=started,
         finished=finished,
         patchlane_version=version,
-        signature=_signature(value["signature"]) if "signature" in value else None,
+        signature=_signature(r.mapping("signature")) if r.has("signature") else None,
     )
 
 
-def _text(value: Any, where: JsonPath) -> str:
-    """A non-empty one-line string (it is shown on a terminal line).
-
-    ``isprintable`` also refuses a lone surrogate (``"\\udcXX"`` in JSON), which could be
-    neither a line of a UTF-8 slice nor signed as UTF-8.
-    """
-    name = str(where[-1])
-    if not isinstance(value, str) or not value or not value.isprintable():
-        raise _Bad(
-            where,
-            f"{name!r}: expected a non-empty one-line string, got {kind_of(value, json=True)}",
-        )
-    return value
+def _field_name(path: FieldPath) -> str:
+    """How a receipt's messages name a field: ``'seed'``, ``'failed_nodeids'[3]``,
+    ``'signature.keyid'``."""
+    if len(path) == 2 and isinstance(path[1], str):
+        return f"'{path[0]}.{path[1]}'"
+    return "".join(f"[{part}]" if isinstance(part, int) else repr(part) for part in path)
 
 
-def _nodeids(value: dict[str, Any], key: str) -> tuple[str, ...]:
-    """A list of unique, non-empty, one-line node ids."""
-    items = value[key]
-    if not isinstance(items, list):
-        raise _Bad((key,), f"{key!r}: expected a list of node ids, got {kind_of(items, json=True)}")
-    seen: set[str] = set()
-    for index, item in enumerate(items):
-        if not isinstance(item, str) or not item or not item.isprintable():
-            raise _Bad(
-                (key, index),
-                f"{key!r}[{index}]: expected a non-empty one-line node id, got {kind_of(item, json=True)}",
-            )
-        if item in seen:
-            raise _Bad((key, index), f"{key!r}[{index}]: node id {item!r} is listed twice")
-        seen.add(item)
-    return tuple(items)
+def _nodeids(r: Fields, key: str) -> tuple[str, ...]:
+    """A list of unique, non-empty, one-line node ids (``printable``: a lone surrogate,
+    ``"\\udcXX"`` in JSON, could be neither a line of a UTF-8 slice nor signed as UTF-8)."""
+    return r.text_list(
+        key,
+        expected="a list of node ids",
+        item="a non-empty one-line node id",
+        accept=printable,
+        duplicate="node id {!r} is listed twice",
+    )
 
 
-def _stamp(value: dict[str, Any], key: str) -> str | None:
+def _is_stamp(stamp: str) -> bool:
     """An ISO-8601 UTC time ``YYYY-MM-DDTHH:MM:SS[.ffffff]Z`` that is a real instant."""
-    if key not in value:
-        return None
-    stamp = value[key]
-    if isinstance(stamp, str) and _STAMP.match(stamp):
-        try:
-            datetime.fromisoformat(stamp[:-1])
-        except ValueError:
-            pass
-        else:
-            return stamp
-    raise _Bad(
-        (key,),
-        f"{key!r}: expected a UTC time YYYY-MM-DDTHH:MM:SSZ, got {kind_of(stamp, json=True)}",
-    )
+    if not _STAMP.match(stamp):
+        return False
+    try:
+        datetime.fromisoformat(stamp[:-1])
+    except ValueError:
+        return False
+    return True
 
 
 def _instant(stamp: str) -> datetime:
@@ -238,25 +198,14 @@ def _instant(stamp: str) -> datetime:
     return datetime.fromisoformat(stamp[:-1])
 
 
-def _signature(value: Any) -> Signature:
-    if not isinstance(value, dict):
-        raise _Bad(
-            ("signature",), f"'signature': expected an object, got {kind_of(value, json=True)}"
-        )
-    for key in value:
-        if key not in SIGNATURE_FIELDS:
-            raise _Bad(("signature", key), f"'signature.{key}': unknown field")
-    for key in SIGNATURE_FIELDS:
-        if key not in value:
-            raise _Bad(("signature",), f"'signature.{key}': missing")
-        if not isinstance(value[key], str) or not value[key]:
-            raise _Bad(
-                ("signature", key),
-                f"'signature.{key}': expected a non-empty string, got {kind_of(value[key], json=True)}",
-            )
-    if not _HEX64.match(value["keyid"]):
-        raise _Bad(("signature", "keyid"), "'signature.keyid': expected 64 lower-case hex digits")
-    return Signature(payload_type=value["payloadType"], keyid=value["keyid"], sig=value["sig"])
+def _signature(sig: Fields) -> Signature:
+    sig.only(SIGNATURE_FIELDS, message="unknown field")
+    payload_type = sig.text("payloadType", expected="a non-empty string", accept=bool)
+    keyid = sig.text("keyid", expected="a non-empty string", accept=bool)
+    signed = sig.text("sig", expected="a non-empty string", accept=bool)
+    if not _HEX64.match(keyid):
+        raise sig.fail("keyid", "expected 64 lower-case hex digits")
+    return Signature(payload_type=payload_type, keyid=keyid, sig=signed)
 
 
 def utc_stamp(moment: datetime | None = None) -> str:

@@ -37,6 +37,10 @@ CHILD_ARGV = (sys.executable, "-P", "-B", "-X", "utf8", "-m", "patchlane.lanes.r
 # when they did not pass): room for a few hundred thousand tests.
 RESULT_LIMIT = 64 * 1024 * 1024
 _DROPPED_ENV = frozenset({"PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD"})
+# Set by a pytest that runs patchlane (a CI step inside a test, an xdist worker): passed on,
+# they make the child's plugins believe they run inside that session (pytest-xdist's worker
+# variables switch plugins such as pytest-benchmark into another mode).
+_DROPPED_PREFIXES = ("PYTEST_XDIST_", "PYTEST_CURRENT_TEST")
 # pytest's exit codes: 0 all passed, 1 tests failed, 5 nothing collected.
 _EXIT_WORDS = {
     2: "was interrupted",
@@ -99,20 +103,13 @@ class RunResult:
     run: TestRun
 
     @property
-    def returncode(self) -> int | None:
-        return self.run.exit_code
-
-    @property
-    def timed_out(self) -> bool:
-        return self.run.timed_out
-
-    @property
     def output_tail(self) -> bytes:
+        """The last bytes pytest wrote (stdout, then stderr), for ``-v``."""
         return self.run.output_tail
 
 
 def child_env(seed: int, scratch: Path | None = None) -> dict[str, str]:
-    """Return pytest's environment: the host's, with the seed pinned and without the variables
+    """Return pytest's environment: the host's, with its seed pinned and without the variables
     that would change which tests run or how, or keep patchlane's own plugin from loading.
 
     With ``scratch`` (a directory the parent made for this child), ``PYTHONPYCACHEPREFIX``
@@ -123,7 +120,11 @@ def child_env(seed: int, scratch: Path | None = None) -> dict[str, str]:
     """
     from patchlane.lanes.property.process import private_pycache
 
-    env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in _DROPPED_ENV and not k.startswith(_DROPPED_PREFIXES)
+    }
     env.pop("PYTHONPYCACHEPREFIX", None)
     env["PYTHONHASHSEED"] = str(seed)
     env["PATCHLANE_SEED"] = str(seed)
@@ -157,8 +158,9 @@ def run_tests(
 ) -> TestRun:
     """Run ``nodeids`` (and every test of ``files``) with pytest in ``tree``; fold the stream.
 
-    Never raises for anything pytest or the tests do; raises ``OSError`` only when the child
-    cannot be started.
+    ``freeze_report`` (a file) is handed to the child's pytest plugin, which skips what it
+    grants. Never raises for anything pytest or the tests do; raises ``ReportError`` for a
+    malformed freeze report, ``OSError`` only when the child cannot be started.
     """
     from patchlane.lanes.property import process
 
@@ -166,9 +168,10 @@ def run_tests(
     with tempfile.TemporaryDirectory(prefix="patchlane-replay-") as tmp:
         freeze = None
         if freeze_report is not None:
-            from patchlane.pytest_plugin import allowed_skips
+            from patchlane.lanes.freeze.report import FreezeReport
 
-            allowed = allowed_skips(freeze_report)
+            # The same reader and the same grant as the plugin in the child.
+            allowed = FreezeReport.read(freeze_report).granted()
             freeze = (freeze_report.absolute(), Path(tmp) / "skip-record.json")
         run = process.run_child(
             CHILD_ARGV,
@@ -353,7 +356,8 @@ def run_slice(
 
     ``nodeids`` must be a parsed, non-empty slice (an empty one is never evidence). Never
     raises for anything pytest or the tests do; raises ``ValueError`` for an empty slice,
-    ``OSError`` only when the child cannot be started.
+    ``ReportError`` for a malformed ``freeze_report``, ``OSError`` only when the child cannot
+    be started.
     """
     if not nodeids:
         raise ValueError("an empty slice: nothing to run")

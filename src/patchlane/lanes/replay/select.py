@@ -1,4 +1,4 @@
-"""Select the replay slice: the tests the local lanes could not decide (DESIGN.md §4).
+"""Select the replay slice (docs/architecture.md §4): what the local lanes could not decide.
 
 The head commit is materialised from git objects into a temp dir (never the work tree: the
 slice must name what the head holds), pytest collects it in an isolated child, and the
@@ -35,7 +35,7 @@ from patchlane.config import ReviewMap
 from patchlane.inputs.paths import to_fs, under, under_any
 from patchlane.inputs.untrusted import parse_python
 from patchlane.lanes.replay import importgraph, slicefile
-from patchlane.lanes.replay.collect import DEFAULT_TIMEOUT_S, collect
+from patchlane.lanes.replay.collect import DEFAULT_TIMEOUT_S, Collected, collect
 from patchlane.lanes.replay.run import CollectError, child_env
 from patchlane.lanes.replay.secrets import scan_file
 from patchlane.tree import materialise
@@ -341,46 +341,8 @@ def select_slice(
         selector = _Selector(root, review_map, changed_paths)
         for path, why in materialised.skipped:
             selector.notes.append(f"not materialised: {show(path)} ({why})")
-        test_paths = [p for p in review_map.replay.tests if to_fs(root, p).exists()]
-        for p in review_map.replay.tests:
-            if p not in test_paths:
-                selector.notes.append(f"replay.tests path {show(p)} is not in the head commit")
-        if out is not None:
-            out.progress(f"replay: collecting tests under {', '.join(test_paths) or 'nothing'}")
-        env = None if seed is None else child_env(seed)
-        # The doctests of a changed module of the code under test are its own tests.
-        code_paths = review_map.property.paths if review_map.property else ()
-        doctest_only = sorted(
-            p
-            for p in changed_paths
-            if p.endswith(".py")
-            and under_any(p, code_paths)
-            and p.rsplit("/", 1)[-1] != CONFTEST
-            and not under_any(p, review_map.replay.tests)
-            and not any(c in p for c in "[]:")  # pytest's argv syntax: not passable
-            and to_fs(root, p).is_file()
-        )
-        result = collect(root, test_paths, timeout_s=timeout_s, env=env, doctest_only=doctest_only)
-        collected = result.nodeids
-        by_file: dict[str, list[str]] = {}
-        for nodeid in collected:
-            by_file.setdefault(file_of(nodeid), []).append(nodeid)
-        # A test file that does not collect at the head stands in the slice as its own id:
-        # it fails there, unless the patch does not reach it at all.
-        broken = {e.nodeid: e for e in result.errors if "::" not in e.nodeid}
-        for path, error in sorted(broken.items()):
-            by_file.setdefault(path, []).append(path)
-            selector.notes.append(f"{show(path)} does not collect at head: {error.message}")
-        # Text files pytest collects as doctests (--doctest-glob): the graph reads their
-        # examples' imports like a test module's.
-        for path in sorted(by_file):
-            if (
-                not path.endswith(".py")
-                and path not in selector.sources
-                and slicefile.nodeid_problem(path) is None  # a safe path inside the tree
-                and to_fs(root, path).is_file()
-            ):
-                selector.sources[path] = to_fs(root, path).read_bytes()
+        result = _collect_head(selector, out=out, timeout_s=timeout_s, seed=seed)
+        by_file, broken = _tests_by_file(selector, result)
         graph = importgraph.build(selector.sources, selector.roots(), by_file)
         selector.notes.extend(
             f"not valid Python: {show(p)} (taken to import every project module)"
@@ -389,7 +351,7 @@ def select_slice(
             for p in graph.unparsable
         )
         if all_tests:
-            for nodeid in [*collected, *broken]:
+            for nodeid in [*result.nodeids, *broken]:
                 selector.add(nodeid, "--all: the whole suite")
             for path in changed_paths:
                 selector.reach(path, "*")
@@ -411,15 +373,75 @@ def select_slice(
         sha256=slicefile.sha256(data),
         private=tuple(private),
         reasons={n: selector.reasons[n] for n in nodeids},
-        suite_size=len(set(collected)),
+        suite_size=len(set(result.nodeids)),
         files_needed=tuple(needed),
         notes=tuple(selector.notes),
-        collected=tuple(collected),
+        collected=tuple(result.nodeids),
         collect_errors=tuple(broken.values()),
         reached_by={p: frozenset(t) for p, t in selector.reached_by.items()},
         plugin_files=result.plugin_files,
         not_replayed=tuple(not_replayed),
     )
+
+
+def _collect_head(
+    selector: _Selector, *, out: Output | None, timeout_s: float, seed: int | None
+) -> Collected:
+    """Collect the materialised head's tests under ``replay.tests``, and the doctests of its
+    changed modules of the code under test (they are those modules' own tests).
+
+    A ``replay.tests`` path the head lacks is a note. Returns what pytest collected. Raises
+    ``CollectionError`` when pytest cannot collect.
+    """
+    root, review_map = selector.root, selector.map
+    test_paths = [p for p in review_map.replay.tests if to_fs(root, p).exists()]
+    for p in review_map.replay.tests:
+        if p not in test_paths:
+            selector.notes.append(f"replay.tests path {show(p)} is not in the head commit")
+    if out is not None:
+        out.progress(f"replay: collecting tests under {', '.join(test_paths) or 'nothing'}")
+    env = None if seed is None else child_env(seed)
+    code_paths = review_map.property.paths if review_map.property else ()
+    doctest_only = sorted(
+        p
+        for p in selector.changed
+        if p.endswith(".py")
+        and under_any(p, code_paths)
+        and p.rsplit("/", 1)[-1] != CONFTEST
+        and not under_any(p, review_map.replay.tests)
+        and not any(c in p for c in "[]:")  # pytest's argv syntax: not passable
+        and to_fs(root, p).is_file()
+    )
+    return collect(root, test_paths, timeout_s=timeout_s, env=env, doctest_only=doctest_only)
+
+
+def _tests_by_file(
+    selector: _Selector, result: Collected
+) -> tuple[dict[str, list[str]], dict[str, CollectError]]:
+    """Group the collected node ids by file; return ``(by_file, broken)``.
+
+    ``broken`` maps each test file that does not collect at the head to its error: it
+    stands in ``by_file`` (and so in the slice) as its own id, failing there, unless the
+    patch does not reach it at all. The text files pytest collects as doctests
+    (``--doctest-glob``) join ``selector.sources``: the graph reads their examples' imports
+    like a test module's.
+    """
+    by_file: dict[str, list[str]] = {}
+    for nodeid in result.nodeids:
+        by_file.setdefault(file_of(nodeid), []).append(nodeid)
+    broken = {e.nodeid: e for e in result.errors if "::" not in e.nodeid}
+    for path, error in sorted(broken.items()):
+        by_file.setdefault(path, []).append(path)
+        selector.notes.append(f"{show(path)} does not collect at head: {error.message}")
+    for path in sorted(by_file):
+        if (
+            not path.endswith(".py")
+            and path not in selector.sources
+            and slicefile.nodeid_problem(path) is None  # a safe path inside the tree
+            and to_fs(selector.root, path).is_file()
+        ):
+            selector.sources[path] = to_fs(selector.root, path).read_bytes()
+    return by_file, broken
 
 
 def _drop_unusable(reasons: dict[str, list[str]]) -> list[str]:

@@ -137,19 +137,3 @@ def one(error: Exception) -> str:
     """The first line of an error's message (cryptography's can span several)."""
     text = str(error).strip().splitlines()
     return text[0] if text else type(error).__name__
-
-
-def private_pem(key: Ed25519PrivateKey) -> bytes:
-    """Return ``key`` as unencrypted PKCS#8 PEM (for ``patchlane`` users and tests)."""
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-
-
-def public_pem(key: Ed25519PublicKey) -> bytes:
-    """Return ``key`` as SubjectPublicKeyInfo PEM."""
-    return key.public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )

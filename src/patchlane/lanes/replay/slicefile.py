@@ -1,4 +1,4 @@
-"""The replay slice file (DESIGN.md §4): one pytest node id per line, strictly.
+"""The replay slice file (docs/architecture.md §4): one pytest node id per line, strictly.
 
 The format is deliberately rigid so that the same set of node ids always gives the same
 bytes and therefore the same sha256: sorted by Python ``str`` order (code points, which is
@@ -14,6 +14,7 @@ import hashlib
 from collections.abc import Iterable
 
 from patchlane.errors import InputError
+from patchlane.inputs.fields import decode_utf8
 from patchlane.inputs.paths import path_problem
 
 
@@ -64,12 +65,7 @@ def parse(data: bytes, label: str) -> tuple[str, ...]:
     path part, and a line that is not strictly greater than the one before (unsorted or
     duplicate).
     """
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise SliceError(
-            label, f"not UTF-8 (byte {e.start})", data.count(b"\n", 0, e.start) + 1
-        ) from e
+    text = decode_utf8(data, label, SliceError)
     if not text:
         return ()
     lines = text.split("\n")

@@ -1,23 +1,26 @@
-"""Verify a receipt against the slice, the seed, the head, the freeze report and a key.
+"""Verify a receipt against the slice, its seed and head, the freeze report and a key.
 
 A receipt is the output of a host patchlane does not control, so it is checked before it is
-believed (DESIGN.md §4 "Receipt"). Every rule that fails is listed, not only the first: a
+believed (docs/architecture.md §4, "Receipt"). Every rule that fails is listed, not only the first: a
 reviewer reading a refusal should see everything that is wrong with the receipt at once.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from patchlane.lanes.replay import signing, slicefile
 from patchlane.lanes.replay.receipt import Receipt, ReceiptError, parse_receipt
+from patchlane.lanes.replay.report import ReplayReport
+from patchlane.lanes.status import Status
 
-OUTCOMES = ("pass", "fail", "refused", "no_evidence")
+if TYPE_CHECKING:
+    from patchlane.lanes.freeze.report import FreezeReport
+
 # At most this many node ids are quoted in one reason: a receipt may list thousands.
 _QUOTE = 5
 
@@ -45,22 +48,6 @@ class Verification:
     signature: str = "absent"  # "verified" | "absent" | "not_checked" | "bad"
 
 
-def skippable_from(freeze_report: Mapping[str, Any]) -> frozenset[str]:
-    """Return the node ids a freeze report lets a host skip: its in-play, ok records, and only
-    when its ``status`` is ``pass`` (the same set the pytest plugin skips from).
-
-    Raises ``ValueError`` with one line when the report is not a well-formed freeze report.
-    """
-    # The plugin's own checker: one definition of "skippable" for the host and the verifier.
-    from patchlane.pytest_plugin import _check_report, _Malformed
-
-    try:
-        status, allowed = _check_report(dict(freeze_report))
-    except _Malformed as e:
-        raise ValueError(f"freeze report: {e.message}") from None
-    return frozenset(allowed) if status == "pass" else frozenset()
-
-
 def _quote(ids: list[str]) -> str:
     shown = ", ".join(repr(n) for n in ids[:_QUOTE])
     return shown + (f" and {len(ids) - _QUOTE} more" if len(ids) > _QUOTE else "")
@@ -69,7 +56,7 @@ def _quote(ids: list[str]) -> str:
 def verify_receipt(
     slice_bytes: bytes,
     receipt: bytes,
-    freeze_report: Mapping[str, Any] | None,
+    freeze_report: FreezeReport | None,
     *,
     seed: int,
     head: str | None,
@@ -80,17 +67,18 @@ def verify_receipt(
 ) -> Verification:
     """Check receipt bytes against the slice bytes they claim to answer.
 
-    ``freeze_report`` is the parsed freeze report whose in-play, ok records may be skipped;
+    ``freeze_report`` is the freeze report whose in-play, ok records may be skipped (what it
+    grants, the set the pytest plugin skips from: nothing unless its status is ``pass``);
     ``None`` leaves skips unchecked (only ``replay merge`` does that: its merged receipt is
     verified against the freeze report afterwards). ``head`` ``None`` leaves a receipt's
     ``head`` unchecked. A receipt that is not well formed is *refused* (not an input error):
     it is the host's output, not the user's input.
 
-    Returns the ``Verification``. Raises ``SliceError`` for a malformed slice and
-    ``ValueError`` for a malformed freeze report: those are the caller's own inputs.
+    Returns the ``Verification``. Raises ``SliceError`` for a malformed slice: that is the
+    caller's own input.
     """
     nodeids = slicefile.parse(slice_bytes, slice_label)
-    skippable = None if freeze_report is None else skippable_from(freeze_report)
+    skippable = None if freeze_report is None else frozenset(freeze_report.granted())
     receipt_sha256 = hashlib.sha256(receipt).hexdigest()
     try:
         parsed = parse_receipt(receipt, label)
@@ -142,7 +130,7 @@ def verify_receipt(
 
 
 def _passed_ids(receipt: Receipt, slice_ids: tuple[str, ...]) -> tuple[str, ...]:
-    """The slice's nodes that passed: the listed passes, or (the seed's shape, without
+    """The slice's nodes that passed: the listed passes, or (the first receipt format, without
     ``passed_nodeids``) every node the receipt does not list as failed or skipped."""
     if receipt.passed_nodeids is not None:
         return tuple(sorted(receipt.passed_nodeids))
@@ -233,15 +221,18 @@ def replay_report(
     slice_sha256: str,
     seed: int,
     head: str | None,
-) -> dict[str, Any]:
+) -> ReplayReport:
     """Return ``replay-report.json`` for one verification.
 
-    ``status`` is ``pass``, ``fail`` (a non-frozen node failed) or ``error`` (refused: the
-    receipt is no evidence, so the verdict stays ``undecided``).
+    ``status`` is ``pass``, ``fail`` (a non-frozen node failed) or ``error`` (refused, or no
+    node passed: the receipt is no evidence, so the verdict stays ``undecided``).
     """
-    status = {"pass": "pass", "fail": "fail", "refused": "error", "no_evidence": "error"}[
-        verification.outcome
-    ]
+    status = {
+        "pass": Status.PASS,
+        "fail": Status.FAIL,
+        "refused": Status.ERROR,
+        "no_evidence": Status.ERROR,
+    }[verification.outcome]
     if verification.outcome == "pass":
         reason = "the receipt verifies and no node failed"
         extra = []
@@ -259,19 +250,18 @@ def replay_report(
         reason = f"receipt refused: {verification.reasons[0]}"
         if len(verification.reasons) > 1:
             reason += f" (and {len(verification.reasons) - 1} more)"
-    return {
-        "lane": "replay",
-        "status": status,
-        "reason": reason,
-        "outcome": verification.outcome,
-        "slice_sha256": slice_sha256,
-        "receipt_sha256": verification.receipt_sha256,
-        "seed": seed,
-        "head": head,
-        "failed": list(verification.failed),
-        "skipped_by_freeze": list(verification.skipped),
-        "skipped_by_suite": list(verification.suite_skipped),
-        "passed": list(verification.passed),
-        "signature": verification.signature,
-        "refusals": list(verification.reasons) if verification.outcome == "refused" else [],
-    }
+    return ReplayReport(
+        status=status,
+        reason=reason,
+        outcome=verification.outcome,
+        slice_sha256=slice_sha256,
+        receipt_sha256=verification.receipt_sha256,
+        seed=seed,
+        head=head,
+        failed=verification.failed,
+        skipped_by_freeze=verification.skipped,
+        skipped_by_suite=verification.suite_skipped,
+        passed=verification.passed,
+        signature=verification.signature,
+        refusals=verification.reasons if verification.outcome == "refused" else (),
+    )
