@@ -70,11 +70,12 @@ def load_freeze_grant(report_path: Path, label: str | None = None) -> FreezeGran
     be read, is not strict JSON (duplicate keys included), or is not a well-formed freeze report.
     """
     # Project modules are imported here, not at module level: see the module docstring.
+    from patchlane.errors import ReportError
+    from patchlane.inputs.jsonio import read_file_bytes
     from patchlane.lanes.freeze.report import parse_freeze_report
-    from patchlane.lanes.reportjson import read_bytes
 
     name = str(report_path) if label is None else label
-    data = read_bytes(report_path, name)
+    data = read_file_bytes(report_path, name, ReportError)
     report = parse_freeze_report(data, name)
     return FreezeGrant(
         label=name,

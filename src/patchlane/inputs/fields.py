@@ -44,6 +44,7 @@ from typing import Any, Literal, TypeVar, overload
 
 from patchlane import git
 from patchlane.errors import InputError
+from patchlane.inputs.jsonio import dotted
 
 # How much of a string value an error message quotes.
 SHOWN_CHARS = 80
@@ -139,10 +140,7 @@ def printable_non_blank(value: str) -> bool:
 def dotted_name(path: FieldPath) -> str:
     """Return how a field is named in most inputs' messages: ``lanes.fixture.roots[0].lock``
     (keys joined by ``.``, indexes in brackets), or ``(top level)`` for the document."""
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
-    return out or "(top level)"
+    return dotted(path) or "(top level)"
 
 
 def _shown(value: int) -> str:

@@ -147,26 +147,60 @@ def line_for(text: str, path: JsonPath) -> int | None:
     return lines.get(())
 
 
+def dotted(path: JsonPath) -> str:
+    """Name a JSON path as a reader would write it: ``roots[0].ok`` (keys joined by ``.``,
+    indexes in brackets; empty for the document itself)."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+def read_file_bytes(
+    path: Path,
+    label: str,
+    error: Callable[[str, str, int | None], InputError] = InputError,
+) -> bytes:
+    """Return the bytes of the file ``path``. Raises ``error(label, message, None)`` when it
+    does not exist or cannot be read."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError as e:
+        raise error(label, "no such file", None) from e
+    except OSError as e:
+        raise error(label, f"cannot read: {e.strerror or e}", None) from e
+
+
+def parse_json_bytes(
+    data: bytes,
+    label: str,
+    error: Callable[[str, str, int | None], InputError] = InputError,
+) -> tuple[Any, str]:
+    """Decode ``data`` as UTF-8 and strictly parse it as JSON.
+
+    Returns ``(value, text)``. Raises ``error(label, message, line)`` for bytes that are not
+    UTF-8 or text that is not strict JSON.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise error(label, f"not UTF-8 (byte {e.start})", None) from e
+    return parse_json_text(text, label, error), text
+
+
 def load_json_file(
     path: Path,
     label: str,
     error: Callable[[str, str, int | None], InputError] = InputError,
     text: str | None = None,
 ) -> tuple[Any, str]:
-    """Read and strictly parse a JSON file.
+    """Read and strictly parse a JSON file (or its already-read ``text``).
 
     Returns ``(value, text)``. Raises ``error(label, message, line)`` when the file cannot
     be read, is not UTF-8, or is not strict JSON.
     """
     if text is None:
-        try:
-            text = path.read_bytes().decode("utf-8")
-        except FileNotFoundError as e:
-            raise error(label, "no such file", None) from e
-        except UnicodeDecodeError as e:
-            raise error(label, f"not UTF-8 (byte {e.start})", None) from e
-        except OSError as e:
-            raise error(label, f"cannot read: {e.strerror}", None) from e
+        return parse_json_bytes(read_file_bytes(path, label, error), label, error)
     return parse_json_text(text, label, error), text
 
 

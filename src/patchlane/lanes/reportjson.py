@@ -6,8 +6,9 @@ value is checked before it is believed. A parser walks the JSON with ``Obj`` and
 ``Malformed`` at the first value that is not what the format says; ``parse`` and ``read``
 turn that into a ``ReportError`` naming the file and, when the text is known, the line.
 
-Only the standard library and ``patchlane.errors`` are imported at module level: the pytest
-plugin reads freeze reports with this inside pytest children, before the repository's code.
+Besides the standard library it imports only ``patchlane.errors``, ``patchlane.lanes.status``
+and ``patchlane.inputs.jsonio``: the pytest plugin reads freeze reports with this inside
+pytest children, before the repository's code, and must stay cheap to load.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from pathlib import Path
 from typing import TypeVar
 
 from patchlane.errors import ReportError
+from patchlane.inputs.jsonio import JsonPath, dotted, line_for, parse_json_bytes, read_file_bytes
 from patchlane.lanes.status import Status
 
-JsonPath = tuple[str | int, ...]
+__all__ = ["JsonPath", "Malformed", "Obj", "envelope", "parse", "read", "review_events", "show"]
+
 T = TypeVar("T")
 
 _MISSING = object()
@@ -45,14 +48,6 @@ def show(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def dotted(where: JsonPath) -> str:
-    """Name a JSON path as a reader would write it: ``roots[0].ok``."""
-    out = ""
-    for part in where:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
-    return out
-
-
 def parse(value: object, label: str, parser: Callable[[object], T], text: str | None = None) -> T:
     """Return ``parser(value)``.
 
@@ -62,13 +57,8 @@ def parse(value: object, label: str, parser: Callable[[object], T], text: str | 
     try:
         return parser(value)
     except Malformed as e:
-        line = None
-        if text is not None:
-            # Project code is imported here, not at module level: see the module docstring.
-            from patchlane.inputs.jsonio import line_for
-
-            # The line is found by a second, position-recording pass: paid only on bad input.
-            line = line_for(text, e.where)
+        # The line is found by a second, position-recording pass: paid only on bad input.
+        line = None if text is None else line_for(text, e.where)
         raise ReportError(label, e.message, line) from None
 
 
@@ -79,34 +69,18 @@ def parse_bytes(data: bytes, label: str, parser: Callable[[object], T]) -> T:
     that are not UTF-8, text that is not strict JSON (duplicate keys included), or a value
     the parser refuses.
     """
-    from patchlane.inputs.jsonio import parse_json_text
-
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ReportError(label, f"not UTF-8 (byte {e.start})") from None
-    return parse(parse_json_text(text, label, ReportError), label, parser, text)
-
-
-def read_bytes(path: Path, label: str) -> bytes:
-    """Return the bytes of the report file ``path``. Raises ``ReportError`` naming
-    ``label`` when it cannot be read."""
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise ReportError(label, "no such file") from None
-    except OSError as e:
-        raise ReportError(label, f"cannot read: {e.strerror or e}") from None
+    value, text = parse_json_bytes(data, label, ReportError)
+    return parse(value, label, parser, text)
 
 
 def read(path: Path, label: str | None, parser: Callable[[object], T]) -> T:
     """Read the report file ``path`` and return ``parser`` of its JSON value.
 
     ``label`` names the file in messages (default: ``path`` as given). Raises
-    ``ReportError`` as ``read_bytes`` and ``parse_bytes`` do.
+    ``ReportError`` when it cannot be read, and as ``parse_bytes`` does.
     """
     name = os.fspath(path) if label is None else label
-    return parse_bytes(read_bytes(path, name), name, parser)
+    return parse_bytes(read_file_bytes(path, name, ReportError), name, parser)
 
 
 def envelope(value: object, lane: str) -> tuple[Obj, Status, str]:
