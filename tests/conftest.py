@@ -1,25 +1,11 @@
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from tests.gitrepo import GitRepo
 from tests.sample import make_billing_repo
-
-# What pytest-xdist puts in a worker's environment. The replay's children inherit the
-# environment they are started from, as they would on a user's machine, so a worker removes
-# these and its children see what they see in a serial run (pytest-benchmark, for one, turns
-# itself off with a warning when it finds them, and a project's ``filterwarnings = error``
-# makes that warning an internal error of its collection).
-XDIST_WORKER_ENV = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    if hasattr(config, "workerinput"):
-        for name in XDIST_WORKER_ENV:
-            os.environ.pop(name, None)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
