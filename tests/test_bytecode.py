@@ -12,6 +12,7 @@ import importlib.util
 import marshal
 import os
 import py_compile
+import shutil
 import struct
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from py_compile import PycInvalidationMode
 
 import pytest
 
-from patchlane.bytecode import is_bytecode
+from patchlane.bytecode import is_bytecode, process_pycache
 from patchlane.lanes.property.process import minimal_env
 from patchlane.lanes.replay import slicefile
 from patchlane.lanes.replay.basecheck import failures_at_base
@@ -89,8 +90,8 @@ def test_the_property_lane_judges_the_source_not_its_committed_bytecode(repo: Gi
     assert plain_python(repo.path / "src", "import shop; print(shop.refund(1, 5))") == "6"
     repo.commit("bytecode that breaks the property, beside a correct source")
     assert P.lane(repo).status == "pass"  # head materialised from git: no bytecode at all
-    # The work tree (no base, no head) keeps the bytecode; the child's private pycache
-    # prefix is all that stops it being read.
+    # The work tree (no base, no head) keeps the bytecode; the child's pycache prefix and
+    # its source-only finder below the tree are all that stop it being read.
     assert (repo.path / rel).is_file()
     assert P.lane(repo, base=None, head=None).status == "pass"
 
@@ -111,11 +112,13 @@ def test_a_sourceless_module_is_not_importable_in_the_property_child(repo: GitRe
     assert worktree.status == "pass", worktree.to_json()
 
 
-def test_the_property_childs_environment_names_a_fresh_private_prefix(tmp_path: Path) -> None:
+def test_every_property_child_gets_the_processs_own_prefix(tmp_path: Path) -> None:
     env = minimal_env(tmp_path)
     prefix = Path(env["PYTHONPYCACHEPREFIX"])
-    assert prefix.parent == tmp_path and prefix.is_dir() and not any(prefix.iterdir())
-    assert env["PYTHONPYCACHEPREFIX"] != minimal_env(tmp_path)["PYTHONPYCACHEPREFIX"]
+    assert prefix == Path(process_pycache()) and prefix.is_dir()
+    assert prefix.stat().st_mode & 0o777 == 0o700  # this user's alone
+    assert minimal_env(tmp_path / "other")["PYTHONPYCACHEPREFIX"] == str(prefix)
+    assert "PYTHONDONTWRITEBYTECODE" not in env  # the installed modules are cached there
 
 
 # --- the replay children --------------------------------------------------------------------
@@ -223,13 +226,95 @@ def test_collection_sees_the_source(tmp_path: Path, environment: str) -> None:
     assert [(e.nodeid, e.missing) for e in result.errors] == [("tests/test_q.py", "extra")]
 
 
-def test_the_run_environment_replaces_the_hosts_prefix(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(tmp_path / "hosts"))
+def test_the_run_environment_replaces_the_hosts_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", "/hosts/prefix")
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     assert "PYTHONPYCACHEPREFIX" not in child_env(7)
-    prefix = Path(child_env(7, tmp_path)["PYTHONPYCACHEPREFIX"])
-    assert prefix.parent == tmp_path and prefix.is_dir() and not any(prefix.iterdir())
+    env = child_env(7, pycache=True)
+    assert env["PYTHONPYCACHEPREFIX"] == process_pycache()
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+
+
+# --- the shared prefix ------------------------------------------------------------------------
+
+
+def _cached_sources(prefix: Path) -> list[Path]:
+    """The source file each bytecode file below ``prefix`` was compiled from."""
+    sources = []
+    for pyc in prefix.rglob("*.pyc"):
+        stem = pyc.name.split(".", 1)[0]
+        sources.append(Path("/", pyc.parent.relative_to(prefix), f"{stem}.py"))
+    return sources
+
+
+def test_the_shared_prefix_caches_installed_modules_and_never_the_tree(repo: GitRepo) -> None:
+    P.make(repo)
+    assert P.lane(repo).status == "pass"  # materialised base and head, then the work tree
+    assert P.lane(repo, base=None, head=None).status == "pass"
+    repo.write("calc.py", CALC)
+    repo.write("tests/conftest.py", "import calc  # noqa: F401\n")
+    repo.write("tests/test_calc.py", TEST_CALC)
+    repo.commit("a suite")
+    assert _run(repo, ["tests/test_calc.py::test_answer"]).receipt.passed_nodeids
+    sources = _cached_sources(Path(process_pycache()))
+    installed = [Path(p).resolve() for p in sys.path if p and Path(p).is_dir()]
+    # What the children import from the environment is compiled once per process...
+    assert any(s.name == "main.py" and s.parent.name == "_pytest" for s in sources), sources
+    assert any(s.name == "_hypothesis_pytestplugin.py" for s in sources), sources
+    # ...and nothing the tree holds (work tree or materialised) was ever written there.
+    assert not [s for s in sources if repo.path in s.parents], sources
+    assert Path(process_pycache(), *repo.path.resolve().parts[1:]).is_file()  # the block
+    strays = [s for s in sources if not any(d in s.resolve().parents for d in installed)]
+    assert not strays, strays
+
+
+def test_a_tree_modules_bytecode_left_in_the_shared_prefix_is_removed(repo: GitRepo) -> None:
+    repo.write("calc.py", CALC)
+    repo.write("tests/test_calc.py", TEST_CALC)
+    repo.commit("base")
+    mirror = Path(process_pycache(), *repo.path.resolve().parts[1:])
+    planted = mirror / f"calc.{TAG}.pyc"
+    _compile(HOSTILE_CALC, planted, PycInvalidationMode.UNCHECKED_HASH)
+    result = _run(repo, ["tests/test_calc.py::test_answer"])
+    assert result.receipt.passed_nodeids == ("tests/test_calc.py::test_answer",)
+    assert mirror.is_file() and mirror.stat().st_size == 0  # the block, where the plant was
+
+
+# Code of the tree that runs first takes the block away and plants bytecode for a module
+# a later test imports: that module still loads from its source.
+PLANTING_CONFTEST = f"""\
+import os
+import py_compile
+import sys
+import tempfile
+
+mirror = os.path.join(sys.pycache_prefix, os.getcwd().lstrip(os.sep))
+os.unlink(mirror)
+os.makedirs(mirror)
+with tempfile.TemporaryDirectory() as tmp:
+    fake = os.path.join(tmp, "calc.py")
+    with open(fake, "w") as f:
+        f.write({HOSTILE_CALC!r})
+    py_compile.compile(
+        fake,
+        cfile=os.path.join(mirror, "calc.{TAG}.pyc"),
+        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+    )
+"""
+
+
+def test_bytecode_the_trees_own_code_plants_in_the_prefix_is_not_read(repo: GitRepo) -> None:
+    repo.write("calc.py", CALC)
+    repo.write("conftest.py", PLANTING_CONFTEST)
+    repo.write("tests/test_calc.py", TEST_CALC)
+    repo.commit("a conftest that plants bytecode for calc")
+    mirror = Path(process_pycache(), *repo.path.resolve().parts[1:])
+    try:
+        result = _run(repo, ["tests/test_calc.py::test_answer"])
+        assert (mirror / f"calc.{TAG}.pyc").is_file()  # the plant happened
+    finally:
+        shutil.rmtree(mirror, ignore_errors=True)
+    assert result.receipt.passed_nodeids == ("tests/test_calc.py::test_answer",)
 
 
 @pytest.mark.parametrize(

@@ -7,18 +7,29 @@ directly. Three layers keep it from running:
 
 - ``is_bytecode``: ``tree.materialise`` never writes such a path, so a tree made from a
   commit holds no bytecode at all;
-- every child that imports the repository's code gets ``PYTHONPYCACHEPREFIX`` pointing at a
-  private, fresh, empty directory (``lanes.property.process.private_pycache``), so no
-  ``__pycache__`` in the tree is ever read (``-B`` alone stops writing, not reading);
-- ``refuse_sourceless_imports``: a child that may run in a work tree (``patchlane replay
-  run`` on a host) finds modules below the tree only as source (or extension modules), so a
-  sourceless ``.pyc`` there is not importable either.
+- every child that imports the repository's code gets ``PYTHONPYCACHEPREFIX`` pointing at
+  ``process_pycache``, a directory this patchlane process made, so no ``__pycache__`` in the
+  tree is ever read (``-B`` alone stops writing, not reading);
+- ``import_tree_from_source``: below the tree, modules are found only as source (or
+  extension modules) and compiled from it every time, so a sourceless ``.pyc`` is not
+  importable and no bytecode of the tree is read from, or written to, any cache (pytest's
+  rewritten test modules included).
+
+The prefix is shared by the children of one patchlane process so that the installed
+modules every child imports (pytest, its plugins, Hypothesis) are compiled once, not once
+per child. It never holds the tree's code: where it would mirror the tree, it holds an
+empty file, so nothing can be cached below it. It is removed when the process ends
+(docs/decisions.md, "A bytecode cache for installed modules").
 """
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import shutil
 import sys
+import tempfile
 from importlib.abc import PathEntryFinder
 from importlib.machinery import (
     EXTENSION_SUFFIXES,
@@ -28,6 +39,7 @@ from importlib.machinery import (
     SourceFileLoader,
 )
 from pathlib import Path
+from typing import Any
 
 PYCACHE = "__pycache__"
 # Lower-cased: a case-insensitive file system (macOS, Windows) imports ``MOD.PYC`` as well.
@@ -42,20 +54,32 @@ def is_bytecode(path: str) -> bool:
     return lowered.endswith(BYTECODE_SUFFIXES) or PYCACHE in lowered.split("/")
 
 
-def refuse_sourceless_imports(root: Path) -> None:
+class SourceOnlyLoader(SourceFileLoader):
+    """Loads a module from its source, every time: no bytecode is read or written for it.
+
+    ``SourceLoader.get_code`` looks for bytecode only when it has the source's stat; with
+    none it compiles the source and, for want of a modification time, writes nothing.
+    """
+
+    def path_stats(self, path: str) -> dict[str, Any]:
+        """Raise ``OSError`` always, so that no cache is consulted (see the class)."""
+        raise OSError("patchlane: modules of the tree are compiled from source")
+
+
+def import_tree_from_source(root: Path) -> None:
     """Make every directory at or below ``root`` importable from source only, from now on.
 
     A path hook is put first on ``sys.path_hooks``: for a directory inside ``root`` (after
-    resolving links) it returns a ``FileFinder`` that knows source and extension modules but
-    not sourceless bytecode; anything else falls through to the default hooks, so the
-    installed packages import as usual. ``sys.path_importer_cache`` is cleared, so that no
-    finder made before this call is used again. Call it before ``root`` goes on
-    ``sys.path``. Returns ``None``; raises nothing.
+    resolving links) it returns a ``FileFinder`` that knows source modules, loaded with
+    ``SourceOnlyLoader``, and extension modules, but not sourceless bytecode; anything else
+    falls through to the default hooks, so the installed packages import as usual.
+    ``sys.path_importer_cache`` is cleared, so that no finder made before this call is used
+    again. Call it before ``root`` goes on ``sys.path``. Returns ``None``; raises nothing.
     """
     real = os.path.realpath(root)
     inside = real.rstrip(os.sep) + os.sep
     source_only = FileFinder.path_hook(
-        (ExtensionFileLoader, EXTENSION_SUFFIXES), (SourceFileLoader, SOURCE_SUFFIXES)
+        (ExtensionFileLoader, EXTENSION_SUFFIXES), (SourceOnlyLoader, SOURCE_SUFFIXES)
     )
 
     def hook(path: str) -> PathEntryFinder:
@@ -67,3 +91,42 @@ def refuse_sourceless_imports(root: Path) -> None:
 
     sys.path_hooks.insert(0, hook)
     sys.path_importer_cache.clear()
+    _no_cache_below(Path(real))
+    _no_cache_below(Path(os.path.abspath(root)))  # noqa: PTH100 - lexical: as sys.path has it
+
+
+def _no_cache_below(root: Path) -> None:
+    """Put an empty file where the bytecode prefix mirrors ``root``, so that no cache below
+    it can be made or found: pytest's assertion rewriter, which caches the test modules and
+    conftests it compiles under the prefix, then neither reads nor writes one. Whatever an
+    earlier child left there is removed first. If that fails, this process falls back to a
+    fresh prefix of its own."""
+    prefix = sys.pycache_prefix
+    if not prefix:
+        return
+    mirror = Path(prefix, *root.parts[1:])
+    try:
+        if mirror.is_symlink() or mirror.is_file():
+            mirror.unlink()
+        elif mirror.is_dir():
+            shutil.rmtree(mirror)
+        mirror.parent.mkdir(parents=True, exist_ok=True)
+        mirror.touch(exist_ok=False)
+    except FileExistsError:
+        pass  # another child of the same tree made it in between
+    except OSError:
+        sys.pycache_prefix = tempfile.mkdtemp(prefix="patchlane-pycache-")
+
+
+@functools.cache
+def process_pycache() -> str:
+    """Return the bytecode prefix for this process's children, creating it on first use.
+
+    One private directory per patchlane process (``tempfile.mkdtemp``: mode 0700), removed
+    when the process exits. Children write the bytecode of the installed modules they
+    import there and read it back in later children. Raises ``OSError`` when the temporary
+    directory cannot be written.
+    """
+    path = tempfile.mkdtemp(prefix="patchlane-pycache-")
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path

@@ -276,7 +276,7 @@ def test_the_child_gets_a_minimal_environment(
         assert os.environ["HOME"] == os.environ["TMPDIR"]
         assert not sys.flags.no_site and sys.flags.no_user_site and sys.flags.safe_path
         assert Path("review-map.yml").is_file()  # cwd is the head tree's root
-        assert sys.dont_write_bytecode
+        assert not sys.dont_write_bytecode  # installed modules go to the shared prefix
     """
     P.make(repo, props)
     report = P.lane(repo)

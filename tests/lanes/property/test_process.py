@@ -135,7 +135,6 @@ def test_the_child_command_line_is_the_isolated_one() -> None:
     assert CHILD_ARGV[1:] == (
         "-s",
         "-P",
-        "-B",
         "-X",
         "utf8",
         "-m",
@@ -151,7 +150,7 @@ def test_the_minimal_environment_is_minimal(
     monkeypatch.setenv("HYPOTHESIS_PROFILE", "ci")
     env = minimal_env(tmp_path)
     assert set(env) - {"PYTHONPATH"} == {
-        "PATH", "PYTHONHASHSEED", "LANG", "LC_ALL", "HOME", "TMPDIR", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX",
+        "PATH", "PYTHONHASHSEED", "LANG", "LC_ALL", "HOME", "TMPDIR", "PYTHONPYCACHEPREFIX",
     }  # fmt: skip
     assert env["PYTHONHASHSEED"] == "0" and env["PATH"] == os.defpath
     assert env["HOME"] == env["TMPDIR"] == str(tmp_path)

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from patchlane import props  # noqa: F401 - imported before the repository is importable
-from patchlane.bytecode import refuse_sourceless_imports
+from patchlane.bytecode import import_tree_from_source
 from patchlane.lanes.property import integrity, sandbox, styles
 
 _TEST_DIRS = frozenset({"tests", "test"})
@@ -156,7 +156,7 @@ def main() -> None:
     # Materialised trees hold no bytecode; a work tree (``patchlane property`` without
     # ``--base``/``--head``) may, and a sourceless ``.pyc`` would import as is.
     for tree in job["trees"]:
-        refuse_sourceless_imports(Path(tree))
+        import_tree_from_source(Path(tree))
     # Last, when everything the child needs is imported and nothing of the repository is
     # yet: what every later check compares with. Held in a local, which no rebinding of a
     # module attribute reaches.

@@ -18,7 +18,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,13 +25,16 @@ from pathlib import Path
 from typing import Any
 
 import patchlane
+from patchlane.bytecode import process_pycache
 
 CHILD_MODULE = "patchlane.lanes.property.child"
 # -s: no user site-packages; -P: nothing (not even the cwd) prepended to sys.path;
-# -B: no bytecode written into the tree; -X utf8: one text encoding whatever the locale.
-# Not -I: it would also ignore PYTHONHASHSEED. -B does not stop bytecode being *read*: the
-# environment's PYTHONPYCACHEPREFIX (``private_pycache``) does.
-CHILD_ARGV = (sys.executable, "-s", "-P", "-B", "-X", "utf8", "-m", CHILD_MODULE)
+# -X utf8: one text encoding whatever the locale. Not -I: it would also ignore
+# PYTHONHASHSEED. No -B: bytecode goes to the environment's PYTHONPYCACHEPREFIX
+# (``patchlane.bytecode.process_pycache``), never into the tree, and only for the installed
+# modules the child imports before the tree is on ``sys.path``.
+PYTHON_ARGV = (sys.executable, "-s", "-P", "-X", "utf8")
+CHILD_ARGV = (*PYTHON_ARGV, "-m", CHILD_MODULE)
 TAIL_BYTES = 64 * 1024
 RESULT_LIMIT = 8 * 1024 * 1024
 # After the child is gone, how long its pipes may stay open (a grandchild outside the
@@ -64,24 +66,12 @@ class ChildRun:
     stderr_tail: bytes
 
 
-def private_pycache(scratch: Path) -> str:
-    """Create a fresh, empty directory below ``scratch`` (a directory the parent made for
-    this child) and return its path, for ``PYTHONPYCACHEPREFIX``.
-
-    With the prefix set, Python looks for (and would write) bytecode only below it, never in
-    a ``__pycache__`` beside the source, so bytecode committed to the tree is never read
-    (``patchlane.bytecode``); with ``-B`` nothing is written there either, so every module
-    of the tree is compiled from its source. Raises ``OSError`` when ``scratch`` cannot be
-    written.
-    """
-    return tempfile.mkdtemp(prefix="pycache-", dir=scratch)
-
-
 def minimal_env(home: Path) -> dict[str, str]:
     """Return the child's whole environment: nothing of the caller's (no ``CI``, no
     ``HYPOTHESIS_*``, no ``PYTHONPATH`` unless patchlane itself needs one), a fixed
-    ``PYTHONHASHSEED``, an empty home directory and a private bytecode prefix created in
-    it (``private_pycache``). Raises ``OSError`` when ``home`` cannot be written."""
+    ``PYTHONHASHSEED``, an empty home directory and the process's bytecode prefix
+    (``patchlane.bytecode.process_pycache``). Raises ``OSError`` when the prefix cannot be
+    made."""
     env = {
         "PATH": os.defpath,
         "PYTHONHASHSEED": "0",
@@ -89,8 +79,7 @@ def minimal_env(home: Path) -> dict[str, str]:
         "LC_ALL": "C.UTF-8",
         "HOME": os.fspath(home),
         "TMPDIR": os.fspath(home),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONPYCACHEPREFIX": private_pycache(home),
+        "PYTHONPYCACHEPREFIX": process_pycache(),
     }
     extra = _patchlane_path()
     if extra is not None:

@@ -553,7 +553,7 @@ class _LaneRun:
         """Whether patchlane's environment finds top-level ``package`` with nothing of the
         repository on the path (in doubt, yes: then nothing is blamed on it)."""
         home = self._home()
-        argv = [*process.CHILD_ARGV[:4], "-c", _INSTALLED, package]
+        argv = [*process.PYTHON_ARGV, "-c", _INSTALLED, package]
         try:
             proc = subprocess.run(
                 argv,

@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from patchlane.bytecode import process_pycache
 from patchlane.errors import PatchlaneError
 from patchlane.lanes.property import process
 from patchlane.lanes.replay.run import CollectError
 from patchlane.ui import one_line
 
-CHILD_ARGV = (sys.executable, "-s", "-P", "-B", "-X", "utf8", "-m")
+CHILD_ARGV = (sys.executable, "-s", "-P", "-X", "utf8", "-m")
 CHILD_MODULE = "patchlane.lanes.replay.collect_child"
 DEFAULT_TIMEOUT_S = 300.0
 # pytest's exit codes: 0 collected, 5 nothing collected (an empty suite, not an error).
@@ -105,8 +106,8 @@ def collect(
     with tempfile.TemporaryDirectory(prefix="patchlane-collect-home-") as home:
         if env is not None:
             # Whatever environment the caller built, bytecode in the tree is never read
-            # (patchlane.bytecode); minimal_env sets its own private prefix.
-            env = {**env, "PYTHONPYCACHEPREFIX": process.private_pycache(Path(home))}
+            # (patchlane.bytecode); minimal_env sets the same prefix.
+            env = {**env, "PYTHONPYCACHEPREFIX": process_pycache()}
         try:
             run = process.run_child(
                 argv,

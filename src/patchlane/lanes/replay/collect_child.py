@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from patchlane.bytecode import refuse_sourceless_imports
+from patchlane.bytecode import import_tree_from_source
 from patchlane.lanes.property.sandbox import BLOCKED_EVENTS
 from patchlane.lanes.replay.channel import (
     ResultWriter,
@@ -139,7 +139,7 @@ def main() -> None:
     violations: list[str] = []
     # The tree is materialised without bytecode; should any appear, modules below the
     # root still come from source only (patchlane.bytecode), as in the run child.
-    refuse_sourceless_imports(Path.cwd())
+    import_tree_from_source(Path.cwd())
     # What ``python -m pytest`` does: the working directory (the tree root) first.
     sys.path.insert(0, str(Path.cwd()))
     _install_network_guard(violations)

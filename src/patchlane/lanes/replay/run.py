@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import Any
 
 import patchlane
+from patchlane.bytecode import process_pycache
 from patchlane.lanes.replay.receipt import Receipt, utc_stamp
 
 PASSED, FAILED, SKIPPED, FROZEN = "passed", "failed", "skipped", "frozen"
-CHILD_ARGV = (sys.executable, "-P", "-B", "-X", "utf8", "-m", "patchlane.lanes.replay.run_child")
+CHILD_ARGV = (sys.executable, "-P", "-X", "utf8", "-m", "patchlane.lanes.replay.run_child")
 # About 150 bytes a test (its call report and its end of protocol; setup and teardown only
 # when they did not pass): room for a few hundred thousand tests.
 RESULT_LIMIT = 64 * 1024 * 1024
@@ -108,28 +109,27 @@ class RunResult:
         return self.run.output_tail
 
 
-def child_env(seed: int, scratch: Path | None = None) -> dict[str, str]:
+def child_env(seed: int, *, pycache: bool = False) -> dict[str, str]:
     """Return pytest's environment: the host's, with its seed pinned and without the variables
     that would change which tests run or how, or keep patchlane's own plugin from loading.
 
-    With ``scratch`` (a directory the parent made for this child), ``PYTHONPYCACHEPREFIX``
-    names a fresh, empty directory created in it, so that no bytecode committed to the tree
-    is ever read (``patchlane.bytecode``); the host's own prefix is never passed on. Without
-    it the caller must set the prefix itself (``collect`` does). Raises ``OSError`` when
-    ``scratch`` cannot be written.
+    With ``pycache``, ``PYTHONPYCACHEPREFIX`` names the process's bytecode prefix
+    (``patchlane.bytecode.process_pycache``), so that no bytecode committed to the tree is
+    ever read; the host's own prefix, and ``PYTHONDONTWRITEBYTECODE`` (nothing is written
+    into the tree either way), are never passed on. Without it the caller must set the
+    prefix itself (``collect`` does). Raises ``OSError`` when the prefix cannot be made.
     """
-    from patchlane.lanes.property.process import private_pycache
-
     env = {
         k: v
         for k, v in os.environ.items()
         if k not in _DROPPED_ENV and not k.startswith(_DROPPED_PREFIXES)
     }
     env.pop("PYTHONPYCACHEPREFIX", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONHASHSEED"] = str(seed)
     env["PATCHLANE_SEED"] = str(seed)
-    if scratch is not None:
-        env["PYTHONPYCACHEPREFIX"] = private_pycache(scratch)
+    if pycache:
+        env["PYTHONPYCACHEPREFIX"] = process_pycache()
     return env
 
 
@@ -179,7 +179,7 @@ def run_tests(
             token=secrets.token_hex(16),
             timeout_s=timeout_s,
             cwd=tree,
-            env=child_env(seed, Path(tmp)),
+            env=child_env(seed, pycache=True),
             result_limit=RESULT_LIMIT,
         )
     tail = run.stdout_tail + run.stderr_tail

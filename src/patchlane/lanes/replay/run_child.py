@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from patchlane.bytecode import refuse_sourceless_imports
+from patchlane.bytecode import import_tree_from_source
 from patchlane.lanes.replay.channel import (
     LINE_LIMIT,
     ResultWriter,
@@ -191,7 +191,7 @@ def main() -> None:
     root = Path.cwd()
     # ``replay run`` on a host runs in its work tree, where a committed sourceless ``.pyc``
     # would be imported as is: below the root, modules come from source only.
-    refuse_sourceless_imports(root)
+    import_tree_from_source(root)
     # What ``python -m pytest`` does: the working directory (the tree root) first.
     sys.path.insert(0, str(root))
     runner = _SliceRunner(writer, root, list(job["nodeids"]), list(job.get("files", [])))
