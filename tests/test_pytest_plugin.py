@@ -600,10 +600,11 @@ def test_reading_a_report_in_a_pytest_child_stays_cheap(tmp_path: Path) -> None:
         "patchlane.pytest_plugin",
         "patchlane.errors",
         "patchlane.inputs",
+        "patchlane.inputs.fields",
         "patchlane.inputs.jsonio",
         "patchlane.lanes",
+        "patchlane.lanes.envelope",
         "patchlane.lanes.freeze",
         "patchlane.lanes.freeze.report",
-        "patchlane.lanes.reportjson",
         "patchlane.lanes.status",
     }, loaded

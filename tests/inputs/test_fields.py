@@ -13,6 +13,7 @@ from patchlane.inputs.fields import (
     Document,
     FieldPath,
     Fields,
+    Wording,
     calendar_date,
     dotted_name,
     json_document,
@@ -173,6 +174,52 @@ def test_text_list_names_the_item_and_its_line() -> None:
     )
 
 
+def test_string_takes_any_string_and_null_only_when_asked() -> None:
+    r = json_fields('{"e": "", "s": " ", "z": null, "n": 3}')
+    assert (r.string("e"), r.string("s"), r.string("absent", default="d")) == ("", " ", "d")
+    assert r.string("z", null=True) is None and r.string("absent", null=True, default=None) is None
+    assert refused(lambda: r.string("z")).message == "z: expected a string, got null"
+    assert refused(lambda: r.string("n", null=True)).message == (
+        "n: expected a string or null, got a number (3)"
+    )
+    assert refused(lambda: r.string("absent", null=True)).message == "absent: missing"
+
+
+def test_a_nullable_integer_and_a_number() -> None:
+    r = json_fields('{"z": null, "i": -1, "f": 1.5, "b": false}')
+    assert (
+        r.integer("z", null=True) is None and r.integer("absent", null=True, default=None) is None
+    )
+    assert refused(lambda: r.integer("f", null=True)).message == (
+        "f: expected an integer or null, got a number (1.5)"
+    )
+    assert refused(lambda: r.integer("i", lo=0, null=True)).message == (
+        "i: must be at least 0, got -1"
+    )
+    assert (r.number("i"), r.number("f"), r.number("absent", default=0.0)) == (-1, 1.5, 0.0)
+    assert refused(lambda: r.number("b")).message == "b: expected a number, got a boolean (false)"
+    assert refused(lambda: r.number("f", lo=2)).message == "f: must be at least 2, got 1.5"
+
+
+def test_choice_names_the_choices_in_order() -> None:
+    r = json_fields('{"c": "head", "x": "side", "n": 1}')
+    assert r.choice("c", ("base", "head")) == "head"
+    assert r.choice("absent", ("base", "head"), default=None) is None
+    assert refused(lambda: r.choice("x", ("base", "head"))).message == (
+        "x: expected one of base, head, got a string ('side')"
+    )
+    assert refused(lambda: r.choice("n", ("a",), expected='"a"')).message == (
+        'n: expected "a", got a number (1)'
+    )
+
+
+def test_a_text_list_without_item_refuses_the_whole_list_on_its_line() -> None:
+    r = json_fields('{"ok": ["a"],\n "bad": [\n  "x",\n  3\n]}')
+    assert r.text_list("ok", item=None) == ("a",)
+    err = refused(lambda: r.text_list("bad", item=None))
+    assert (err.line, err.message) == (2, "bad: expected a list of strings, got a list")
+
+
 @pytest.mark.parametrize(
     ("value", "day"),
     [
@@ -232,6 +279,15 @@ def test_items_checks_the_list_at_once_and_each_item_when_reached(reader: Any) -
     )
 
 
+def test_items_has_a_default_and_words_a_mapping_as_the_document_does() -> None:
+    r = json_fields()
+    assert r.items("absent", default=()) == ()
+    assert refused(lambda: list(r.items("rows"))).message == (
+        "rows[1]: expected an object, got a number (7)"
+    )
+    assert refused(lambda: r.sequence("name")).message.startswith("name: expected a list, got")
+
+
 def test_sequence_and_element_without_got() -> None:
     r = json_fields('{"l": [], "m": [1]}')
     err = refused(lambda: r.sequence("l", expected="a non-empty list", non_empty=True, got=False))
@@ -268,3 +324,44 @@ def test_a_document_is_plain_data() -> None:
     r = doc.fields({"a": {"b": 1}})
     assert r.mapping("a").line("b") == 2 and r.line() is None
     assert str(r.mapping("a").fail("b", "no")) == "x:2: a.b: no"
+
+
+class Pointed(Wording):
+    """A wording of another family of files, as the lane reports have one."""
+
+    def missing(self, doc: Document, path: FieldPath) -> str:
+        return f"<{doc.name(path)}> is absent"
+
+    def wrong(self, doc: Document, path: FieldPath, expected: str, value: Any, got: bool) -> str:
+        return f"<{doc.name(path)}> should be {expected}, was {value!r}"
+
+    def out_of_range(
+        self, doc: Document, path: FieldPath, expected: str, bound: str, value: float
+    ) -> str:
+        return f"<{doc.name(path)}> should be {expected} {bound}, was {value}"
+
+    def mapping(self, doc: Document) -> str:
+        return "a table"
+
+
+def test_a_document_words_every_getters_refusal_through_its_wording() -> None:
+    text = '{\n  "n": -1,\n  "s": 5,\n  "rows": [1]\n}'
+    doc = json_document(text, "w.json", InputError, wording=Pointed())
+    r = doc.fields(parse_json_text(text, "w.json"))
+    assert str(refused(lambda: r.integer("n", lo=0))) == (
+        "w.json:2: <n> should be an integer at least 0, was -1"
+    )
+    assert str(refused(lambda: r.string("s"))) == "w.json:3: <s> should be a string, was 5"
+    assert str(refused(lambda: r.boolean("zz"))) == "w.json:1: <zz> is absent"
+    assert str(refused(lambda: r.require("zz"))) == "w.json:1: <zz> is absent"
+    assert str(refused(lambda: r.mapping("s"))) == "w.json:3: <s> should be a table, was 5"
+    assert str(refused(lambda: next(r.items("rows")))) == (
+        "w.json:4: <rows[0]> should be a table, was 1"
+    )
+
+
+def test_a_json_document_without_its_text_names_no_line() -> None:
+    doc = json_document(None, "v.json", InputError)
+    assert str(refused(lambda: doc.fields({"a": 1}).string("a"))) == (
+        "v.json: a: expected a string, got a number (1)"
+    )

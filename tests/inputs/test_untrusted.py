@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from patchlane.config import parse_review_map
 from patchlane.errors import InputError, LockError, MapError
 from patchlane.gate.classify import configures_pytest
-from patchlane.inputs.fields import decode_utf8
+from patchlane.inputs.committed import decode_utf8
 from patchlane.inputs.jsonio import parse_json_text
 from patchlane.inputs.untrusted import (
     MAX_PYTHON_BYTES,

@@ -20,11 +20,11 @@ from patchlane.config import DEFAULT_MAP, ReviewMap, parse_review_map
 from patchlane.errors import MapError
 from patchlane.gate import harness
 from patchlane.gate.verdict import BLOCKING_KINDS, HARNESS, PatchFacts
-from patchlane.inputs.fields import decode_utf8, read_committed_text
+from patchlane.inputs.committed import decode_utf8, read_committed_text
+from patchlane.inputs.fields import Document
 from patchlane.inputs.paths import path_problem, under_any
-from patchlane.lanes import reportjson
+from patchlane.lanes.envelope import read_report, report_document
 from patchlane.lanes.patch import Patch
-from patchlane.lanes.reportjson import Malformed, Obj
 
 LANES = ("property", "fixture", "freeze", "replay")
 # Every kind of control file (``control_kinds``, and the harness routes found on top).
@@ -118,50 +118,51 @@ class ClassificationSummary:
         present. Raises ``ReportError`` naming ``label`` for a missing or mistyped value, or
         a ``harness_changed`` that lists no harness file.
         """
-        return reportjson.parse(data, label, _parse_summary)
+        return _parse_summary(report_document(label), data)
 
     @classmethod
     def read(cls, path: Path, label: str | None = None) -> ClassificationSummary:
         """Read and strictly check ``classify.json`` at ``path`` (``label`` names it in
         messages). Raises ``ReportError``, ``FILE[:LINE]: what is wrong``."""
-        return reportjson.read(path, label, _parse_summary)
+        return read_report(path, label, _parse_summary)
 
 
-def _parse_summary(value: object) -> ClassificationSummary:
+def _parse_summary(doc: Document, value: object) -> ClassificationSummary:
     if not isinstance(value, dict):
-        raise Malformed((), "expected a JSON object")
-    top = Obj(value)
+        raise doc.error_at((), "expected a JSON object")
+    top = doc.fields(value)
     complete = value.get("map_complete")
     if not isinstance(complete, bool):
-        raise Malformed(("map_complete",), "'map_complete' must be true or false")
+        raise doc.error_at(("map_complete",), "'map_complete' must be true or false")
     changes: list[ControlChange] = []
-    for where, item in top.items("control_plane_details", ()):
+    for index, item in enumerate(top.sequence("control_plane_details", default=())):
+        where = ("control_plane_details", index)
         if not (
             isinstance(item, dict)
             and isinstance(item.get("path"), str)
             and isinstance(item.get("kind"), str)
         ):
-            raise Malformed(where, "'control_plane_details' must be a list of {path, kind}")
-        detail = Obj(item, where)
-        why = detail.string("why") if detail.has("why") else None
+            raise doc.error_at(where, "'control_plane_details' must be a list of {path, kind}")
+        detail = doc.fields(item, where)
+        why = detail.string("why", default=None)
         changes.append(ControlChange(item["path"], detail.choice("kind", CONTROL_KINDS), why))
     harness_listed = any(c.kind in BLOCKING_KINDS for c in changes)
-    if top.boolean("harness_changed", False) and not harness_listed:
-        raise Malformed(
+    if top.boolean("harness_changed", default=False) and not harness_listed:
+        raise doc.error_at(
             ("harness_changed",), "'harness_changed' is true but no harness file is listed"
         )
     source, changed = None, False
-    if top.has("map"):
-        map_info = top.obj("map")
-        map_info.opt_string("path")
+    map_info = top.mapping("map", default=None)
+    if map_info is not None:
+        map_info.string("path", null=True, default=None)
         source = map_info.choice("source", MAP_SOURCES)
         changed = map_info.boolean("changed_by_patch")
     return ClassificationSummary(
         map_complete=complete,
-        map_reason=top.string("map_reason", ""),
+        map_reason=top.string("map_reason", default=""),
         map_source=source,
         map_changed=changed,
-        unmapped=top.strings("unmapped", ()),
+        unmapped=top.text_list("unmapped", item=None, default=()),
         control_plane=tuple(changes),
     )
 

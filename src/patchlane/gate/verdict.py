@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from patchlane.errors import Exit
-from patchlane.lanes import reportjson
-from patchlane.lanes.reportjson import Malformed, Obj
+from patchlane.inputs.fields import Document, Fields
+from patchlane.lanes.envelope import read_report, report_document, show
 from patchlane.lanes.status import Status
 
 ACCEPT = "accept_for_review"
@@ -80,10 +80,10 @@ class Reason:
         }
 
     @classmethod
-    def parse(cls, item: Obj) -> Reason:
-        """Read one entry of ``reasons``. Raises ``Malformed``."""
+    def parse(cls, item: Fields) -> Reason:
+        """Read one entry of ``reasons``. Raises ``ReportError``."""
         return cls(
-            rule=item.integer("rule", minimum=1),
+            rule=item.integer("rule", lo=1),
             lane=item.string("lane"),
             effect=item.choice("effect", tuple(EXIT_FOR)),
             message=item.string("message"),
@@ -123,33 +123,33 @@ class Verdict:
         missing or mistyped key, an unknown verdict or effect, or a ``status`` or
         ``reason`` that disagrees with the verdict and its reasons.
         """
-        return reportjson.parse(data, label, _parse_verdict)
+        return _parse_verdict(report_document(label), data)
 
     @classmethod
     def read(cls, path: Path, label: str | None = None) -> Verdict:
         """Read and strictly check ``verdict.json`` at ``path`` (``label`` names it in
         messages). Raises ``ReportError``, ``FILE[:LINE]: what is wrong``."""
-        return reportjson.read(path, label, _parse_verdict)
+        return read_report(path, label, _parse_verdict)
 
 
-def _parse_verdict(value: object) -> Verdict:
-    top = Obj(value, what="a verdict")
-    if top.data.get("lane") != "verdict":
-        raise top.fail("lane", '"verdict"')
+def _parse_verdict(doc: Document, value: object) -> Verdict:
+    if not isinstance(value, dict):
+        raise doc.error_at((), f"a verdict must be a JSON object, not {show(value)}")
+    top = doc.fields(value)
+    top.choice("lane", ("verdict",), expected='"verdict"')
     verdict = Verdict(
         verdict=top.choice("verdict", tuple(EXIT_FOR)),
-        reasons=tuple(Reason.parse(r) for r in top.objects("reasons")),
+        reasons=tuple(Reason.parse(r) for r in top.items("reasons")),
     )
     # ``status`` and ``reason`` follow from the rest: a file where they disagree contradicts
     # itself and is not believed either way.
     expected = verdict.to_json()
     for key in ("status", "reason"):
-        top.string(key)
-        if top.data[key] != expected[key]:
-            raise Malformed(
+        if top.string(key) != expected[key]:
+            raise doc.error_at(
                 (key,),
-                f"'{key}' is {reportjson.show(top.data[key])}, but the "
-                f"verdict and its reasons say {reportjson.show(expected[key])}",
+                f"'{key}' is {show(top.get(key))}, but the "
+                f"verdict and its reasons say {show(expected[key])}",
             )
     return verdict
 

@@ -1,13 +1,15 @@
 """Typed, path-aware reading of parsed input files, and the pieces every input shares.
 
-Every input (the review map, a fixture lock, the freeze registry, a receipt, a report) is
-parsed into plain values first (``jsonio.parse_json_text``, ``yamlio.load_yaml``), then read
-field by field with a ``Fields`` reader. A reader knows three things about its file, kept in
-a ``Document``: the label to name it by, the ``InputError`` subclass to raise (so that each
-input's messages start with its own file name), and how to find the line of a value from its
-path (``jsonio.line_for`` for JSON, the key and item lines ``YamlMap``/``YamlList`` keep for
-YAML). Its messages read ``FILE:LINE: FIELD: what is wrong``, where the document decides how
-FIELD is written (``lanes.fixture.roots[0].lock`` by default, see ``dotted_name``).
+Every input (the review map, a fixture lock, the freeze registry, a receipt, a lane report,
+the verdict) is parsed into plain values first (``jsonio.parse_json_text``,
+``yamlio.load_yaml``), then read field by field with a ``Fields`` reader, the one reader
+every parser uses. A reader knows four things about its file, kept in a ``Document``: the
+label to name it by, the ``InputError`` subclass to raise (so that each input's messages
+start with its own file name; ``ReportError`` for a report), how to find the line of a value
+from its path (``jsonio.line_for`` for JSON, the key and item lines ``YamlMap``/``YamlList``
+keep for YAML), and how its messages are worded. They read ``FILE:LINE: FIELD: what is
+wrong``, where the document decides how FIELD is written (``lanes.fixture.roots[0].lock`` by
+default, see ``dotted_name``) and, through its ``Wording``, how a refusal reads.
 
 Reading a JSON file::
 
@@ -16,20 +18,26 @@ Reading a JSON file::
     if not isinstance(value, dict):
         raise doc.fail((), f"expected an object, got {doc.kind(value)}")
     top = doc.fields(value).only(("lane", "status", "records"))
-    status = top.text("status", accept=STATUSES.__contains__, expected="pass or fail")
+    status = top.choice("status", ("pass", "fail"))
     for record in top.items("records", expected="a list of records", item="an object"):
         expires = record.date("expires", default=None)  # ``datetime.date`` or None
 
-The typed getters (``text``, ``integer``, ``boolean``, ``date``, ``text_list``, ``mapping``,
-``sequence``, ``element``, ``items``) refuse a value of the wrong type with
-``FIELD: expected WHAT, got KIND`` (``kind_of``), WHAT being theirs to word. An input whose
-messages are worded otherwise (``'lane' must be "freeze", not ...``) reads with the
-primitives instead: ``has``, ``get``, ``line``, ``name``, ``fail`` (``FIELD: message``) and
+The typed getters (``text``, ``string``, ``integer``, ``number``, ``boolean``, ``choice``,
+``date``, ``text_list``, ``mapping``, ``sequence``, ``element``, ``items``) refuse a value
+of the wrong type with ``FIELD: expected WHAT, got KIND`` (``kind_of``), WHAT being theirs
+to word; a document with another ``Wording`` words the same refusals its own way (the lane
+reports: ``'FIELD' must be WHAT, not VALUE``, see ``lanes.envelope``). A message no getter
+words (``'in_play' is true but 'failed_rules' is [5]``) is raised with the primitives:
+``has``, ``get``, ``line``, ``name``, ``fail`` (``FIELD: message``) and
 ``Document.error_at`` (a message with no field name in front), which keep the file, the
 line lookup and the error class in one place.
 
 The line of a path is found only when an error is raised: for JSON that is a second,
 position-recording pass over the text, which well-formed input never pays for.
+
+Besides the standard library this module imports only ``patchlane.errors`` and
+``inputs.jsonio`` (YAML only inside ``yaml_document``): the pytest plugin reads the freeze
+report with it inside pytest children, where every module loaded is paid for.
 """
 
 from __future__ import annotations
@@ -39,10 +47,8 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from pathlib import Path
 from typing import Any, Literal, TypeVar, overload
 
-from patchlane import git
 from patchlane.errors import InputError
 from patchlane.inputs.jsonio import dotted
 
@@ -143,7 +149,7 @@ def dotted_name(path: FieldPath) -> str:
     return dotted(path) or "(top level)"
 
 
-def _shown(value: int) -> str:
+def _shown(value: float) -> str:
     """Return ``value`` for a message: a number of more than 20 digits is elided (a hostile
     file's 4000-digit integer must not become a 4000-character line)."""
     text = str(value)
@@ -154,15 +160,51 @@ def _path(at: At) -> FieldPath:
     return at if isinstance(at, tuple) else (at,)
 
 
+class Wording:
+    """How a ``Document`` words what the getters of ``Fields`` refuse.
+
+    Each method returns a message (the file and line go in front), naming the field as the
+    document does (``Document.name``). This class words the inputs a person writes:
+    ``FIELD: missing``, ``FIELD: expected WHAT, got KIND`` (``kind_of``) and ``FIELD: must
+    be at least LO, got N``. A family of files whose messages read otherwise subclasses it
+    and keeps every getter (the lane reports: ``lanes.envelope.ReportWording``).
+    """
+
+    def missing(self, doc: Document, path: FieldPath) -> str:
+        """Return the message for the required value at ``path``, which is absent."""
+        return f"{doc.name(path)}: missing"
+
+    def wrong(self, doc: Document, path: FieldPath, expected: str, value: Any, got: bool) -> str:
+        """Return the message for ``value`` at ``path``, which is not ``expected`` (without
+        ``got``, the message does not say what it is)."""
+        kind = f", got {doc.kind(value)}" if got else ""
+        return f"{doc.name(path)}: expected {expected}{kind}"
+
+    def out_of_range(
+        self, doc: Document, path: FieldPath, expected: str, bound: str, value: float
+    ) -> str:
+        """Return the message for the number ``value`` at ``path``, which is ``expected``
+        (``an integer``) but not ``bound`` (``at least 0``, ``at most 9``)."""
+        return f"{doc.name(path)}: must be {bound}, got {_shown(value)}"
+
+    def mapping(self, doc: Document) -> str:
+        """Return what the messages call a mapping: ``a mapping``, or ``an object`` in JSON."""
+        return doc.kind({})
+
+
+# The wording of every input but the lane reports.
+FIELD_WORDING = Wording()
+
+
 @dataclass(frozen=True)
 class Document:
     """One parsed input file, as its error messages need it.
 
     ``label`` names the file, ``error`` is raised (called as ``error(label, message, line)``),
     ``locate`` returns the line of the value at a path (of its nearest existing parent when
-    the path is missing), ``json`` words value kinds for JSON (``kind_of``) and ``name``
-    writes a path as a message names it. Build one with ``json_document`` or
-    ``yaml_document``.
+    the path is missing), ``json`` words value kinds for JSON (``kind_of``), ``name``
+    writes a path as a message names it and ``wording`` words the getters' refusals. Build
+    one with ``json_document`` or ``yaml_document``.
     """
 
     label: str
@@ -170,6 +212,7 @@ class Document:
     locate: Callable[[FieldPath], int | None]
     json: bool = False
     name: Callable[[FieldPath], str] = dotted_name
+    wording: Wording = FIELD_WORDING
 
     def kind(self, value: Any) -> str:
         """Return how a message names ``value``'s kind in this document (``kind_of``)."""
@@ -185,22 +228,41 @@ class Document:
         ``path``, on its line (or on ``line`` when one is given)."""
         return self.error_at(path, f"{self.name(path)}: {message}", line=line)
 
+    def missing(self, path: FieldPath, *, line: int | None = None) -> InputError:
+        """Return (for the caller to raise) the error for the required value at ``path``,
+        which is absent (``Wording.missing``), on its nearest parent's line or on ``line``."""
+        return self.error_at(path, self.wording.missing(self, path), line=line)
+
+    def wrong(self, path: FieldPath, expected: str, value: Any, *, got: bool = True) -> InputError:
+        """Return (for the caller to raise) the error for ``value`` at ``path``, which is not
+        ``expected`` (``Wording.wrong``), on its line."""
+        return self.error_at(path, self.wording.wrong(self, path, expected, value, got))
+
     def fields(self, value: Mapping[str, Any], path: FieldPath = ()) -> Fields:
         """Return a reader of the mapping ``value``, found at ``path`` of this document."""
         return Fields(self, value, path)
 
 
 def json_document(
-    text: str, label: str, error: ErrorClass, *, name: Callable[[FieldPath], str] = dotted_name
+    text: str | None,
+    label: str,
+    error: ErrorClass,
+    *,
+    name: Callable[[FieldPath], str] = dotted_name,
+    wording: Wording = FIELD_WORDING,
 ) -> Document:
     """Return the ``Document`` of the JSON ``text`` (already parsed by the caller).
 
     A path's line is where its value starts (``jsonio.line_for``: one more pass over
-    ``text``, paid only when an error is raised).
+    ``text``, paid only when an error is raised); no line is known without ``text`` (a
+    value that was never text, such as a report built in memory).
     """
     from patchlane.inputs.jsonio import line_for
 
-    return Document(label, error, lambda path: line_for(text, path), json=True, name=name)
+    def locate(path: FieldPath) -> int | None:
+        return None if text is None else line_for(text, path)
+
+    return Document(label, error, locate, json=True, name=name, wording=wording)
 
 
 def yaml_document(
@@ -237,9 +299,10 @@ class Fields:
     Each getter returns the value at ``key`` when it has the asked type (and passes the
     getter's checks), returns ``default`` when ``key`` is absent and a default was given,
     and otherwise raises the document's error: ``FIELD: missing`` for an absent key,
-    ``FIELD: expected WHAT, got KIND`` for a value of the wrong type, or the getter's own
-    message (a range, a ``check``, a duplicate). The line is the value's, or the nearest
-    parent's when the value is absent.
+    ``FIELD: expected WHAT, got KIND`` for a value of the wrong type, ``FIELD: must be at
+    least LO, got N`` for a number out of range (so worded by the default ``Wording``), or
+    the getter's own message (a ``check``, a duplicate). The line is the value's, or the
+    nearest parent's when the value is absent.
     """
 
     doc: Document
@@ -272,8 +335,7 @@ class Fields:
     def wrong(self, at: At, expected: str, value: Any, *, got: bool = True) -> InputError:
         """Return (for the caller to raise) ``FIELD: expected EXPECTED, got KIND`` about the
         field at ``at`` holding ``value``; without ``got``, just ``expected EXPECTED``."""
-        kind = f", got {self.doc.kind(value)}" if got else ""
-        return self.fail(at, f"expected {expected}{kind}")
+        return self.doc.wrong(self.path + _path(at), expected, value, got=got)
 
     def only(self, allowed: Sequence[str], *, message: str | None = None) -> Fields:
         """Refuse any key not in ``allowed``; return this reader (for chaining).
@@ -293,15 +355,28 @@ class Fields:
         of this mapping (or on ``line`` when one is given)."""
         for key in keys:
             if key not in self.data:
-                raise self.fail(key, "missing", line=line)
+                raise self.doc.missing((*self.path, key), line=line)
 
     def _value(self, key: str, default: Any) -> Any:
         """Return the value at ``key``, ``_MISSING`` for an absent key with a default."""
         if key in self.data:
             return self.data[key]
         if default is _MISSING:
-            raise self.fail(key, "missing")
+            raise self.doc.missing((*self.path, key))
         return _MISSING
+
+    def _within(
+        self, key: str, value: float, lo: float | None, hi: float | None, expected: str
+    ) -> None:
+        """Raise ``Wording.out_of_range`` for ``value`` at ``key`` below ``lo`` or above ``hi``."""
+        for bound, outside in (
+            (f"at least {lo}", lo is not None and value < lo),
+            (f"at most {hi}", hi is not None and value > hi),
+        ):
+            if outside:
+                path = (*self.path, key)
+                message = self.doc.wording.out_of_range(self.doc, path, expected, bound, value)
+                raise self.doc.error_at(path, message)
 
     # --- scalars -------------------------------------------------------------------------
 
@@ -350,8 +425,36 @@ class Fields:
         return value
 
     @overload
+    def string(self, key: str, *, null: Literal[False] = ...) -> str: ...
+    @overload
+    def string(self, key: str, *, null: Literal[False] = ..., default: D) -> str | D: ...
+    @overload
+    def string(self, key: str, *, null: Literal[True], default: None = ...) -> str | None: ...
+    def string(self, key: str, *, null: bool = False, default: Any = _MISSING) -> Any:
+        """Return the string at ``key``, whatever it holds (empty or blank: ``text`` with
+        ``accept=None``); with ``null``, ``null`` too, returned as ``None`` (a default is
+        then ``None`` as well, if any).
+
+        Raises ``expected a string, got KIND`` (``a string or null`` with ``null``).
+        """
+        value = self._value(key, default)
+        if value is _MISSING:
+            return default
+        if value is None and null:
+            return None
+        if not isinstance(value, str):
+            raise self.wrong(key, "a string or null" if null else "a string", value)
+        return value
+
+    @overload
     def integer(
-        self, key: str, *, lo: int | None = ..., hi: int | None = ..., expected: str = ...
+        self,
+        key: str,
+        *,
+        lo: int | None = ...,
+        hi: int | None = ...,
+        expected: str = ...,
+        null: Literal[False] = ...,
     ) -> int: ...
     @overload
     def integer(
@@ -361,8 +464,20 @@ class Fields:
         lo: int | None = ...,
         hi: int | None = ...,
         expected: str = ...,
+        null: Literal[False] = ...,
         default: D,
     ) -> int | D: ...
+    @overload
+    def integer(
+        self,
+        key: str,
+        *,
+        lo: int | None = ...,
+        hi: int | None = ...,
+        expected: str = ...,
+        null: Literal[True],
+        default: None = ...,
+    ) -> int | None: ...
     def integer(
         self,
         key: str,
@@ -370,22 +485,52 @@ class Fields:
         lo: int | None = None,
         hi: int | None = None,
         expected: str = "an integer",
+        null: bool = False,
         default: Any = _MISSING,
     ) -> Any:
-        """Return the integer at ``key`` (never a boolean), within ``lo``..``hi`` when given.
+        """Return the integer at ``key`` (never a boolean), within ``lo``..``hi`` when given;
+        with ``null``, ``null`` too, returned as ``None`` (a default is then ``None`` as
+        well, if any).
 
-        Raises ``expected EXPECTED, got KIND``, or ``must be at least LO, got N`` (``at
-        most HI``; a number of more than 20 digits is elided).
+        Raises ``expected EXPECTED, got KIND`` (``EXPECTED or null`` with ``null``), or
+        ``must be at least LO, got N`` (``at most HI``; a number of more than 20 digits is
+        elided).
         """
         value = self._value(key, default)
         if value is _MISSING:
             return default
+        if value is None and null:
+            return None
         if isinstance(value, bool) or not isinstance(value, int):
+            raise self.wrong(key, f"{expected} or null" if null else expected, value)
+        self._within(key, value, lo, hi, expected)
+        return value
+
+    @overload
+    def number(self, key: str, *, lo: float | None = ..., expected: str = ...) -> float: ...
+    @overload
+    def number(
+        self, key: str, *, lo: float | None = ..., expected: str = ..., default: D
+    ) -> float | D: ...
+    def number(
+        self,
+        key: str,
+        *,
+        lo: float | None = None,
+        expected: str = "a number",
+        default: Any = _MISSING,
+    ) -> Any:
+        """Return the number at ``key``, integer or not (never a boolean), at least ``lo``
+        when given.
+
+        Raises ``expected EXPECTED, got KIND`` or ``must be at least LO, got N``.
+        """
+        value = self._value(key, default)
+        if value is _MISSING:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.wrong(key, expected, value)
-        if lo is not None and value < lo:
-            raise self.fail(key, f"must be at least {lo}, got {_shown(value)}")
-        if hi is not None and value > hi:
-            raise self.fail(key, f"must be at most {hi}, got {_shown(value)}")
+        self._within(key, value, lo, None, expected)
         return value
 
     @overload
@@ -399,6 +544,29 @@ class Fields:
             return default
         if not isinstance(value, bool):
             raise self.wrong(key, "true or false", value)
+        return value
+
+    @overload
+    def choice(self, key: str, choices: Sequence[str], *, expected: str | None = ...) -> str: ...
+    @overload
+    def choice(
+        self, key: str, choices: Sequence[str], *, expected: str | None = ..., default: D
+    ) -> str | D: ...
+    def choice(
+        self,
+        key: str,
+        choices: Sequence[str],
+        *,
+        expected: str | None = None,
+        default: Any = _MISSING,
+    ) -> Any:
+        """Return the string at ``key``, one of ``choices``. Raises ``expected EXPECTED, got
+        KIND``, EXPECTED defaulting to ``one of A, B`` (``choices`` in the order given)."""
+        value = self._value(key, default)
+        if value is _MISSING:
+            return default
+        if not isinstance(value, str) or value not in choices:
+            raise self.wrong(key, expected or "one of " + ", ".join(choices), value)
         return value
 
     @overload
@@ -428,7 +596,7 @@ class Fields:
         key: str,
         *,
         expected: str = ...,
-        item: str = ...,
+        item: str | None = ...,
         accept: Callable[[str], object] | None = ...,
         check: Callable[[str], str | None] | None = ...,
         duplicate: str | None = ...,
@@ -439,7 +607,7 @@ class Fields:
         key: str,
         *,
         expected: str = ...,
-        item: str = ...,
+        item: str | None = ...,
         accept: Callable[[str], object] | None = ...,
         check: Callable[[str], str | None] | None = ...,
         duplicate: str | None = ...,
@@ -450,7 +618,7 @@ class Fields:
         key: str,
         *,
         expected: str = "a list of strings",
-        item: str = "a string",
+        item: str | None = "a string",
         accept: Callable[[str], object] | None = None,
         check: Callable[[str], str | None] | None = None,
         duplicate: str | None = None,
@@ -462,7 +630,9 @@ class Fields:
         in order, is refused at its own line and name (``KEY[i]``): ``expected ITEM, got
         KIND`` when it is not a string ``accept`` takes (``None``: any string), the problem
         ``check`` returns, and, when ``duplicate`` is given, ``duplicate.format(item)``
-        (e.g. ``"node id {!r} is listed twice"``) for an item equal to an earlier one.
+        (e.g. ``"node id {!r} is listed twice"``) for an item equal to an earlier one. With
+        ``item=None`` an item that is not such a string refuses the whole list instead
+        (``KEY: expected EXPECTED, got KIND``, on the list's line).
         """
         value = self._value(key, default)
         if value is _MISSING:
@@ -472,6 +642,8 @@ class Fields:
         seen: set[str] = set()
         for index, entry in enumerate(value):
             if not isinstance(entry, str) or (accept is not None and not accept(entry)):
+                if item is None:
+                    raise self.wrong(key, expected, value)
                 raise self.wrong((key, index), item, entry)
             problem = check(entry) if check is not None else None
             if problem:
@@ -488,27 +660,28 @@ class Fields:
     def mapping(self, key: str, *, expected: str | None = ..., default: D) -> Fields | D: ...
     def mapping(self, key: str, *, expected: str | None = None, default: Any = _MISSING) -> Any:
         """Return a reader of the mapping at ``key``. Raises ``expected EXPECTED, got KIND``
-        (EXPECTED defaulting to "a mapping", or "an object" in JSON) for anything else."""
+        for anything else (EXPECTED defaulting to ``Wording.mapping``: "a mapping", or "an
+        object" in JSON)."""
         value = self._value(key, default)
         if value is _MISSING:
             return default
         if not isinstance(value, dict):
-            raise self.wrong(key, expected or self.doc.kind({}), value)
+            raise self.wrong(key, expected or self.doc.wording.mapping(self.doc), value)
         return Fields(self.doc, value, (*self.path, key))
 
     @overload
     def sequence(
-        self, key: str, *, expected: str, non_empty: bool = ..., got: bool = ...
+        self, key: str, *, expected: str = ..., non_empty: bool = ..., got: bool = ...
     ) -> list[Any]: ...
     @overload
     def sequence(
-        self, key: str, *, expected: str, non_empty: bool = ..., got: bool = ..., default: D
+        self, key: str, *, expected: str = ..., non_empty: bool = ..., got: bool = ..., default: D
     ) -> list[Any] | D: ...
     def sequence(
         self,
         key: str,
         *,
-        expected: str,
+        expected: str = "a list",
         non_empty: bool = False,
         got: bool = True,
         default: Any = _MISSING,
@@ -525,55 +698,57 @@ class Fields:
             raise self.wrong(key, expected, value, got=got)
         return value
 
-    def element(self, key: str, index: int, *, expected: str, got: bool = True) -> Fields:
+    def element(
+        self, key: str, index: int, *, expected: str | None = None, got: bool = True
+    ) -> Fields:
         """Return a reader of the mapping at ``key[index]`` (the list was checked by the
         caller, e.g. with ``sequence``). Raises ``KEY[i]: expected EXPECTED, got KIND``
-        (without ``got``: ``expected EXPECTED``) on the item's line for anything else."""
+        (without ``got``: ``expected EXPECTED``; EXPECTED defaulting as ``mapping``'s) on the
+        item's line for anything else."""
         value = self.data[key][index]
         if not isinstance(value, dict):
+            expected = expected or self.doc.wording.mapping(self.doc)
             raise self.wrong((key, index), expected, value, got=got)
         return Fields(self.doc, value, (*self.path, key, index))
 
+    @overload
     def items(
-        self, key: str, *, expected: str, item: str, non_empty: bool = False, got: bool = True
-    ) -> Iterator[Fields]:
+        self,
+        key: str,
+        *,
+        expected: str = ...,
+        item: str | None = ...,
+        non_empty: bool = ...,
+        got: bool = ...,
+    ) -> Iterator[Fields]: ...
+    @overload
+    def items(
+        self,
+        key: str,
+        *,
+        expected: str = ...,
+        item: str | None = ...,
+        non_empty: bool = ...,
+        got: bool = ...,
+        default: D,
+    ) -> Iterator[Fields] | D: ...
+    def items(
+        self,
+        key: str,
+        *,
+        expected: str = "a list",
+        item: str | None = None,
+        non_empty: bool = False,
+        got: bool = True,
+        default: Any = _MISSING,
+    ) -> Any:
         """Return readers of the mappings listed at ``key``, in order.
 
         The list itself is checked at once (``sequence``: ``expected``, ``non_empty``); each
         item only when the iteration reaches it (``element``: ``item``), so that the first
         problem in file order is the one reported. ``got`` applies to both messages.
         """
+        if default is not _MISSING and key not in self.data:
+            return default
         count = len(self.sequence(key, expected=expected, non_empty=non_empty, got=got))
         return (self.element(key, i, expected=item, got=got) for i in range(count))
-
-
-# --- bytes and git -------------------------------------------------------------------------
-
-
-def decode_utf8(data: bytes, label: str, error: type[InputError]) -> str:
-    """Return ``data`` as UTF-8 text. Raises ``error`` naming the line of the bad byte."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise error(label, f"not UTF-8 (byte {e.start})", line) from e
-
-
-def read_committed_text(
-    repo: Path, commit: str, rel: str, error: type[InputError], where: str
-) -> str | None:
-    """Return the text of the regular file ``rel`` in ``commit``; ``None`` when absent.
-
-    Raises ``error`` (ending with ``where``, e.g. "(the map in base abc123)") for a symlink
-    or submodule entry, which is never followed, or for bytes that are not UTF-8.
-    """
-    found = git.read_file_at(repo, commit, rel)
-    if found is None:
-        return None
-    entry, data = found
-    if entry.mode not in git.REGULAR_MODES:
-        raise error(rel, f"not a regular file (a symlink or submodule is never followed) {where}")
-    try:
-        return decode_utf8(data, rel, error)
-    except InputError as e:
-        raise error(e.file, f"{e.message} {where}", e.line) from e

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from patchlane.errors import InputError
-from patchlane.inputs.fields import decode_utf8
+from patchlane.inputs.committed import decode_utf8
 
 # Colour codes, when pytest ran with --color=yes into a file.
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

@@ -16,7 +16,7 @@ from typing import Any
 
 from patchlane import git
 from patchlane.errors import GitError
-from patchlane.inputs.fields import decode_utf8
+from patchlane.inputs.committed import decode_utf8
 from patchlane.inputs.yamlio import YamlList, YamlMap, load_yaml
 from patchlane.lanes.freeze.registry import RegistryError, parse_date
 

@@ -10,7 +10,7 @@ pytest plugin all call it. What it grants decides what a host may leave unrun, s
 that is not strictly well formed, or contradicts itself, is refused rather than believed in
 part. The pytest plugin imports this module inside pytest children, before the repository's
 code: it imports only the standard library and small patchlane modules (``errors``,
-``lanes.status``, ``lanes.reportjson``).
+``lanes.status``, ``inputs.fields``, ``lanes.envelope``).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from patchlane.lanes import reportjson
-from patchlane.lanes.reportjson import JsonPath, Malformed, Obj, show
+from patchlane.inputs.fields import Document, FieldPath, Fields
+from patchlane.lanes.envelope import parse_report_bytes, read_report, report_document, show
 from patchlane.lanes.status import Status
 
 LANE = "freeze"
@@ -182,125 +182,123 @@ class FreezeReport:
         Raises ``ReportError`` naming ``label`` at the first value that is not well formed
         or that contradicts another (see ``_parse``).
         """
-        return reportjson.parse(data, label, _parse)
+        return _parse(report_document(label), data)
 
     @classmethod
     def read(cls, path: Path, label: str | None = None) -> FreezeReport:
         """Read and strictly check the report file ``path`` (``label`` names it in
         messages). Raises ``ReportError``, ``FILE[:LINE]: what is wrong``, when it cannot be
         read, is not strict JSON (duplicate keys included) or is not a well-formed report."""
-        return reportjson.read(path, label, _parse)
+        return read_report(path, label, _parse)
 
 
 def parse_freeze_report(data: bytes, label: str) -> FreezeReport:
     """Return the report held by the bytes ``data`` of a file called ``label`` (for a caller
     that also needs the bytes, as the pytest plugin does to hash them). Raises
     ``ReportError`` as ``FreezeReport.read`` does."""
-    return reportjson.parse_bytes(data, label, _parse)
+    return parse_report_bytes(data, label, _parse)
 
 
 # --- strict checking ---------------------------------------------------------------------------
 
 
-def _text(value: object, where: JsonPath, what: str) -> str:
+def _text(doc: Document, value: object, where: FieldPath, what: str) -> str:
     """A non-empty string of printable characters (it ends up on one terminal line)."""
     if not isinstance(value, str) or not value or not value.isprintable():
-        raise Malformed(where, f"{what} must be a non-empty one-line string, not {show(value)}")
+        message = f"{what} must be a non-empty one-line string, not {show(value)}"
+        raise doc.error_at(where, message)
     return value
 
 
-def _date(value: object, where: JsonPath, what: str) -> date:
+def _date(doc: Document, value: object, where: FieldPath, what: str) -> date:
     """A real calendar date written YYYY-MM-DD."""
     if isinstance(value, str) and _DATE.match(value):
         try:
             return date.fromisoformat(value)
         except ValueError:
             pass
-    raise Malformed(where, f"{what} must be a date YYYY-MM-DD, not {show(value)}")
+    raise doc.error_at(where, f"{what} must be a date YYYY-MM-DD, not {show(value)}")
 
 
-def _parse(value: object) -> FreezeReport:
+def _parse(doc: Document, value: object) -> FreezeReport:
     """Check the report's shape and inner consistency; return it.
 
-    Raises ``Malformed`` at the first problem: a missing or mistyped key, a record whose
+    Raises ``ReportError`` at the first problem: a missing or mistyped key, a record whose
     ``in_play``/``ok`` contradict its ``failed_rules``, an in-play failing record under
     ``status: pass``, two records with one id or granting one node id, or a ``skippable``
     that is not exactly the granted node ids.
     """
     if not isinstance(value, dict):
-        raise Malformed((), f"a freeze report must be a JSON object, not {show(value)}")
+        raise doc.error_at((), f"a freeze report must be a JSON object, not {show(value)}")
     for key in _REQUIRED_TOP:
         if key not in value:
-            raise Malformed((), f"missing key {key!r}")
+            raise doc.error_at((), f"missing key {key!r}")
     if value["lane"] != LANE:
-        raise Malformed(("lane",), f"'lane' must be \"freeze\", not {show(value['lane'])}")
+        message = f"'lane' must be \"freeze\", not {show(value['lane'])}"
+        raise doc.error_at(("lane",), message)
     if value["status"] not in tuple(Status):
         names = ", ".join(Status)
-        raise Malformed(
-            ("status",), f"'status' must be one of {names}, not {show(value['status'])}"
-        )
+        message = f"'status' must be one of {names}, not {show(value['status'])}"
+        raise doc.error_at(("status",), message)
     status = Status(value["status"])
     if not isinstance(value["reason"], str):
-        raise Malformed(("reason",), f"'reason' must be a string, not {show(value['reason'])}")
-    today = _date(value["today"], ("today",), "'today'") if "today" in value else None
+        message = f"'reason' must be a string, not {show(value['reason'])}"
+        raise doc.error_at(("reason",), message)
+    today = _date(doc, value["today"], ("today",), "'today'") if "today" in value else None
     if not isinstance(value["records"], list):
-        raise Malformed(("records",), f"'records' must be a list, not {show(value['records'])}")
-    records = _records(value["records"], status)
-    top = Obj(value)
-    if top.has("not_built"):
-        top.boolean("not_built")  # written by early versions; accepted, and means nothing
+        message = f"'records' must be a list, not {show(value['records'])}"
+        raise doc.error_at(("records",), message)
+    records = _records(doc, value["records"], status)
+    top = doc.fields(value)
+    top.boolean("not_built", default=False)  # written by early versions; means nothing
     report = FreezeReport(
         status=status,
         reason=value["reason"],
         records=records,
         today=today,
-        registry=top.opt_string("registry"),
-        registry_source=top.choice("registry_source", _SOURCES, NONE),
-        max_age_days=top.opt_integer("max_age_days", minimum=0),
-        max_extensions=top.opt_integer("max_extensions", minimum=0),
-        base=top.opt_string("base"),
-        head=top.opt_string("head"),
-        merge_base=top.opt_string("merge_base"),
-        added_by_patch=top.strings("added_by_patch", ()),
-        changed_by_patch=top.strings("changed_by_patch", ()),
-        removed_by_patch=top.strings("removed_by_patch", ()),
-        head_registry_problem=top.opt_string("head_registry_problem"),
-        history_versions=top.integer("history_versions", 0, minimum=0),
-        notes=top.strings("notes", ()),
+        registry=top.string("registry", null=True, default=None),
+        registry_source=top.choice("registry_source", _SOURCES, default=NONE),
+        max_age_days=top.integer("max_age_days", lo=0, null=True, default=None),
+        max_extensions=top.integer("max_extensions", lo=0, null=True, default=None),
+        base=top.string("base", null=True, default=None),
+        head=top.string("head", null=True, default=None),
+        merge_base=top.string("merge_base", null=True, default=None),
+        added_by_patch=top.text_list("added_by_patch", item=None, default=()),
+        changed_by_patch=top.text_list("changed_by_patch", item=None, default=()),
+        removed_by_patch=top.text_list("removed_by_patch", item=None, default=()),
+        head_registry_problem=top.string("head_registry_problem", null=True, default=None),
+        history_versions=top.integer("history_versions", lo=0, default=0),
+        notes=top.text_list("notes", item=None, default=()),
         seconds=_seconds(top),
-        review_events=top.strings("review_events", ()),
+        review_events=top.text_list("review_events", item=None, default=()),
     )
     if "skippable" in value:
-        _check_skippable(value["skippable"], _grants(records))
+        _check_skippable(doc, value["skippable"], _grants(records))
     return report
 
 
-def _seconds(top: Obj) -> float:
-    if not top.has("timings"):
-        return 0.0
-    timings = top.obj("timings")
-    seconds = timings.number("seconds", 0.0)
-    if seconds < 0:
-        raise timings.fail("seconds", "a number of at least 0")
-    return seconds
+def _seconds(top: Fields) -> float:
+    timings = top.mapping("timings", default=None)
+    return 0.0 if timings is None else timings.number("seconds", lo=0, default=0.0)
 
 
-def _records(records: list[Any], status: Status) -> tuple[RecordResult, ...]:
+def _records(doc: Document, records: list[Any], status: Status) -> tuple[RecordResult, ...]:
     """Check every record, each id once and each granted node id once; return them."""
     out: list[RecordResult] = []
     seen_ids: set[str] = set()
     granted: dict[str, str] = {}  # node id -> the id of the record that grants it
     for index, raw in enumerate(records):
-        record = _record(raw, ("records", index), status)
+        record = _record(doc, raw, ("records", index), status)
         if record.id in seen_ids:
-            raise Malformed(("records", index, "id"), f"freeze id {record.id!r} appears twice")
+            message = f"freeze id {record.id!r} appears twice"
+            raise doc.error_at(("records", index, "id"), message)
         seen_ids.add(record.id)
         out.append(record)
         if not (record.in_play and record.ok):
             continue  # grants nothing
         if record.nodeid in granted:
             # Two passing freezes of one test: the skip could name either, so neither is trusted.
-            raise Malformed(
+            raise doc.error_at(
                 ("records", index, "nodeid"),
                 f"node id {record.nodeid!r} is granted by two records "
                 f"({granted[record.nodeid]!r}, {record.id!r})",
@@ -309,30 +307,30 @@ def _records(records: list[Any], status: Status) -> tuple[RecordResult, ...]:
     return tuple(out)
 
 
-def _record(record: object, where: JsonPath, status: Status) -> RecordResult:
+def _record(doc: Document, record: object, where: FieldPath, status: Status) -> RecordResult:
     """Check one record and return it.
 
     A record grants a skip when it is in play and ok; such a record must carry an expiry.
     """
     if not isinstance(record, dict):
-        raise Malformed(where, f"a record must be a JSON object, not {show(record)}")
+        raise doc.error_at(where, f"a record must be a JSON object, not {show(record)}")
     for key in _REQUIRED_RECORD:
         if key not in record:
-            raise Malformed(where, f"record is missing key {key!r}")
-    freeze_id = _text(record["id"], (*where, "id"), "'id'")
-    nodeid = _text(record["nodeid"], (*where, "nodeid"), f"record {freeze_id!r}: 'nodeid'")
+            raise doc.error_at(where, f"record is missing key {key!r}")
+    freeze_id = _text(doc, record["id"], (*where, "id"), "'id'")
+    nodeid = _text(doc, record["nodeid"], (*where, "nodeid"), f"record {freeze_id!r}: 'nodeid'")
     label = f"record {freeze_id!r}"
     owner = record.get("owner", "")
     if not isinstance(owner, str):
-        raise Malformed((*where, "owner"), f"{label}: 'owner' must be a string")
-    details = _details(record.get("details", {}), (*where, "details"), label)
+        raise doc.error_at((*where, "owner"), f"{label}: 'owner' must be a string")
+    details = _details(doc, record.get("details", {}), (*where, "details"), label)
     expires = record["expires"]
     if expires is not None:
-        expires = _date(expires, (*where, "expires"), f"{label}: 'expires' (or null)")
+        expires = _date(doc, expires, (*where, "expires"), f"{label}: 'expires' (or null)")
     in_play, ok = record["in_play"], record["ok"]
     for key, flag in (("in_play", in_play), ("ok", ok)):
         if not isinstance(flag, bool):
-            raise Malformed((*where, key), f"{label}: {key!r} must be true or false")
+            raise doc.error_at((*where, key), f"{label}: {key!r} must be true or false")
     rules = record["failed_rules"]
     if (
         not isinstance(rules, list)
@@ -340,40 +338,40 @@ def _record(record: object, where: JsonPath, status: Status) -> RecordResult:
         or not all(isinstance(r, int) and not isinstance(r, bool) and r in RULES for r in rules)
         or len(set(rules)) != len(rules)
     ):
-        raise Malformed(
+        raise doc.error_at(
             (*where, "failed_rules"),
             f"{label}: 'failed_rules' must be a list of distinct rule numbers 1-6, not {show(rules)}",
         )
     # "In play" means rule 5 holds, and an in-play record passes when no rule fails
     # (docs/architecture.md §4). A report that contradicts itself is not believed either way.
     if in_play == (IN_PLAY_RULE in rules):
-        raise Malformed(
+        raise doc.error_at(
             (*where, "in_play"),
             f"{label}: 'in_play' is {show(in_play)} but 'failed_rules' is {show(rules)} (in play means rule 5 holds)",
         )
     if in_play and ok == bool(rules):
-        raise Malformed(
+        raise doc.error_at(
             (*where, "ok"),
             f"{label}: 'ok' is {show(ok)} but 'failed_rules' is {show(rules)}",
         )
     if status == Status.PASS and in_play and not ok:
-        raise Malformed(
+        raise doc.error_at(
             (*where, "ok"),
             f"{label} is in play and fails rules {show(rules)}, yet 'status' is \"pass\"",
         )
     if in_play and ok and expires is None:
-        raise Malformed((*where, "expires"), f"{label} is in play and ok but has no 'expires'")
+        raise doc.error_at((*where, "expires"), f"{label} is in play and ok but has no 'expires'")
     return RecordResult(freeze_id, nodeid, owner, expires, tuple(rules), details)
 
 
-def _details(value: object, where: JsonPath, label: str) -> tuple[str, ...]:
+def _details(doc: Document, value: object, where: FieldPath, label: str) -> tuple[str, ...]:
     """``details``: an object of one line per rule, keyed ``"1"``..``"6"`` (a rule without
     a line reads as empty)."""
     if not isinstance(value, dict):
-        raise Malformed(where, f"{label}: 'details' must be an object")
+        raise doc.error_at(where, f"{label}: 'details' must be an object")
     for key, text in value.items():
         if key not in {str(rule) for rule in RULES} or not isinstance(text, str):
-            raise Malformed(
+            raise doc.error_at(
                 (*where, key), f"{label}: 'details' must map rule numbers 1-6 to one line each"
             )
     return tuple(value.get(str(rule), "") for rule in RULES)
@@ -383,22 +381,22 @@ def _grants(records: tuple[RecordResult, ...]) -> frozenset[str]:
     return frozenset(r.nodeid for r in records if r.in_play and r.ok)
 
 
-def _check_skippable(skippable: object, granted: frozenset[str]) -> None:
+def _check_skippable(doc: Document, skippable: object, granted: frozenset[str]) -> None:
     """``skippable`` must name exactly the in-play, ok records' node ids, each once."""
     if not isinstance(skippable, list) or not all(isinstance(n, str) for n in skippable):
-        raise Malformed(
+        raise doc.error_at(
             ("skippable",), f"'skippable' must be a list of node ids, not {show(skippable)}"
         )
     if len(set(skippable)) != len(skippable):
-        raise Malformed(("skippable",), "'skippable' lists a node id twice")
+        raise doc.error_at(("skippable",), "'skippable' lists a node id twice")
     for index, nodeid in enumerate(skippable):
         if nodeid not in granted:
-            raise Malformed(
+            raise doc.error_at(
                 ("skippable", index),
                 f"'skippable' lists {nodeid!r}, which no in-play, ok record names",
             )
     missing = sorted(granted - set(skippable))
     if missing:
-        raise Malformed(
+        raise doc.error_at(
             ("skippable",), f"'skippable' omits {missing[0]!r}, which an in-play, ok record names"
         )

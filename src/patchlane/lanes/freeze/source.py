@@ -12,7 +12,7 @@ from pathlib import Path
 
 from patchlane import git
 from patchlane.config import ReviewMap
-from patchlane.inputs.fields import read_committed_text
+from patchlane.inputs.committed import read_committed_text
 from patchlane.lanes.freeze.registry import FreezeRecord, RegistryError, parse_registry
 from patchlane.lanes.freeze.report import BASE, NONE
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from patchlane.lanes import reportjson
-from patchlane.lanes.reportjson import Obj
+from patchlane.inputs.fields import Document, Fields
+from patchlane.lanes.envelope import envelope, read_report, report_document, review_events
 from patchlane.lanes.status import Status
 
 LANE = "property"
@@ -56,17 +56,17 @@ class Failure:
         }
 
     @classmethod
-    def parse(cls, item: Obj) -> Failure:
-        """Read one entry of ``failures``. Raises ``Malformed``."""
+    def parse(cls, item: Fields) -> Failure:
+        """Read one entry of ``failures``. Raises ``ReportError``."""
         return cls(
             property=item.string("property"),
             module=item.string("module"),
             source=item.choice("source", SOURCES),
             seed=item.integer("seed"),
-            case_index=item.opt_integer("case_index", required=True),
-            arguments=item.raw("arguments"),
+            case_index=item.integer("case_index", null=True),
+            arguments=_raw(item, "arguments"),
             message=item.string("message"),
-            kind=item.string("kind", ""),
+            kind=item.string("kind", default=""),
         )
 
 
@@ -92,8 +92,8 @@ class PropertyRun:
         }
 
     @classmethod
-    def parse(cls, item: Obj) -> PropertyRun:
-        """Read one entry of ``properties``. Raises ``Malformed``."""
+    def parse(cls, item: Fields) -> PropertyRun:
+        """Read one entry of ``properties``. Raises ``ReportError``."""
         return cls(
             module=item.string("module"),
             property=item.string("property"),
@@ -122,11 +122,11 @@ class OracleFinding:
         }
 
     @classmethod
-    def parse(cls, item: Obj) -> OracleFinding:
+    def parse(cls, item: Fields) -> OracleFinding:
         """Read one entry of ``oracle_findings`` (``module``, optional in the format, reads
-        as empty when absent). Raises ``Malformed``."""
+        as empty when absent). Raises ``ReportError``."""
         return cls(
-            module=item.string("module", ""),
+            module=item.string("module", default=""),
             property=item.string("property"),
             kind=item.choice("kind", ORACLE_KINDS),
             detail=item.string("detail"),
@@ -162,18 +162,18 @@ class Mutation:
         return data
 
     @classmethod
-    def parse(cls, item: Obj) -> Mutation:
+    def parse(cls, item: Fields) -> Mutation:
         """Read one entry of ``mutation`` (``ratio`` is checked for its type and otherwise
-        recomputed). Raises ``Malformed``."""
-        ratio = item.raw("ratio")
+        recomputed). Raises ``ReportError``."""
+        ratio = _raw(item, "ratio")
         if ratio is not None and (not isinstance(ratio, int | float) or isinstance(ratio, bool)):
-            raise item.fail("ratio", "a number or null")
+            raise item.wrong("ratio", "a number or null", ratio)
         return cls(
             module=item.string("module"),
             property=item.string("property"),
-            mutants=item.integer("mutants", minimum=0),
-            killed=item.integer("killed", minimum=0),
-            error=item.string("error") if item.has("error") else None,
+            mutants=item.integer("mutants", lo=0),
+            killed=item.integer("killed", lo=0),
+            error=item.string("error", default=None),
         )
 
 
@@ -194,14 +194,14 @@ class IsolationInfo:
         }
 
     @classmethod
-    def parse(cls, item: Obj) -> IsolationInfo:
+    def parse(cls, item: Fields) -> IsolationInfo:
         """Read ``isolation`` (``process`` and ``environment`` are fixed wording, checked to
-        be strings). Raises ``Malformed``."""
+        be strings). Raises ``ReportError``."""
         item.string("process")
         item.string("environment")
         timeout = item.number("timeout_s")
         if timeout <= 0:
-            raise item.fail("timeout_s", "a number above 0")
+            raise item.wrong("timeout_s", "a number above 0", timeout)
         return cls(network=item.choice("network", NETWORKS), timeout_s=timeout)
 
 
@@ -225,8 +225,8 @@ class ChildTiming:
         }
 
     @classmethod
-    def parse(cls, item: Obj) -> ChildTiming:
-        """Read one entry of ``timings.children``. Raises ``Malformed``."""
+    def parse(cls, item: Fields) -> ChildTiming:
+        """Read one entry of ``timings.children``. Raises ``ReportError``."""
         return cls(
             module=item.string("module"),
             source=item.string("source"),
@@ -333,38 +333,45 @@ class PropertyReport:
         format with a value of the wrong type. (A key the report lacks reads as empty, as
         ``patchlane verdict`` always took it: only a wrong value is refused.)
         """
-        return reportjson.parse(data, label, _parse)
+        return _parse(report_document(label), data)
 
     @classmethod
     def read(cls, path: Path, label: str | None = None) -> PropertyReport:
         """Read and strictly check the report file ``path`` (``label`` names it in
         messages). Raises ``ReportError``, ``FILE[:LINE]: what is wrong``."""
-        return reportjson.read(path, label, _parse)
+        return read_report(path, label, _parse)
 
 
-def _parse(value: object) -> PropertyReport:
-    top, status, reason = reportjson.envelope(value, LANE)
-    has_run = top.has("isolation")
-    timings = top.obj("timings") if top.has("timings") else None
+def _raw(item: Fields, key: str) -> Any:
+    """Return the value at ``key``, whatever it is. Raises ``ReportError`` when absent."""
+    item.require(key)
+    return item.get(key)
+
+
+def _parse(doc: Document, value: object) -> PropertyReport:
+    top, status, reason = envelope(doc, value, LANE)
+    timings = top.mapping("timings", default=None)
     return PropertyReport(
         status=status,
         reason=reason,
-        seed=top.opt_integer("seed"),
-        cases=top.opt_integer("cases"),
-        modules=top.strings("modules", ()),
-        failures=tuple(Failure.parse(f) for f in top.objects("failures", ())),
-        oracle_findings=tuple(OracleFinding.parse(f) for f in top.objects("oracle_findings", ())),
-        base=top.opt_string("base"),
-        head=top.opt_string("head"),
-        properties=tuple(PropertyRun.parse(p) for p in top.objects("properties", ())),
-        mutation=tuple(Mutation.parse(m) for m in top.objects("mutation", ())),
-        oracle_audit=top.choice("oracle_audit", ORACLE_AUDITS, "not run"),
-        isolation=IsolationInfo.parse(top.obj("isolation")) if has_run else None,
-        seconds=0.0 if timings is None else timings.number("seconds", 0.0),
+        seed=top.integer("seed", null=True, default=None),
+        cases=top.integer("cases", null=True, default=None),
+        modules=top.text_list("modules", item=None, default=()),
+        failures=tuple(Failure.parse(f) for f in top.items("failures", default=())),
+        oracle_findings=tuple(
+            OracleFinding.parse(f) for f in top.items("oracle_findings", default=())
+        ),
+        base=top.string("base", null=True, default=None),
+        head=top.string("head", null=True, default=None),
+        properties=tuple(PropertyRun.parse(p) for p in top.items("properties", default=())),
+        mutation=tuple(Mutation.parse(m) for m in top.items("mutation", default=())),
+        oracle_audit=top.choice("oracle_audit", ORACLE_AUDITS, default="not run"),
+        isolation=IsolationInfo.parse(top.mapping("isolation")) if top.has("isolation") else None,
+        seconds=0.0 if timings is None else timings.number("seconds", default=0.0),
         children=()
         if timings is None
-        else tuple(ChildTiming.parse(c) for c in timings.objects("children", ())),
-        review_events=reportjson.review_events(top),
+        else tuple(ChildTiming.parse(c) for c in timings.items("children", default=())),
+        review_events=review_events(top),
     )
 
 

@@ -16,10 +16,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from patchlane.errors import InputError
+from patchlane.inputs.committed import decode_utf8
 from patchlane.inputs.fields import (
     FieldPath,
     Fields,
-    decode_utf8,
     json_document,
     printable,
 )

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from patchlane.lanes import reportjson
-from patchlane.lanes.reportjson import Obj
+from patchlane.inputs.fields import Document
+from patchlane.lanes.envelope import envelope, read_report, report_document, review_events
 from patchlane.lanes.status import Status
 
 LANE = "replay"
@@ -150,60 +150,55 @@ class ReplayReport:
         missing or mistyped ``lane``, ``status`` or ``reason``, or any other key of the
         format with a value of the wrong type.
         """
-        return reportjson.parse(data, label, _parse)
+        return _parse(report_document(label), data)
 
     @classmethod
     def read(cls, path: Path, label: str | None = None) -> ReplayReport:
         """Read and strictly check the report file ``path`` (``label`` names it in
         messages). Raises ``ReportError``, ``FILE[:LINE]: what is wrong``."""
-        return reportjson.read(path, label, _parse)
+        return read_report(path, label, _parse)
 
 
-def _opt_strings(top: Obj, key: str) -> tuple[str, ...] | None:
-    return top.strings(key) if top.has(key) else None
-
-
-def _parse(value: object) -> ReplayReport:
-    top, status, reason = reportjson.envelope(value, LANE)
-    events = reportjson.review_events(top) if top.has("review_events") else None
-    digest = top.string("receipt_sha256") if top.has("receipt_sha256") else None
+def _parse(doc: Document, value: object) -> ReplayReport:
+    top, status, reason = envelope(doc, value, LANE)
+    events = review_events(top) if top.has("review_events") else None
+    digest = top.string("receipt_sha256", default=None)
     if digest is not None and not _SHA256.match(digest):
-        raise top.fail("receipt_sha256", "a sha256 (64 hex digits)")
-    if top.has("timings"):
-        top.obj("timings")
-    why = top.obj("failed_why") if top.has("failed_why") else None
+        raise top.wrong("receipt_sha256", "a sha256 (64 hex digits)", digest)
+    top.mapping("timings", default=None)
+    why = top.mapping("failed_why", default=None)
     return ReplayReport(
         status=status,
         reason=reason,
-        outcome=top.string("outcome") if top.has("outcome") else None,
-        slice_sha256=top.string("slice_sha256") if top.has("slice_sha256") else None,
+        outcome=top.string("outcome", default=None),
+        slice_sha256=top.string("slice_sha256", default=None),
         receipt_sha256=digest,
-        seed=top.integer("seed") if top.has("seed") else None,
-        head=top.opt_string("head"),
-        failed=top.strings("failed", ()),
-        skipped_by_freeze=top.strings("skipped_by_freeze", ()),
-        skipped_by_suite=top.strings("skipped_by_suite", ()),
-        passed=top.strings("passed", ()),
-        signature=top.string("signature") if top.has("signature") else None,
-        refusals=top.strings("refusals", ()),
-        mode=top.string("mode") if top.has("mode") else None,
-        slice_count=top.integer("slice_count", minimum=0) if top.has("slice_count") else None,
-        suite_size=top.integer("suite_size", minimum=0) if top.has("suite_size") else None,
+        seed=top.integer("seed", default=None),
+        head=top.string("head", null=True, default=None),
+        failed=top.text_list("failed", item=None, default=()),
+        skipped_by_freeze=top.text_list("skipped_by_freeze", item=None, default=()),
+        skipped_by_suite=top.text_list("skipped_by_suite", item=None, default=()),
+        passed=top.text_list("passed", item=None, default=()),
+        signature=top.string("signature", default=None),
+        refusals=top.text_list("refusals", item=None, default=()),
+        mode=top.string("mode", default=None),
+        slice_count=top.integer("slice_count", lo=0, default=None),
+        suite_size=top.integer("suite_size", lo=0, default=None),
         private=tuple(
-            PrivateFile(p.string("path"), p.string("why")) for p in top.objects("private", ())
+            PrivateFile(p.string("path"), p.string("why")) for p in top.items("private", default=())
         ),
-        plugin_files=_opt_strings(top, "plugin_files"),
-        run_problems=_opt_strings(top, "run_problems"),
+        plugin_files=top.text_list("plugin_files", item=None, default=None),
+        run_problems=top.text_list("run_problems", item=None, default=None),
         failed_why=None if why is None else {k: why.string(k) for k in why.data},
-        skipped_but_pass_at_base=_opt_strings(top, "skipped_but_pass_at_base"),
-        fail_at_base_too=_opt_strings(top, "fail_at_base_too"),
-        deleted_tests=_opt_strings(top, "deleted_tests"),
+        skipped_but_pass_at_base=top.text_list("skipped_but_pass_at_base", item=None, default=None),
+        fail_at_base_too=top.text_list("fail_at_base_too", item=None, default=None),
+        deleted_tests=top.text_list("deleted_tests", item=None, default=None),
         edited_expectations=None
         if not top.has("edited_expectations")
         else tuple(
             EditedTest(e.string("nodeid"), e.string("why"))
-            for e in top.objects("edited_expectations")
+            for e in top.items("edited_expectations")
         ),
         review_events=events,
-        unreached=_opt_strings(top, "unreached"),
+        unreached=top.text_list("unreached", item=None, default=None),
     )

@@ -14,7 +14,7 @@ import hashlib
 from collections.abc import Iterable
 
 from patchlane.errors import InputError
-from patchlane.inputs.fields import decode_utf8
+from patchlane.inputs.committed import decode_utf8
 from patchlane.inputs.paths import path_problem
 
 

@@ -1,4 +1,4 @@
-# checks/billing_props.py — the seed's property, as printed
+# checks/billing_props.py — the proposal's property, as printed
 import random
 from billing import apply_refund  # function under test; do not reimplement it here
 
