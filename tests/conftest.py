@@ -1,11 +1,19 @@
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from tests.gitrepo import GitRepo
 from tests.sample import make_billing_repo
+
+# A gate records the base's dependency map on first use, which runs the base's whole suite
+# once more: tests ask for it where they test it (``--dep-map auto``), and no test writes
+# into the user's own cache.
+os.environ["PATCHLANE_DEP_MAP"] = "off"
+os.environ["PATCHLANE_CACHE_DIR"] = tempfile.mkdtemp(prefix="patchlane-test-cache-")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

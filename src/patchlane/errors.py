@@ -46,6 +46,10 @@ class ReportError(InputError):
     """A lane report or verdict file given on the command line is malformed."""
 
 
+class DependencyMapError(InputError):
+    """A dependency map file (``replay map``) is malformed."""
+
+
 class UnsafeWriteError(InputError):
     """A place patchlane was asked to write to is a symbolic link (or lies under one inside
     the repository), or is not a file or directory where one is needed. The repository is

@@ -7,7 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from patchlane.commands.freeze import review_date
-from patchlane.commands.options import add_diff_options, seed_value
+from patchlane.commands.options import (
+    DEP_MAP_ENV,
+    add_dep_map_options,
+    add_diff_options,
+    seed_value,
+)
 from patchlane.ui import write_stdout
 
 if TYPE_CHECKING:
@@ -71,6 +76,7 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         metavar="DIR",
         help="where the evidence goes (default: .patchlane/ in the repo)",
     )
+    add_dep_map_options(p)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
@@ -85,6 +91,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         raise UsageError(f"--mutants {args.mutants}: must not be negative")
     if args.seed is not None and args.seed < 0:
         raise UsageError(f"--seed {args.seed}: must not be negative")
+    if args.dep_map not in ("auto", "off"):  # argparse checks choices, not defaults
+        raise UsageError(f"${DEP_MAP_ENV}={args.dep_map!r}: expected auto or off")
     if args.failure_log is not None and not args.failure_log.is_file():
         raise UsageError(f"--failure-log {args.failure_log}: no such file")
     repo = ctx.repo()
@@ -103,6 +111,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         public_key=args.public_key,
         out_dir=out_dir,
         map_option=ctx.map_option,
+        dep_map=args.dep_map,
+        dep_cache=args.dep_cache,
     )
     result = run_gate(repo, opts, ctx.out)
     verdict = result.verdict

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,3 +48,26 @@ def seed_value(text: str) -> int:
     if not 0 <= value <= MAX_SEED:
         raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_SEED}, not {text[:40]}")
     return value
+
+
+DEP_MAP_ENV = "PATCHLANE_DEP_MAP"
+
+
+def add_dep_map_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--dep-map`` and ``--dep-cache``: whether selection uses the base's dependency map
+    (``replay map``), and where maps are kept."""
+    p.add_argument(
+        "--dep-map",
+        choices=("auto", "off"),
+        default=os.environ.get(DEP_MAP_ENV) or "auto",
+        help="auto: narrow the slice with the base's dependency map, recorded on first use "
+        "(the base's whole suite runs once) and cached; off: the static rules alone "
+        f"(default: ${DEP_MAP_ENV}, else auto)",
+    )
+    p.add_argument(
+        "--dep-cache",
+        type=Path,
+        metavar="DIR",
+        help="where dependency maps are kept (default: $PATCHLANE_CACHE_DIR, else "
+        "$XDG_CACHE_HOME/patchlane, else ~/.cache/patchlane)",
+    )

@@ -1,4 +1,4 @@
-"""``patchlane replay select|split|run|verify|merge``: the bounded, receipted replay lane.
+"""``patchlane replay select|split|run|verify|merge|map``: the bounded, receipted replay lane.
 
 This module only defines the command line; each action's work lives in
 ``patchlane.lanes.replay`` (imported when the action runs, so ``--help`` stays cheap).
@@ -11,7 +11,7 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patchlane.commands.options import add_diff_options, seed_value
+from patchlane.commands.options import add_dep_map_options, add_diff_options, seed_value
 
 if TYPE_CHECKING:
     from patchlane.main import Context
@@ -23,6 +23,7 @@ ACTIONS = {
     "run": ("replay_receipt", "main_run"),
     "verify": ("replay_receipt", "main_verify"),
     "merge": ("replay_receipt", "main_merge"),
+    "map": ("replay_map", "main_map"),
 }
 
 
@@ -37,7 +38,7 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
     )
     actions = p.add_subparsers(dest="replay_command", metavar="ACTION", parser_class=type(p))
     actions.required = True
-    for add in (_add_select, _add_split, _add_run, _add_verify, _add_merge):
+    for add in (_add_select, _add_split, _add_run, _add_verify, _add_merge, _add_map):
         add(actions, parents)
 
 
@@ -59,6 +60,7 @@ def _add_select(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
         "--failure-log", type=Path, metavar="FILE", help="JUnit XML or FAILED lines"
     )
     select.add_argument("--all", action="store_true", help="the whole suite under replay.tests")
+    add_dep_map_options(select)
     select.add_argument("--out", type=Path, metavar="FILE", help="write the slice here")
 
 
@@ -165,3 +167,42 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     mod = importlib.import_module(f"patchlane.commands.{module}")
     code: int = getattr(mod, function)(args, ctx)
     return code
+
+
+def _add_map(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
+    record = actions.add_parser(
+        "map",
+        parents=parents,
+        help="record the base's dependency map (what each test ran, read and imported)",
+        description="Run the whole suite under replay.tests once on the base commit "
+        "(materialised from git, in the replay's isolated child) with coverage.py, and keep, "
+        "per test, the lines it ran in the project's files, the files it opened, the "
+        "directories it listed and the modules it imported. The map is bound to the base "
+        "commit and the versions of Python, pytest and coverage.py, written to the cache "
+        "(--dep-cache) under the SHA-256 of its bytes, and used by 'replay select' and 'gate' "
+        "to narrow the slice. A map already recorded with this binding is reused (--force "
+        "records again). Prints the map's path. Exit 0 recorded or found, 2 bad input or a "
+        "base suite that cannot run.",
+    )
+    record.add_argument("--base", required=True, metavar="REF", help="the commit to record")
+    record.add_argument(
+        "--seed",
+        type=seed_value,
+        metavar="N",
+        help="PYTHONHASHSEED for the run (default: the map's lanes.property.seed, else 0)",
+    )
+    record.add_argument(
+        "--timeout",
+        type=float,
+        default=1800.0,
+        metavar="SECONDS",
+        help="wall clock for the base's whole suite (default: 1800)",
+    )
+    record.add_argument("--force", action="store_true", help="record again even if cached")
+    record.add_argument(
+        "--dep-cache",
+        type=Path,
+        metavar="DIR",
+        help="where dependency maps are kept (default: $PATCHLANE_CACHE_DIR, else "
+        "$XDG_CACHE_HOME/patchlane, else ~/.cache/patchlane)",
+    )

@@ -44,10 +44,12 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
     ``InputError`` for a bad failure log; ``GitError``/``MapError`` for refs and the map;
     ``CollectionError`` when pytest cannot collect the head's tests (all exit 2).
     """
+    from patchlane.commands.options import DEP_MAP_ENV
     from patchlane.gate.classify import classify
     from patchlane.inputs.jsonio import atomic_write_bytes, dumps_report
     from patchlane.lanes.freeze.failure_log import read_failure_log
     from patchlane.lanes.property.report import PropertyReport
+    from patchlane.lanes.replay.maprecord import obtain
     from patchlane.lanes.replay.select import select_slice
 
     if args.out is None:
@@ -58,9 +60,21 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
         # the selection itself reads the diff, not the report.
         PropertyReport.read(args.property_report)
     failed = read_failure_log(args.failure_log) if args.failure_log else frozenset()
+    if args.dep_map not in ("auto", "off"):  # argparse checks choices, not defaults
+        raise UsageError(f"${DEP_MAP_ENV}={args.dep_map!r}: expected auto or off")
     repo = ctx.repo()
     # The same refs, merge base, changed paths and deciding map as every other lane.
     cls = classify(repo, args.base, args.head, ctx.map_option)
+    seed = review_map_seed(cls)
+    dep_map, note = obtain(
+        repo,
+        cls.map_source.review_map,
+        cls.merge_base,
+        mode="off" if args.all else args.dep_map,
+        cache=args.dep_cache,
+        seed=seed or 0,
+        out=ctx.out,
+    )
     selection = select_slice(
         repo,
         cls.map_source.review_map,
@@ -73,7 +87,9 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
         out=ctx.out,
         # Collected in the environment `replay run --seed` gives the tests (the map's seed):
         # node ids computed from it are then the ones the run sees.
-        seed=review_map_seed(cls),
+        seed=seed,
+        dep_map=dep_map,
+        dep_map_note=note,
     )
     out_path = Path(args.out)
     atomic_write_bytes(out_path, selection.slice_bytes)
@@ -111,6 +127,8 @@ def _print_summary(selection: Selection, ctx: Context) -> None:
     size = selection.suite_size
     share = f" ({len(selection.nodeids) / size:.0%} of {size})" if size else f" (of {size})"
     out.say(f"slice: {len(selection.nodeids)} node ids{share}")
+    rules = ", ".join(f"{rule} {n}" for rule, n in sorted(selection.rule_counts.items()))
+    out.say(f"selected by: {rules or 'nothing'}; dependency map: {selection.dependency_map}")
     if out.verbose:
         for nodeid in selection.nodeids:
             out.say(f"  {show(nodeid)}: {'; '.join(selection.reasons[nodeid])}")

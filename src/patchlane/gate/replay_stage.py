@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from patchlane.errors import UsageError
 from patchlane.gate.classify import Classification
+from patchlane.gate.steps import Steps
 from patchlane.gate.verdict import HARNESS
 from patchlane.inputs.jsonio import atomic_write_bytes
 from patchlane.lanes.replay.report import EditedTest, PrivateFile, ReplayReport
@@ -29,6 +30,7 @@ from patchlane.ui import Output, one_line
 
 if TYPE_CHECKING:
     from patchlane.lanes.freeze.report import FreezeReport
+    from patchlane.lanes.replay.depmap import DependencyMap
     from patchlane.lanes.replay.run import RunResult
     from patchlane.lanes.replay.select import Selection
 
@@ -46,6 +48,8 @@ class ReplayOptions:
     public_key: Path | None
     slice_path: Path
     receipt_path: Path
+    dep_map: str = "off"
+    dep_cache: Path | None = None
 
 
 def check_mode(mode: str) -> None:
@@ -74,6 +78,8 @@ def _with_slice(report: ReplayReport, selection: Selection) -> ReplayReport:
         slice_count=len(selection.nodeids),
         suite_size=selection.suite_size,
         private=tuple(PrivateFile(path, why) for path, why in selection.private),
+        slice_rules=dict(selection.rule_counts),
+        dependency_map=selection.dependency_map,
         review_events=tuple(selection.not_replayed) or None,
     )
 
@@ -91,6 +97,7 @@ def replay(
     local_green: bool,
     freeze_report: FreezeReport,
     out: Output,
+    steps: Steps | None = None,
 ) -> ReplayReport:
     """Return the replay lane's report (and write the slice and receipt files it used).
 
@@ -110,8 +117,9 @@ def replay(
         raise UsageError("--replay needs a seed: pass --seed N or set lanes.property.seed")
     from patchlane.lanes.replay.collect import CollectionError
 
+    clock = steps if steps is not None else Steps(Output(quiet=True))
     try:
-        selection = _select(repo, cls, opts, seed, out)
+        selection = _select(repo, cls, opts, seed, out, clock)
     except CollectionError as e:
         if not cls.harness_changed:
             raise
@@ -146,39 +154,63 @@ def replay(
     _refuse_environment_faults(repo, cls, selection, seed, out)
     problem = None
     run = None
-    if opts.mode == "local":
-        run = _run_here(repo, cls, opts, seed, selection.nodeids, selection.sha256, out)
-    else:
-        # A receipt that came back is evidence whatever the command exited with (a runner
-        # that ran the slice and saw a failure may well exit 1); it is verified below.
-        problem = _run_command(repo, opts, out)
+    with clock.step("replay: run"):
+        if opts.mode == "local":
+            run = _run_here(repo, cls, opts, seed, selection.nodeids, selection.sha256, out)
+        else:
+            # A receipt that came back is evidence whatever the command exited with (a
+            # runner that ran the slice and saw a failure may well exit 1); verified below.
+            problem = _run_command(repo, opts, out)
     if not opts.receipt_path.is_file():
         unreachable = _no_evidence(opts.mode, "unreachable", problem or "no receipt came back")
         return _with_slice(unreachable, selection)
     report = _with_slice(_verify(cls, opts, seed, selection, freeze_report), selection)
-    return _checked(repo, cls, seed, selection, run, report, out)
+    with clock.step("replay: checks at the base"):
+        return _checked(repo, cls, seed, selection, run, report, out)
 
 
 def _select(
-    repo: Path, cls: Classification, opts: ReplayOptions, seed: int, out: Output
+    repo: Path, cls: Classification, opts: ReplayOptions, seed: int, out: Output, clock: Steps
 ) -> Selection:
     """Select the slice for the patch. Raises ``CollectionError`` when pytest cannot
     collect the head's suite."""
     from patchlane.lanes.replay.select import select_slice
 
-    out.progress("replay: selecting the slice")
     patch = cls.patch
-    return select_slice(
+    with clock.step("replay: dependency map"):
+        dep_map, note = _dependency_map(repo, cls, opts, seed, out)
+    with clock.step("replay: selection"):
+        return select_slice(
+            repo,
+            patch.review_map,
+            base=patch.base,
+            head=patch.head,
+            merge_base=patch.merge_base,
+            changed_paths=patch.changed_paths,
+            failure_log=opts.failure_log,
+            all_tests=False,
+            out=out,
+            seed=seed,
+            dep_map=dep_map,
+            dep_map_note=note,
+        )
+
+
+def _dependency_map(
+    repo: Path, cls: Classification, opts: ReplayOptions, seed: int, out: Output
+) -> tuple[DependencyMap | None, str]:
+    """The merge base's dependency map and a note on it (``maprecord.obtain``)."""
+    from patchlane.lanes.replay.maprecord import obtain
+
+    review_map = cls.patch.review_map
+    return obtain(
         repo,
-        patch.review_map,
-        base=patch.base,
-        head=patch.head,
-        merge_base=patch.merge_base,
-        changed_paths=patch.changed_paths,
-        failure_log=opts.failure_log,
-        all_tests=False,
-        out=out,
+        review_map,
+        cls.merge_base,
+        mode=opts.dep_map,
+        cache=opts.dep_cache,
         seed=seed,
+        out=out,
     )
 
 
@@ -253,7 +285,11 @@ def unreached_code(
     module-level state is invisible to the static graph, so it stays ``undecided``."""
     added = {f.path for f in cls.files if f.status == "A"}
 
+    from patchlane.lanes.replay.select import NO_TEST_RAN
+
     def evidence(test_file: str) -> bool:
+        if test_file == NO_TEST_RAN:
+            return True  # the base's suite never runs it: nothing there can fail for it
         if test_file == "*":
             return passed is None or bool(passed)
         if test_file in added:

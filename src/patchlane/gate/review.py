@@ -292,6 +292,13 @@ def _replay_field(report: ReplayReport | None) -> Field:
         extra = fmt("")
         if report.slice_count is not None:
             extra += fmt("; slice {} of {} tests", report.slice_count, report.suite_size)
+            if report.slice_rules:
+                rules = join(
+                    ", ", (fmt("{} {}", r, n) for r, n in sorted(report.slice_rules.items()))
+                )
+                extra += fmt(" (selected by: {})", rules)
+            if report.dependency_map is not None:
+                extra += fmt("; dependency map: {}", report.dependency_map)
         if report.skipped_by_freeze:
             skipped = join(", ", (fmt("{}", n) for n in report.skipped_by_freeze))
             extra += fmt("; skipped by freeze: {}", skipped)

@@ -22,6 +22,7 @@ from patchlane.gate.classify import Classification, classify
 from patchlane.gate.replay_stage import ReplayOptions, check_mode, replay
 from patchlane.gate.reports import FILE_NAMES, LaneReports
 from patchlane.gate.review import build_note
+from patchlane.gate.steps import Steps
 from patchlane.gate.verdict import Verdict, decide
 from patchlane.inputs.jsonio import atomic_write_text, write_json
 from patchlane.lanes.fixture.report import FixtureReport
@@ -49,6 +50,10 @@ class GateOptions:
     public_key: Path | None = None
     out_dir: Path = Path(".patchlane")
     map_option: str | None = None
+    # The base's dependency map: "auto" (use the cached one, record it on first use) or
+    # "off"; where maps are kept (None: ``maprecord.default_cache``).
+    dep_map: str = "off"
+    dep_cache: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -258,8 +263,9 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
         raise InputError(os.fspath(out_dir), f"cannot create: {e.strerror or e}") from e
     _clear(out_dir)
 
-    out.progress(f"classify {opts.base}...{opts.head}")
-    cls = classify(repo, opts.base, opts.head, opts.map_option)
+    steps = Steps(out)
+    with steps.step("classify"):
+        cls = classify(repo, opts.base, opts.head, opts.map_option)
     write_json(out_dir / FILE_NAMES["classify"], cls.to_json())
     review_map: ReviewMap = cls.map_source.review_map
     seed, cases = _seed_and_cases(opts, review_map)
@@ -272,14 +278,14 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
     registry = base_registry(repo, cls)
     in_play = freezes_in_play(registry, cls, failure_log)
 
-    out.progress("property lane")
-    prop = property_report(repo, cls, seed, cases, opts.mutants, out, needed_by_freeze=in_play)
+    with steps.step("property lane"):
+        prop = property_report(repo, cls, seed, cases, opts.mutants, out, needed_by_freeze=in_play)
     write_json(out_dir / FILE_NAMES["property"], prop.to_json())
-    out.progress("fixture lane")
-    fix = fixture_report(repo, cls)
+    with steps.step("fixture lane"):
+        fix = fixture_report(repo, cls)
     write_json(out_dir / FILE_NAMES["fixture"], fix.to_json())
-    out.progress("freeze lane")
-    frz = freeze_report(repo, cls, registry, opts.today or today_utc(), failure_log, prop, fix)
+    with steps.step("freeze lane"):
+        frz = freeze_report(repo, cls, registry, opts.today or today_utc(), failure_log, prop, fix)
     write_json(out_dir / FILE_NAMES["freeze"], frz.to_json())
 
     local_green = all(r.status.green for r in (prop, fix, frz))
@@ -290,12 +296,16 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
         public_key=opts.public_key,
         slice_path=out_dir / FILE_NAMES["replay_slice"],
         receipt_path=out_dir / FILE_NAMES["receipt"],
+        dep_map=opts.dep_map,
+        dep_cache=opts.dep_cache,
     )
-    rep = replay(repo, cls, replay_opts, local_green, frz, out)
+    rep = replay(repo, cls, replay_opts, local_green, frz, out, steps)
     write_json(out_dir / FILE_NAMES["replay"], rep.to_json())
 
     summary = cls.summary()
-    verdict = decide(prop, fix, frz, rep, summary.facts)
+    verdict = dataclasses.replace(
+        decide(prop, fix, frz, rep, summary.facts), timings=steps.timings()
+    )
     write_json(out_dir / FILE_NAMES["verdict"], verdict.to_json())
     reports = LaneReports(property=prop, fixture=fix, freeze=frz, replay=rep)
     note = build_note(summary, reports, verdict)

@@ -6,7 +6,8 @@ evidence is ``undecided``, never a pass.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -97,6 +98,9 @@ class Verdict:
 
     verdict: str
     reasons: tuple[Reason, ...]
+    # Seconds per step of the gate that wrote it, and ``total`` (the one field that is not
+    # a function of the inputs); ``None`` when not timed.
+    timings: Mapping[str, float] | None = field(default=None, compare=False)
 
     @property
     def exit_code(self) -> int:
@@ -107,13 +111,16 @@ class Verdict:
         """Return ``verdict.json`` as JSON-ready data: ``status`` and ``reason`` (the first
         reason's message) follow from the verdict and its reasons."""
         first = self.reasons[0].message if self.reasons else ""
-        return {
+        data: dict[str, Any] = {
             "lane": "verdict",
             "status": STATUS_FOR[self.verdict].value,
             "verdict": self.verdict,
             "reason": first,
             "reasons": [r.to_json() for r in self.reasons],
         }
+        if self.timings is not None:
+            data["timings"] = dict(self.timings)
+        return data
 
     @classmethod
     def from_json(cls, data: object, label: str) -> Verdict:
@@ -137,9 +144,11 @@ def _parse_verdict(doc: Document, value: object) -> Verdict:
         raise doc.error_at((), f"a verdict must be a JSON object, not {show(value)}")
     top = doc.fields(value)
     top.choice("lane", ("verdict",), expected='"verdict"')
+    timings = top.mapping("timings", default=None)
     verdict = Verdict(
         verdict=top.choice("verdict", tuple(EXIT_FOR)),
         reasons=tuple(Reason.parse(r) for r in top.items("reasons")),
+        timings=None if timings is None else {k: timings.number(k, lo=0) for k in timings.data},
     )
     # ``status`` and ``reason`` follow from the rest: a file where they disagree contradicts
     # itself and is not believed either way.

@@ -87,6 +87,7 @@ def collect(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     env: dict[str, str] | None = None,
     doctest_only: Sequence[str] = (),
+    only_files: Sequence[str] | None = None,
 ) -> Collected:
     """Collect what the project's full suite collects (its ``testpaths``, or the whole
     tree) and the tests under ``test_paths`` (repository paths that exist in ``root``).
@@ -94,7 +95,10 @@ def collect(
     ``doctest_only``: files (changed modules of the code under test) collected for their
     doctests alone, when the project's configuration collects doctests; their other items
     and their import errors are left out. Returns the node ids pytest collected and the
-    files it could not collect (no ``test_paths`` at all: nothing). Raises
+    files it could not collect (no ``test_paths`` at all: nothing). With ``only_files``,
+    pytest walks only those files and their directories (every other path is ignored, as
+    in the slice's run), so that a test file pytest would not collect by itself is not
+    collected here either. Raises
     ``CollectionError`` when the child times out, breaks the result protocol, is caught by
     the sandbox, or pytest itself fails (not one file).
     """
@@ -117,6 +121,7 @@ def collect(
                     "args": pytest_args(root, []),
                     "extra_paths": paths,
                     "doctest_only": list(doctest_only),
+                    "only_files": None if only_files is None else list(only_files),
                 },
                 token=secrets.token_hex(16),
                 timeout_s=timeout_s,

@@ -91,13 +91,42 @@ class _Collector:
     """
 
     def __init__(
-        self, writer: ResultWriter, doctest_only: frozenset[str], extra_paths: list[str]
+        self,
+        writer: ResultWriter,
+        doctest_only: frozenset[str],
+        extra_paths: list[str],
+        only_files: list[str] | None = None,
     ) -> None:
         self.writer = writer
         self.errors: list[dict[str, Any]] = []
         self.doctest_only = doctest_only
         self.extra_paths = extra_paths
         self.plugins: list[str] = []
+        self.root = os.path.abspath(Path.cwd())  # noqa: PTH100 - lexical, like pytest's paths
+        self.only: frozenset[str] | None = None
+        self.only_dirs: frozenset[str] = frozenset()
+        if only_files is not None:
+            wanted = set(only_files) | set(doctest_only)
+            self.only = frozenset(wanted)
+            dirs = {""}
+            for path in wanted:
+                parts = path.split("/")[:-1]
+                dirs.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+            self.only_dirs = frozenset(dirs)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
+        """With ``only_files``: every path that is neither a wanted file nor one of their
+        directories is ignored; the project's own rules still apply to the rest."""
+        if self.only is None:
+            return None
+        rel = os.path.relpath(os.path.abspath(collection_path), self.root)  # noqa: PTH100
+        if rel == os.curdir:
+            return None
+        rel = Path(rel).as_posix()
+        if rel.startswith("../") or rel == "..":
+            return True
+        return None if rel in self.only or rel in self.only_dirs else True
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -144,7 +173,10 @@ def main() -> None:
     sys.path.insert(0, str(Path.cwd()))
     _install_network_guard(violations)
     collector = _Collector(
-        writer, frozenset(job.get("doctest_only", [])), list(job.get("extra_paths", []))
+        writer,
+        frozenset(job.get("doctest_only", [])),
+        list(job.get("extra_paths", [])),
+        job.get("only_files"),
     )
     args = list(job["args"])
     args[:0] = without_xdist()

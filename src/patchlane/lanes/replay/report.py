@@ -72,6 +72,10 @@ class ReplayReport:
     slice_count: int | None = None
     suite_size: int | None = None
     private: tuple[PrivateFile, ...] = ()
+    # With a slice: how many of its tests each selection rule chose, and which dependency
+    # map narrowed it (or why none did).
+    slice_rules: Mapping[str, int] | None = None
+    dependency_map: str | None = None
     plugin_files: tuple[str, ...] | None = None
     run_problems: tuple[str, ...] | None = None
     failed_why: Mapping[str, str] | None = None
@@ -117,6 +121,10 @@ class ReplayReport:
             data["slice_count"] = self.slice_count
             data["suite_size"] = self.suite_size
             data["private"] = [{"path": p.path, "why": p.why} for p in self.private]
+            if self.slice_rules is not None:
+                data["slice_rules"] = dict(sorted(self.slice_rules.items()))
+            if self.dependency_map is not None:
+                data["dependency_map"] = self.dependency_map
         for key, value in (
             ("plugin_files", self.plugin_files),
             ("run_problems", self.run_problems),
@@ -167,6 +175,7 @@ def _parse(doc: Document, value: object) -> ReplayReport:
         raise top.wrong("receipt_sha256", "a sha256 (64 hex digits)", digest)
     top.mapping("timings", default=None)
     why = top.mapping("failed_why", default=None)
+    rules = top.mapping("slice_rules", default=None)
     return ReplayReport(
         status=status,
         reason=reason,
@@ -187,6 +196,8 @@ def _parse(doc: Document, value: object) -> ReplayReport:
         private=tuple(
             PrivateFile(p.string("path"), p.string("why")) for p in top.items("private", default=())
         ),
+        slice_rules=None if rules is None else {k: rules.integer(k, lo=0) for k in rules.data},
+        dependency_map=top.string("dependency_map", default=None),
         plugin_files=top.text_list("plugin_files", item=None, default=None),
         run_problems=top.text_list("run_problems", item=None, default=None),
         failed_why=None if why is None else {k: why.string(k) for k in why.data},

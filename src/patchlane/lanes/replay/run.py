@@ -155,12 +155,15 @@ def run_tests(
     seed: int,
     timeout_s: float,
     freeze_report: Path | None = None,
+    record: Path | None = None,
 ) -> TestRun:
     """Run ``nodeids`` (and every test of ``files``) with pytest in ``tree``; fold the stream.
 
     ``freeze_report`` (a file) is handed to the child's pytest plugin, which skips what it
-    grants. Never raises for anything pytest or the tests do; raises ``ReportError`` for a
-    malformed freeze report, ``OSError`` only when the child cannot be started.
+    grants. With ``record`` (a path in a directory the caller made), the child also records
+    what each test depended on and writes it there (``lanes.replay.recorder``). Never raises
+    for anything pytest or the tests do; raises ``ReportError`` for a malformed freeze
+    report, ``OSError`` only when the child cannot be started.
     """
     from patchlane.lanes.property import process
 
@@ -175,7 +178,12 @@ def run_tests(
             freeze = (freeze_report.absolute(), Path(tmp) / "skip-record.json")
         run = process.run_child(
             CHILD_ARGV,
-            {"args": pytest_args(tree, freeze), "nodeids": list(nodeids), "files": list(files)},
+            {
+                "args": pytest_args(tree, freeze),
+                "nodeids": list(nodeids),
+                "files": list(files),
+                "record": os.fspath(record) if record is not None else None,
+            },
             token=secrets.token_hex(16),
             timeout_s=timeout_s,
             cwd=tree,

@@ -189,6 +189,13 @@ def main() -> None:
     job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     writer = ResultWriter(int(job["result_fd"]), str(job["token"]))
     root = Path.cwd()
+    plugins: list[object] = []
+    if job.get("record"):
+        # ``replay map``: coverage starts before the tree is importable (and before pytest
+        # imports a test module), so that every line of the tree is traced.
+        from patchlane.lanes.replay.recorder import Recorder
+
+        plugins.append(Recorder(root, Path(job["record"])))
     # ``replay run`` on a host runs in its work tree, where a committed sourceless ``.pyc``
     # would be imported as is: below the root, modules come from source only.
     import_tree_from_source(root)
@@ -200,7 +207,7 @@ def main() -> None:
         args[:0] = ["-p", f"no:{name}"]
     args += without_xdist()
     try:
-        code = int(pytest.main([*args, str(root)], plugins=[runner, _NoRerun()]))
+        code = int(pytest.main([*args, str(root)], plugins=[runner, _NoRerun(), *plugins]))
     except BaseException as e:  # noqa: BLE001 - whatever the project does, report it
         code = -1
         writer.emit({"raised": f"{type(e).__name__}: {e}"[:LINE_LIMIT]})

@@ -27,6 +27,7 @@ import ast
 import os
 import re
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,14 +35,27 @@ from typing import Any
 from patchlane.config import ReviewMap
 from patchlane.inputs.paths import to_fs, under, under_any
 from patchlane.inputs.untrusted import parse_python
-from patchlane.lanes.replay import importgraph, slicefile
+from patchlane.lanes.replay import importgraph, mapselect, slicefile
 from patchlane.lanes.replay.collect import DEFAULT_TIMEOUT_S, Collected, collect
+from patchlane.lanes.replay.depmap import DependencyMap
 from patchlane.lanes.replay.run import CollectError, child_env
 from patchlane.lanes.replay.secrets import scan_file
 from patchlane.tree import materialise
 from patchlane.ui import Output, one_line, show
 
 CONFTEST = "conftest.py"
+# In ``Selection.reached_by``: the dependency map shows that no test of the base's suite ran
+# the changed code, so no test can give evidence about it, or fail because of it.
+NO_TEST_RAN = "<no test ran it>"
+# The rules that select a test, as the report counts them (``Selection.rule_counts``); the
+# dependency map's own are in ``mapselect``.
+CHANGED_TEST = "changed test file"
+HARNESS_CHANGED = "its conftest changed"
+IMPORTS = "static import graph"
+NAMES = "names a changed file"
+FAILURE_LOG = "failure log"
+WHOLE_SUITE = "--all"
+NOT_COLLECTED = "does not collect at head"
 
 
 @dataclass(frozen=True)
@@ -75,6 +89,10 @@ class Selection:
     # One line per test file whose selected node ids the slice format cannot carry (left
     # out of the slice, so not replayed): a review event for the gate.
     not_replayed: tuple[str, ...] = field(default=())
+    # Rule -> how many tests of the slice it selected (a test may count under several).
+    rule_counts: dict[str, int] = field(default_factory=dict)
+    # Whether a dependency map was used, and which (or why none was).
+    dependency_map: str = "none"
 
     def to_json(self, slice_path: str) -> dict[str, Any]:
         """Return the ``--json`` form: ``{slice, sha256, count, suite_size, private,
@@ -86,6 +104,8 @@ class Selection:
             "suite_size": self.suite_size,
             "private": [{"path": p, "why": w} for p, w in self.private],
             "reasons": {n: list(self.reasons[n]) for n in self.nodeids},
+            "rules": dict(sorted(self.rule_counts.items())),
+            "dependency_map": self.dependency_map,
             "notes": list(self.notes),
         }
 
@@ -169,16 +189,27 @@ class _Selector:
         self.changed = changed
         self.sources = _python_sources(root)
         self.reasons: dict[str, list[str]] = {}
+        self.rules: dict[str, set[str]] = {}
         self.notes: list[str] = []
         self.reached_by: dict[str, set[str]] = {}
+        # With a dependency map: the changed paths it decides, and the tests it knows.
+        self.decided: frozenset[str] = frozenset()
+        self.known: frozenset[str] = frozenset()
 
     def reach(self, changed: str, test_file: str) -> None:
         self.reached_by.setdefault(changed, set()).add(test_file)
 
-    def add(self, nodeid: str, why: str) -> None:
+    def add(self, nodeid: str, why: str, rule: str, path: str | None = None) -> bool:
+        """Add ``nodeid`` to the slice for ``why`` (a reason line) under ``rule`` (its kind,
+        counted in the report), unless the dependency map decides ``path`` for this test.
+        Returns whether it was added."""
+        if path in self.decided and nodeid in self.known:
+            return False
         whys = self.reasons.setdefault(nodeid, [])
         if why not in whys:
             whys.append(why)
+        self.rules.setdefault(nodeid, set()).add(rule)
+        return True
 
     def roots(self) -> list[str]:
         roots = [""]
@@ -192,73 +223,95 @@ class _Selector:
         self, by_file: dict[str, list[str]], graph: importgraph.ImportGraph
     ) -> None:
         """Rules 1-3: changed test files, imports of changed modules, named fixtures."""
-        tests = self.map.replay.tests
-        changed_modules: dict[str, str] = {}  # module name -> changed file
-        for path in sorted(self.changed):
-            for name in graph.module_names(path):
-                changed_modules.setdefault(name, path)
-        changed_names = frozenset(changed_modules)
-        fixture_paths = self.map.fixture.paths if self.map.fixture else ()
-        changed_fixtures = sorted(p for p in self.changed if under_any(p, fixture_paths))
-        # A changed data file (not Python, not a fixture, not a test's own) is reached by the
-        # tests whose imported project modules name it: code that reads "rates.json".
-        data = sorted(
-            p
-            for p in self.changed
-            if not p.endswith(".py")
-            and p not in changed_fixtures
-            and not under_any(p, tests)
-            and (self.root / p).is_file()
-        )
-        named_by: dict[str, frozenset[str]] = {}
+        rules = _StaticRules(self, graph)
         for test_file, ids in sorted(by_file.items()):
-            whys: list[str] = []
-            if test_file in self.changed and under_any(test_file, tests):
-                whys.append("in a changed test file")
-                self.reach(test_file, test_file)
-            elif test_file in self.changed and not test_file.endswith(".py"):
-                whys.append("a changed doctest file")
-                self.reach(test_file, test_file)
-            elif test_file in self.changed:
-                whys.append("a doctest of a changed module")
-                self.reach(test_file, test_file)
-            reached: dict[str, tuple[str, ...]] = {}
-            for start in [test_file, *_conftests(test_file, self.sources)]:
-                if start != test_file and start in self.changed:
-                    whys.append(f"its {start} changed")
-                    self.reach(start, test_file)
-                for name, found in graph.reach(start, changed_names).items():
-                    # A conftest reaches on its test file's behalf: the chain says so.
-                    chain = found if start == test_file else (test_file, *found)
-                    path = changed_modules[name]
-                    if path not in reached or len(chain) < len(reached[path]):
-                        reached[path] = chain
-            for path, chain in sorted(reached.items()):
-                via = f" via {' -> '.join(chain)}" if len(chain) > 1 else ""
-                whys.append(f"imports changed module {path}{via}")
-                self.reach(path, test_file)
-            named = named_basenames(self.sources.get(test_file, b""))
-            for p in changed_fixtures:
-                if names_file(named, p):
-                    whys.append(f"names changed fixture {p}")
-                    self.reach(p, test_file)
-            if data:
-                modules = sorted(
-                    f
-                    for start in [test_file, *_conftests(test_file, self.sources)]
-                    for f in graph.files_reached(start)
-                )
-                for module in modules:
-                    if module not in named_by:
-                        named_by[module] = named_basenames(self.sources.get(module, b""))
-                for p in data:
-                    naming = next((m for m in modules if names_file(named_by[m], p)), None)
-                    if naming is not None:
-                        whys.append(f"imports {naming}, which names changed file {p}")
-                        self.reach(p, test_file)
+            whys = rules.whys(test_file)
+            if any(rule == CHANGED_TEST and about is None for _, rule, about in whys):
+                self.reach(test_file, test_file)  # a changed module's own doctests
             for nodeid in ids:
-                for why in whys:
-                    self.add(nodeid, why)
+                for why, rule, about in whys:
+                    if self.add(nodeid, why, rule, about) and about is not None:
+                        self.reach(about, test_file)
+
+    def candidates(
+        self,
+        files: Iterable[str],
+        graph: importgraph.ImportGraph,
+        depmap: DependencyMap,
+        decision: mapselect.Decision,
+    ) -> set[str]:
+        """Return the test files worth collecting when the map decides: those with a test
+        the map needs, and those a static rule still selects for a test the map does not
+        decide (a path it leaves alone, a test that started a process)."""
+        rules = _StaticRules(self, graph)
+        by_base_file: dict[str, list[str]] = {}
+        for nodeid in depmap.tests:
+            by_base_file.setdefault(file_of(nodeid), []).append(nodeid)
+        wanted = {file_of(n) for needs in decision.needs.values() for n in needs}
+        for test_file in sorted(set(files)):
+            known = test_file in by_base_file and all(
+                n in self.known for n in by_base_file[test_file]
+            )
+            if any(about not in self.decided or not known for _, _, about in rules.whys(test_file)):
+                wanted.add(test_file)
+        return wanted
+
+    def use_map(
+        self,
+        depmap: DependencyMap,
+        changes: list[mapselect.Change],
+        by_file: dict[str, list[str]],
+        graph: importgraph.ImportGraph,
+    ) -> mapselect.Decision:
+        """Let the dependency map decide what it can (``mapselect.decide``) before the static
+        rules run: they then skip every (test, path) pair the map decides. Returns the
+        decision, for ``by_map``."""
+        tests = self.map.replay.tests
+
+        def harness(path: str) -> bool:
+            return under_any(path, tests) or path.rsplit("/", 1)[-1] == CONFTEST or path in by_file
+
+        def importers(path: str) -> set[str]:
+            names = frozenset(graph.module_names(path))
+            return {
+                n
+                for test_file, ids in by_file.items()
+                if any(
+                    graph.reach(start, names)
+                    for start in [test_file, *_conftests(test_file, self.sources)]
+                )
+                for n in ids
+            }
+
+        decision = mapselect.decide(
+            depmap,
+            changes,
+            is_test_or_harness=harness,
+            module_names=graph.module_names,
+            static_importers=importers,
+        )
+        self.decided = frozenset(decision.needs)
+        self.known = frozenset(depmap.tests) - depmap.blind_tests
+        return decision
+
+    def by_map(self, decision: mapselect.Decision, collected: set[str]) -> None:
+        """Add the tests the map needs for each path it decides (those the head still
+        collects; a test the patch deleted is the deleted-test check's)."""
+        for path, needs in sorted(decision.needs.items()):
+            added = False
+            for nodeid, why in sorted(needs.items()):
+                if nodeid in collected and self.add(nodeid, why, decision.rules[path]):
+                    self.reach(path, file_of(nodeid))
+                    added = True
+            if not added and decision.rules[path] == mapselect.RAN:
+                # Nothing the base's suite runs depends on it: its tests cannot tell.
+                self.reach(path, NO_TEST_RAN)
+                self.notes.append(
+                    f"dependency map: no test of the base ran the changed code of {show(path)}"
+                )
+        if decision.undecided:
+            left = ", ".join(f"{show(p)} ({why})" for p, why in sorted(decision.undecided.items()))
+            self.notes.append(f"dependency map: static rules for {left}")
 
     def by_failure_log(self, failure_log: frozenset[str], by_file: dict[str, list[str]]) -> None:
         """Rule 4: every logged node id, collected or not; a logged file, all its tests."""
@@ -266,7 +319,7 @@ class _Selector:
         for nodeid in sorted(failure_log):
             if "::" not in nodeid:  # a file that failed to collect on the logged run
                 for n in by_file.get(nodeid, []):
-                    self.add(n, "its file is in the failure log")
+                    self.add(n, "its file is in the failure log", FAILURE_LOG)
                 if nodeid not in by_file:
                     self.notes.append(f"failure log names {show(nodeid)}, which has no tests now")
                 continue
@@ -274,9 +327,13 @@ class _Selector:
             if problem:
                 self.notes.append(f"failure log node id left out: {problem}")
             elif nodeid in collected:
-                self.add(nodeid, "in the failure log")
+                self.add(nodeid, "in the failure log", FAILURE_LOG)
             else:
-                self.add(nodeid, "in the failure log; not collected at head (it must not pass)")
+                self.add(
+                    nodeid,
+                    "in the failure log; not collected at head (it must not pass)",
+                    FAILURE_LOG,
+                )
                 self.notes.append(
                     f"failure-log node id {show(nodeid)} is not collected at head; "
                     "it stays in the slice and will fail on the host unless it exists there"
@@ -310,6 +367,83 @@ class _Selector:
         return sorted(set(out))
 
 
+class _StaticRules:
+    """The static rules' view of one selection: what changed, by kind (rules 1-3)."""
+
+    def __init__(self, selector: _Selector, graph: importgraph.ImportGraph) -> None:
+        self.selector = selector
+        self.graph = graph
+        self.tests = selector.map.replay.tests
+        self.changed_modules: dict[str, str] = {}  # module name -> changed file
+        for path in sorted(selector.changed):
+            for name in graph.module_names(path):
+                self.changed_modules.setdefault(name, path)
+        self.changed_names = frozenset(self.changed_modules)
+        fixture_paths = selector.map.fixture.paths if selector.map.fixture else ()
+        self.changed_fixtures = sorted(p for p in selector.changed if under_any(p, fixture_paths))
+        # A changed data file (not Python, not a fixture, not a test's own) is reached by
+        # the tests whose imported project modules name it: code that reads "rates.json".
+        self.data = sorted(
+            p
+            for p in selector.changed
+            if not p.endswith(".py")
+            and p not in self.changed_fixtures
+            and not under_any(p, self.tests)
+            and (selector.root / p).is_file()
+        )
+        self.named_by: dict[str, frozenset[str]] = {}
+
+    def whys(self, test_file: str) -> list[tuple[str, str, str | None]]:
+        """Why ``test_file``'s tests are in the slice: (reason, rule, the changed path it is
+        about, ``None`` when the dependency map never decides it)."""
+        sel, changed = self.selector, self.selector.changed
+        whys: list[tuple[str, str, str | None]] = []
+        if test_file in changed and under_any(test_file, self.tests):
+            whys.append(("in a changed test file", CHANGED_TEST, test_file))
+        elif test_file in changed and not test_file.endswith(".py"):
+            whys.append(("a changed doctest file", CHANGED_TEST, test_file))
+        elif test_file in changed:
+            whys.append(("a doctest of a changed module", CHANGED_TEST, None))
+        reached: dict[str, tuple[str, ...]] = {}
+        for start in [test_file, *_conftests(test_file, sel.sources)]:
+            if start != test_file and start in changed:
+                whys.append((f"its {start} changed", HARNESS_CHANGED, start))
+            for name, found in self.graph.reach(start, self.changed_names).items():
+                # A conftest reaches on its test file's behalf: the chain says so.
+                chain = found if start == test_file else (test_file, *found)
+                path = self.changed_modules[name]
+                if path not in reached or len(chain) < len(reached[path]):
+                    reached[path] = chain
+        for path, chain in sorted(reached.items()):
+            via = f" via {' -> '.join(chain)}" if len(chain) > 1 else ""
+            whys.append((f"imports changed module {path}{via}", IMPORTS, path))
+        named = named_basenames(sel.sources.get(test_file, b""))
+        for p in self.changed_fixtures:
+            if names_file(named, p):
+                whys.append((f"names changed fixture {p}", NAMES, p))
+        if self.data:
+            whys.extend(self._data_named(test_file))
+        return whys
+
+    def _data_named(self, test_file: str) -> list[tuple[str, str, str | None]]:
+        """The changed data files a module that ``test_file`` imports names."""
+        sources = self.selector.sources
+        modules = sorted(
+            f
+            for start in [test_file, *_conftests(test_file, sources)]
+            for f in self.graph.files_reached(start)
+        )
+        for module in modules:
+            if module not in self.named_by:
+                self.named_by[module] = named_basenames(sources.get(module, b""))
+        whys: list[tuple[str, str, str | None]] = []
+        for p in self.data:
+            naming = next((m for m in modules if names_file(self.named_by[m], p)), None)
+            if naming is not None:
+                whys.append((f"imports {naming}, which names changed file {p}", NAMES, p))
+        return whys
+
+
 def select_slice(
     repo: Path,
     review_map: ReviewMap,
@@ -323,44 +457,48 @@ def select_slice(
     out: Output | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     seed: int | None = None,
+    dep_map: DependencyMap | None = None,
+    dep_map_note: str = "none",
 ) -> Selection:
     """Select the replay slice of the patch ``merge_base..head`` (see the module docstring).
 
     ``base`` and ``merge_base`` are taken for the gate's uniform call; what changed is
     ``changed_paths`` (both sides of renames). ``timeout_s`` bounds the collection child's
     wall clock. ``seed``: collect in the environment the replay run gets with that seed (the
-    same node ids); without it, in a minimal one. Returns the ``Selection``. Raises
+    same node ids); without it, in a minimal one. ``dep_map``: the dependency map of
+    ``merge_base`` (``lanes.replay.maprecord.find``), which narrows the slice where it can
+    (``mapselect``); ``dep_map_note`` says which map it is, or why there is none. Returns
+    the ``Selection``. Raises
     ``GitError`` when the head cannot be read, ``CollectionError`` when pytest cannot
     collect the head's tests, ``SliceError`` when a collected node id cannot be a slice
     line.
     """
-    del base, merge_base  # the diff arrives as changed_paths
+    del base  # the diff arrives as changed_paths
     with tempfile.TemporaryDirectory(prefix="patchlane-select-") as tmp:
         root = Path(tmp) / "tree"
         materialised = materialise(repo, head, root)
         selector = _Selector(root, review_map, changed_paths)
         for path, why in materialised.skipped:
             selector.notes.append(f"not materialised: {show(path)} ({why})")
-        result = _collect_head(selector, out=out, timeout_s=timeout_s, seed=seed)
+        plan = None
+        if dep_map is not None and not all_tests:
+            changes = _changes(repo, merge_base, root, changed_paths)
+            plan = _map_plan(selector, dep_map, changes, failure_log)
+        only = None if plan is None else sorted(plan.only)
+        result = _collect_head(selector, out=out, timeout_s=timeout_s, seed=seed, only=only)
         by_file, broken = _tests_by_file(selector, result)
-        graph = importgraph.build(selector.sources, selector.roots(), by_file)
+        graph = (
+            plan.graph
+            if plan is not None
+            else importgraph.build(selector.sources, selector.roots(), by_file)
+        )
         selector.notes.extend(
             f"not valid Python: {show(p)} (taken to import every project module)"
             if p.endswith(".py")
             else f"doctest examples not readable: {show(p)} (taken to import every project module)"
             for p in graph.unparsable
         )
-        if all_tests:
-            for nodeid in [*result.nodeids, *broken]:
-                selector.add(nodeid, "--all: the whole suite")
-            for path in changed_paths:
-                selector.reach(path, "*")
-        else:
-            selector.by_imports_and_fixtures(by_file, graph)
-        selector.by_failure_log(failure_log, by_file)
-        for path in broken:
-            if path in selector.reasons:
-                selector.add(path, f"does not collect at head: {broken[path].message}")
+        _apply_rules(selector, result, by_file, broken, graph, plan, all_tests, failure_log)
         not_replayed = _drop_unusable(selector.reasons)
         selector.notes.extend(not_replayed)
         nodeids = tuple(sorted(selector.reasons))
@@ -373,7 +511,7 @@ def select_slice(
         sha256=slicefile.sha256(data),
         private=tuple(private),
         reasons={n: selector.reasons[n] for n in nodeids},
-        suite_size=len(set(result.nodeids)),
+        suite_size=len(set(result.nodeids)) if plan is None else len(plan.depmap.tests),
         files_needed=tuple(needed),
         notes=tuple(selector.notes),
         collected=tuple(result.nodeids),
@@ -381,11 +519,108 @@ def select_slice(
         reached_by={p: frozenset(t) for p, t in selector.reached_by.items()},
         plugin_files=result.plugin_files,
         not_replayed=tuple(not_replayed),
+        rule_counts=_rule_counts(selector.rules, nodeids),
+        dependency_map=dep_map_note,
     )
 
 
+def _apply_rules(
+    selector: _Selector,
+    result: Collected,
+    by_file: dict[str, list[str]],
+    broken: dict[str, CollectError],
+    graph: importgraph.ImportGraph,
+    plan: _MapPlan | None,
+    all_tests: bool,
+    failure_log: frozenset[str],
+) -> None:
+    """Select: the whole suite (``all_tests``), or the static rules and the map's decision;
+    then the failure log, and the test files that do not collect."""
+    if all_tests:
+        for nodeid in [*result.nodeids, *broken]:
+            selector.add(nodeid, "--all: the whole suite", WHOLE_SUITE)
+        for path in selector.changed:
+            selector.reach(path, "*")
+    else:
+        selector.by_imports_and_fixtures(by_file, graph)
+        if plan is not None:
+            selector.by_map(plan.decision, set(result.nodeids))
+    selector.by_failure_log(failure_log, by_file)
+    for path in broken:
+        if path in selector.reasons:
+            selector.add(path, f"does not collect at head: {broken[path].message}", NOT_COLLECTED)
+
+
+@dataclass(frozen=True)
+class _MapPlan:
+    """What the dependency map settles before collection: its decision, the import graph
+    (of the base's test files and the changed ones), and the test files to collect."""
+
+    depmap: DependencyMap
+    decision: mapselect.Decision
+    graph: importgraph.ImportGraph
+    only: frozenset[str]
+
+
+def _map_plan(
+    selector: _Selector,
+    depmap: DependencyMap,
+    changes: list[mapselect.Change],
+    failure_log: frozenset[str],
+) -> _MapPlan:
+    """Let the map decide, then name the test files worth collecting: those it needs, those
+    a static rule still selects, the changed test files and the failure log's."""
+    base_by_file: dict[str, list[str]] = {}
+    for nodeid in depmap.tests:
+        base_by_file.setdefault(file_of(nodeid), []).append(nodeid)
+    tests = selector.map.replay.tests
+    changed_tests = {c.path for c in changes if c.head is not None and under_any(c.path, tests)}
+    files = set(base_by_file) | changed_tests
+    _load_text_tests(selector, files)
+    graph = importgraph.build(selector.sources, selector.roots(), files)
+    decision = selector.use_map(depmap, changes, base_by_file, graph)
+    only = selector.candidates(files, graph, depmap, decision)
+    only |= changed_tests | {file_of(n) for n in failure_log}
+    selector.notes.append(
+        f"collected {len(only)} of the base's {len(base_by_file)} test file(s): the dependency "
+        "map's candidates"
+    )
+    return _MapPlan(depmap, decision, graph, frozenset(only))
+
+
+def _changes(
+    repo: Path, merge_base: str, head_root: Path, paths: frozenset[str]
+) -> list[mapselect.Change]:
+    """Both sides of every changed path: the merge base's bytes (git) and the head's (the
+    materialised tree); ``None`` where a side has no regular file."""
+    from patchlane import git
+
+    changes: list[mapselect.Change] = []
+    for path in sorted(paths):
+        found = git.read_file_at(repo, merge_base, path)
+        base = found[1] if found is not None and found[0].mode in git.REGULAR_MODES else None
+        target = to_fs(head_root, path)
+        head = target.read_bytes() if target.is_file() and not target.is_symlink() else None
+        status = "A" if base is None else "D" if head is None else "M"
+        changes.append(mapselect.Change(path, status, base, head))
+    return changes
+
+
+def _rule_counts(rules: dict[str, set[str]], nodeids: tuple[str, ...]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for nodeid in nodeids:
+        for rule in rules.get(nodeid, ()):
+            counts[rule] = counts.get(rule, 0) + 1
+    return counts
+
+
 def _collect_head(
-    selector: _Selector, *, out: Output | None, timeout_s: float, seed: int | None
+    selector: _Selector,
+    *,
+    out: Output | None,
+    timeout_s: float,
+    seed: int | None,
+    only: list[str] | None = None,
 ) -> Collected:
     """Collect the materialised head's tests under ``replay.tests``, and the doctests of its
     changed modules of the code under test (they are those modules' own tests).
@@ -412,7 +647,9 @@ def _collect_head(
         and not any(c in p for c in "[]:")  # pytest's argv syntax: not passable
         and to_fs(root, p).is_file()
     )
-    return collect(root, test_paths, timeout_s=timeout_s, env=env, doctest_only=doctest_only)
+    return collect(
+        root, test_paths, timeout_s=timeout_s, env=env, doctest_only=doctest_only, only_files=only
+    )
 
 
 def _tests_by_file(
@@ -433,7 +670,14 @@ def _tests_by_file(
     for path, error in sorted(broken.items()):
         by_file.setdefault(path, []).append(path)
         selector.notes.append(f"{show(path)} does not collect at head: {error.message}")
-    for path in sorted(by_file):
+    _load_text_tests(selector, by_file)
+    return by_file, broken
+
+
+def _load_text_tests(selector: _Selector, files: Iterable[str]) -> None:
+    """Add the text files among ``files`` (doctests pytest collects, ``--doctest-glob``)
+    to ``selector.sources``: the graph reads their examples' imports."""
+    for path in sorted(files):
         if (
             not path.endswith(".py")
             and path not in selector.sources
@@ -441,7 +685,6 @@ def _tests_by_file(
             and to_fs(selector.root, path).is_file()
         ):
             selector.sources[path] = to_fs(selector.root, path).read_bytes()
-    return by_file, broken
 
 
 def _drop_unusable(reasons: dict[str, list[str]]) -> list[str]:

@@ -1,0 +1,81 @@
+"""``patchlane replay map``: record the base's dependency map (docs/architecture.md §4).
+
+The parser lives in ``patchlane.commands.replay``; this function gets its ``args``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import TYPE_CHECKING
+
+from patchlane.errors import Exit, UsageError
+from patchlane.ui import write_stdout
+
+if TYPE_CHECKING:
+    from patchlane.config import ReviewMap
+    from patchlane.main import Context
+
+
+def main_map(args: argparse.Namespace, ctx: Context) -> int:
+    """Run ``replay map``: find the map of ``--base`` in the cache, or record and keep one.
+
+    Prints the map's path (``--json``: path, base, tests, files, whether it was recorded
+    now, seconds). Returns 0. Raises ``GitError`` for an unknown ref, ``UsageError`` when the
+    base has no review map, ``CollectionError``/``MapRecordingError`` when the base's suite
+    cannot be collected or run, ``InputError`` when the cache cannot be written (all exit 2).
+    """
+    from patchlane import git
+    from patchlane.config import DEFAULT_MAP
+    from patchlane.gate.classify import load_map_at
+    from patchlane.inputs.jsonio import dumps_report
+    from patchlane.lanes.replay import maprecord
+    from patchlane.lanes.replay.depmap import Binding
+
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout {args.timeout}: must be positive")
+    repo = ctx.repo()
+    base = git.resolve_commit(repo, args.base)
+    rel = ctx.map_option or DEFAULT_MAP
+    review_map = load_map_at(repo, base, rel, "base")
+    if review_map is None:
+        raise UsageError(f"replay map: the base {base[:12]} has no review map at {rel}")
+    cache = args.dep_cache if args.dep_cache is not None else maprecord.default_cache()
+    start = time.monotonic()
+    found = maprecord.find(cache, Binding.here(base))
+    recorded = found.map is None or found.path is None or args.force
+    if found.map is not None and found.path is not None and not args.force:
+        depmap, path = found.map, found.path
+    else:
+        seed = args.seed if args.seed is not None else _map_seed(review_map)
+        depmap = maprecord.record(
+            repo, review_map, base, seed=seed, out=ctx.out, timeout_s=args.timeout
+        )
+        path = depmap.write(cache)
+    summary = {
+        "path": str(path),
+        "base": base,
+        "tests": len(depmap.tests),
+        "files": len(depmap.lines),
+        "blind_tests": len(depmap.blind_tests),
+        "recorded": recorded,
+        "seconds": round(time.monotonic() - start, 3),
+    }
+    if ctx.out.json:
+        write_stdout(dumps_report(summary))
+        return Exit.GREEN
+    print(path, flush=True)
+    if not ctx.out.quiet:
+        what = "recorded" if recorded else "already recorded"
+        ctx.out.say(
+            f"dependency map of {base[:12]} {what}: {summary['tests']} test(s), "
+            f"{summary['files']} file(s) with lines run, {summary['blind_tests']} test(s) "
+            "that start processes (the static rules keep those)"
+        )
+    return Exit.GREEN
+
+
+def _map_seed(review_map: ReviewMap) -> int:
+    """The review map's property seed, which ``replay run`` and the gate use; else 0."""
+    lane = review_map.property
+    return lane.seed if lane is not None and lane.seed is not None else 0

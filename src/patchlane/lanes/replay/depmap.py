@@ -1,0 +1,330 @@
+"""The dependency map: what each test of the base's suite depended on (docs/architecture.md §4).
+
+``patchlane replay map`` runs the whole suite once on the base commit and keeps, per test,
+the lines it executed in the tree's files, the files it opened and the directories it
+listed, the project modules it imported first, the fixtures it used, and whether it started
+a process (``lanes.replay.recorder`` records them). Selection reads the map to narrow the
+slice (``lanes.replay.mapselect``).
+
+A map is bound to what it was recorded with: the base commit id and the versions of Python,
+pytest and coverage.py (``Binding``); a map whose binding is not the patch's is not used. It
+is written once, as compact JSON with sorted keys, to a file named by the SHA-256 of its own
+bytes (content-addressed: ``MAPS/<base>/<sha256>.json`` in a cache directory), so a copy
+whose bytes changed no longer matches its name and is not used either.
+
+In a map, a *context* is an index into ``tests`` followed by ``fixtures``: a test's own
+context, or a fixture's setup (``fixtures[i]`` is at ``len(tests) + i``). What ran outside
+every test and fixture (imports, collection) is kept apart, as ``import_lines`` and
+``opened_at_import``/``listed_at_import``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from patchlane.errors import DependencyMapError
+from patchlane.inputs.fields import Fields, json_document
+from patchlane.inputs.jsonio import atomic_write_bytes, parse_json_bytes, read_file_bytes
+
+FORMAT = "patchlane-dependency-map"
+VERSION = 1
+MAPS = "maps"
+_HEX40 = frozenset("0123456789abcdef")
+_KEYS = (
+    "format", "version", "base", "python", "pytest", "coverage", "tests", "fixtures",
+    "lines", "import_lines", "opened", "opened_at_import", "listed", "listed_at_import",
+    "imported", "uses", "blind", "whole_files",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What a map was recorded with; a map is used only where all of it is the same."""
+
+    base: str
+    python: str
+    pytest: str
+    coverage: str
+
+    @classmethod
+    def here(cls, base: str) -> Binding:
+        """Return the binding of a map of ``base`` recorded in this environment."""
+        from importlib.metadata import version
+
+        return cls(base, platform.python_version(), version("pytest"), version("coverage"))
+
+    def differences(self, other: Binding) -> list[str]:
+        """Return one phrase per field where ``other`` differs (``base abc… not def…``)."""
+        return [
+            f"{name} {getattr(other, name)} not {getattr(self, name)}"
+            for name in ("base", "python", "pytest", "coverage")
+            if getattr(self, name) != getattr(other, name)
+        ]
+
+
+@dataclass(frozen=True)
+class DependencyMap:
+    """One recorded map (see the module docstring for contexts)."""
+
+    binding: Binding
+    tests: tuple[str, ...]
+    fixtures: tuple[str, ...]
+    lines: Mapping[str, Mapping[int, tuple[int, ...]]]
+    import_lines: Mapping[str, frozenset[int]]
+    opened: Mapping[str, tuple[int, ...]]
+    opened_at_import: frozenset[str]
+    listed: Mapping[str, tuple[int, ...]]
+    listed_at_import: frozenset[str]
+    imported: Mapping[str, tuple[int, ...]]
+    uses: tuple[tuple[int, ...], ...]
+    blind: tuple[int, ...]
+    whole_files: tuple[int, ...]
+
+    # --- reading ------------------------------------------------------------------------
+
+    @cached_property
+    def _users(self) -> dict[int, frozenset[int]]:
+        """Fixture context -> the tests that used it."""
+        users: dict[int, set[int]] = {}
+        for test, contexts in enumerate(self.uses):
+            for context in contexts:
+                users.setdefault(context, set()).add(test)
+        return {c: frozenset(t) for c, t in users.items()}
+
+    def tests_of(self, contexts: Iterable[int]) -> set[str]:
+        """Return the node ids of the tests behind ``contexts``: a test's own, and every
+        user of a fixture's."""
+        found: set[int] = set()
+        for context in contexts:
+            if context < len(self.tests):
+                found.add(context)
+            else:
+                found |= self._users.get(context, frozenset())
+        return {self.tests[i] for i in found}
+
+    def ran_lines(self, path: str, lines: Iterable[int]) -> set[str]:
+        """Return the tests that executed any of ``lines`` of ``path`` (their fixtures'
+        setup included)."""
+        by_line = self.lines.get(path, {})
+        return self.tests_of(c for n in lines for c in by_line.get(n, ()))
+
+    def ran_file(self, path: str) -> set[str]:
+        """Return the tests that executed any line of ``path``."""
+        return self.tests_of(c for contexts in self.lines.get(path, {}).values() for c in contexts)
+
+    @cached_property
+    def blind_tests(self) -> frozenset[str]:
+        """Tests that started a process (themselves or through a fixture): what ran there
+        was not traced, so the map does not decide for them."""
+        return frozenset(self.tests_of(self.blind))
+
+    @cached_property
+    def whole_file_tests(self) -> frozenset[str]:
+        """Hypothesis tests: they depend on every file they executed, wholly."""
+        return frozenset(self.tests[i] for i in self.whole_files)
+
+    # --- writing ------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the map as JSON data (the file's shape)."""
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "base": self.binding.base,
+            "python": self.binding.python,
+            "pytest": self.binding.pytest,
+            "coverage": self.binding.coverage,
+            "tests": list(self.tests),
+            "fixtures": list(self.fixtures),
+            "lines": {
+                p: {str(n): list(c) for n, c in sorted(by.items())} for p, by in self.lines.items()
+            },
+            "import_lines": {p: sorted(n) for p, n in self.import_lines.items()},
+            "opened": {p: list(c) for p, c in self.opened.items()},
+            "opened_at_import": sorted(self.opened_at_import),
+            "listed": {p: list(c) for p, c in self.listed.items()},
+            "listed_at_import": sorted(self.listed_at_import),
+            "imported": {m: list(c) for m, c in self.imported.items()},
+            "uses": [list(u) for u in self.uses],
+            "blind": list(self.blind),
+            "whole_files": list(self.whole_files),
+        }
+
+    def to_bytes(self) -> bytes:
+        """Return the file's bytes: compact JSON, keys sorted, ASCII, one trailing newline."""
+        text = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+        return text.encode("ascii") + b"\n"
+
+    def write(self, cache: Path) -> Path:
+        """Write the map under ``cache`` (``MAPS/<base>/<sha256>.json``, atomically) and
+        return its path. Raises ``InputError`` when the file system refuses."""
+        data = self.to_bytes()
+        path = cache / MAPS / self.binding.base / f"{hashlib.sha256(data).hexdigest()}.json"
+        atomic_write_bytes(path, data)
+        return path
+
+
+def from_recording(binding: Binding, tests: Iterable[str], recording: Any) -> DependencyMap:
+    """Return the map of one recording run (``lanes.replay.recorder``'s JSON document, which
+    the base's own code wrote) over the collected ``tests``.
+
+    Contexts the recording names that are neither a collected test nor a fixture (a test
+    pytest ran but the collection did not list) are dropped. Raises nothing.
+    """
+    from patchlane.lanes.replay.recorder import FIXTURE, IMPORT
+
+    test_ids = tuple(sorted(set(tests)))
+    names = sorted(
+        {
+            c[len(FIXTURE) :]
+            for key in ("lines", "opened", "listed", "imported")
+            for contexts in _context_lists(recording.get(key, {}))
+            for c in contexts
+            if c.startswith(FIXTURE)
+        }
+        | {f for used in recording.get("uses", {}).values() for f in used}
+    )
+    index = {t: i for i, t in enumerate(test_ids)}
+    index.update({FIXTURE + f: len(test_ids) + i for i, f in enumerate(names)})
+
+    def contexts(values: Iterable[str]) -> tuple[int, ...]:
+        return tuple(sorted({index[v] for v in values if v in index}))
+
+    def at_import(values: Mapping[str, list[str]]) -> frozenset[str]:
+        return frozenset(p for p, ctx in values.items() if IMPORT in ctx)
+
+    def by_context(values: Mapping[str, list[str]]) -> dict[str, tuple[int, ...]]:
+        out = {p: contexts(ctx) for p, ctx in values.items()}
+        return {p: c for p, c in out.items() if c}
+
+    lines: dict[str, dict[int, tuple[int, ...]]] = {}
+    import_lines: dict[str, frozenset[int]] = {}
+    for path, by_line in recording.get("lines", {}).items():
+        kept = {int(n): contexts(ctx) for n, ctx in by_line.items()}
+        lines[path] = {n: c for n, c in kept.items() if c}
+        import_lines[path] = frozenset(int(n) for n, ctx in by_line.items() if IMPORT in ctx)
+    uses = recording.get("uses", {})
+    return DependencyMap(
+        binding=binding,
+        tests=test_ids,
+        fixtures=tuple(names),
+        lines={p: by for p, by in lines.items() if by},
+        import_lines={p: n for p, n in import_lines.items() if n},
+        opened=by_context(recording.get("opened", {})),
+        opened_at_import=at_import(recording.get("opened", {})),
+        listed=by_context(recording.get("listed", {})),
+        listed_at_import=at_import(recording.get("listed", {})),
+        imported=by_context(recording.get("imported", {})),
+        uses=tuple(contexts(FIXTURE + f for f in uses.get(t, ())) for t in test_ids),
+        blind=contexts(recording.get("blind", [])),
+        whole_files=contexts(recording.get("whole_files", [])),
+    )
+
+
+def _context_lists(value: Mapping[str, Any]) -> Iterable[list[str]]:
+    for item in value.values():
+        if isinstance(item, Mapping):
+            yield from item.values()
+        else:
+            yield item
+
+
+# --- reading a map file ----------------------------------------------------------------------
+
+
+def read(path: Path) -> DependencyMap:
+    """Return the map in the file ``path``.
+
+    Raises ``DependencyMapError`` naming the file when it cannot be read, when its bytes do
+    not hash to its name (a ``<sha256>.json`` that was edited or cut short), or when it is
+    not a well-formed map.
+    """
+    label = os.fspath(path)
+    data = read_file_bytes(path, label, DependencyMapError)
+    digest = hashlib.sha256(data).hexdigest()
+    if path.stem != digest:
+        raise DependencyMapError(label, f"its bytes hash to {digest[:12]}…, not to its name")
+    value, text = parse_json_bytes(data, label, DependencyMapError)
+    doc = json_document(text, label, DependencyMapError)
+    if not isinstance(value, dict):
+        raise doc.fail((), f"expected an object, got {doc.kind(value)}")
+    return _parse(doc.fields(value))
+
+
+def _parse(top: Fields) -> DependencyMap:
+    top.only(_KEYS)
+    top.require(*_KEYS)
+    if top.text("format") != FORMAT:
+        raise top.fail("format", f"expected {FORMAT!r}")
+    top.integer("version", lo=VERSION, hi=VERSION, expected=f"the integer {VERSION}")
+    base = top.text(
+        "base", accept=lambda s: len(s) == 40 and set(s) <= _HEX40, expected="a commit id"
+    )
+    binding = Binding(base, top.text("python"), top.text("pytest"), top.text("coverage"))
+    tests = top.text_list("tests", duplicate="listed twice")
+    fixtures = top.text_list("fixtures", duplicate="listed twice")
+    size = len(tests) + len(fixtures)
+    lines: dict[str, dict[int, tuple[int, ...]]] = {}
+    for path, by_line in _mapping(top, "lines").items():
+        where = top.mapping("lines").mapping(path)
+        lines[path] = {_line(where, n): _indexes(where, n, ctx, size) for n, ctx in by_line.items()}
+    import_lines = {
+        p: frozenset(_indexes(top.mapping("import_lines"), p, v, None))
+        for p, v in _mapping(top, "import_lines").items()
+    }
+    return DependencyMap(
+        binding=binding,
+        tests=tests,
+        fixtures=fixtures,
+        lines=lines,
+        import_lines=import_lines,
+        opened=_index_map(top, "opened", size),
+        opened_at_import=frozenset(top.text_list("opened_at_import")),
+        listed=_index_map(top, "listed", size),
+        listed_at_import=frozenset(top.text_list("listed_at_import", accept=None)),
+        imported=_index_map(top, "imported", size),
+        uses=tuple(
+            _indexes(top, ("uses", i), u, size)
+            for i, u in enumerate(top.sequence("uses", expected="a list"))
+        ),
+        blind=_indexes(top, "blind", top.get("blind"), size),
+        whole_files=_indexes(top, "whole_files", top.get("whole_files"), len(tests)),
+    )
+
+
+def _mapping(top: Fields, key: str) -> Mapping[str, Any]:
+    return top.mapping(key).data
+
+
+def _index_map(top: Fields, key: str, size: int) -> dict[str, tuple[int, ...]]:
+    where = top.mapping(key)
+    return {k: _indexes(where, k, v, size) for k, v in where.data.items()}
+
+
+def _line(where: Fields, key: str) -> int:
+    if not key.isdigit() or key.startswith("0"):
+        raise where.fail(key, "expected a line number")
+    return int(key)
+
+
+def _indexes(
+    where: Fields, at: str | tuple[str | int, ...], value: Any, size: int | None
+) -> tuple[int, ...]:
+    """Return ``value`` as a tuple of indexes below ``size`` (any non-negative integer when
+    ``size`` is ``None``). Raises ``DependencyMapError`` at ``at`` for anything else."""
+    if not isinstance(value, list):
+        raise where.wrong(at, "a list of indexes", value)
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, int) or item < 0:
+            raise where.wrong(at, "a list of indexes", value)
+        if size is not None and item >= size:
+            raise where.fail(at, f"index {item} is past the {size} contexts")
+    return tuple(value)

@@ -1,0 +1,234 @@
+"""Which tests a changed file needs, read from the base's dependency map (docs/architecture.md §4).
+
+For each changed path the map can speak for (``decide``), the tests it needs are:
+
+- a change inside one function's body (at the base and at the head): the tests that ran that
+  function at the base (rule ``ran changed code``), its fixtures' setup included, and every
+  Hypothesis test that ran any line of the file;
+- any other change to a module (imports, constants, class bodies, decorators, signatures,
+  ``__all__``; a deleted module; a function the module runs while it is imported): every
+  test that imported the module, statically or at run time, or ran any of its lines (rule
+  ``module-level change``);
+- a data file: the tests that opened it, and for a file added or deleted, those that listed
+  its directory (rule ``read changed data``).
+
+It cannot speak for a file the base does not have, a test file or conftest, a module that is
+not valid Python at the base or the head, a data file read while modules were imported (no
+test's own context saw it), nor for a test it does not know or that started a process:
+those keep the static rules (``lanes.replay.select``).
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from patchlane.lanes.replay.depmap import DependencyMap
+
+RAN = "ran changed code"
+MODULE = "module-level change"
+DATA = "read changed data"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One changed path, as selection sees it: git's status letter and both sides' bytes
+    (``None`` where that side has no such file)."""
+
+    path: str
+    status: str
+    base: bytes | None
+    head: bytes | None
+
+
+@dataclass
+class Decision:
+    """What the map decided: for each changed path it speaks for, the tests it needs, each
+    with one reason; the paths it could not speak for, each with why."""
+
+    needs: dict[str, dict[str, str]] = field(default_factory=dict)  # path -> nodeid -> why
+    rules: dict[str, str] = field(default_factory=dict)  # path -> rule
+    undecided: dict[str, str] = field(default_factory=dict)  # path -> why not
+
+
+def decide(
+    depmap: DependencyMap,
+    changes: Iterable[Change],
+    *,
+    is_test_or_harness: Callable[[str], bool],
+    module_names: Callable[[str], tuple[str, ...]],
+    static_importers: Callable[[str], set[str]],
+) -> Decision:
+    """Return the map's decision for ``changes`` (see the module docstring).
+
+    ``is_test_or_harness(path)`` says which paths keep the static rules whatever the map
+    holds; ``module_names(path)`` gives a module file's import names; ``static_importers
+    (path)`` the node ids whose test file (or its conftests) imports ``path`` in the static
+    graph. Raises nothing.
+    """
+    decision = Decision()
+    for change in changes:
+        path = change.path
+        if is_test_or_harness(path):
+            decision.undecided[path] = "a test file or the harness"
+        elif path.endswith(".py"):
+            _module(depmap, change, decision, module_names, static_importers)
+        else:
+            _data(depmap, change, decision)
+    return decision
+
+
+def _module(
+    depmap: DependencyMap,
+    change: Change,
+    decision: Decision,
+    module_names: Callable[[str], tuple[str, ...]],
+    static_importers: Callable[[str], set[str]],
+) -> None:
+    path = change.path
+    if change.base is None:
+        decision.undecided[path] = "new at the head: the map has never seen it"
+        return
+    functions = None if change.head is None else changed_functions(change.base, change.head)
+    if functions is not None and not any(
+        depmap.import_lines.get(path, frozenset()) & set(range(start, end + 1))
+        for _, start, end in functions
+    ):
+        needs = _source_readers(depmap, path)
+        for name, start, end in functions:
+            for nodeid in depmap.ran_lines(path, range(start, end + 1)):
+                needs.setdefault(nodeid, f"ran {name} (lines {start}-{end} of {path})")
+        for nodeid in depmap.ran_file(path) & depmap.whole_file_tests:
+            needs.setdefault(nodeid, f"a Hypothesis test that ran {path}")
+        decision.needs[path], decision.rules[path] = needs, RAN
+        return
+    needs = _source_readers(depmap, path)
+    for nodeid in static_importers(path):
+        needs.setdefault(nodeid, f"imports {path}")
+    for name in module_names(path):
+        for nodeid in depmap.tests_of(depmap.imported.get(name, ())):
+            needs.setdefault(nodeid, f"imported {name} while it ran")
+    for nodeid in depmap.ran_file(path):
+        needs.setdefault(nodeid, f"ran {path}")
+    decision.needs[path], decision.rules[path] = needs, MODULE
+
+
+def _source_readers(depmap: DependencyMap, path: str) -> dict[str, str]:
+    """Tests that opened a module's source file while they ran (``inspect.getsource``, a
+    test of the source text itself): they depend on its text, whatever it runs."""
+    return {n: f"read the source of {path}" for n in depmap.tests_of(depmap.opened.get(path, ()))}
+
+
+def _data(depmap: DependencyMap, change: Change, decision: Decision) -> None:
+    path = change.path
+    parents = _parents(path)
+    # A file added or deleted changes what a listing of its directory returns; a changed
+    # one, only what opening it returns.
+    listing = change.status != "M"
+    if path in depmap.opened_at_import or (
+        listing and any(p in depmap.listed_at_import for p in parents)
+    ):
+        decision.undecided[path] = "read while modules were imported"
+        return
+    if change.base is None and change.status != "A":
+        decision.undecided[path] = "not a file at the base"
+        return
+    needs = {n: f"opened {path}" for n in depmap.tests_of(depmap.opened.get(path, ()))}
+    if listing:
+        for parent in parents:
+            for nodeid in depmap.tests_of(depmap.listed.get(parent, ())):
+                needs.setdefault(nodeid, f"listed {parent or '.'}, where {path} changed")
+    decision.needs[path], decision.rules[path] = needs, DATA
+
+
+def _parents(path: str) -> list[str]:
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[:i]) for i in range(len(parts), -1, -1)]
+
+
+# --- where a change lies ---------------------------------------------------------------------
+
+
+def changed_functions(base: bytes, head: bytes) -> list[tuple[str, int, int]] | None:
+    """Return the base's functions whose bodies hold every change from ``base`` to ``head``
+    (name, first and last line of the body at the base), or ``None`` when some change is not inside a
+    function's body on both sides (or a side is not valid Python): a module-level change.
+
+    A body is the function's statements, not its ``def`` line, decorators or defaults
+    (those run when the module is imported). An insertion counts as inside the function
+    whose body holds a neighbouring base line. A change that only touches blank lines or
+    comments between functions is module-level too: cheap to over-select, never wrong.
+    """
+    try:
+        base_bodies = _bodies(base)
+        head_bodies = _bodies(head)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    old = base.decode("utf-8", "replace").splitlines()
+    new = head.decode("utf-8", "replace").splitlines()
+    found: dict[tuple[str, int, int], None] = {}
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if j2 > j1 and _innermost(head_bodies, j1 + 1, j2) is None:
+            return None  # the head's new lines are not all inside one function's body
+        if i2 > i1:
+            function = _innermost(base_bodies, i1 + 1, i2)
+        else:  # a pure insertion between base lines i1 and i1 + 1
+            function = _innermost(base_bodies, i1, i1) or _innermost(base_bodies, i1 + 1, i1 + 1)
+        if function is None:
+            return None
+        found[function] = None
+    return list(found)
+
+
+def _innermost(
+    bodies: list[tuple[str, int, int, int]], first: int, last: int
+) -> tuple[str, int, int] | None:
+    """The innermost function whose body spans lines ``first``..``last``: (name, first and
+    last line of its body), or ``None``."""
+    best: tuple[str, int, int, int] | None = None
+    for body in bodies:
+        _, _, body_start, end = body
+        if body_start <= first and last <= end and (best is None or body_start > best[2]):
+            best = body
+    return None if best is None else (best[0], best[2], best[3])
+
+
+def _bodies(source: bytes) -> list[tuple[str, int, int, int]]:
+    """Every function of ``source``: (qualified name, ``def`` line, first body line, last
+    line)."""
+    tree = ast.parse(source)
+    out: list[tuple[str, int, int, int]] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                name = prefix + child.name
+                end = child.end_lineno or child.body[-1].lineno
+                out.append((name, child.lineno, _body_start(child, end), end))
+                visit(child, name + ".")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, prefix + child.name + ".")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return out
+
+
+def _body_start(function: ast.FunctionDef | ast.AsyncFunctionDef, end: int) -> int:
+    """The first line of the statements that run when ``function`` is called: after its
+    docstring, which a test can read without calling it (``__doc__``, ``help``)."""
+    first = function.body[0]
+    docstring = (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    )
+    if not docstring:
+        return first.lineno
+    return function.body[1].lineno if len(function.body) > 1 else end + 1

@@ -1,0 +1,180 @@
+"""The dependency map's recording plugin, loaded in the run child (docs/architecture.md §4).
+
+``patchlane replay map`` runs the whole suite once on the base commit, materialised from git;
+this plugin records, per test, what it depended on:
+
+- the lines it executed in files of the tree (coverage.py, one dynamic context per test, with
+  its C tracer);
+- the files of the tree it opened for reading and the directories of the tree it listed
+  (audit events ``open``, ``os.listdir``, ``os.scandir``, ``glob.glob``);
+- the project modules first imported while it ran;
+- the fixtures it used: a fixture's setup is recorded in a context of its own (a session
+  fixture is set up once, inside the first test that needs it, yet every user depends on
+  it); what runs outside every test and fixture (imports, collection) has the context "";
+- whether it is a Hypothesis test (it then depends on whole files: another run draws other
+  examples);
+- whether it started a process (audit events ``subprocess.Popen``, ``os.system``,
+  ``os.exec``, ``os.posix_spawn``, ``os.spawn``, ``os.fork``): what a child process runs is
+  not traced, so such a test is "blind" and selection keeps the static rules for it.
+
+At the end of the session it writes one JSON document (``Recording``'s shape) to the path the
+parent gave. The base is trusted code (it is what the patch is judged against), so what it
+records is believed; nothing of a patch ever runs in a recording.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_READ_EVENTS = frozenset({"open"})
+_LIST_EVENTS = frozenset({"os.listdir", "os.scandir", "glob.glob"})
+_PROCESS_EVENTS = frozenset(
+    {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork"}
+)
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+FIXTURE = "fixture:"  # the context of a fixture's setup: FIXTURE + its name
+IMPORT = ""  # the context outside every test and fixture: imports, collection
+
+
+class Recorder:
+    """pytest plugin: coverage contexts and audit events, per test and per fixture, into one
+    JSON file (see the module docstring; ``lanes.replay.depmap`` reads it)."""
+
+    def __init__(self, root: Path, out: Path) -> None:
+        import coverage
+
+        self.root = os.path.realpath(root)
+        self.inside = self.root.rstrip(os.sep) + os.sep
+        self.out = out
+        self.context = IMPORT
+        self.opened: dict[str, set[str]] = {}
+        self.listed: dict[str, set[str]] = {}
+        self.imported: dict[str, set[str]] = {}
+        self.blind: set[str] = set()
+        self.uses: dict[str, list[str]] = {}
+        self.whole_files: set[str] = set()
+        # No data file, no configuration file of the project's: the recording is patchlane's.
+        self.cov = coverage.Coverage(
+            data_file=None, config_file=False, include=[self.inside + "*"], branch=False
+        )
+        self.cov.start()
+        sys.addaudithook(self._audit)
+
+    def _switch(self, context: str) -> None:
+        self.context = context
+        self.cov.switch_context(context)
+
+    def _rel(self, path: object) -> str | None:
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if not isinstance(path, str | os.PathLike):
+            return None  # a file descriptor, or nothing
+        try:
+            real = os.path.realpath(os.fspath(path))
+        except (OSError, ValueError):
+            return None
+        if real == self.root:
+            return ""
+        if not real.startswith(self.inside):
+            return None
+        return Path(real[len(self.inside) :]).as_posix()
+
+    def _audit(self, event: str, args: tuple[Any, ...]) -> None:
+        context = self.context
+        if event in _PROCESS_EVENTS:
+            self.blind.add(context)
+        elif event in _READ_EVENTS and args and not _writes(args):
+            rel = self._rel(args[0])
+            if rel:
+                self.opened.setdefault(rel, set()).add(context)
+        elif event in _LIST_EVENTS and args:
+            where = args[0] if event != "glob.glob" else _glob_root(str(args[0]))
+            rel = self._rel(where if where is not None else ".")
+            if rel is not None:
+                self.listed.setdefault(rel, set()).add(context)
+
+    def _imports_during(self, before: set[str], context: str) -> None:
+        for name in set(sys.modules) - before:
+            rel = self._rel(getattr(sys.modules.get(name), "__file__", None))
+            if rel:
+                self.imported.setdefault(name, set()).add(context)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
+        before = set(sys.modules)
+        self.uses[item.nodeid] = sorted(set(getattr(item, "fixturenames", ())))
+        if hasattr(getattr(item, "obj", None), "hypothesis"):
+            # Hypothesis draws its examples afresh each run: the lines one run reached are
+            # not all the test can reach, so it depends on every file it touched, wholly.
+            self.whole_files.add(item.nodeid)
+        self._switch(item.nodeid)
+        try:
+            yield
+        finally:
+            self._switch(IMPORT)
+            self._imports_during(before, item.nodeid)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(self, fixturedef: pytest.FixtureDef[Any]) -> Iterator[None]:
+        # A fixture wider than a function is set up once, inside the first test that uses
+        # it; its own context lets every test that uses it be charged with its lines.
+        outer = self.context
+        before = set(sys.modules)
+        context = FIXTURE + fixturedef.argname
+        self._switch(context)
+        try:
+            yield
+        finally:
+            self._switch(outer)
+            self._imports_during(before, context)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self) -> None:
+        self.cov.stop()
+        data = self.cov.get_data()
+        lines: dict[str, dict[str, list[str]]] = {}
+        for measured in data.measured_files():
+            rel = self._rel(measured)
+            if rel:
+                by_line = data.contexts_by_lineno(measured)
+                lines[rel] = {str(n): sorted(set(c)) for n, c in by_line.items()}
+        document = {
+            "lines": lines,
+            "opened": {p: sorted(c) for p, c in self.opened.items()},
+            "listed": {p: sorted(c) for p, c in self.listed.items()},
+            "imported": {m: sorted(c) for m, c in self.imported.items()},
+            "blind": sorted(self.blind),
+            "uses": self.uses,
+            "whole_files": sorted(self.whole_files),
+        }
+        tmp = self.out.with_name(self.out.name + ".tmp")
+        tmp.write_text(json.dumps(document, sort_keys=True), encoding="utf-8")
+        tmp.replace(self.out)
+
+
+def _writes(args: tuple[Any, ...]) -> bool:
+    """Whether an ``open`` audit event opens for writing (its mode, or its flags)."""
+    mode = args[1] if len(args) > 1 else None
+    flags = args[2] if len(args) > 2 else 0
+    if isinstance(mode, str):
+        return any(c in mode for c in "wax+")
+    return isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
+
+
+def _glob_root(pattern: str) -> str:
+    """The directory a glob pattern lists: its components before the first wildcard."""
+    fixed: list[str] = []
+    for part in Path(pattern).parts[:-1]:
+        if any(c in part for c in "*?["):
+            break
+        fixed.append(part)
+    return os.path.join(*fixed) if fixed else "."  # noqa: PTH118 - str in, str out

@@ -1,0 +1,290 @@
+"""The base's dependency map (issue 11): recorded by running the base's suite in the replay's
+child, content-addressed, bound to its base and versions, and read back strictly; selection
+narrows the slice with it and keeps the static rules wherever it cannot speak."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from patchlane import git
+from patchlane.config import parse_review_map
+from patchlane.errors import DependencyMapError
+from patchlane.lanes.replay import depmap, maprecord
+from patchlane.lanes.replay.mapselect import MODULE, RAN, changed_functions
+from patchlane.lanes.replay.select import Selection, select_slice
+from tests.gitrepo import GitRepo
+
+MAP = "version: 1\nlanes:\n  replay:\n    tests: [tests/]\n"
+REVIEW_MAP = parse_review_map(MAP, "review-map.yml")
+
+SHOP = """\
+import json
+from pathlib import Path
+
+RATE = 2
+
+
+def price(n):
+    return n * RATE
+
+
+def discount(n):
+    if n > 10:
+        return n - 1
+    return n
+
+
+def rates():
+    return json.loads((Path(__file__).parent / "rates.json").read_text())
+"""
+CONFTEST = """\
+import pytest
+
+from shop import price
+
+
+@pytest.fixture(scope="session")
+def base_price():
+    return price(1)
+"""
+TESTS = {
+    "tests/test_price.py": "from shop import price\n\n\ndef test_price():\n    assert price(2) == 4\n",
+    "tests/test_discount.py": (
+        "from shop import discount\n\n\ndef test_small():\n    assert discount(3) == 3\n\n\n"
+        "def test_big():\n    assert discount(20) == 19\n"
+    ),
+    "tests/test_rates.py": "from shop import rates\n\n\ndef test_rates():\n    assert rates() == {'a': 1}\n",
+    "tests/test_fixture.py": (
+        "def test_first(base_price):\n    assert base_price == 2\n\n\n"
+        "def test_second(base_price):\n    assert base_price > 0\n"
+    ),
+    "tests/test_plain.py": "def test_plain():\n    assert True\n",
+    "tests/test_sub.py": (
+        "import subprocess, sys\n\n\ndef test_sub():\n"
+        "    subprocess.run([sys.executable, '-c', 'import shop'], check=True)\n"
+    ),
+}
+PRICE = "tests/test_price.py::test_price"
+SMALL = "tests/test_discount.py::test_small"
+BIG = "tests/test_discount.py::test_big"
+RATES = "tests/test_rates.py::test_rates"
+FIRST = "tests/test_fixture.py::test_first"
+SECOND = "tests/test_fixture.py::test_second"
+PLAIN = "tests/test_plain.py::test_plain"
+SUB = "tests/test_sub.py::test_sub"
+
+
+def make_shop(repo: GitRepo) -> str:
+    repo.write("review-map.yml", MAP)
+    repo.write("shop/__init__.py", SHOP)
+    repo.write("shop/rates.json", '{"a": 1}\n')
+    repo.write("tests/conftest.py", CONFTEST)
+    for path, text in TESTS.items():
+        repo.write(path, text)
+    return repo.commit("shop")
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, str, depmap.DependencyMap]:
+    repo = GitRepo(tmp_path_factory.mktemp("shop") / "repo")
+    base = make_shop(repo)
+    return repo, base, maprecord.record(repo.path, REVIEW_MAP, base, seed=3)
+
+
+def _select(repo: GitRepo, base: str, dep: depmap.DependencyMap | None) -> Selection:
+    head = repo.head()
+    changes = git.diff_changes(repo.path, base, head)
+    changed = frozenset(p for c in changes for p in (c.path, c.old_path) if p is not None)
+    return select_slice(
+        repo.path,
+        REVIEW_MAP,
+        base=base,
+        head=head,
+        merge_base=base,
+        changed_paths=changed,
+        failure_log=frozenset(),
+        all_tests=False,
+        dep_map=dep,
+        dep_map_note="test map" if dep is not None else "none",
+    )
+
+
+def _patched(recorded: tuple[GitRepo, str, depmap.DependencyMap], files: dict[str, str]) -> GitRepo:
+    repo, base, _ = recorded
+    repo.checkout(base)
+    repo.branch(f"p{abs(hash(tuple(files.items())))}", base)
+    repo.checkout(f"p{abs(hash(tuple(files.items())))}")
+    for path, text in files.items():
+        repo.write(path, text)
+    repo.commit("patch")
+    return repo
+
+
+# --- recording -------------------------------------------------------------------------------
+
+
+def test_the_recording_knows_what_each_test_ran_read_and_used(
+    recorded: tuple[GitRepo, str, depmap.DependencyMap],
+) -> None:
+    _, base, dep = recorded
+    assert dep.binding == depmap.Binding.here(base)
+    assert set(dep.tests) == {PRICE, SMALL, BIG, RATES, FIRST, SECOND, PLAIN, SUB}
+    big_branch = SHOP.splitlines().index("        return n - 1") + 1
+    assert dep.ran_lines("shop/__init__.py", [big_branch]) == {BIG}
+    # The session fixture ran price once, inside test_first; both its users depend on it.
+    price_line = SHOP.splitlines().index("    return n * RATE") + 1
+    assert dep.ran_lines("shop/__init__.py", [price_line]) == {PRICE, FIRST, SECOND}
+    assert dep.tests_of(dep.opened["shop/rates.json"]) == {RATES}
+    assert dep.blind_tests == {SUB}
+    # What ran while modules were imported is kept apart from every test.
+    assert 1 in dep.import_lines["shop/__init__.py"]
+
+
+def test_a_map_is_content_addressed_and_found_by_its_binding(
+    recorded: tuple[GitRepo, str, depmap.DependencyMap], tmp_path: Path
+) -> None:
+    _, base, dep = recorded
+    path = dep.write(tmp_path)
+    assert path.parent == tmp_path / "maps" / base
+    assert depmap.read(path) == dep
+    found = maprecord.find(tmp_path, depmap.Binding.here(base))
+    assert found.map == dep and found.path == path
+
+
+def test_a_map_recorded_with_other_versions_or_another_base_is_not_used(
+    recorded: tuple[GitRepo, str, depmap.DependencyMap], tmp_path: Path
+) -> None:
+    _, base, dep = recorded
+    other = dataclasses.replace(dep, binding=dataclasses.replace(dep.binding, pytest="7.0.0"))
+    other.write(tmp_path)
+    found = maprecord.find(tmp_path, depmap.Binding.here(base))
+    assert found.map is None
+    assert "recorded with pytest 7.0.0 not" in found.note
+    elsewhere = maprecord.find(tmp_path, depmap.Binding.here("f" * 40))
+    assert found.map is None and elsewhere.note.startswith("no dependency map of base ffffffffffff")
+
+
+def test_a_map_whose_bytes_changed_is_not_used(
+    recorded: tuple[GitRepo, str, depmap.DependencyMap], tmp_path: Path
+) -> None:
+    _, base, dep = recorded
+    path = dep.write(tmp_path)
+    path.write_bytes(path.read_bytes().replace(b'"blind":[', b'"blind":[0,', 1))
+    with pytest.raises(DependencyMapError, match=r"hash to .*, not to its name"):
+        depmap.read(path)
+    found = maprecord.find(tmp_path, depmap.Binding.here(base))
+    assert found.map is None and "not to its name" in found.note
+
+
+def test_a_malformed_map_is_refused_with_its_field(tmp_path: Path) -> None:
+    import hashlib
+
+    document = {
+        **{k: [] for k in ("tests", "fixtures", "opened_at_import", "listed_at_import")},
+        **{k: {} for k in ("lines", "import_lines", "opened", "listed", "imported")},
+        **{k: [] for k in ("uses", "blind", "whole_files")},
+        "format": depmap.FORMAT,
+        "version": 1,
+        "base": "a" * 40,
+        "python": "3",
+        "pytest": "9",
+        "coverage": "7",
+    }
+    document["blind"] = [3]
+    data = json.dumps(document, indent=1).encode()
+    path = tmp_path / f"{hashlib.sha256(data).hexdigest()}.json"
+    path.write_bytes(data)
+    with pytest.raises(DependencyMapError, match=r":\d+: blind: index 3 is past the 0 contexts"):
+        depmap.read(path)
+
+
+# --- where a change lies ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("        return n - 1", "        return n - 2", [("discount", 12, 14)]),
+        ("RATE = 2", "RATE = 3", None),
+        ("def price(n):", "def price(n, m=1):", None),
+        ("import json", "import json, os", None),
+        ("    return n * RATE", "    n = abs(n)\n    return n * RATE", [("price", 8, 8)]),
+    ],
+)
+def test_a_change_is_inside_one_function_or_module_level(
+    old: str, new: str, expected: list[tuple[str, int, int]] | None
+) -> None:
+    assert changed_functions(SHOP.encode(), SHOP.replace(old, new).encode()) == expected
+
+
+# --- selection with the map ------------------------------------------------------------------
+
+
+def test_a_change_inside_one_function_selects_only_the_tests_that_ran_it(
+    recorded: tuple[GitRepo, str, depmap.DependencyMap],
+) -> None:
+    repo = _patched(recorded, {"shop/__init__.py": SHOP.replace("n - 1", "n - 2")})
+    _, base, dep = recorded
+    with_map = _select(repo, base, dep)
+    # Both ran discount (one took the changed branch); SUB started a process, so the map
+    # does not decide for it and the static rules keep it.
+    assert set(with_map.nodeids) == {SMALL, BIG, SUB}
+    assert RAN in with_map.rule_counts and with_map.dependency_map == "test map"
+    # Only the candidates' files were collected (the map's, and SUB's for the static rules);
+    # the suite's size is the map's.
+    assert {n.split("::")[0] for n in with_map.collected} == {
+        "tests/test_discount.py",
+        "tests/test_sub.py",
+    }
+    assert with_map.suite_size == 8
+    without = _select(repo, base, None)
+    assert len(without.nodeids) == 8 and without.dependency_map == "none"
+
+
+def test_a_module_level_change_selects_every_importer(
+    recorded: tuple[GitRepo, str, depmap.DependencyMap],
+) -> None:
+    repo = _patched(recorded, {"shop/__init__.py": SHOP.replace("RATE = 2", "RATE = 3")})
+    _, base, dep = recorded
+    selected = _select(repo, base, dep)
+    # tests/conftest.py imports shop: every test below it imports it.
+    assert set(selected.nodeids) == {PRICE, SMALL, BIG, RATES, FIRST, SECOND, PLAIN, SUB}
+    assert selected.rule_counts[MODULE] == 8
+
+
+def test_a_session_fixtures_code_selects_every_test_that_uses_it(
+    recorded: tuple[GitRepo, str, depmap.DependencyMap],
+) -> None:
+    repo = _patched(recorded, {"shop/__init__.py": SHOP.replace("n * RATE", "n * RATE + 0")})
+    _, base, dep = recorded
+    assert set(_select(repo, base, dep).nodeids) == {PRICE, FIRST, SECOND, SUB}
+
+
+def test_a_data_file_change_selects_its_readers(
+    recorded: tuple[GitRepo, str, depmap.DependencyMap],
+) -> None:
+    repo = _patched(recorded, {"shop/rates.json": '{"a": 2}\n'})
+    _, base, dep = recorded
+    assert set(_select(repo, base, dep).nodeids) == {RATES, SUB}  # SUB: blind, static rules
+
+
+def test_a_function_no_test_runs_selects_nothing_and_says_so(
+    recorded: tuple[GitRepo, str, depmap.DependencyMap],
+) -> None:
+    source = SHOP + "\n\ndef unused():\n    return 1\n"
+    repo, base, _ = recorded
+    repo.checkout(base)
+    repo.branch("unused-base", base)
+    repo.checkout("unused-base")
+    repo.write("shop/__init__.py", source)
+    new_base = repo.commit("an unused function")
+    new_map = maprecord.record(repo.path, REVIEW_MAP, new_base, seed=3)
+    repo.write("shop/__init__.py", source.replace("return 1", "return 2"))
+    repo.commit("patch the unused function")
+    selected = _select(repo, new_base, new_map)
+    assert set(selected.nodeids) == {SUB}
+    assert any("no test of the base ran the changed code" in n for n in selected.notes)
