@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from tests.sample import make_billing_repo
 # into the user's own cache.
 os.environ["PATCHLANE_DEP_MAP"] = "off"
 os.environ["PATCHLANE_CACHE_DIR"] = tempfile.mkdtemp(prefix="patchlane-test-cache-")
+atexit.register(shutil.rmtree, os.environ["PATCHLANE_CACHE_DIR"], ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -17,6 +17,8 @@ from patchlane.inputs.yamlio import YamlMap, load_yaml
 DEFAULT_MAP = "review-map.yml"
 DEFAULT_CASES = 200
 DEFAULT_TIMEOUT_S = 60.0
+# The oracle audit is informational (it never changes the verdict): it gets a few seconds.
+DEFAULT_AUDIT_BUDGET_S = 5.0
 DEFAULT_MAX_AGE_DAYS = 14
 DEFAULT_MAX_EXTENSIONS = 1
 DEFAULT_REPLAY_TESTS = ("tests/",)
@@ -38,6 +40,7 @@ class PropertyLane:
     cases: int
     timeout_s: float
     pythonpath: tuple[str, ...]
+    audit_budget_s: float = DEFAULT_AUDIT_BUDGET_S
     # Where the map names the modules (``module`` or ``modules``, and the line), so that an
     # error about one of them can point there; not part of what the lane is.
     modules_key: str = field(default="modules", compare=False)
@@ -147,7 +150,9 @@ def _property(lanes: Fields) -> PropertyLane | None:
     r = lanes.mapping("property", default=None)
     if r is None:
         return None
-    r.only(("cases", "module", "modules", "paths", "pythonpath", "seed", "timeout_s"))
+    r.only(
+        ("audit_budget_s", "cases", "module", "modules", "paths", "pythonpath", "seed", "timeout_s")
+    )
     r.require("paths")
     if r.has("module") == r.has("modules"):
         # Both: point at the later of the two keys; neither: at ``property:`` itself.
@@ -172,6 +177,7 @@ def _property(lanes: Fields) -> PropertyLane | None:
         cases=r.integer("cases", lo=1, default=DEFAULT_CASES),
         timeout_s=_seconds(r, "timeout_s", DEFAULT_TIMEOUT_S),
         pythonpath=_paths(r, "pythonpath"),
+        audit_budget_s=_seconds(r, "audit_budget_s", DEFAULT_AUDIT_BUDGET_S),
         modules_key=key,
         modules_line=r.line(key),
     )

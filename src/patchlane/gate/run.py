@@ -105,6 +105,7 @@ def property_report(
         cases=cases,
         mutants=DEFAULT_MUTANTS if mutants is None else mutants,
         out=out,
+        changed=cls.changed_paths,
     )
 
 

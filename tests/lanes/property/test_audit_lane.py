@@ -99,3 +99,61 @@ def test_hypothesis_and_check_properties_are_audited_too(repo: GitRepo) -> None:
     assert {(f.property, f.kind) for f in report.oracle_findings} == {
         ("prop_given_hollow", "survives_mutants")
     }
+
+
+def test_the_audit_stops_at_its_budget_and_counts_the_mutants_it_tried(repo: GitRepo) -> None:
+    # Many properties and a budget far smaller than auditing them all takes.
+    props = (
+        "import time\n"
+        + P.SEED_PROP
+        + "".join(
+            f"\n\ndef prop_slow_{i}(seed, n=200):\n    time.sleep(0.05)\n    refund(seed, 1)\n"
+            for i in range(6)
+        )
+    )
+    P.make(repo, props)
+    repo.write(
+        "review-map.yml",
+        (repo.path / "review-map.yml")
+        .read_text()
+        .replace("timeout_s:", "audit_budget_s: 0.3\n    timeout_s:"),
+    )
+    repo.commit("a small audit budget")
+    report = P.lane(repo, mutants=50)
+    assert report.status == "pass", report.to_json()
+    assert report.oracle_audit == "ran"
+    tried = {m.property: m.mutants for m in report.mutation}
+    skipped = [
+        m for m in report.mutation if m.error == "not audited: the audit's time budget ran out"
+    ]
+    assert skipped, report.to_json()["mutation"]
+    assert sum(tried.values()) < 50 * 7
+
+
+def test_the_audit_runs_only_when_the_patch_changes_what_the_properties_import(
+    repo: GitRepo,
+) -> None:
+    from patchlane.gate.classify import load_map_file
+    from patchlane.lanes.property.runner import run_property_lane
+
+    P.make(repo, files={"src/other.py": "X = 1\n"})
+    P.patch(repo, {"src/other.py": "X = 2\n"})
+
+    def audit(changed: frozenset[str]) -> str:
+        report = run_property_lane(
+            repo.path,
+            load_map_file(repo.path / "review-map.yml"),
+            base="main",
+            head="HEAD",
+            seed=P.SEED,
+            cases=P.CASES,
+            mutants=5,
+            changed=changed,
+        )
+        assert report.status == "pass", report.to_json()
+        return report.oracle_audit
+
+    # checks/props.py imports shop, not other: an audit would only repeat the base's.
+    assert audit(frozenset({"src/other.py"})) == "unchanged"
+    assert audit(frozenset({"src/shop/__init__.py"})) == "ran"
+    assert audit(frozenset({"checks/props.py"})) == "ran"

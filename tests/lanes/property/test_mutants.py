@@ -504,3 +504,17 @@ def test_outside_the_main_thread_nothing_runs(load: Loader) -> None:
     (result,) = results
     assert (result.mutants, result.findings) == (0, ())
     assert any("main thread" in note for note in result.notes)
+
+
+def test_no_mutant_starts_after_the_deadline_and_the_note_says_why(load: Loader) -> None:
+    module = load("def f(a, b):\n    return a + b if a > b else a - b\n")
+
+    def prop() -> None:
+        assert module.f(2, 1) == 3
+
+    run = run_mutants(
+        prop, [module.f], limit=100, per_mutant_timeout_s=1.0, deadline=time.monotonic()
+    )
+
+    assert run.tried == 0
+    assert "mutation stopped early: the audit's time budget ran out" in run.notes

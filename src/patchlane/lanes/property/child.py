@@ -42,6 +42,7 @@ import gc
 import hashlib  # noqa: F401 - imported before the repository is importable (see above)
 import importlib
 import json
+import math
 import os
 import random  # noqa: F401 - imported before the repository is importable (see above)
 import sys
@@ -409,6 +410,9 @@ def _audit(
 ) -> None:
     budgets: dict[str, float] = job["per_mutant_timeout_s"]
     probe_cases = min(int(job["cases"]), PROBE_CASES)
+    # The audit's time budget covers all of this module's properties: mutants not begun by
+    # then are not tried (the report counts the ones that were).
+    deadline = time.monotonic() + float(job.get("budget_s", math.inf))
     for name in names:
         start = time.perf_counter()
         record: dict[str, Any]
@@ -416,10 +420,12 @@ def _audit(
             record = {"error": "not available"}
         elif name not in vars(module):
             record = {"error": f"{name} is not defined after import"}
+        elif time.monotonic() >= deadline:
+            record = {"error": "not audited: the audit's time budget ran out"}
         else:
             prepared = _prepare(job, module, name, pinned[0])
             probe = _prepare(job, module, name, pinned[1], probe_cases)
-            record = _audit_one(job, prepared, probe, oracle, budgets.get(name, 1.0))
+            record = _audit_one(job, prepared, probe, oracle, budgets.get(name, 1.0), deadline)
         sandbox.take(violations)
         tampered = verify()
         if tampered:
@@ -434,6 +440,7 @@ def _audit_one(
     probe: styles.Prepared,
     oracle: Any,
     per_mutant_timeout_s: float,
+    deadline: float,
 ) -> dict[str, Any]:
     try:
         called = collect_called(probe, job["project_root"], job["exclude"])
@@ -445,6 +452,7 @@ def _audit_one(
             called,
             mutants_limit=int(job["mutants"]),
             per_mutant_timeout_s=per_mutant_timeout_s,
+            deadline=deadline,
         )
         findings = [[str(kind), str(detail)] for kind, detail in result.findings]
         return {"findings": findings, "mutants": int(result.mutants), "killed": int(result.killed)}

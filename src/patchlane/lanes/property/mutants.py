@@ -262,8 +262,10 @@ def run_mutants(
     *,
     limit: int,
     per_mutant_timeout_s: float,
+    deadline: float = math.inf,
 ) -> MutationRun:
-    """Run ``prop`` once against each selected mutant of the ``called`` functions.
+    """Run ``prop`` once against each selected mutant of the ``called`` functions, until
+    ``deadline`` (``time.monotonic``): mutants past it are not tried, and a note says so.
 
     Returns every outcome (in mutant order) with notes on functions or mutants left out.
     Each function's original ``__code__`` is restored after each run, whatever the
@@ -288,6 +290,8 @@ def run_mutants(
     previous_handler = signal.getsignal(signal.SIGALRM)
     previous_delay, previous_interval = signal.setitimer(signal.ITIMER_REAL, 0)
     outer_deadline = time.monotonic() + previous_delay if previous_delay > 0 else math.inf
+    timer_deadline = outer_deadline
+    outer_deadline = min(outer_deadline, deadline)
     alarm = _Alarm()
     outcomes: list[MutantOutcome] = []
     signal.signal(signal.SIGALRM, alarm.handler)
@@ -296,7 +300,12 @@ def run_mutants(
         # mutant's failure or timeout would be the property's own (slow, flaky), not a kill.
         baseline = selected[0].target
         budget = min(per_mutant_timeout_s, outer_deadline - time.monotonic())
-        status, detail = _run_bounded(prop, baseline.func, baseline.original, alarm, budget)
+        if budget <= 0:
+            notes.append(_stopped(timer_deadline, deadline))
+            selected = []
+            status, detail = "survived", ""
+        else:
+            status, detail = _run_bounded(prop, baseline.func, baseline.original, alarm, budget)
         if status != "survived":
             reason = f"failed: {detail}" if status == "killed" else f"took longer than {budget:g} s"
             notes.append(f"mutation skipped: the property, unmutated, {reason}")
@@ -304,7 +313,7 @@ def run_mutants(
         for mutant in selected:
             budget = min(per_mutant_timeout_s, outer_deadline - time.monotonic())
             if budget <= 0:
-                notes.append("mutation stopped early: the caller's own timer fell due")
+                notes.append(_stopped(timer_deadline, deadline))
                 break
             try:
                 code = mutant.target.compile_mutant(mutant.change)
@@ -313,7 +322,7 @@ def run_mutants(
                 continue
             status, detail = _run_bounded(prop, mutant.target.func, code, alarm, budget)
             if status == "timeout" and budget < per_mutant_timeout_s:
-                notes.append("mutation stopped early: the caller's own timer fell due")
+                notes.append(_stopped(timer_deadline, deadline))
                 break
             outcomes.append(MutantOutcome(mutant, status, detail))
     finally:
@@ -323,3 +332,11 @@ def run_mutants(
             remaining = outer_deadline - time.monotonic()
             signal.setitimer(signal.ITIMER_REAL, max(remaining, _MIN_REARM_S), previous_interval)
     return MutationRun(tuple(outcomes), tuple(notes))
+
+
+def _stopped(timer_deadline: float, deadline: float) -> str:
+    """Why the mutant runs stopped before the last one: the audit's budget or the caller's
+    own timer, whichever fell due first."""
+    if deadline <= timer_deadline:
+        return "mutation stopped early: the audit's time budget ran out"
+    return "mutation stopped early: the caller's own timer fell due"

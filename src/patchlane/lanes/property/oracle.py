@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -187,6 +188,7 @@ def audit_property(
     *,
     mutants_limit: int,
     per_mutant_timeout_s: float,
+    deadline: float = math.inf,
 ) -> AuditResult:
     """Audit one property that has just passed; return its findings and kill counts.
 
@@ -195,7 +197,8 @@ def audit_property(
     the property called. Functions defined in the property's own file count as the
     property's helpers: their formulas are the property's, and they are not mutated.
     The others are compared for mirrored formulas and, unless ``mutants_limit`` is 0, up
-    to ``mutants_limit`` mutants of them are run with ``per_mutant_timeout_s`` each (see
+    to ``mutants_limit`` mutants of them are run with ``per_mutant_timeout_s`` each, none
+    started after ``deadline`` (``time.monotonic``; see
     ``mutants.run_mutants``; every ``__code__`` is restored afterwards). A property that
     ran against at least one mutant and killed none gets ``survives_mutants``. Source that
     cannot be parsed or is nested too deeply to analyse is never an error here: what it
@@ -236,7 +239,13 @@ def audit_property(
                     "an expression is nested too deeply to analyse"
                 )
 
-    run = run_mutants(prop, targets, limit=mutants_limit, per_mutant_timeout_s=per_mutant_timeout_s)
+    run = run_mutants(
+        prop,
+        targets,
+        limit=mutants_limit,
+        per_mutant_timeout_s=per_mutant_timeout_s,
+        deadline=deadline,
+    )
     notes.extend(run.notes)
     if run.tried and not run.killed:
         findings.append(

@@ -99,6 +99,7 @@ def run_property_lane(
     case: int | None = None,
     out: Output | None = None,
     isolation: process.Isolation | None = None,
+    changed: frozenset[str] | None = None,
 ) -> PropertyReport:
     """Run the property lane and return its report.
 
@@ -107,6 +108,9 @@ def run_property_lane(
     only that commit is run; with both ``None`` the work tree (no base, oracles from the
     work tree). ``only`` runs one property name; ``case`` (with ``only``) one case of it.
     ``mutants`` bounds the oracle audit's mutants per property (0: no mutation).
+    ``changed`` (a patch's changed paths): the audit runs only when one of them is a head
+    property module or a file it imports (statically, transitively); an audit of unchanged
+    oracles and code would repeat the base's.
     ``isolation`` overrides the probed layers (tests). Raises ``MapError`` when the map has
     no property lane or names a module that exists neither at base nor at head,
     ``InputError`` when the base holds a property module only as an entry that cannot be
@@ -136,6 +140,8 @@ def run_property_lane(
         if only is None and lane_run.passed_at_head():
             if importlib.util.find_spec(ORACLE_MODULE) is None:
                 audit = "not available"
+            elif changed is not None and not lane_run.reaches(changed):
+                audit = "unchanged"  # no property module, nothing they import: the base's
             else:
                 lane_run.audit(mutants)
                 audit = "ran"
@@ -625,6 +631,29 @@ class _LaneRun:
 
     # -- the oracle audit ----------------------------------------------------------------
 
+    def reaches(self, changed: frozenset[str]) -> bool:
+        """Whether a changed path is one of the head's property modules or a file of the
+        head tree that one of them imports, directly or not (the static import graph; a
+        computed import reaches every module)."""
+        from patchlane.lanes.replay import importgraph
+
+        head = self.trees.head_root
+        roots = [
+            r.relative_to(head).as_posix() if r != head else ""
+            for r in discover.search_roots(head, self.lane)
+        ]
+        sources = {
+            p.relative_to(head).as_posix(): p.read_bytes()
+            for p in head.rglob("*.py")
+            if p.is_file() and not p.is_symlink()
+        }
+        graph = importgraph.build(sources, roots)
+        for version in self.head_versions.values():
+            start = version.file.relative_to(head).as_posix()
+            if graph.files_reached(start) & changed:
+                return True
+        return False
+
     def audit(self, mutants: int) -> None:
         """Audit every head property that passed, one child per module; record findings
         and kill ratios. Never adds failures: an audit says how good an oracle is, not
@@ -652,7 +681,10 @@ class _LaneRun:
             # A mutant that loops must not eat the whole budget: each gets ten times what
             # the property took (at least a second); the child's clock allows them all.
             budgets = {n: max(1.0, 10 * self.passed[(module, n)]) for n in names}
-            timeout = self.lane.timeout_s + sum((mutants + 2) * b for b in budgets.values())
+            # The child stops starting mutants at the budget; one already running may take
+            # its own timeout, and the clock allows for that and for the import.
+            longest = max(budgets.values())
+            timeout = self.lane.timeout_s + self.lane.audit_budget_s + 2 * longest
             home = self._home()
             payload = {
                 **self._payload(version, names),
@@ -663,6 +695,7 @@ class _LaneRun:
                 "exclude": excluded,
                 "mutants": mutants,
                 "per_mutant_timeout_s": budgets,
+                "budget_s": self.lane.audit_budget_s,
             }
             jobs.append(_Job(module, "head", "audit", names, payload, timeout, home))
         self.mutants = mutants
