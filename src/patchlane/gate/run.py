@@ -33,6 +33,8 @@ from patchlane.ui import Output
 
 if TYPE_CHECKING:
     from patchlane.lanes.freeze.source import Registry
+    from patchlane.lanes.property.runner import LaneStarted
+    from patchlane.lanes.replay.report import ReplayReport
 
 
 @dataclass(frozen=True)
@@ -81,22 +83,26 @@ def property_report(
     out: Output,
     *,
     needed_by_freeze: bool = False,
-) -> PropertyReport:
-    """Return the property lane's report: the base's and the head's property modules run
-    against the head commit's code, in isolated child processes. It runs when the patch
-    touches the lane or when a freeze in play needs its required properties' results."""
+) -> LaneStarted:
+    """Start the property lane: the base's and the head's property modules run against the
+    head commit's code, in isolated child processes; the oracle audit may go on while the
+    caller runs the other lanes (``LaneStarted.finish``). It runs when the patch touches
+    the lane or when a freeze in play needs its required properties' results."""
+    from patchlane.lanes.property.runner import LaneStarted
+
     review_map = cls.map_source.review_map
     lane = cls.lanes["property"]
     run_it = lane.applicable or needed_by_freeze
     if review_map.property is None or not run_it or seed is None:
         modules = review_map.property.modules if review_map.property else ()
-        return PropertyReport.not_applicable(lane.reason, seed, cases, modules)
+        report = PropertyReport.not_applicable(lane.reason, seed, cases, modules)
+        return LaneStarted(report, lambda: report)
     from patchlane.lanes.property import DEFAULT_MUTANTS
-    from patchlane.lanes.property.runner import run_property_lane
+    from patchlane.lanes.property.runner import start_property_lane
 
     # The property lane also runs without a patch (the work tree, one commit), so it takes
     # the patch's revisions rather than a ``Patch``.
-    return run_property_lane(
+    return start_property_lane(
         repo,
         review_map,
         base=cls.base,
@@ -280,27 +286,24 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
     in_play = freezes_in_play(registry, cls, failure_log)
 
     with steps.step("property lane"):
-        prop = property_report(repo, cls, seed, cases, opts.mutants, out, needed_by_freeze=in_play)
+        started = property_report(
+            repo, cls, seed, cases, opts.mutants, out, needed_by_freeze=in_play
+        )
+    try:
+        prop = started.report  # every property's result; the audit may still run
+        with steps.step("fixture lane"):
+            fix = fixture_report(repo, cls)
+        write_json(out_dir / FILE_NAMES["fixture"], fix.to_json())
+        with steps.step("freeze lane"):
+            frz = freeze_report(
+                repo, cls, registry, opts.today or today_utc(), failure_log, prop, fix
+            )
+        write_json(out_dir / FILE_NAMES["freeze"], frz.to_json())
+        rep = _replay_lane(repo, cls, opts, seed, failure_log, (prop, fix, frz), out, steps)
+    finally:
+        with steps.step("property lane: oracle audit (waited for)"):
+            prop = started.finish()
     write_json(out_dir / FILE_NAMES["property"], prop.to_json())
-    with steps.step("fixture lane"):
-        fix = fixture_report(repo, cls)
-    write_json(out_dir / FILE_NAMES["fixture"], fix.to_json())
-    with steps.step("freeze lane"):
-        frz = freeze_report(repo, cls, registry, opts.today or today_utc(), failure_log, prop, fix)
-    write_json(out_dir / FILE_NAMES["freeze"], frz.to_json())
-
-    local_green = all(r.status.green for r in (prop, fix, frz))
-    replay_opts = ReplayOptions(
-        mode=opts.replay,
-        seed=seed,
-        failure_log=failure_log,
-        public_key=opts.public_key,
-        slice_path=out_dir / FILE_NAMES["replay_slice"],
-        receipt_path=out_dir / FILE_NAMES["receipt"],
-        dep_map=opts.dep_map,
-        dep_cache=opts.dep_cache,
-    )
-    rep = replay(repo, cls, replay_opts, local_green, frz, out, steps)
     write_json(out_dir / FILE_NAMES["replay"], rep.to_json())
 
     summary = cls.summary()
@@ -312,6 +315,32 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
     note = build_note(summary, reports, verdict)
     atomic_write_text(out_dir / FILE_NAMES["review"], note.to_markdown())
     return GateResult(verdict=verdict, out_dir=out_dir, classification=cls, reports=reports)
+
+
+def _replay_lane(
+    repo: Path,
+    cls: Classification,
+    opts: GateOptions,
+    seed: int | None,
+    failure_log: frozenset[str],
+    local: tuple[PropertyReport, FixtureReport, FreezeReport],
+    out: Output,
+    steps: Steps,
+) -> ReplayReport:
+    """Run the replay stage when the local lanes are green (``replay_stage.replay``)."""
+    out_dir = opts.out_dir if opts.out_dir.is_absolute() else repo / opts.out_dir
+    local_green = all(r.status.green for r in local)
+    replay_opts = ReplayOptions(
+        mode=opts.replay,
+        seed=seed,
+        failure_log=failure_log,
+        public_key=opts.public_key,
+        slice_path=out_dir / FILE_NAMES["replay_slice"],
+        receipt_path=out_dir / FILE_NAMES["receipt"],
+        dep_map=opts.dep_map,
+        dep_cache=opts.dep_cache,
+    )
+    return replay(repo, cls, replay_opts, local_green, local[2], out, steps)
 
 
 def _seed_and_cases(opts: GateOptions, review_map: ReviewMap) -> tuple[int | None, int]:

@@ -157,3 +157,26 @@ def test_the_audit_runs_only_when_the_patch_changes_what_the_properties_import(
     assert audit(frozenset({"src/other.py"})) == "unchanged"
     assert audit(frozenset({"src/shop/__init__.py"})) == "ran"
     assert audit(frozenset({"checks/props.py"})) == "ran"
+
+
+def test_the_lane_answers_before_its_audit_and_finish_adds_it(repo: GitRepo) -> None:
+    from patchlane.gate.classify import load_map_file
+    from patchlane.lanes.property.runner import start_property_lane
+
+    P.make(repo, P.SEED_PROP + "\n\n" + HOLLOW.split("\n", 2)[2])
+    started = start_property_lane(
+        repo.path,
+        load_map_file(repo.path / "review-map.yml"),
+        base="main",
+        head="HEAD",
+        seed=P.SEED,
+        cases=P.CASES,
+        mutants=5,
+    )
+    # What the verdict reads is there at once; the audit's findings come with finish().
+    assert started.report.status == "pass"
+    assert started.report.oracle_audit == "not run" and started.report.mutation == ()
+    final = started.finish()
+    assert final.status == "pass" and final.oracle_audit == "ran"
+    assert {m.property for m in final.mutation} == {"prop_refund_bounded", "prop_hollow"}
+    assert final.properties == started.report.properties

@@ -11,6 +11,7 @@ well-formed (see ``process`` and ``child``).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import secrets
@@ -86,7 +87,7 @@ class _Trees:
     base_places: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
-def run_property_lane(
+def start_property_lane(
     repo: Path,
     review_map: ReviewMap,
     *,
@@ -100,8 +101,9 @@ def run_property_lane(
     out: Output | None = None,
     isolation: process.Isolation | None = None,
     changed: frozenset[str] | None = None,
-) -> PropertyReport:
-    """Run the property lane and return its report.
+) -> LaneStarted:
+    """Run the property lane's properties; start its oracle audit, which may still be
+    running when this returns (``LaneStarted.finish`` waits for it).
 
     ``base``/``head`` are revisions: with ``base``, the base's property modules and the
     head's are both run against the head commit's code; with ``base=None`` and a ``head``
@@ -126,10 +128,12 @@ def run_property_lane(
     out = out or Output(quiet=True)
     layers = isolation or process.isolation()
     started = time.monotonic()
+    stack = contextlib.ExitStack()
     # The code under test may leave files it made unremovable: never an error of ours.
-    with tempfile.TemporaryDirectory(
-        prefix="patchlane-property-", ignore_cleanup_errors=True
-    ) as tmp:
+    tmp = stack.enter_context(
+        tempfile.TemporaryDirectory(prefix="patchlane-property-", ignore_cleanup_errors=True)
+    )
+    try:
         scratch = Path(tmp).resolve()
         trees = _trees(repo, review_map, base, head, scratch)
         lane_run = _LaneRun(lane, review_map, trees, scratch, seed, cases, case, layers, out)
@@ -137,14 +141,22 @@ def run_property_lane(
         lane_run.run_properties()
         lane_run.check_environment()
         audit = "not run"
+        pending = None
         if only is None and lane_run.passed_at_head():
             if importlib.util.find_spec(ORACLE_MODULE) is None:
                 audit = "not available"
             elif changed is not None and not lane_run.reaches(changed):
                 audit = "unchanged"  # no property module, nothing they import: the base's
             else:
-                lane_run.audit(mutants)
+                # Informational, never a verdict: it runs while the caller goes on.
+                pool = stack.enter_context(ThreadPoolExecutor(max_workers=1))
+                pending = pool.submit(lane_run.audit, mutants)
                 audit = "ran"
+    except BaseException:
+        stack.close()
+        raise
+
+    def report(audit: str) -> PropertyReport:
         runs, failures = lane_run.ordered()
         status, reason = status_and_reason(failures, runs, seed, cases, trees.where)
         return PropertyReport(
@@ -164,6 +176,61 @@ def run_property_lane(
             seconds=time.monotonic() - started,
             children=tuple(lane_run.timings),
         )
+
+    def finish() -> PropertyReport:
+        with stack:  # waits for the audit's thread, then removes the trees
+            if pending is not None:
+                pending.result()
+        return report(audit)
+
+    return LaneStarted(report("not run" if pending is not None else audit), finish)
+
+
+def run_property_lane(
+    repo: Path,
+    review_map: ReviewMap,
+    *,
+    base: str | None,
+    head: str | None = "HEAD",
+    seed: int,
+    cases: int,
+    mutants: int = DEFAULT_MUTANTS,
+    only: str | None = None,
+    case: int | None = None,
+    out: Output | None = None,
+    isolation: process.Isolation | None = None,
+    changed: frozenset[str] | None = None,
+) -> PropertyReport:
+    """Run the whole property lane, its oracle audit included, and return its report (see
+    ``start_property_lane`` for the options and what it raises)."""
+    started = start_property_lane(
+        repo,
+        review_map,
+        base=base,
+        head=head,
+        seed=seed,
+        cases=cases,
+        mutants=mutants,
+        only=only,
+        case=case,
+        out=out,
+        isolation=isolation,
+        changed=changed,
+    )
+    return started.finish()
+
+
+@dataclass(frozen=True)
+class LaneStarted:
+    """The property lane with its properties run and its oracle audit perhaps still running.
+
+    ``report`` has every property's result (status, failures: all a verdict reads) and no
+    audit yet; ``finish`` waits for the audit, removes the lane's trees and returns the
+    whole report. Call ``finish`` exactly once, also when the caller fails meanwhile.
+    """
+
+    report: PropertyReport
+    finish: Callable[[], PropertyReport]
 
 
 def _check_options(seed: int, cases: int, mutants: int, only: str | None, case: int | None) -> None:
