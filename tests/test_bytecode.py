@@ -23,6 +23,7 @@ from py_compile import PycInvalidationMode
 import pytest
 
 from patchlane.bytecode import is_bytecode, process_pycache
+from patchlane.cache import default_cache
 from patchlane.lanes.property.process import minimal_env
 from patchlane.lanes.replay import slicefile
 from patchlane.lanes.replay.basecheck import failures_at_base
@@ -112,13 +113,29 @@ def test_a_sourceless_module_is_not_importable_in_the_property_child(repo: GitRe
     assert worktree.status == "pass", worktree.to_json()
 
 
-def test_every_property_child_gets_the_processs_own_prefix(tmp_path: Path) -> None:
+def test_every_property_child_gets_the_prefix_in_patchlanes_cache(tmp_path: Path) -> None:
     env = minimal_env(tmp_path)
     prefix = Path(env["PYTHONPYCACHEPREFIX"])
     assert prefix == Path(process_pycache()) and prefix.is_dir()
+    assert prefix == default_cache() / "pycache" / sys.implementation.cache_tag
     assert prefix.stat().st_mode & 0o777 == 0o700  # this user's alone
     assert minimal_env(tmp_path / "other")["PYTHONPYCACHEPREFIX"] == str(prefix)
     assert "PYTHONDONTWRITEBYTECODE" not in env  # the installed modules are cached there
+
+
+def test_an_unwritable_cache_falls_back_to_a_private_prefix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocked = tmp_path / "cache"
+    blocked.write_text("a file where the cache directory would be\n")
+    monkeypatch.setenv("PATCHLANE_CACHE_DIR", str(blocked))
+    process_pycache.cache_clear()
+    try:
+        prefix = Path(process_pycache())
+    finally:
+        process_pycache.cache_clear()
+    assert prefix.is_dir() and prefix.name.startswith("patchlane-pycache-")
+    assert blocked not in prefix.parents
 
 
 # --- the replay children --------------------------------------------------------------------

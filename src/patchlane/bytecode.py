@@ -15,11 +15,11 @@ directly. Three layers keep it from running:
   importable and no bytecode of the tree is read from, or written to, any cache (pytest's
   rewritten test modules included).
 
-The prefix is shared by the children of one patchlane process so that the installed
-modules every child imports (pytest, its plugins, Hypothesis) are compiled once, not once
-per child. It never holds the tree's code: where it would mirror the tree, it holds an
-empty file, so nothing can be cached below it. It is removed when the process ends
-(docs/decisions.md, "A bytecode cache for installed modules").
+The prefix is kept in patchlane's cache directory and shared by every child, so that the
+installed modules every child imports (pytest, its plugins, Hypothesis) are compiled once,
+not once per child. It never holds the tree's code: where it would mirror the tree, it holds
+an empty file, so nothing can be cached below it (docs/decisions.md, "A bytecode cache for
+installed modules").
 """
 
 from __future__ import annotations
@@ -122,11 +122,24 @@ def _no_cache_below(root: Path) -> None:
 def process_pycache() -> str:
     """Return the bytecode prefix for this process's children, creating it on first use.
 
-    One private directory per patchlane process (``tempfile.mkdtemp``: mode 0700), removed
-    when the process exits. Children write the bytecode of the installed modules they
-    import there and read it back in later children. Raises ``OSError`` when the temporary
-    directory cannot be written.
+    ``pycache/<cache tag>`` in patchlane's cache directory (``patchlane.cache``), kept
+    between runs, so that a gate's first child does not compile pytest, its plugins and
+    Hypothesis again; when that cannot be made, a private ``mkdtemp`` directory removed
+    at exit. Either way, the mirrors of the temporary trees this process's children
+    blocked (``import_tree_from_source``) are removed at exit. Raises ``OSError`` only when
+    no temporary directory can be made either.
     """
-    path = tempfile.mkdtemp(prefix="patchlane-pycache-")
-    atexit.register(shutil.rmtree, path, ignore_errors=True)
-    return path
+    from patchlane.cache import default_cache
+
+    try:
+        path = default_cache() / "pycache" / sys.implementation.cache_tag
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise PermissionError(f"{path}: not writable")
+    except OSError:
+        made = tempfile.mkdtemp(prefix="patchlane-pycache-")
+        atexit.register(shutil.rmtree, made, ignore_errors=True)
+        return made
+    temp_trees = Path(path, *Path(tempfile.gettempdir()).resolve().parts[1:])
+    atexit.register(shutil.rmtree, temp_trees, ignore_errors=True)
+    return os.fspath(path)

@@ -59,10 +59,11 @@ def add_dep_map_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dep-map",
         choices=("auto", "off"),
-        default=os.environ.get(DEP_MAP_ENV) or "auto",
-        help="auto: narrow the slice with the base's dependency map, recorded on first use "
-        "(the base's whole suite runs once) and cached; off: the static rules alone "
-        f"(default: ${DEP_MAP_ENV}, else auto)",
+        default=os.environ.get(DEP_MAP_ENV) or "off",
+        help="off: the static rules select the slice; auto (experimental): narrow it with "
+        "the base's dependency map, recorded on first use (the base's whole suite runs once) "
+        "and cached; a red-team pass still finds patches it lets through (docs/decisions.md) "
+        f"(default: ${DEP_MAP_ENV}, else off)",
     )
     p.add_argument(
         "--dep-cache",

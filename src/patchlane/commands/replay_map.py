@@ -26,6 +26,7 @@ def main_map(args: argparse.Namespace, ctx: Context) -> int:
     cannot be collected or run, ``InputError`` when the cache cannot be written (all exit 2).
     """
     from patchlane import git
+    from patchlane.cache import default_cache
     from patchlane.config import DEFAULT_MAP
     from patchlane.gate.classify import load_map_at
     from patchlane.inputs.jsonio import dumps_report
@@ -40,7 +41,7 @@ def main_map(args: argparse.Namespace, ctx: Context) -> int:
     review_map = load_map_at(repo, base, rel, "base")
     if review_map is None:
         raise UsageError(f"replay map: the base {base[:12]} has no review map at {rel}")
-    cache = args.dep_cache if args.dep_cache is not None else maprecord.default_cache()
+    cache = args.dep_cache if args.dep_cache is not None else default_cache()
     start = time.monotonic()
     found = maprecord.find(cache, Binding.here(base))
     recorded = found.map is None or found.path is None or args.force

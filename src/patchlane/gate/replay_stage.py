@@ -285,11 +285,7 @@ def unreached_code(
     module-level state is invisible to the static graph, so it stays ``undecided``."""
     added = {f.path for f in cls.files if f.status == "A"}
 
-    from patchlane.lanes.replay.select import NO_TEST_RAN
-
     def evidence(test_file: str) -> bool:
-        if test_file == NO_TEST_RAN:
-            return True  # the base's suite never runs it: nothing there can fail for it
         if test_file == "*":
             return passed is None or bool(passed)
         if test_file in added:

@@ -53,7 +53,7 @@ class GateOptions:
     out_dir: Path = Path(".patchlane")
     map_option: str | None = None
     # The base's dependency map: "auto" (use the cached one, record it on first use) or
-    # "off"; where maps are kept (None: ``maprecord.default_cache``).
+    # "off"; where maps are kept (None: ``patchlane.cache.default_cache``).
     dep_map: str = "off"
     dep_cache: Path | None = None
 

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,50 +140,64 @@ def start_property_lane(
         lane_run.plan(only)
         lane_run.run_properties()
         lane_run.check_environment()
-        audit = "not run"
-        pending = None
-        if only is None and lane_run.passed_at_head():
-            if importlib.util.find_spec(ORACLE_MODULE) is None:
-                audit = "not available"
-            elif changed is not None and not lane_run.reaches(changed):
-                audit = "unchanged"  # no property module, nothing they import: the base's
-            else:
-                # Informational, never a verdict: it runs while the caller goes on.
-                pool = stack.enter_context(ThreadPoolExecutor(max_workers=1))
-                pending = pool.submit(lane_run.audit, mutants)
-                audit = "ran"
+        audit, pending = _start_audit(lane_run, stack, only=only, changed=changed, mutants=mutants)
     except BaseException:
         stack.close()
         raise
-
-    def report(audit: str) -> PropertyReport:
-        runs, failures = lane_run.ordered()
-        status, reason = status_and_reason(failures, runs, seed, cases, trees.where)
-        return PropertyReport(
-            status=status,
-            reason=reason,
-            seed=seed,
-            cases=cases,
-            modules=lane.modules,
-            base=trees.base,
-            head=trees.head,
-            properties=runs,
-            failures=failures,
-            oracle_findings=tuple(lane_run.findings),
-            mutation=tuple(lane_run.mutations),
-            oracle_audit=audit,
-            isolation=IsolationInfo(layers.network, lane.timeout_s),
-            seconds=time.monotonic() - started,
-            children=tuple(lane_run.timings),
-        )
 
     def finish() -> PropertyReport:
         with stack:  # waits for the audit's thread, then removes the trees
             if pending is not None:
                 pending.result()
-        return report(audit)
+        return _lane_report(lane_run, audit, started)
 
-    return LaneStarted(report("not run" if pending is not None else audit), finish)
+    return LaneStarted(_lane_report(lane_run, "not run" if pending else audit, started), finish)
+
+
+def _lane_report(lane_run: _LaneRun, audit: str, started: float) -> PropertyReport:
+    """The lane's report from what ``lane_run`` holds now (``audit``: what it says of the
+    oracle audit; ``started``: ``time.monotonic()`` when the lane began)."""
+    lane, trees = lane_run.lane, lane_run.trees
+    runs, failures = lane_run.ordered()
+    status, reason = status_and_reason(failures, runs, lane_run.seed, lane_run.cases, trees.where)
+    return PropertyReport(
+        status=status,
+        reason=reason,
+        seed=lane_run.seed,
+        cases=lane_run.cases,
+        modules=lane.modules,
+        base=trees.base,
+        head=trees.head,
+        properties=runs,
+        failures=failures,
+        oracle_findings=tuple(lane_run.findings),
+        mutation=tuple(lane_run.mutations),
+        oracle_audit=audit,
+        isolation=IsolationInfo(lane_run.layers.network, lane.timeout_s),
+        seconds=time.monotonic() - started,
+        children=tuple(lane_run.timings),
+    )
+
+
+def _start_audit(
+    lane_run: _LaneRun,
+    stack: contextlib.ExitStack,
+    *,
+    only: str | None,
+    changed: frozenset[str] | None,
+    mutants: int,
+) -> tuple[str, Future[None] | None]:
+    """Start the oracle audit in a thread the ``stack`` joins; return what the report will
+    say of it and the running audit (``None`` when it does not run)."""
+    if only is not None or not lane_run.passed_at_head():
+        return "not run", None
+    if importlib.util.find_spec(ORACLE_MODULE) is None:
+        return "not available", None
+    if changed is not None and not lane_run.reaches(changed):
+        return "unchanged", None  # no property module, nothing they import: the base's
+    # Informational, never a verdict: it runs while the caller goes on.
+    pool = stack.enter_context(ThreadPoolExecutor(max_workers=1))
+    return "ran", pool.submit(lane_run.audit, mutants)
 
 
 def run_property_lane(

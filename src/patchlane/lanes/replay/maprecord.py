@@ -10,18 +10,17 @@ recording (``depmap.DependencyMap.write``), and found again by their binding (``
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from patchlane.cache import default_cache
 from patchlane.config import ReviewMap
 from patchlane.errors import InputError, PatchlaneError
 from patchlane.inputs.paths import to_fs
 from patchlane.lanes.replay.depmap import MAPS, Binding, DependencyMap, from_recording, read
 from patchlane.ui import Output, show
 
-CACHE_ENV = "PATCHLANE_CACHE_DIR"
 RECORD_TIMEOUT_S = 1800.0
 
 
@@ -36,16 +35,6 @@ class Found:
     map: DependencyMap | None
     path: Path | None
     note: str
-
-
-def default_cache() -> Path:
-    """Return the cache directory: ``$PATCHLANE_CACHE_DIR``, else ``$XDG_CACHE_HOME/patchlane``,
-    else ``~/.cache/patchlane``."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "patchlane"
 
 
 def find(cache: Path, binding: Binding) -> Found:

@@ -10,7 +10,8 @@ For each changed path the map can speak for (``decide``), the tests it needs are
   test that imported the module, statically or at run time, or ran any of its lines (rule
   ``module-level change``);
 - a data file: the tests that opened it, and for a file added or deleted, those that listed
-  its directory (rule ``read changed data``).
+  its directory (rule ``read changed data``), added to what the static rules select (C code
+  reads files without an ``open`` event, so the map never narrows a data file's slice).
 
 It cannot speak for a file the base does not have, a test file or conftest, a module that is
 not valid Python at the base or the head, a data file read while modules were imported (no
@@ -102,6 +103,11 @@ def _module(
                 needs.setdefault(nodeid, f"ran {name} (lines {start}-{end} of {path})")
         for nodeid in depmap.ran_file(path) & depmap.whole_file_tests:
             needs.setdefault(nodeid, f"a Hypothesis test that ran {path}")
+        if not needs:
+            # No traced test ran it; an untraced one may (a spawned process, a raw thread,
+            # a tracer the project replaced): the static rules and the unreached check say.
+            decision.undecided[path] = "no test of the base ran the changed code"
+            return
         decision.needs[path], decision.rules[path] = needs, RAN
         return
     needs = _source_readers(depmap, path)
@@ -140,7 +146,10 @@ def _data(depmap: DependencyMap, change: Change, decision: Decision) -> None:
         for parent in parents:
             for nodeid in depmap.tests_of(depmap.listed.get(parent, ())):
                 needs.setdefault(nodeid, f"listed {parent or '.'}, where {path} changed")
+    # Only adds: C code reads files without an ``open`` event (sqlite3, an image or HDF5
+    # library), so the static rules' choice for a data file stays.
     decision.needs[path], decision.rules[path] = needs, DATA
+    decision.undecided[path] = "a data file: its readers are added to the static rules' choice"
 
 
 def _parents(path: str) -> list[str]:
@@ -173,13 +182,18 @@ def changed_functions(base: bytes, head: bytes) -> list[tuple[str, int, int]] | 
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
-        if j2 > j1 and _innermost(head_bodies, j1 + 1, j2) is None:
+        head_function = _innermost(head_bodies, j1 + 1, j2) if j2 > j1 else None
+        if j2 > j1 and head_function is None:
             return None  # the head's new lines are not all inside one function's body
         if i2 > i1:
             function = _innermost(base_bodies, i1 + 1, i2)
         else:  # a pure insertion between base lines i1 and i1 + 1
             function = _innermost(base_bodies, i1, i1) or _innermost(base_bodies, i1 + 1, i1 + 1)
         if function is None:
+            return None
+        if head_function is not None and head_function[0] != function[0]:
+            # The head puts the lines in another function than the base's neighbours are
+            # in (an outer function's lines just after a nested one's last line).
             return None
         found[function] = None
     return list(found)

@@ -14,8 +14,10 @@ this plugin records, per test, what it depended on:
 - whether it is a Hypothesis test (it then depends on whole files: another run draws other
   examples);
 - whether it started a process (audit events ``subprocess.Popen``, ``os.system``,
-  ``os.exec``, ``os.posix_spawn``, ``os.spawn``, ``os.fork``): what a child process runs is
-  not traced, so such a test is "blind" and selection keeps the static rules for it.
+  ``os.exec``, ``os.posix_spawn``, ``os.spawn``, ``os.fork``, ``os.forkpty``; and
+  ``_posixsubprocess.fork_exec``, which ``multiprocessing`` calls without one), or a raw
+  ``_thread`` thread, or ran after the project replaced coverage's tracer: what runs there
+  is not traced, so such a test is "blind" and selection keeps the static rules for it.
 
 At the end of the session it writes one JSON document (``Recording``'s shape) to the path the
 parent gave. The base is trusted code (it is what the patch is judged against), so what it
@@ -25,6 +27,7 @@ records is believed; nothing of a patch ever runs in a recording.
 from __future__ import annotations
 
 import json
+import linecache
 import os
 import sys
 from collections.abc import Iterator
@@ -33,10 +36,21 @@ from typing import Any
 
 import pytest
 
-_READ_EVENTS = frozenset({"open"})
+_READ_EVENTS = frozenset({"open", "sqlite3.connect"})
 _LIST_EVENTS = frozenset({"os.listdir", "os.scandir", "glob.glob"})
 _PROCESS_EVENTS = frozenset(
-    {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork"}
+    {
+        "subprocess.Popen",
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.fork",
+        "os.forkpty",
+        # A tracer of the project's own replaces coverage's while it is set.
+        "sys.settrace",
+        "sys.setprofile",
+    }
 )
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
@@ -67,11 +81,40 @@ class Recorder:
             data_file=None, config_file=False, include=[self.inside + "*"], branch=False
         )
         self.cov.start()
+        # What coverage traces with; a project that replaces it loses the rest of the run.
+        self.tracer = sys.gettrace()
+        self.tracing_lost = False
         sys.addaudithook(self._audit)
+        self._watch_untraced_starts()
+
+    def _watch_untraced_starts(self) -> None:
+        """Mark blind the contexts that start what neither coverage nor an audit event sees:
+        ``multiprocessing`` with spawn or forkserver starts its children through
+        ``_posixsubprocess.fork_exec`` (no audit event), and a thread started with
+        ``_thread.start_new_thread`` is not traced. Only the base's trusted code runs here."""
+        import _posixsubprocess
+        import _thread
+
+        fork_exec = _posixsubprocess.fork_exec
+        start_new_thread = _thread.start_new_thread
+
+        def watched_fork_exec(*args: Any, **kwargs: Any) -> Any:
+            self.blind.add(self.context)
+            return fork_exec(*args, **kwargs)
+
+        def watched_start(*args: Any, **kwargs: Any) -> Any:
+            self.blind.add(self.context)
+            return start_new_thread(*args, **kwargs)
+
+        _posixsubprocess.fork_exec = watched_fork_exec
+        _thread.start_new_thread = watched_start
 
     def _switch(self, context: str) -> None:
         self.context = context
         self.cov.switch_context(context)
+        # ``inspect.getsource`` reads through linecache: without this, only the first test
+        # to read a file opens it.
+        linecache.clearcache()
 
     def _rel(self, path: object) -> str | None:
         if isinstance(path, bytes):
@@ -93,7 +136,7 @@ class Recorder:
         if event in _PROCESS_EVENTS:
             self.blind.add(context)
         elif event in _READ_EVENTS and args and not _writes(args):
-            rel = self._rel(args[0])
+            rel = self._rel(_sqlite_path(args[0]) if event == "sqlite3.connect" else args[0])
             if rel:
                 self.opened.setdefault(rel, set()).add(context)
         elif event in _LIST_EVENTS and args:
@@ -122,6 +165,10 @@ class Recorder:
         finally:
             self._switch(IMPORT)
             self._imports_during(before, item.nodeid)
+            if sys.gettrace() is not self.tracer:
+                self.tracing_lost = True  # sys.settrace by the project: nothing after is seen
+            if self.tracing_lost:
+                self.blind.add(item.nodeid)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_fixture_setup(self, fixturedef: pytest.FixtureDef[Any]) -> Iterator[None]:
@@ -178,3 +225,11 @@ def _glob_root(pattern: str) -> str:
             break
         fixed.append(part)
     return os.path.join(*fixed) if fixed else "."  # noqa: PTH118 - str in, str out
+
+
+def _sqlite_path(database: object) -> object:
+    """The file a ``sqlite3.connect`` names: a ``file:`` URI's path without its query."""
+    if isinstance(database, str) and database.startswith("file:"):
+        path = database[len("file:") :].split("?", 1)[0]
+        return path[len("//") :] if path.startswith("//") else path
+    return database

@@ -44,9 +44,6 @@ from patchlane.tree import materialise
 from patchlane.ui import Output, one_line, show
 
 CONFTEST = "conftest.py"
-# In ``Selection.reached_by``: the dependency map shows that no test of the base's suite ran
-# the changed code, so no test can give evidence about it, or fail because of it.
-NO_TEST_RAN = "<no test ran it>"
 # The rules that select a test, as the report counts them (``Selection.rule_counts``); the
 # dependency map's own are in ``mapselect``.
 CHANGED_TEST = "changed test file"
@@ -290,7 +287,9 @@ class _Selector:
             module_names=graph.module_names,
             static_importers=importers,
         )
-        self.decided = frozenset(decision.needs)
+        # A path the map adds tests for but leaves to the static rules too (a data file)
+        # is not decided: the static rules keep every test they select for it.
+        self.decided = frozenset(decision.needs) - frozenset(decision.undecided)
         self.known = frozenset(depmap.tests) - depmap.blind_tests
         return decision
 
@@ -298,17 +297,9 @@ class _Selector:
         """Add the tests the map needs for each path it decides (those the head still
         collects; a test the patch deleted is the deleted-test check's)."""
         for path, needs in sorted(decision.needs.items()):
-            added = False
             for nodeid, why in sorted(needs.items()):
                 if nodeid in collected and self.add(nodeid, why, decision.rules[path]):
                     self.reach(path, file_of(nodeid))
-                    added = True
-            if not added and decision.rules[path] == mapselect.RAN:
-                # Nothing the base's suite runs depends on it: its tests cannot tell.
-                self.reach(path, NO_TEST_RAN)
-                self.notes.append(
-                    f"dependency map: no test of the base ran the changed code of {show(path)}"
-                )
         if decision.undecided:
             left = ", ".join(f"{show(p)} ({why})" for p, why in sorted(decision.undecided.items()))
             self.notes.append(f"dependency map: static rules for {left}")
