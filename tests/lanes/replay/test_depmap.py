@@ -340,3 +340,88 @@ def test_a_test_that_runs_code_where_coverage_cannot_see_is_blind(repo: GitRepo,
     base = repo.commit("a test the tracer cannot follow")
     dep = maprecord.record(repo.path, REVIEW_MAP, base, seed=3)
     assert dep.blind_tests == {"tests/test_untraced.py::test_it"}
+
+
+TEARDOWN = {
+    "db.py": "def open_db():\n    return []\n\n\ndef close_db(db):\n    db.clear()\n",
+    "tests/conftest.py": (
+        "import pytest\n\nimport db\n\n\n@pytest.fixture(scope='session')\ndef conn():\n"
+        "    c = db.open_db()\n    yield c\n    db.close_db(c)\n"
+    ),
+    "tests/test_a_uses.py": "def test_uses(conn):\n    assert conn == []\n",
+    "tests/test_z_last.py": "def test_last():\n    assert True\n",
+}
+
+
+def test_a_session_fixtures_teardown_is_charged_to_its_users_not_the_last_test(
+    repo: GitRepo,
+) -> None:
+    repo.write("review-map.yml", MAP)
+    for path, text in TEARDOWN.items():
+        repo.write(path, text)
+    base = repo.commit("a session fixture with a teardown")
+    dep = maprecord.record(repo.path, REVIEW_MAP, base, seed=3)
+    close_line = TEARDOWN["db.py"].splitlines().index("    db.clear()") + 1
+    # The teardown ran inside test_last's protocol (the session ended there).
+    assert dep.ran_lines("db.py", [close_line]) == {"tests/test_a_uses.py::test_uses"}
+
+
+def test_a_fixture_fetched_with_getfixturevalue_counts_as_used(repo: GitRepo) -> None:
+    files = {
+        **TEARDOWN,
+        "tests/test_b_dynamic.py": (
+            "def test_dynamic(request):\n    assert request.getfixturevalue('conn') == []\n"
+        ),
+    }
+    repo.write("review-map.yml", MAP)
+    for path, text in files.items():
+        repo.write(path, text)
+    base = repo.commit("a fixture fetched by name")
+    dep = maprecord.record(repo.path, REVIEW_MAP, base, seed=3)
+    open_line = TEARDOWN["db.py"].splitlines().index("    return []") + 1
+    # conn was set up once, for test_uses; test_dynamic fetched the same value later.
+    assert dep.ran_lines("db.py", [open_line]) == {
+        "tests/test_a_uses.py::test_uses",
+        "tests/test_b_dynamic.py::test_dynamic",
+    }
+
+
+@pytest.mark.parametrize(
+    ("source", "why"),
+    [
+        ("from functools import lru_cache\n\n\n@lru_cache\ndef f(x):\n    return x\n", "memoised"),
+        ("R = {}\n\n\ndef reg(n):\n    R[n] = 1\n\n\ndef f(x):\n    return x\n", "a registry"),
+        ("N = 0\n\n\ndef f(x):\n    global N\n    N += 1\n    return x\n", "a global"),
+    ],
+)
+def test_a_function_that_can_leave_state_is_a_module_level_change(source: str, why: str) -> None:
+    # Tests that never ran it may read what it left (a cache, a registry): every importer.
+    head = source.replace("return x\n", "return x + 1\n")
+    assert changed_functions(source.encode(), head.encode()) is None, why
+
+
+LAZY = {
+    "pkg/__init__.py": "",
+    "pkg/tables.py": "def build():\n    return {n: n * n for n in range(3)}\n",
+    "pkg/heavy.py": "from pkg.tables import build\n\nTABLE = build()\n",
+    "tests/test_a.py": "def test_a():\n    from pkg import heavy\n    assert len(heavy.TABLE) == 3\n",
+    "tests/test_b.py": "def test_b():\n    from pkg import heavy\n    assert heavy.TABLE[2] == 4\n",
+}
+
+
+def test_the_importers_of_a_module_a_needed_test_imported_first_are_selected(
+    repo: GitRepo,
+) -> None:
+    # build() ran as heavy was first imported, inside test_a; test_b found heavy imported.
+    repo.write("review-map.yml", MAP)
+    for path, text in LAZY.items():
+        repo.write(path, text)
+    base = repo.commit("a module imported inside tests")
+    dep = maprecord.record(repo.path, REVIEW_MAP, base, seed=3)
+    assert dep.ran_file("pkg/tables.py") == {"tests/test_a.py::test_a"}
+    repo.write("pkg/tables.py", LAZY["pkg/tables.py"].replace("n * n", "n ** 3"))
+    repo.commit("cubes")
+    assert set(_select(repo, base, dep).nodeids) == {
+        "tests/test_a.py::test_a",
+        "tests/test_b.py::test_b",
+    }

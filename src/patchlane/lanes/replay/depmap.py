@@ -121,6 +121,16 @@ class DependencyMap:
         return self.tests_of(c for contexts in self.lines.get(path, {}).values() for c in contexts)
 
     @cached_property
+    def first_imports(self) -> dict[str, frozenset[str]]:
+        """Test -> the project modules first imported while it ran (or while a fixture it
+        uses was set up)."""
+        found: dict[str, set[str]] = {}
+        for name, contexts in self.imported.items():
+            for test in self.tests_of(contexts):
+                found.setdefault(test, set()).add(name)
+        return {t: frozenset(n) for t, n in found.items()}
+
+    @cached_property
     def blind_tests(self) -> frozenset[str]:
         """Tests that started a process (themselves or through a fixture): what ran there
         was not traced, so the map does not decide for them."""

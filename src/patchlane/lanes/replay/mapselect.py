@@ -61,13 +61,14 @@ def decide(
     is_test_or_harness: Callable[[str], bool],
     module_names: Callable[[str], tuple[str, ...]],
     static_importers: Callable[[str], set[str]],
+    module_importers: Callable[[str], set[str]] = lambda name: set(),
 ) -> Decision:
     """Return the map's decision for ``changes`` (see the module docstring).
 
     ``is_test_or_harness(path)`` says which paths keep the static rules whatever the map
     holds; ``module_names(path)`` gives a module file's import names; ``static_importers
     (path)`` the node ids whose test file (or its conftests) imports ``path`` in the static
-    graph. Raises nothing.
+    graph; ``module_importers(name)`` the same for a module name). Raises nothing.
     """
     decision = Decision()
     for change in changes:
@@ -76,6 +77,8 @@ def decide(
             decision.undecided[path] = "a test file or the harness"
         elif path.endswith(".py"):
             _module(depmap, change, decision, module_names, static_importers)
+            if decision.rules.get(path) == RAN:
+                _first_importers(depmap, decision.needs[path], module_importers)
         else:
             _data(depmap, change, decision)
     return decision
@@ -119,6 +122,18 @@ def _module(
     for nodeid in depmap.ran_file(path):
         needs.setdefault(nodeid, f"ran {path}")
     decision.needs[path], decision.rules[path] = needs, MODULE
+
+
+def _first_importers(
+    depmap: DependencyMap, needs: dict[str, str], module_importers: Callable[[str], set[str]]
+) -> None:
+    """A needed test that imported a project module first may have run the changed code as
+    that module was imported; later importers found it imported and never ran it, yet they
+    see what its import made. Add every importer of such a module to ``needs``."""
+    for nodeid in sorted(needs):
+        for name in sorted(depmap.first_imports.get(nodeid, ())):
+            for other in module_importers(name):
+                needs.setdefault(other, f"imports {name}, first imported by {nodeid}")
 
 
 def _source_readers(depmap: DependencyMap, path: str) -> dict[str, str]:
@@ -171,9 +186,14 @@ def changed_functions(base: bytes, head: bytes) -> list[tuple[str, int, int]] | 
     comments between functions is module-level too: cheap to over-select, never wrong.
     """
     try:
-        base_bodies = _bodies(base)
-        head_bodies = _bodies(head)
+        base_tree, head_tree = ast.parse(base), ast.parse(head)
+        base_bodies = _bodies(base_tree)
+        head_bodies = _bodies(head_tree)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if _keeps_state(base_tree) or _keeps_state(head_tree):
+        # A function here may fill module state that tests which never ran it read later
+        # (a registry, a cache): the map cannot see that, every importer may.
         return None
     old = base.decode("utf-8", "replace").splitlines()
     new = head.decode("utf-8", "replace").splitlines()
@@ -212,10 +232,12 @@ def _innermost(
     return None if best is None else (best[0], best[2], best[3])
 
 
-def _bodies(source: bytes) -> list[tuple[str, int, int, int]]:
-    """Every function of ``source``: (qualified name, ``def`` line, first body line, last
-    line)."""
-    tree = ast.parse(source)
+def _bodies(tree: ast.Module) -> list[tuple[str, int, int, int]]:
+    """Every function of ``tree`` whose body the map may judge alone: (qualified name,
+    ``def`` line, first body line, last line). A function with a decorator that is not
+    plainly a descriptor (``functools.lru_cache``, a registering decorator) is left out:
+    its calls may not run its body at all, so tests that depend on it need not have run
+    it."""
     out: list[tuple[str, int, int, int]] = []
 
     def visit(node: ast.AST, prefix: str) -> None:
@@ -223,7 +245,8 @@ def _bodies(source: bytes) -> list[tuple[str, int, int, int]]:
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 name = prefix + child.name
                 end = child.end_lineno or child.body[-1].lineno
-                out.append((name, child.lineno, _body_start(child, end), end))
+                if all(_plain_decorator(d) for d in child.decorator_list):
+                    out.append((name, child.lineno, _body_start(child, end), end))
                 visit(child, name + ".")
             elif isinstance(child, ast.ClassDef):
                 visit(child, prefix + child.name + ".")
@@ -246,3 +269,57 @@ def _body_start(function: ast.FunctionDef | ast.AsyncFunctionDef, end: int) -> i
     if not docstring:
         return first.lineno
     return function.body[1].lineno if len(function.body) > 1 else end + 1
+
+
+# Decorators that do not stand between a call and the function's body.
+_PLAIN_DECORATORS = frozenset(
+    {"property", "staticmethod", "classmethod", "abstractmethod", "override", "wraps"}
+)
+_MUTATORS = frozenset(
+    {"append", "extend", "insert", "update", "add", "setdefault", "pop", "popitem", "clear",
+     "remove", "discard", "appendleft", "extendleft", "__setitem__"}
+)  # fmt: skip
+
+
+def _plain_decorator(node: ast.expr) -> bool:
+    """Whether a decorator is one of ``_PLAIN_DECORATORS`` (or ``x.setter``/``getter``/
+    ``deleter``, or ``functools.wraps(...)``)."""
+    target = node.func if isinstance(node, ast.Call) else node
+    if isinstance(target, ast.Attribute):
+        return target.attr in _PLAIN_DECORATORS or target.attr in ("setter", "getter", "deleter")
+    return isinstance(target, ast.Name) and target.id in _PLAIN_DECORATORS
+
+
+def _keeps_state(tree: ast.Module) -> bool:
+    """Whether the module changes its own module-level names from inside a function: a
+    ``global`` statement, or an item, attribute or mutating method of a name it binds at
+    module level (``REGISTRY[name] = fn``, ``_CACHE.update(...)``)."""
+    names = {
+        t.id
+        for stmt in tree.body
+        if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign)
+        for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+        if isinstance(t, ast.Name)
+    }
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.Global | ast.Nonlocal):
+                return True
+            if (
+                isinstance(node, ast.Subscript | ast.Attribute)
+                and isinstance(node.ctx, ast.Store | ast.Del)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in names
+            ):
+                return True
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _MUTATORS
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id in names
+            ):
+                return True
+    return False

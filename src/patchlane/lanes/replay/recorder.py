@@ -171,18 +171,39 @@ class Recorder:
                 self.blind.add(item.nodeid)
 
     @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Iterator[None]:
+        # A fixture fetched with ``request.getfixturevalue`` is not in ``fixturenames``;
+        # the request knows every fixture it resolved (pytest keeps no public list).
+        defs = getattr(getattr(item, "_request", None), "_fixture_defs", None)
+        if isinstance(defs, dict):
+            used = set(self.uses.get(item.nodeid, ())) | {str(name) for name in defs}
+            self.uses[item.nodeid] = sorted(used)
+        yield
+
+    @pytest.hookimpl(hookwrapper=True)
     def pytest_fixture_setup(self, fixturedef: pytest.FixtureDef[Any]) -> Iterator[None]:
         # A fixture wider than a function is set up once, inside the first test that uses
         # it; its own context lets every test that uses it be charged with its lines.
         outer = self.context
         before = set(sys.modules)
         context = FIXTURE + fixturedef.argname
+        # Its teardown runs later, inside whichever test ends its scope (a session
+        # fixture's, inside the suite's last test): finalizers run last-in first-out, so
+        # one added before the fixture's own switches back, one added after switches in.
+        saved: list[str] = []
+        fixturedef.addfinalizer(lambda: self._switch(saved.pop()) if saved else None)
         self._switch(context)
         try:
             yield
         finally:
             self._switch(outer)
             self._imports_during(before, context)
+
+            def enter() -> None:
+                saved.append(self.context)
+                self._switch(context)
+
+            fixturedef.addfinalizer(enter)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self) -> None:

@@ -280,12 +280,16 @@ class _Selector:
                 for n in ids
             }
 
+        def module_importers(name: str) -> set[str]:
+            return {n for path in graph.names.get(name, ()) for n in importers(path)}
+
         decision = mapselect.decide(
             depmap,
             changes,
             is_test_or_harness=harness,
             module_names=graph.module_names,
             static_importers=importers,
+            module_importers=module_importers,
         )
         # A path the map adds tests for but leaves to the static rules too (a data file)
         # is not decided: the static rules keep every test they select for it.
