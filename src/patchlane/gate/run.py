@@ -299,7 +299,8 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
                 repo, cls, registry, opts.today or today_utc(), failure_log, prop, fix
             )
         write_json(out_dir / FILE_NAMES["freeze"], frz.to_json())
-        rep = _replay_lane(repo, cls, opts, seed, failure_log, (prop, fix, frz), out, steps)
+        local = (prop, fix, frz)
+        rep = _replay_lane(repo, cls, opts, out_dir, seed, failure_log, local, out, steps)
     finally:
         with steps.step("property lane: oracle audit (waited for)"):
             prop = started.finish()
@@ -321,14 +322,15 @@ def _replay_lane(
     repo: Path,
     cls: Classification,
     opts: GateOptions,
+    out_dir: Path,
     seed: int | None,
     failure_log: frozenset[str],
     local: tuple[PropertyReport, FixtureReport, FreezeReport],
     out: Output,
     steps: Steps,
 ) -> ReplayReport:
-    """Run the replay stage when the local lanes are green (``replay_stage.replay``)."""
-    out_dir = opts.out_dir if opts.out_dir.is_absolute() else repo / opts.out_dir
+    """Run the replay stage when the local lanes are green (``replay_stage.replay``); its
+    slice and receipt go into ``out_dir``."""
     local_green = all(r.status.green for r in local)
     replay_opts = ReplayOptions(
         mode=opts.replay,

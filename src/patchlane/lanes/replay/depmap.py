@@ -283,12 +283,13 @@ def _parse(top: Fields) -> DependencyMap:
     fixtures = top.text_list("fixtures", duplicate="listed twice")
     size = len(tests) + len(fixtures)
     lines: dict[str, dict[int, tuple[int, ...]]] = {}
-    for path, by_line in _mapping(top, "lines").items():
-        where = top.mapping("lines").mapping(path)
+    by_file = top.mapping("lines")
+    for path, by_line in by_file.data.items():
+        where = by_file.mapping(path)
         lines[path] = {_line(where, n): _indexes(where, n, ctx, size) for n, ctx in by_line.items()}
+    at_import = top.mapping("import_lines")
     import_lines = {
-        p: frozenset(_indexes(top.mapping("import_lines"), p, v, None))
-        for p, v in _mapping(top, "import_lines").items()
+        p: frozenset(_indexes(at_import, p, v, None)) for p, v in at_import.data.items()
     }
     return DependencyMap(
         binding=binding,
@@ -308,10 +309,6 @@ def _parse(top: Fields) -> DependencyMap:
         blind=_indexes(top, "blind", top.get("blind"), size),
         whole_files=_indexes(top, "whole_files", top.get("whole_files"), len(tests)),
     )
-
-
-def _mapping(top: Fields, key: str) -> Mapping[str, Any]:
-    return top.mapping(key).data
 
 
 def _index_map(top: Fields, key: str, size: int) -> dict[str, tuple[int, ...]]:

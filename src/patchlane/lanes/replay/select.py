@@ -590,10 +590,22 @@ def _changes(
     materialised tree); ``None`` where a side has no regular file."""
     from patchlane import git
 
+    # One ls-tree and one cat-file for all of them, not two git processes per path.
+    wanted = sorted(paths)
+    if not wanted:
+        return []  # ls-tree without paths would list the whole commit
+    entries = {
+        e.path: e
+        for e in git.ls_tree(repo, merge_base, wanted)
+        if e.path in paths and e.kind == "blob" and e.mode in git.REGULAR_MODES
+    }
+    blobs: dict[str, bytes] = {}
+    if entries:
+        oids = [e.oid for e in entries.values()]
+        blobs = dict(zip(entries, git.read_blobs(repo, oids), strict=True))
     changes: list[mapselect.Change] = []
-    for path in sorted(paths):
-        found = git.read_file_at(repo, merge_base, path)
-        base = found[1] if found is not None and found[0].mode in git.REGULAR_MODES else None
+    for path in wanted:
+        base = blobs.get(path)
         target = to_fs(head_root, path)
         head = target.read_bytes() if target.is_file() and not target.is_symlink() else None
         status = "A" if base is None else "D" if head is None else "M"
