@@ -49,10 +49,16 @@ def main_map(args: argparse.Namespace, ctx: Context) -> int:
         depmap, path = found.map, found.path
     else:
         seed = args.seed if args.seed is not None else _map_seed(review_map)
-        depmap = maprecord.record(
-            repo, review_map, base, seed=seed, out=ctx.out, timeout_s=args.timeout
-        )
+        binding = Binding.here(base)
+        try:
+            depmap = maprecord.record(
+                repo, review_map, base, seed=seed, out=ctx.out, timeout_s=args.timeout
+            )
+        except maprecord.MapRecordingError as e:
+            maprecord.keep_failure(cache, binding, str(e))  # later gates do not retry it
+            raise
         path = depmap.write(cache)
+        maprecord.forget_failure(cache, binding)
     summary = {
         "path": str(path),
         "base": base,

@@ -180,26 +180,40 @@ def test_a_map_whose_bytes_changed_is_not_used(
     assert found.map is None and "not to its name" in found.note
 
 
-def test_a_malformed_map_is_refused_with_its_field(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"blind": [3]}, r":\d+: blind: index 3 is past the 0 contexts"),
+        ({"tests": ["t.py::a"], "uses": [[]], "shared": [0]}, r"shared: expected fixture contexts"),
+        ({"version": 1}, r"version: must be at least 2, got 1"),
+    ],
+)
+def test_a_malformed_map_is_refused_with_its_field(
+    tmp_path: Path, change: dict[str, object], message: str
+) -> None:
     import hashlib
 
     document = {
         **{k: [] for k in ("tests", "fixtures", "opened_at_import", "listed_at_import")},
         **{k: {} for k in ("lines", "import_lines", "opened", "listed", "imported")},
-        **{k: [] for k in ("uses", "blind", "whole_files")},
+        **{k: [] for k in ("uses", "blind", "whole_files", "shared")},
         "format": depmap.FORMAT,
-        "version": 1,
+        "version": depmap.VERSION,
         "base": "a" * 40,
         "python": "3",
         "pytest": "9",
         "coverage": "7",
     }
-    document["blind"] = [3]
-    data = json.dumps(document, indent=1).encode()
-    path = tmp_path / f"{hashlib.sha256(data).hexdigest()}.json"
-    path.write_bytes(data)
-    with pytest.raises(DependencyMapError, match=r":\d+: blind: index 3 is past the 0 contexts"):
-        depmap.read(path)
+
+    def write(value: dict[str, object]) -> Path:
+        data = json.dumps(value, indent=1).encode()
+        path = tmp_path / f"{hashlib.sha256(data).hexdigest()}.json"
+        path.write_bytes(data)
+        return path
+
+    assert depmap.read(write(document)).tests == ()  # well-formed without the change
+    with pytest.raises(DependencyMapError, match=message):
+        depmap.read(write({**document, **change}))
 
 
 # --- where a change lies ---------------------------------------------------------------------

@@ -35,13 +35,13 @@ from patchlane.inputs.fields import Fields, json_document
 from patchlane.inputs.jsonio import atomic_write_bytes, parse_json_bytes, read_file_bytes
 
 FORMAT = "patchlane-dependency-map"
-VERSION = 1
+VERSION = 2
 MAPS = "maps"
 _HEX40 = frozenset("0123456789abcdef")
 _KEYS = (
     "format", "version", "base", "python", "pytest", "coverage", "tests", "fixtures",
     "lines", "import_lines", "opened", "opened_at_import", "listed", "listed_at_import",
-    "imported", "uses", "blind", "whole_files",
+    "imported", "uses", "blind", "whole_files", "shared",
 )  # fmt: skip
 
 
@@ -87,6 +87,7 @@ class DependencyMap:
     uses: tuple[tuple[int, ...], ...]
     blind: tuple[int, ...]
     whole_files: tuple[int, ...]
+    shared: tuple[int, ...]  # fixtures wider than a function, the project's (not pytest's)
 
     # --- reading ------------------------------------------------------------------------
 
@@ -130,6 +131,21 @@ class DependencyMap:
                 found.setdefault(test, set()).add(name)
         return {t: frozenset(n) for t, n in found.items()}
 
+    def sharers(self, nodeids: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """Return the tests that use a fixture wider than a function (one value for many
+        tests) that one of ``nodeids`` uses: node id -> (fixture, the test in ``nodeids``)."""
+        index = {t: i for i, t in enumerate(self.tests)}
+        shared = set(self.shared)
+        found: dict[str, tuple[str, str]] = {}
+        for nodeid in sorted(nodeids):
+            i = index.get(nodeid)
+            for context in self.uses[i] if i is not None else ():
+                if context in shared:
+                    name = self.fixtures[context - len(self.tests)]
+                    for other in sorted(self.tests_of([context])):
+                        found.setdefault(other, (name, nodeid))
+        return found
+
     @cached_property
     def blind_tests(self) -> frozenset[str]:
         """Tests that started a process (themselves or through a fixture): what ran there
@@ -166,6 +182,7 @@ class DependencyMap:
             "uses": [list(u) for u in self.uses],
             "blind": list(self.blind),
             "whole_files": list(self.whole_files),
+            "shared": list(self.shared),
         }
 
     def to_bytes(self) -> bytes:
@@ -236,6 +253,7 @@ def from_recording(binding: Binding, tests: Iterable[str], recording: Any) -> De
         uses=tuple(contexts(FIXTURE + f for f in uses.get(t, ())) for t in test_ids),
         blind=contexts(recording.get("blind", [])),
         whole_files=contexts(recording.get("whole_files", [])),
+        shared=contexts(FIXTURE + f for f in recording.get("shared", [])),
     )
 
 
@@ -308,7 +326,15 @@ def _parse(top: Fields) -> DependencyMap:
         ),
         blind=_indexes(top, "blind", top.get("blind"), size),
         whole_files=_indexes(top, "whole_files", top.get("whole_files"), len(tests)),
+        shared=_shared(top, len(tests), size),
     )
+
+
+def _shared(top: Fields, tests: int, size: int) -> tuple[int, ...]:
+    shared = _indexes(top, "shared", top.get("shared"), size)
+    if any(i < tests for i in shared):
+        raise top.fail("shared", "expected fixture contexts, not tests")
+    return shared
 
 
 def _index_map(top: Fields, key: str, size: int) -> dict[str, tuple[int, ...]]:

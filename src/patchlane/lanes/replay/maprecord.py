@@ -9,6 +9,7 @@ recording (``depmap.DependencyMap.write``), and found again by their binding (``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from pathlib import Path
 from patchlane.cache import default_cache
 from patchlane.config import ReviewMap
 from patchlane.errors import InputError, PatchlaneError
+from patchlane.inputs.jsonio import atomic_write_bytes
 from patchlane.inputs.paths import to_fs
 from patchlane.lanes.replay.depmap import MAPS, Binding, DependencyMap, from_recording, read
 from patchlane.ui import Output, show
@@ -59,6 +61,37 @@ def find(cache: Path, binding: Binding) -> Found:
             continue
         return Found(found, path, f"{path.stem[:12]} of base {binding.base[:12]}")
     return Found(None, None, why)
+
+
+def _failure_path(cache: Path, binding: Binding) -> Path:
+    versions = f"{binding.python}-{binding.pytest}-{binding.coverage}"
+    name = "failed-" + "".join(c if c.isalnum() or c in ".-" else "_" for c in versions)
+    return cache / MAPS / binding.base / name
+
+
+def keep_failure(cache: Path, binding: Binding, why: str) -> None:
+    """Remember that recording the map of ``binding`` failed, and why, so that later gates on
+    that base do not run its whole suite again for nothing. Raises nothing: a failure that
+    cannot be kept is only tried again."""
+    with contextlib.suppress(InputError):
+        atomic_write_bytes(_failure_path(cache, binding), why.encode("utf-8") + b"\n")
+
+
+def read_failure(cache: Path, binding: Binding) -> str | None:
+    """Return why recording the map of ``binding`` failed before, or ``None`` when it did
+    not (or the note cannot be read). A forged note only keeps selection to the static
+    rules, the safe side. Raises nothing."""
+    try:
+        text = _failure_path(cache, binding).read_bytes()[:2000]
+    except OSError:
+        return None
+    return show(text.decode("utf-8", "replace").strip()) or "no reason kept"
+
+
+def forget_failure(cache: Path, binding: Binding) -> None:
+    """Drop the note ``keep_failure`` left, once a map has been recorded. Raises nothing."""
+    with contextlib.suppress(OSError):
+        _failure_path(cache, binding).unlink()
 
 
 def record(
@@ -127,10 +160,18 @@ def obtain(
     found = find(where, Binding.here(base))
     if found.map is not None:
         return found.map, found.note
+    binding = Binding.here(base)
+    failed = read_failure(where, binding)
+    if failed is not None:
+        return None, (
+            f"none (recording failed before, with these versions: {failed}; "
+            f"`patchlane replay map --base {base[:12]}` records again)"
+        )
     out.progress("replay: recording the base's dependency map (first use: its suite runs once)")
     try:
         recorded = record(repo, review_map, base, seed=seed, out=out)
     except PatchlaneError as e:
+        keep_failure(where, binding, str(e))
         return None, f"none ({found.note}; recording failed: {e})"
     try:
         path = recorded.write(where)

@@ -2,9 +2,12 @@
 
 For each changed path the map can speak for (``decide``), the tests it needs are:
 
-- a change inside one function's body (at the base and at the head): the tests that ran that
-  function at the base (rule ``ran changed code``), its fixtures' setup included, and every
-  Hypothesis test that ran any line of the file;
+- a change inside one function's body (at the base and at the head), in a module that keeps
+  no state a function can change (``lanes.replay.modstate``): the tests that ran that
+  function at the base (rule ``ran changed code``), its fixtures' setup included; every
+  Hypothesis test that ran any line of the file; every test that uses a fixture wider than
+  a function that one of those tests used; and every importer of a module one of them
+  imported first;
 - any other change to a module (imports, constants, class bodies, decorators, signatures,
   ``__all__``; a deleted module; a function the module runs while it is imported): every
   test that imported the module, statically or at run time, or ran any of its lines (rule
@@ -27,6 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from patchlane.lanes.replay.depmap import DependencyMap
+from patchlane.lanes.replay.modstate import keeps_state
 
 RAN = "ran changed code"
 MODULE = "module-level change"
@@ -76,9 +80,7 @@ def decide(
         if is_test_or_harness(path):
             decision.undecided[path] = "a test file or the harness"
         elif path.endswith(".py"):
-            _module(depmap, change, decision, module_names, static_importers)
-            if decision.rules.get(path) == RAN:
-                _first_importers(depmap, decision.needs[path], module_importers)
+            _module(depmap, change, decision, module_names, static_importers, module_importers)
         else:
             _data(depmap, change, decision)
     return decision
@@ -90,6 +92,7 @@ def _module(
     decision: Decision,
     module_names: Callable[[str], tuple[str, ...]],
     static_importers: Callable[[str], set[str]],
+    module_importers: Callable[[str], set[str]],
 ) -> None:
     path = change.path
     if change.base is None:
@@ -101,9 +104,15 @@ def _module(
         for _, start, end in functions
     ):
         needs = _source_readers(depmap, path)
+        ran: set[str] = set()
         for name, start, end in functions:
             for nodeid in depmap.ran_lines(path, range(start, end + 1)):
+                ran.add(nodeid)
                 needs.setdefault(nodeid, f"ran {name} (lines {start}-{end} of {path})")
+        _first_importers(depmap, ran, needs, module_importers)
+        for nodeid, (fixture, user) in depmap.sharers(ran).items():
+            # The changed code may have changed that one value, which later users see.
+            needs.setdefault(nodeid, f"shares fixture {fixture} with {user}")
         for nodeid in depmap.ran_file(path) & depmap.whole_file_tests:
             needs.setdefault(nodeid, f"a Hypothesis test that ran {path}")
         if not needs:
@@ -125,12 +134,18 @@ def _module(
 
 
 def _first_importers(
-    depmap: DependencyMap, needs: dict[str, str], module_importers: Callable[[str], set[str]]
+    depmap: DependencyMap,
+    ran: set[str],
+    needs: dict[str, str],
+    module_importers: Callable[[str], set[str]],
 ) -> None:
-    """A needed test that imported a project module first may have run the changed code as
-    that module was imported; later importers found it imported and never ran it, yet they
-    see what its import made. Add every importer of such a module to ``needs``."""
-    for nodeid in sorted(needs):
+    """A test that ran the changed code and imported a project module first may have run
+    that code as the module was imported; later importers found it imported and never ran
+    it, yet they see what its import made. Add every importer of such a module to
+    ``needs``. Only tests in ``ran`` count: code run during a test's import of a module is
+    charged to that test, so one that did not run the changed lines did not run them then
+    either (a test that only read the module's source, say)."""
+    for nodeid in sorted(ran):
         for name in sorted(depmap.first_imports.get(nodeid, ())):
             for other in module_importers(name):
                 needs.setdefault(other, f"imports {name}, first imported by {nodeid}")
@@ -191,7 +206,7 @@ def changed_functions(base: bytes, head: bytes) -> list[tuple[str, int, int]] | 
         head_bodies = _bodies(head_tree)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    if _keeps_state(base_tree) or _keeps_state(head_tree):
+    if keeps_state(base_tree) or keeps_state(head_tree):
         # A function here may fill module state that tests which never ran it read later
         # (a registry, a cache): the map cannot see that, every importer may.
         return None
@@ -275,10 +290,6 @@ def _body_start(function: ast.FunctionDef | ast.AsyncFunctionDef, end: int) -> i
 _PLAIN_DECORATORS = frozenset(
     {"property", "staticmethod", "classmethod", "abstractmethod", "override", "wraps"}
 )
-_MUTATORS = frozenset(
-    {"append", "extend", "insert", "update", "add", "setdefault", "pop", "popitem", "clear",
-     "remove", "discard", "appendleft", "extendleft", "__setitem__"}
-)  # fmt: skip
 
 
 def _plain_decorator(node: ast.expr) -> bool:
@@ -288,38 +299,3 @@ def _plain_decorator(node: ast.expr) -> bool:
     if isinstance(target, ast.Attribute):
         return target.attr in _PLAIN_DECORATORS or target.attr in ("setter", "getter", "deleter")
     return isinstance(target, ast.Name) and target.id in _PLAIN_DECORATORS
-
-
-def _keeps_state(tree: ast.Module) -> bool:
-    """Whether the module changes its own module-level names from inside a function: a
-    ``global`` statement, or an item, attribute or mutating method of a name it binds at
-    module level (``REGISTRY[name] = fn``, ``_CACHE.update(...)``)."""
-    names = {
-        t.id
-        for stmt in tree.body
-        if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign)
-        for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
-        if isinstance(t, ast.Name)
-    }
-    for function in ast.walk(tree):
-        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            continue
-        for node in ast.walk(function):
-            if isinstance(node, ast.Global | ast.Nonlocal):
-                return True
-            if (
-                isinstance(node, ast.Subscript | ast.Attribute)
-                and isinstance(node.ctx, ast.Store | ast.Del)
-                and isinstance(node.value, ast.Name)
-                and node.value.id in names
-            ):
-                return True
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr in _MUTATORS
-                and isinstance(node.func.value, ast.Name)
-                and node.func.value.id in names
-            ):
-                return True
-    return False

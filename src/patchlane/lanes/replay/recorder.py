@@ -76,6 +76,7 @@ class Recorder:
         self.blind: set[str] = set()
         self.uses: dict[str, list[str]] = {}
         self.whole_files: set[str] = set()
+        self.shared: set[str] = set()
         # No data file, no configuration file of the project's: the recording is patchlane's.
         self.cov = coverage.Coverage(
             data_file=None, config_file=False, include=[self.inside + "*"], branch=False
@@ -187,6 +188,9 @@ class Recorder:
         outer = self.context
         before = set(sys.modules)
         context = FIXTURE + fixturedef.argname
+        if fixturedef.scope != "function" and not _pytest_own(fixturedef):
+            # One value for many tests: what one test's code did to it, the next one sees.
+            self.shared.add(fixturedef.argname)
         # Its teardown runs later, inside whichever test ends its scope (a session
         # fixture's, inside the suite's last test): finalizers run last-in first-out, so
         # one added before the fixture's own switches back, one added after switches in.
@@ -223,10 +227,18 @@ class Recorder:
             "blind": sorted(self.blind),
             "uses": self.uses,
             "whole_files": sorted(self.whole_files),
+            "shared": sorted(self.shared),
         }
         tmp = self.out.with_name(self.out.name + ".tmp")
         tmp.write_text(json.dumps(document, sort_keys=True), encoding="utf-8")
         tmp.replace(self.out)
+
+
+def _pytest_own(fixturedef: pytest.FixtureDef[Any]) -> bool:
+    """Whether a fixture is one of pytest's own (``tmp_path_factory``, ``cache``): its value
+    holds pytest's state, not the project's."""
+    module = str(getattr(fixturedef.func, "__module__", "") or "")
+    return module == "pytest" or module.startswith(("_pytest.", "pytest."))
 
 
 def _writes(args: tuple[Any, ...]) -> bool:
