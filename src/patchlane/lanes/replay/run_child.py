@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+import patchlane
 from patchlane.bytecode import import_tree_from_source
 from patchlane.lanes.replay.channel import (
     LINE_LIMIT,
@@ -78,6 +79,71 @@ class _NoRerun:
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.addinivalue_line("markers", "flaky: rerun marker (ignored by patchlane replay)")
+
+
+class _HypothesisAsInPytest:
+    """Hypothesis in the slice as in the project's own ``pytest`` run, but reproducible.
+
+    - Its examples come from the run's seed (``--hypothesis-seed``, unless the project's
+      configuration sets one): the same slice and seed draw the same examples here and on
+      the host, so the receipt's seed stands for them too.
+    - patchlane's own modules are not the project's: Hypothesis draws some examples from the
+      constants of "local" modules (not in site-packages), and an editable install of
+      patchlane would add thousands of its constants to the project's few, so a value the
+      project's own code names (``if n == 123456789``) would be drawn far less often than
+      in a plain ``pytest`` run. They are marked as already scanned.
+    - A Hypothesis test that passes is run again under ``EXTRA_SEEDS`` more seeds (derived
+      from the run's): a bug that one run of the suite finds only now and then (an example
+      the project's constants suggest) is missed by one fixed seed every time, so one seed
+      alone would be weaker evidence than the project's own unseeded run.
+    """
+
+    EXTRA_SEEDS = 2
+
+    def __init__(self, seed: str | None) -> None:
+        self.seed = seed
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self, config: pytest.Config) -> None:
+        if (
+            self.seed is not None
+            and config.pluginmanager.has_plugin("hypothesispytest")
+            and getattr(config.option, "hypothesis_seed", None) is None
+        ):
+            config.option.hypothesis_seed = self.seed
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Any:
+        result = yield  # an exception of the first run propagates from here
+        test = getattr(item, "obj", None)
+        if not getattr(test, "is_hypothesis_test", False) or self.seed is None:
+            return result
+        if getattr(test, "_hypothesis_internal_use_seed", None) is not None:
+            return result  # the test pins its own seed: another run draws the same
+        core = sys.modules.get("hypothesis.core")
+        if core is None or not hasattr(core, "global_force_seed"):
+            return result
+        saved = core.global_force_seed
+        try:
+            for extra in range(1, self.EXTRA_SEEDS + 1):
+                core.global_force_seed = f"{self.seed}/{extra}"  # type: ignore[attr-defined]
+                item.runtest()  # a failure here fails the test's call, as the first would
+        finally:
+            core.global_force_seed = saved  # type: ignore[attr-defined]
+        return result
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        providers = sys.modules.get("hypothesis.internal.conjecture.providers")
+        seen = getattr(providers, "_seen_modules", None)
+        if not isinstance(seen, set):
+            return
+        # By file, not name: this module runs as ``__main__``.
+        ours = os.path.dirname(os.path.abspath(patchlane.__file__)) + os.sep  # noqa: PTH100, PTH120
+        for module in list(sys.modules.values()):
+            where = getattr(module, "__file__", None)
+            if isinstance(where, str) and os.path.abspath(where).startswith(ours):  # noqa: PTH100
+                seen.add(id(module))
 
 
 class _SliceRunner:
@@ -207,7 +273,10 @@ def main() -> None:
         args[:0] = ["-p", f"no:{name}"]
     args += without_xdist()
     try:
-        code = int(pytest.main([*args, str(root)], plugins=[runner, _NoRerun(), *plugins]))
+        hypothesis = _HypothesisAsInPytest(os.environ.get("PATCHLANE_SEED"))
+        code = int(
+            pytest.main([*args, str(root)], plugins=[runner, _NoRerun(), hypothesis, *plugins])
+        )
     except BaseException as e:  # noqa: BLE001 - whatever the project does, report it
         code = -1
         writer.emit({"raised": f"{type(e).__name__}: {e}"[:LINE_LIMIT]})

@@ -1,0 +1,106 @@
+"""Hypothesis tests in the replay slice (issue 11): reproducible under the run's seed, run
+under more seeds when they pass, and drawing from the project's constants, not patchlane's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from patchlane.lanes.replay import run as replay_run
+from patchlane.lanes.replay.run import FAILED, PASSED, run_tests
+
+PYTEST_INI = "[pytest]\npythonpath = src\n"
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for path, text in {"pytest.ini": PYTEST_INI, **files}.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
+    return root
+
+
+def _outcomes(run: replay_run.TestRun) -> dict[str, str]:
+    return {nodeid: result.outcome for nodeid, result in run.results.items()}
+
+
+def _draws(log: Path) -> str:
+    test = (
+        "from hypothesis import given, settings, strategies as st\n\n\n"
+        "@settings(max_examples=5, database=None)\n@given(st.integers())\n"
+        f"def test_draws(n):\n    with open({str(log)!r}, 'a') as f:\n"
+        "        f.write(f'{n}\\n')\n"
+    )
+    return test
+
+
+def test_the_same_seed_draws_the_same_examples_and_another_seed_others(tmp_path: Path) -> None:
+    log = tmp_path / "draws.txt"
+    tree = _tree(tmp_path / "tree", {"tests/test_draws.py": _draws(log)})
+    seen = []
+    for seed in (5, 5, 6):
+        log.unlink(missing_ok=True)
+        run = run_tests(tree, nodeids=["tests/test_draws.py::test_draws"], seed=seed, timeout_s=60)
+        assert _outcomes(run) == {"tests/test_draws.py::test_draws": PASSED}
+        seen.append(log.read_text(encoding="utf-8"))
+    assert seen[0] == seen[1]
+    assert seen[0] != seen[2]
+
+
+RUNS = """\
+from pathlib import Path
+
+from hypothesis import given, settings, strategies as st
+
+LOG = Path({log!r})
+
+
+@settings(max_examples=1, database=None)
+@given(st.integers())
+def test_third_run_fails(n):
+    runs = LOG.read_text().count("first\\n") if LOG.exists() else 0
+    with LOG.open("a") as f:
+        f.write("first\\n")
+    assert runs < 2, "the third seed found it"
+
+
+def test_plain():
+    with LOG.open("a") as f:
+        f.write("plain\\n")
+"""
+
+
+def test_a_passing_hypothesis_test_runs_again_under_two_more_seeds_and_fails_there(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "runs.txt"
+    tree = _tree(tmp_path / "tree", {"tests/test_runs.py": RUNS.format(log=str(log))})
+    ids = ["tests/test_runs.py::test_third_run_fails", "tests/test_runs.py::test_plain"]
+    run = run_tests(tree, nodeids=ids, seed=3, timeout_s=60)
+    assert _outcomes(run) == {ids[0]: FAILED, ids[1]: PASSED}
+    assert b"the third seed found it" in run.output_tail
+    assert log.read_text(encoding="utf-8").count("plain\n") == 1  # not a Hypothesis test
+
+
+CONSTANTS = """\
+from hypothesis.internal.conjecture.providers import _get_local_constants
+
+
+def test_constants():
+    import pkg
+
+    strings = _get_local_constants().strings
+    assert "pkg-constant" in strings
+    assert "patchlane-no-rerun" not in strings, sorted(strings)  # run_child's, as __main__
+    assert "rerunfailures" not in strings, sorted(strings)
+"""
+
+
+def test_hypothesis_draws_from_the_projects_constants_not_patchlanes(tmp_path: Path) -> None:
+    tree = _tree(
+        tmp_path / "tree",
+        {
+            "src/pkg/__init__.py": "KIND = 'pkg-constant'\n",
+            "tests/test_constants.py": CONSTANTS,
+        },
+    )
+    run = run_tests(tree, nodeids=["tests/test_constants.py::test_constants"], seed=1, timeout_s=60)
+    assert _outcomes(run) == {"tests/test_constants.py::test_constants": PASSED}, run.output_tail
