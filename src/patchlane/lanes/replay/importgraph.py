@@ -15,7 +15,9 @@ constant that names a project module (``"calc.cli"``, as in ``[sys.executable, "
 "calc.cli"]`` or ``mock.patch("calc.core.mean")``) or a project ``.py`` file by path
 (``"src/calc/cli.py"``, ``"calc/cli.py"``). A test that reaches the code only through a
 subprocess then still reaches it. And a text file pytest collects as doctests
-(``--doctest-glob``) imports what its examples (``>>> `` and ``... `` lines) import.
+(``--doctest-glob``) imports what its examples (``>>> `` and ``... `` lines) import. Test files
+and conftests that start processes are listed (``procstart``): selection sends every change
+to a project module to them, without counting them as evidence that the module is reached.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from dataclasses import dataclass
 
 from patchlane.inputs.paths import under
 from patchlane.inputs.untrusted import MAX_PYTHON_BYTES, parse_python
+from patchlane.lanes.replay.procstart import starts_processes
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,8 @@ class ImportGraph:
     names: dict[str, frozenset[str]]
     imports: dict[str, frozenset[str]]
     unparsable: tuple[str, ...]
+    # Test files and conftests that start processes, which may run any project module.
+    starts_processes: tuple[str, ...] = ()
 
     def module_names(self, path: str) -> tuple[str, ...]:
         """Return the names ``path`` (a ``.py`` file, existing or not) has in the graph: its
@@ -356,7 +361,8 @@ def build(
     read through ``doctest_source``).
 
     ``roots`` are import roots relative to the tree (``""`` for the root itself);
-    ``test_files`` add pytest's own roots for them. Returns the ``ImportGraph``. Never
+    ``test_files`` add pytest's own roots for them; those of them (and the conftests) that
+    start processes are listed in ``starts_processes``. Returns the ``ImportGraph``. Never
     raises for a file's content: a file that does not parse (``untrusted.parse_python``:
     syntax, NUL bytes, nesting, size; ``doctest_source`` for a text file) is listed in
     ``unparsable`` and imports every module of the project. That widens the slice rather
@@ -364,6 +370,10 @@ def build(
     syntax, a larger limit), and then the file could import anything.
     """
     existing = frozenset(sources)
+    test_files = tuple(test_files)
+    test_side = frozenset(test_files) | {
+        p for p in sources if p.rsplit("/", 1)[-1] == "conftest.py"
+    }
     all_roots = tuple(
         sorted({r.rstrip("/") for r in roots} | pytest_sys_path_dirs(test_files, existing))
     )
@@ -386,6 +396,7 @@ def build(
     # imports and unparsable files) is taken after the loop, which may add a path-named
     # file to ``names``.
     found_by_path: dict[str, set[str]] = {}
+    starters: list[str] = []
     for path, data in sources.items():
         try:
             text = data if path.endswith(".py") else doctest_source(data, path)
@@ -399,6 +410,8 @@ def build(
         # danger here.
         found = imported_names(tree, own, is_package)
         found |= _referenced(tree, names, by_path, all_roots)
+        if path in test_side and path.endswith(".py") and starts_processes(tree):
+            starters.append(path)  # what its processes run is neither imported nor traced
         found_by_path[path] = found
     every_module = frozenset(names)
     for path in sources:
@@ -414,4 +427,5 @@ def build(
         names={k: frozenset(v) for k, v in names.items()},
         imports=imports,
         unparsable=tuple(sorted(unparsable)),
+        starts_processes=tuple(sorted(starters)),
     )

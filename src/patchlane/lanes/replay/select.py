@@ -49,6 +49,7 @@ CONFTEST = "conftest.py"
 CHANGED_TEST = "changed test file"
 HARNESS_CHANGED = "its conftest changed"
 IMPORTS = "static import graph"
+PROCESSES = "starts processes"
 NAMES = "names a changed file"
 FAILURE_LOG = "failure log"
 WHOLE_SUITE = "--all"
@@ -227,7 +228,9 @@ class _Selector:
                 self.reach(test_file, test_file)  # a changed module's own doctests
             for nodeid in ids:
                 for why, rule, about in whys:
-                    if self.add(nodeid, why, rule, about) and about is not None:
+                    # A test that starts processes may run the module: it is selected, yet
+                    # it is no evidence that anything reaches it.
+                    if self.add(nodeid, why, rule, about) and about and rule != PROCESSES:
                         self.reach(about, test_file)
 
     def candidates(
@@ -412,6 +415,19 @@ class _StaticRules:
         for path, chain in sorted(reached.items()):
             via = f" via {' -> '.join(chain)}" if len(chain) > 1 else ""
             whys.append((f"imports changed module {path}{via}", IMPORTS, path))
+        starter = next(
+            (
+                s
+                for s in [test_file, *_conftests(test_file, sel.sources)]
+                if s in self.graph.starts_processes
+            ),
+            None,
+        )
+        if starter is not None:
+            code = {p for p in self.changed_modules.values() if not under_any(p, self.tests)}
+            for path in sorted(code - set(reached)):
+                why = f"starts processes ({starter}), which may run changed module {path}"
+                whys.append((why, PROCESSES, path))
         named = named_basenames(sel.sources.get(test_file, b""))
         for p in self.changed_fixtures:
             if names_file(named, p):
@@ -492,6 +508,10 @@ def select_slice(
             if p.endswith(".py")
             else f"doctest examples not readable: {show(p)} (taken to import every project module)"
             for p in graph.unparsable
+        )
+        selector.notes.extend(
+            f"starts processes: {show(p)} (taken to run every project module)"
+            for p in graph.starts_processes
         )
         _apply_rules(selector, result, by_file, broken, graph, plan, all_tests, failure_log)
         not_replayed = _drop_unusable(selector.reasons)
