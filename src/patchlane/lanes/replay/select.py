@@ -27,7 +27,7 @@ import ast
 import os
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -503,16 +503,7 @@ def select_slice(
             if plan is not None
             else importgraph.build(selector.sources, selector.roots(), by_file)
         )
-        selector.notes.extend(
-            f"not valid Python: {show(p)} (taken to import every project module)"
-            if p.endswith(".py")
-            else f"doctest examples not readable: {show(p)} (taken to import every project module)"
-            for p in graph.unparsable
-        )
-        selector.notes.extend(
-            f"starts processes: {show(p)} (taken to run every project module)"
-            for p in graph.starts_processes
-        )
+        selector.notes.extend(_graph_notes(graph))
         _apply_rules(selector, result, by_file, broken, graph, plan, all_tests, failure_log)
         not_replayed = _drop_unusable(selector.reasons)
         selector.notes.extend(not_replayed)
@@ -536,6 +527,21 @@ def select_slice(
         not_replayed=tuple(not_replayed),
         rule_counts=_rule_counts(selector.rules, nodeids),
         dependency_map=dep_map_note,
+    )
+
+
+def _graph_notes(graph: importgraph.ImportGraph) -> Iterator[str]:
+    """What a reviewer should know about the static graph: files it cannot read (taken to
+    import everything) and test files that start processes."""
+    yield from (
+        f"not valid Python: {show(p)} (taken to import every project module)"
+        if p.endswith(".py")
+        else f"doctest examples not readable: {show(p)} (taken to import every project module)"
+        for p in graph.unparsable
+    )
+    yield from (
+        f"starts processes: {show(p)} (taken to run every project module)"
+        for p in graph.starts_processes
     )
 
 
