@@ -47,7 +47,7 @@ def test_replay_map_records_again_and_forgets_the_failure(repo: GitRepo, tmp_pat
     cache = tmp_path / "cache"
     binding = Binding.here(base)
     maprecord.keep_failure(cache, binding, "a flaky machine")
-    assert maprecord.read_failure(cache, binding) == "a flaky machine"
+    assert maprecord.read_failure(cache, binding) == "'a flaky machine'"
     argv = ["--repo", str(repo.path), "-q", "replay", "map", "--base", base]
     assert main([*argv, "--dep-cache", str(cache)]) == 0
     assert maprecord.read_failure(cache, binding) is None

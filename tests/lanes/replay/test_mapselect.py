@@ -80,3 +80,49 @@ def test_only_a_test_that_ran_the_change_brings_in_the_importers_of_what_it_impo
         "tests/test_a_source.py::test_source",
         "tests/test_b_runs.py::test_runs",
     }
+
+
+def test_a_process_started_while_a_conftest_is_imported_blinds_every_test(repo: GitRepo) -> None:
+    # Any test may talk to that process, which runs untraced project code.
+    repo.write("review-map.yml", MAP)
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/app.py", "def handle(x):\n    return x\n")
+    repo.write(
+        "tests/conftest.py",
+        "import subprocess\nimport sys\n\nDONE = subprocess.run([sys.executable, '-c', 'pass'])\n",
+    )
+    repo.write("tests/test_a.py", "from pkg.app import handle\n\n\ndef test_a():\n    handle(1)\n")
+    repo.write("tests/test_b.py", "def test_b():\n    pass\n")
+    base = repo.commit("a conftest that starts a process at import")
+    dep = maprecord.record(repo.path, REVIEW_MAP, base, seed=3)
+    assert dep.blind_tests == {"tests/test_a.py::test_a", "tests/test_b.py::test_b"}
+
+
+SETUP_CLASS = {
+    "pkg/__init__.py": "",
+    "pkg/cart.py": "def add(items, item):\n    items.append(item)\n",
+    "tests/test_cart.py": (
+        "import unittest\n\nfrom pkg.cart import add\n\n\n"
+        "class CartTests(unittest.TestCase):\n"
+        "    @classmethod\n    def setUpClass(cls):\n        cls.items = []\n\n"
+        "    def test_a_adds(self):\n        add(self.items, 1)\n\n"
+        "    def test_b_counts(self):\n        self.assertEqual(len(self.items), 1)\n"
+    ),
+    "tests/test_other.py": "from pkg.cart import add\n\n\ndef test_other():\n    add([], 2)\n",
+}
+
+
+def test_the_users_of_a_unittest_classs_setupclass_share_its_state(repo: GitRepo) -> None:
+    # test_b_counts never ran add(); it reads the list test_a_adds's add() filled.
+    repo.write("review-map.yml", MAP)
+    for path, text in SETUP_CLASS.items():
+        repo.write(path, text)
+    base = repo.commit("a unittest class with state set up once")
+    dep = maprecord.record(repo.path, REVIEW_MAP, base, seed=3)
+    repo.write("pkg/cart.py", SETUP_CLASS["pkg/cart.py"].replace("append(item)", "extend([])"))
+    repo.commit("lose the item")
+    assert set(_select(repo, base, dep).nodeids) == {
+        "tests/test_cart.py::CartTests::test_a_adds",
+        "tests/test_cart.py::CartTests::test_b_counts",
+        "tests/test_other.py::test_other",
+    }

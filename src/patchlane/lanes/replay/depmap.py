@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 import platform
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -251,10 +251,22 @@ def from_recording(binding: Binding, tests: Iterable[str], recording: Any) -> De
         listed_at_import=at_import(recording.get("listed", {})),
         imported=by_context(recording.get("imported", {})),
         uses=tuple(contexts(FIXTURE + f for f in uses.get(t, ())) for t in test_ids),
-        blind=contexts(recording.get("blind", [])),
+        blind=_blind(recording.get("blind", []), contexts, len(test_ids)),
         whole_files=contexts(recording.get("whole_files", [])),
         shared=contexts(FIXTURE + f for f in recording.get("shared", [])),
     )
+
+
+def _blind(
+    blind: list[str], contexts: Callable[[Iterable[str]], tuple[int, ...]], tests: int
+) -> tuple[int, ...]:
+    """The blind contexts; every test when a process or an untraced thread started outside
+    every test (a conftest's server at import): any test may talk to it."""
+    from patchlane.lanes.replay.recorder import IMPORT
+
+    if IMPORT in blind:
+        return tuple(range(tests))
+    return contexts(blind)
 
 
 def _context_lists(value: Mapping[str, Any]) -> Iterable[list[str]]:

@@ -85,7 +85,10 @@ def read_failure(cache: Path, binding: Binding) -> str | None:
         text = _failure_path(cache, binding).read_bytes()[:2000]
     except OSError:
         return None
-    return show(text.decode("utf-8", "replace").strip()) or "no reason kept"
+    # Any code running as this user could have written it: one line, cut short, quoted.
+    first = text.decode("utf-8", "replace").strip().splitlines()[:1]
+    line = show(first[0]) if first else ""
+    return repr(line[:120] + ("…" if len(line) > 120 else "")) if line else "no reason kept"
 
 
 def forget_failure(cache: Path, binding: Binding) -> None:

@@ -100,15 +100,34 @@ class Recorder:
         start_new_thread = _thread.start_new_thread
 
         def watched_fork_exec(*args: Any, **kwargs: Any) -> Any:
-            self.blind.add(self.context)
+            self._mark_blind(self.context)
             return fork_exec(*args, **kwargs)
 
         def watched_start(*args: Any, **kwargs: Any) -> Any:
-            self.blind.add(self.context)
+            self._mark_blind(self.context)
             return start_new_thread(*args, **kwargs)
 
         _posixsubprocess.fork_exec = watched_fork_exec
         _thread.start_new_thread = watched_start
+
+    def _mark_blind(self, context: str) -> None:
+        """Mark ``context`` blind. Outside every test (imports, collection, a plugin's session
+        start) only a start the tree's own code asked for counts (a conftest's server, which
+        any test may talk to: ``depmap`` then blinds every test); a third-party plugin that
+        runs ``git`` as the session starts (pytest-benchmark) runs none of the project's
+        code."""
+        if context != IMPORT or self._tree_on_stack():
+            self.blind.add(context)
+
+    def _tree_on_stack(self) -> bool:
+        frame: Any = sys._getframe(1)
+        while frame is not None:
+            name = frame.f_code.co_filename
+            # "<frozen runpy>", "<string>": not a file, and relative to the tree if resolved.
+            if name.startswith(os.sep) and os.path.realpath(name).startswith(self.inside):
+                return True
+            frame = frame.f_back
+        return False
 
     def _switch(self, context: str) -> None:
         self.context = context
@@ -135,7 +154,7 @@ class Recorder:
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
         context = self.context
         if event in _PROCESS_EVENTS:
-            self.blind.add(context)
+            self._mark_blind(context)
         elif event in _READ_EVENTS and args and not _writes(args):
             rel = self._rel(_sqlite_path(args[0]) if event == "sqlite3.connect" else args[0])
             if rel:
@@ -236,7 +255,11 @@ class Recorder:
 
 def _pytest_own(fixturedef: pytest.FixtureDef[Any]) -> bool:
     """Whether a fixture is one of pytest's own (``tmp_path_factory``, ``cache``): its value
-    holds pytest's state, not the project's."""
+    holds pytest's state, not the project's. The fixtures pytest makes for a unittest
+    class's ``setUpClass`` or an xunit ``setup_module`` are the project's state, though
+    pytest defines them."""
+    if fixturedef.argname.startswith(("_unittest_", "_xunit_")):
+        return False
     module = str(getattr(fixturedef.func, "__module__", "") or "")
     return module == "pytest" or module.startswith(("_pytest.", "pytest."))
 
