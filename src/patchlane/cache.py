@@ -1,7 +1,7 @@
-"""Where patchlane keeps what it reuses between runs: dependency maps and the bytecode of the
-installed modules its children import (docs/decisions.md, "Issue 11").
+"""Where patchlane keeps what it reuses between runs: dependency maps, property results and the
+bytecode of the installed modules its children import (docs/decisions.md, "Issue 11").
 
-One directory, so that a CI job keeps both with one cache step: ``$PATCHLANE_CACHE_DIR``,
+One directory, so that a CI job keeps them all with one cache step: ``$PATCHLANE_CACHE_DIR``,
 else ``$XDG_CACHE_HOME/patchlane``, else ``~/.cache/patchlane``.
 """
 

@@ -11,6 +11,8 @@ from patchlane.commands.options import (
     DEP_MAP_ENV,
     add_dep_map_options,
     add_diff_options,
+    add_property_cache_option,
+    property_cache_enabled,
     seed_value,
 )
 from patchlane.ui import write_stdout
@@ -77,6 +79,7 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         help="where the evidence goes (default: .patchlane/ in the repo)",
     )
     add_dep_map_options(p)
+    add_property_cache_option(p)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
@@ -113,6 +116,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         map_option=ctx.map_option,
         dep_map=args.dep_map,
         dep_cache=args.dep_cache,
+        property_cache=property_cache_enabled(args.property_cache),
     )
     result = run_gate(repo, opts, ctx.out)
     verdict = result.verdict

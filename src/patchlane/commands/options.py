@@ -72,3 +72,31 @@ def add_dep_map_options(p: argparse.ArgumentParser) -> None:
         help="where dependency maps are kept (default: $PATCHLANE_CACHE_DIR, else "
         "$XDG_CACHE_HOME/patchlane, else ~/.cache/patchlane)",
     )
+
+
+PROPERTY_CACHE_ENV = "PATCHLANE_PROPERTY_CACHE"
+
+
+def add_property_cache_option(p: argparse.ArgumentParser) -> None:
+    """Add ``--property-cache``: whether property runs reuse the results of earlier runs
+    whose inputs are unchanged (the result cache in patchlane's cache directory)."""
+    p.add_argument(
+        "--property-cache",
+        choices=("on", "off"),
+        default=os.environ.get(PROPERTY_CACHE_ENV) or "on",
+        help="on: a property run whose module, settings and every file it read are unchanged "
+        "since an earlier run takes that run's result instead of starting a child; off: "
+        "every run starts a child and nothing is stored (default: "
+        f"${PROPERTY_CACHE_ENV}, else on)",
+    )
+
+
+def property_cache_enabled(value: str) -> bool:
+    """Return whether ``--property-cache`` (or its environment default) is ``on``. Raises
+    ``UsageError`` for a value other than ``on`` or ``off`` (argparse checks the choices
+    of the command line, not a default taken from the environment)."""
+    from patchlane.errors import UsageError
+
+    if value not in ("on", "off"):
+        raise UsageError(f"${PROPERTY_CACHE_ENV}={value!r}: expected on or off")
+    return value == "on"

@@ -7,7 +7,12 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patchlane.commands.options import publish, seed_value
+from patchlane.commands.options import (
+    add_property_cache_option,
+    property_cache_enabled,
+    publish,
+    seed_value,
+)
 from patchlane.errors import Exit
 from patchlane.lanes.property import DEFAULT_MUTANTS
 from patchlane.ui import one_line, show
@@ -63,6 +68,7 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         help="with --only: re-run case I (Hypothesis properties re-run with the same seed)",
     )
     p.add_argument("--out", metavar="FILE", help="write property-report.json here")
+    add_property_cache_option(p)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
@@ -84,6 +90,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         raise UsageError("no seed: pass --seed N or set lanes.property.seed in the review map")
     cases = args.cases if args.cases is not None else lane.cases
     head = args.head if args.head is not None else ("HEAD" if args.base is not None else None)
+    result_cache = property_cache_enabled(args.property_cache)
     report = run_property_lane(
         repo,
         review_map,
@@ -95,6 +102,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         only=args.only,
         case=args.case,
         out=ctx.out,
+        result_cache=result_cache,
     )
     data = report.to_json()
     publish(ctx.out, data, args.out, lambda: print_summary(report, ctx, args))

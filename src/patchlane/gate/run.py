@@ -22,7 +22,7 @@ from patchlane.gate.classify import Classification, classify
 from patchlane.gate.replay_stage import ReplayOptions, check_mode, replay
 from patchlane.gate.reports import FILE_NAMES, LaneReports
 from patchlane.gate.review import build_note
-from patchlane.gate.steps import Steps
+from patchlane.gate.steps import CACHED_RUNS, Steps
 from patchlane.gate.verdict import Verdict, decide
 from patchlane.inputs.jsonio import atomic_write_text, write_json
 from patchlane.lanes.fixture.report import FixtureReport
@@ -56,6 +56,8 @@ class GateOptions:
     # "off"; where maps are kept (None: ``patchlane.cache.default_cache``).
     dep_map: str = "off"
     dep_cache: Path | None = None
+    # Reuse property runs whose inputs are unchanged (``lanes.property.resultcache``).
+    property_cache: bool = True
 
 
 @dataclass(frozen=True)
@@ -83,11 +85,13 @@ def property_report(
     out: Output,
     *,
     needed_by_freeze: bool = False,
+    result_cache: bool = True,
 ) -> LaneStarted:
     """Start the property lane: the base's and the head's property modules run against the
     head commit's code, in isolated child processes; the oracle audit may go on while the
     caller runs the other lanes (``LaneStarted.finish``). It runs when the patch touches
-    the lane or when a freeze in play needs its required properties' results."""
+    the lane or when a freeze in play needs its required properties' results.
+    ``result_cache``: reuse the results of runs whose inputs are unchanged."""
     from patchlane.lanes.property.runner import LaneStarted
 
     review_map = cls.map_source.review_map
@@ -112,6 +116,7 @@ def property_report(
         mutants=DEFAULT_MUTANTS if mutants is None else mutants,
         out=out,
         changed=cls.changed_paths,
+        result_cache=result_cache,
     )
 
 
@@ -287,8 +292,18 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
 
     with steps.step("property lane"):
         started = property_report(
-            repo, cls, seed, cases, opts.mutants, out, needed_by_freeze=in_play
+            repo,
+            cls,
+            seed,
+            cases,
+            opts.mutants,
+            out,
+            needed_by_freeze=in_play,
+            result_cache=opts.property_cache,
         )
+    if started.report.cache is not None:
+        use = started.report.cache
+        steps.count(CACHED_RUNS, use.hits, use.hits + use.misses)
     try:
         prop = started.report  # every property's result; the audit may still run
         with steps.step("fixture lane"):

@@ -16,6 +16,9 @@ from contextlib import contextmanager
 from patchlane.ui import Output, one_line
 
 QUIET_FOR_S = 1.0
+# The one entry of ``timings`` that counts rather than times: property runs whose result
+# came from the result cache (no child started).
+CACHED_RUNS = "property lane: runs from the cache"
 
 
 class Steps:
@@ -43,6 +46,12 @@ class Steps:
             took = time.perf_counter() - start
             self.seconds[name] = self.seconds.get(name, 0.0) + took
             self._say(f"{name}: {took:.2f} s")
+
+    def count(self, name: str, value: int, of: int) -> None:
+        """Record ``value`` (a count, not seconds) under ``name``, saying ``name: value of
+        OF`` as a step's end would. Returns nothing."""
+        self.seconds[name] = value
+        self._say(f"{name}: {value} of {of}")
 
     def timings(self) -> dict[str, float]:
         """Return the seconds of each step so far and ``total`` since the clock started,

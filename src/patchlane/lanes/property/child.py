@@ -54,7 +54,7 @@ from typing import Any, NoReturn
 
 from patchlane import props  # noqa: F401 - imported before the repository is importable
 from patchlane.bytecode import import_tree_from_source
-from patchlane.lanes.property import integrity, sandbox, styles
+from patchlane.lanes.property import integrity, reads, sandbox, styles
 
 _TEST_DIRS = frozenset({"tests", "test"})
 # The run that records which project functions a property calls is profiled (every Python
@@ -65,11 +65,16 @@ Verify = Callable[[], list[str]]
 
 
 class Writer:
-    """Writes result lines to the result descriptor, each stamped with the job's token."""
+    """Writes result lines to the result descriptor, each stamped with the job's token.
+
+    ``tail``, when set, returns the record of what the run read (``reads``), written as
+    the last line before ``done``.
+    """
 
     def __init__(self, fd: int, token: str) -> None:
         self._fd = fd
         self._token = token
+        self.tail: Callable[[], dict[str, Any]] | None = None
 
     def emit(self, record: dict[str, Any]) -> None:
         """Write one record as one JSON line (ASCII, no NaN)."""
@@ -153,11 +158,16 @@ def main() -> None:
     pinned, pinned_probe = _prepare_hypothesis(job)
     oracle = _oracle(job)
     violations: list[str] = []
-    sandbox.install(violations)
+    sandbox.install(violations, job.get("guarded", ()))
     # Materialised trees hold no bytecode; a work tree (``patchlane property`` without
     # ``--base``/``--head``) may, and a sourceless ``.pyc`` would import as is.
     for tree in job["trees"]:
         import_tree_from_source(Path(tree))
+    if job.get("record"):
+        # Before the snapshot, which then guards the recorder's wrappers of ``os``.
+        recorder = reads.Recorder()
+        recorder.install()
+        writer.tail = recorder.result
     # Last, when everything the child needs is imported and nothing of the repository is
     # yet: what every later check compares with. Held in a local, which no rebinding of a
     # module attribute reaches.
@@ -271,6 +281,8 @@ def _imported(
 
 
 def _finish(writer: Writer, count: int) -> NoReturn:
+    if writer.tail is not None:
+        writer.emit({"reads": writer.tail()})
     writer.emit({"done": True, "count": count})
     for stream in (sys.stdout, sys.stderr):
         # The code under test may have closed or replaced them.

@@ -210,12 +210,14 @@ class IsolationInfo:
 @dataclass(frozen=True)
 class ChildTiming:
     """Wall-clock seconds of one child (``mode`` run, audit, or import: the base import
-    that tells an environment's missing package from the patch's)."""
+    that tells an environment's missing package from the patch's). ``cached``: no child
+    started, the run's result came from the result cache (``seconds`` is the lookup's)."""
 
     module: str
     source: str
     mode: str
     seconds: float
+    cached: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """Return the timing as JSON-ready data, keys in a fixed order."""
@@ -224,16 +226,42 @@ class ChildTiming:
             "source": self.source,
             "mode": self.mode,
             "seconds": round(self.seconds, 6),
+            "cached": self.cached,
         }
 
     @classmethod
     def parse(cls, item: Fields) -> ChildTiming:
-        """Read one entry of ``timings.children``. Raises ``ReportError``."""
+        """Read one entry of ``timings.children`` (``cached`` reads as false when absent).
+        Raises ``ReportError``."""
         return cls(
             module=item.string("module"),
             source=item.string("source"),
             mode=item.string("mode"),
             seconds=item.number("seconds"),
+            cached=item.boolean("cached", default=False),
+        )
+
+
+@dataclass(frozen=True)
+class CacheUse:
+    """What the result cache did for one lane run: runs whose result it gave (``hits``),
+    runs it did not have (``misses``: a child ran), and runs stored for next time."""
+
+    hits: int
+    misses: int
+    stored: int
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the counts as JSON-ready data, keys in a fixed order."""
+        return {"hits": self.hits, "misses": self.misses, "stored": self.stored}
+
+    @classmethod
+    def parse(cls, item: Fields) -> CacheUse:
+        """Read ``timings.cache``. Raises ``ReportError``."""
+        return cls(
+            hits=item.integer("hits", lo=0),
+            misses=item.integer("misses", lo=0),
+            stored=item.integer("stored", lo=0),
         )
 
 
@@ -270,6 +298,7 @@ class PropertyReport:
     isolation: IsolationInfo | None = None
     seconds: float = 0.0
     children: tuple[ChildTiming, ...] = ()
+    cache: CacheUse | None = None
     review_events: tuple[str, ...] = ()
 
     @classmethod
@@ -319,6 +348,7 @@ class PropertyReport:
                     "timings": {
                         "seconds": round(self.seconds, 6),
                         "children": [c.to_json() for c in self.children],
+                        "cache": None if self.cache is None else self.cache.to_json(),
                     },
                 }
             )
@@ -373,8 +403,16 @@ def _parse(doc: Document, value: object) -> PropertyReport:
         children=()
         if timings is None
         else tuple(ChildTiming.parse(c) for c in timings.items("children", default=())),
+        cache=_cache_use(timings),
         review_events=review_events(top),
     )
+
+
+def _cache_use(timings: Fields | None) -> CacheUse | None:
+    """Read ``timings.cache`` (absent or null: the result cache was not used)."""
+    if timings is None or timings.get("cache") is None:
+        return None
+    return CacheUse.parse(timings.mapping("cache"))
 
 
 def status_and_reason(

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,9 +30,10 @@ from patchlane.config import PropertyLane, ReviewMap
 from patchlane.errors import EnvironmentFault, InputError, MapError, UsageError
 from patchlane.gate.classify import property_module_prefixes
 from patchlane.inputs.paths import to_fs
-from patchlane.lanes.property import DEFAULT_MUTANTS, discover, judge, process
+from patchlane.lanes.property import DEFAULT_MUTANTS, discover, judge, process, resultcache
 from patchlane.lanes.property.report import (
     MODULE_LEVEL,
+    CacheUse,
     ChildTiming,
     Failure,
     IsolationInfo,
@@ -68,6 +69,9 @@ class _Job:
     payload: dict[str, Any]
     timeout_s: float
     home: Path
+    # What the run's result-cache key is made of (``resultcache.describe``); ``None``: the
+    # run is not looked up or stored.
+    described: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,7 @@ def start_property_lane(
     out: Output | None = None,
     isolation: process.Isolation | None = None,
     changed: frozenset[str] | None = None,
+    result_cache: bool = True,
 ) -> LaneStarted:
     """Run the property lane's properties; start its oracle audit, which may still be
     running when this returns (``LaneStarted.finish`` waits for it).
@@ -113,6 +118,8 @@ def start_property_lane(
     ``changed`` (a patch's changed paths): the audit runs only when one of them is a head
     property module or a file it imports (statically, transitively); an audit of unchanged
     oracles and code would repeat the base's.
+    ``result_cache``: reuse the results of earlier runs whose inputs are unchanged, and
+    store this run's (``resultcache``; materialised commits only, never the work tree).
     ``isolation`` overrides the probed layers (tests). Raises ``MapError`` when the map has
     no property lane or names a module that exists neither at base nor at head,
     ``InputError`` when the base holds a property module only as an entry that cannot be
@@ -137,6 +144,7 @@ def start_property_lane(
         scratch = Path(tmp).resolve()
         trees = _trees(repo, review_map, base, head, scratch)
         lane_run = _LaneRun(lane, review_map, trees, scratch, seed, cases, case, layers, out)
+        lane_run.cache = _result_cache(trees) if result_cache else None
         lane_run.plan(only)
         lane_run.run_properties()
         lane_run.check_environment()
@@ -176,6 +184,7 @@ def _lane_report(lane_run: _LaneRun, audit: str, started: float) -> PropertyRepo
         isolation=IsolationInfo(lane_run.layers.network, lane.timeout_s),
         seconds=time.monotonic() - started,
         children=tuple(lane_run.timings),
+        cache=lane_run.cache_use,
     )
 
 
@@ -214,6 +223,7 @@ def run_property_lane(
     out: Output | None = None,
     isolation: process.Isolation | None = None,
     changed: frozenset[str] | None = None,
+    result_cache: bool = True,
 ) -> PropertyReport:
     """Run the whole property lane, its oracle audit included, and return its report (see
     ``start_property_lane`` for the options and what it raises)."""
@@ -230,6 +240,7 @@ def run_property_lane(
         out=out,
         isolation=isolation,
         changed=changed,
+        result_cache=result_cache,
     )
     return started.finish()
 
@@ -245,6 +256,35 @@ class LaneStarted:
 
     report: PropertyReport
     finish: Callable[[], PropertyReport]
+
+
+def _result_cache(trees: _Trees) -> resultcache.ResultCache | None:
+    """Return the result cache for this lane run's trees, or ``None`` for the work tree (it
+    can change while a child reads it, so what was hashed may not be what was read)."""
+    if trees.head is None:
+        return None
+    from patchlane.bytecode import process_pycache
+    from patchlane.cache import default_cache
+
+    roots = {"head": trees.head_root}
+    if trees.base_root is not None:
+        roots["base"] = trees.base_root
+    try:
+        prefix = process_pycache()
+    except OSError:
+        return None
+    return resultcache.ResultCache(default_cache() / resultcache.FOLDER, roots, (prefix,))
+
+
+def _guarded() -> dict[str, list[str]]:
+    """Return the job key that makes the child's sandbox block writes into the parts of
+    patchlane's cache directory that later runs take results from: the property results and
+    the dependency maps (docs/decisions.md, "Issue 11")."""
+    from patchlane.cache import default_cache
+    from patchlane.lanes.replay.depmap import MAPS
+
+    cache = default_cache()
+    return {"guarded": [os.fspath((cache / d).resolve()) for d in (resultcache.FOLDER, MAPS)]}
 
 
 def _check_options(seed: int, cases: int, mutants: int, only: str | None, case: int | None) -> None:
@@ -383,6 +423,10 @@ class _LaneRun:
         self.mutants = 0
         self._homes = 0
         self._base_whole: Path | None = None
+        self.cache: resultcache.ResultCache | None = None
+        self.cache_use: CacheUse | None = None
+        # Finished runs for the cache: (job, what to store or None, why not).
+        self._offers: list[tuple[_Job, resultcache.Offer | None, str]] = []
 
     # -- planning ------------------------------------------------------------------------
 
@@ -509,32 +553,57 @@ class _LaneRun:
             "cases": self.cases,
             "case": self.case,
             "hypothesis": version.uses_hypothesis,
+            **_guarded(),
         }
 
     def _run_job(self, version: discover.ModuleVersion, names: tuple[str, ...]) -> _Job:
         home = self._home()
         payload = {**self._payload(version, names), "home": os.fspath(home)}
-        return _Job(
-            version.module, version.source, "run", names, payload, self.lane.timeout_s, home
-        )
+        described = None
+        if self.cache is not None:
+            described = resultcache.describe(
+                payload,
+                version.source,
+                self.cache.roots,
+                timeout_s=self.lane.timeout_s,
+                isolation=(self.layers.network, *self.layers.prefix),
+            )
+        if described is not None:
+            payload["record"] = True  # the child records what it reads (``reads``)
+        timeout = self.lane.timeout_s
+        return _Job(version.module, version.source, "run", names, payload, timeout, home, described)
 
     # -- running -------------------------------------------------------------------------
 
-    def _execute(self, jobs: list[_Job], judge: Callable[[_Job, process.ChildRun], None]) -> None:
+    def _execute(
+        self,
+        jobs: list[_Job],
+        judge: Callable[[_Job, process.ChildRun], None],
+        ready: Mapping[int, process.ChildRun] | None = None,
+    ) -> None:
+        """Run ``jobs`` in children, except those in ``ready`` (a job's index -> its result
+        from the cache), and ``judge`` every result in job order."""
+        ready = ready or {}
         if not jobs:
             return
-        workers = max(1, min(len(jobs), os.cpu_count() or 1))
+        workers = max(1, min(len(jobs) - len(ready), os.cpu_count() or 1))
         argv = (*self.layers.prefix, *process.CHILD_ARGV)
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = []
-            for job in jobs:
+            futures: dict[int, Future[process.ChildRun]] = {}
+            for i, job in enumerate(jobs):
+                if i in ready:
+                    continue
                 self.out.progress(f"property: {job.module} ({job.source}, {job.mode})")
                 env = process.minimal_env(job.home)
-                futures.append(pool.submit(_start, argv, job, cwd=self.trees.head_root, env=env))
+                futures[i] = pool.submit(_start, argv, job, cwd=self.trees.head_root, env=env)
             # Judged in job order, so that the report never depends on which child ended first.
-            for job, future in zip(jobs, futures, strict=True):
-                result = future.result()
-                self.timings.append(ChildTiming(job.module, job.source, job.mode, result.seconds))
+            for i, job in enumerate(jobs):
+                cached = i in ready
+                result = ready[i] if cached else futures[i].result()
+                timing = ChildTiming(job.module, job.source, job.mode, result.seconds, cached)
+                self.timings.append(timing)
+                if job.described is not None and not cached:
+                    result = self._offer(job, result)
                 if result.stderr_tail:
                     tail = result.stderr_tail.decode("utf-8", "replace").strip().splitlines()
                     # The code under test's bytes: one escaped line, never a line of ours.
@@ -543,8 +612,51 @@ class _LaneRun:
                 judge(job, result)
 
     def run_properties(self) -> None:
-        """Run every queued job and judge each child's results."""
-        self._execute(self.jobs, self._judge_run)
+        """Run every queued job, or take its result from the cache when nothing it read has
+        changed, and judge each one's results; then store the runs that may be reused."""
+        ready: dict[int, process.ChildRun] = {}
+        cache = self.cache
+        if cache is not None:
+            for i, job in enumerate(self.jobs):
+                if job.described is None:
+                    continue
+                start = time.monotonic()
+                records = cache.lookup(job.described)
+                if records is not None:
+                    ready[i] = resultcache.hit_run(records, time.monotonic() - start)
+                    self.out.progress(f"property: {job.module} ({job.source}, from the cache)")
+        self._execute(self.jobs, self._judge_run, ready)
+        if cache is not None:
+            self._store(cache, hits=len(ready))
+
+    def _offer(self, job: _Job, result: process.ChildRun) -> process.ChildRun:
+        """Take the child's record of its reads out of ``result`` (which is returned
+        without it, to be judged) and keep the run for the cache if it may be stored."""
+        assert job.described is not None  # noqa: S101 - only jobs with a key are offered
+        result, reads = resultcache.split(result)
+        records, why = resultcache.trusted_records(job.names, result)
+        if reads is None:
+            why = why or "the child sent no well-formed record of its reads"
+        if records is None or reads is None:
+            self._offers.append((job, None, why))
+            return result
+        offer = resultcache.Offer(job.described, records, reads, job.home)
+        self._offers.append((job, offer, ""))
+        return result
+
+    def _store(self, cache: resultcache.ResultCache, *, hits: int) -> None:
+        """Store the offered runs and count what the cache did for this lane run."""
+        offers = [offer for _, offer, _ in self._offers if offer is not None]
+        stored = iter(cache.store(offers))
+        count = 0
+        for job, offer, why in self._offers:
+            if offer is not None:
+                why = next(stored)
+            if why:
+                self.out.debug(f"property cache: {job.module} ({job.source}) not stored: {why}")
+            else:
+                count += 1
+        self.cache_use = CacheUse(hits=hits, misses=len(self.jobs) - hits, stored=count)
 
     def passed_at_head(self) -> bool:
         """Whether any head property passed (the oracle audit's candidates)."""
@@ -683,6 +795,7 @@ class _LaneRun:
             "case": None,
             "hypothesis": version.uses_hypothesis,
             "home": os.fspath(home),
+            **_guarded(),
         }
         job = _Job(module, "base", "import", (_IMPORT,), payload, self.lane.timeout_s, home)
         self.out.progress(f"property: {module} (base, import with the base's code)")
