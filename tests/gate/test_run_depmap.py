@@ -8,6 +8,8 @@ reused after, and not used when its bytes changed (the report says so).
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -163,3 +165,47 @@ def test_a_map_whose_bytes_changed_is_not_used_and_the_report_says_so(
     assert gate(project, tmp_path / "second", cache) == 0
     note = load(tmp_path / "second", "replay-report.json")["dependency_map"]
     assert "recorded now" in note and "not to its name" in note
+
+
+def test_a_map_the_heads_property_forges_during_the_gate_is_not_the_one_used(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    # The head's property module writes, into the gate's --dep-cache, a well-formed and
+    # hash-named map of the base that says no test ran add(). The gate obtained its map
+    # before any lane ran the head's code, so it records (and uses) the true one.
+    from patchlane.config import parse_review_map
+    from patchlane.lanes.replay import maprecord
+
+    base = project.head()
+    review_map = parse_review_map(project.path.joinpath("review-map.yml").read_text(), "map")
+    true = maprecord.record(project.path, review_map, base, seed=7)
+    add_lines = range(5, 6)  # ``return a + b`` in CALC
+    forged = dataclasses.replace(
+        true,
+        lines={
+            **true.lines,
+            "src/billing/calc.py": {
+                n: () if n in add_lines else c for n, c in true.lines["src/billing/calc.py"].items()
+            },
+        },
+    )
+    data = forged.to_bytes()
+    cache = tmp_path / "cache"
+    target = cache / "maps" / base / f"{hashlib.sha256(data).hexdigest()}.json"
+    prop = (
+        "from pathlib import Path\n\n\ndef prop_refund_never_exceeds_charge(seed, n=200):\n"
+        f"    target = Path({str(target)!r})\n"
+        "    target.parent.mkdir(parents=True, exist_ok=True)\n"
+        f"    target.write_bytes({data!r})\n"
+    )
+    project.write("checks/billing_props.py", prop)
+    project.write(
+        "src/billing/calc.py", CALC.replace("return a + b", "return a + b if a >= 0 else b")
+    )
+    project.commit("optimise add, and a property")
+    out = tmp_path / "ev"
+    assert gate(project, out, cache) == 1
+    assert target.is_file()  # the property did write its map, after the lookup
+    replay = load(out, "replay-report.json")
+    assert replay["dependency_map"].endswith("recorded now")
+    assert replay["failed"] == ["tests/test_calc.py::AddCases::test_add"]

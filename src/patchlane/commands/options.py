@@ -60,9 +60,11 @@ def add_dep_map_options(p: argparse.ArgumentParser) -> None:
         "--dep-map",
         choices=("auto", "off"),
         default=os.environ.get(DEP_MAP_ENV) or "off",
-        help="off: the static rules select the slice; auto (experimental): narrow it with "
-        "the base's dependency map, recorded on first use (the base's whole suite runs once) "
-        "and cached; a red-team pass still finds patches it lets through (docs/decisions.md) "
+        help="off: the static rules select the slice; auto: narrow it with the base's "
+        "dependency map, recorded on first use (the base's whole suite runs once) and cached. "
+        "The map assumes each test's outcome depends only on what that test runs, opens and "
+        "imports, not on what earlier tests left behind; a patch that breaks a test through "
+        "state another test left can pass with it "
         f"(default: ${DEP_MAP_ENV}, else off)",
     )
     p.add_argument(

@@ -50,6 +50,26 @@ class ReplayOptions:
     receipt_path: Path
     dep_map: str = "off"
     dep_cache: Path | None = None
+    # The map as the gate obtained it before any lane ran the head's code (``obtain_map``);
+    # ``None``: look it up when the slice is selected.
+    obtained: tuple[DependencyMap | None, str] | None = None
+
+
+def obtain_map(
+    repo: Path, cls: Classification, opts: ReplayOptions, seed: int | None, out: Output
+) -> tuple[DependencyMap | None, str] | None:
+    """Return the base's dependency map and its note for the gate to hold in memory, or
+    ``None`` when the replay will not select a slice with one (``--dep-map off``,
+    ``--replay none``, no seed).
+
+    Called before any lane runs the head's code: that code runs as this user and could
+    write a map for the base into the cache, which a later lookup would take (a patch's
+    property, or its oracle audit, found ``--dep-cache`` on an ancestor's command line).
+    Raises what ``maprecord.obtain`` raises.
+    """
+    if opts.dep_map == "off" or opts.mode == "none" or seed is None:
+        return None
+    return _dependency_map(repo, cls, opts, seed, out)
 
 
 def check_mode(mode: str) -> None:
@@ -177,8 +197,11 @@ def _select(
     from patchlane.lanes.replay.select import select_slice
 
     patch = cls.patch
-    with clock.step("replay: dependency map"):
-        dep_map, note = _dependency_map(repo, cls, opts, seed, out)
+    if opts.obtained is not None:
+        dep_map, note = opts.obtained
+    else:
+        with clock.step("replay: dependency map"):
+            dep_map, note = _dependency_map(repo, cls, opts, seed, out)
     with clock.step("replay: selection"):
         return select_slice(
             repo,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from patchlane.config import DEFAULT_CASES, ReviewMap
 from patchlane.errors import LINK_REFUSED, InputError, LockError, UnsafeWriteError, UsageError
 from patchlane.gate.classify import Classification, classify
-from patchlane.gate.replay_stage import ReplayOptions, check_mode, replay
+from patchlane.gate.replay_stage import ReplayOptions, check_mode, obtain_map, replay
 from patchlane.gate.reports import FILE_NAMES, LaneReports
 from patchlane.gate.review import build_note
 from patchlane.gate.steps import CACHED_RUNS, Steps
@@ -34,7 +34,6 @@ from patchlane.ui import Output
 if TYPE_CHECKING:
     from patchlane.lanes.freeze.source import Registry
     from patchlane.lanes.property.runner import LaneStarted
-    from patchlane.lanes.replay.report import ReplayReport
 
 
 @dataclass(frozen=True)
@@ -289,6 +288,12 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
         failure_log = read_failure_log(opts.failure_log)
     registry = base_registry(repo, cls)
     in_play = freezes_in_play(registry, cls, failure_log)
+    replay_opts = _replay_options(opts, out_dir, seed, failure_log)
+    with steps.step("replay: dependency map"):
+        # Before any lane runs the head's code, which could write a map into the cache.
+        replay_opts = dataclasses.replace(
+            replay_opts, obtained=obtain_map(repo, cls, replay_opts, seed, out)
+        )
 
     with steps.step("property lane"):
         started = property_report(
@@ -315,7 +320,8 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
             )
         write_json(out_dir / FILE_NAMES["freeze"], frz.to_json())
         local = (prop, fix, frz)
-        rep = _replay_lane(repo, cls, opts, out_dir, seed, failure_log, local, out, steps)
+        local_green = all(r.status.green for r in local)
+        rep = replay(repo, cls, replay_opts, local_green, frz, out, steps)
     finally:
         with steps.step("property lane: oracle audit (waited for)"):
             prop = started.finish()
@@ -333,21 +339,11 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
     return GateResult(verdict=verdict, out_dir=out_dir, classification=cls, reports=reports)
 
 
-def _replay_lane(
-    repo: Path,
-    cls: Classification,
-    opts: GateOptions,
-    out_dir: Path,
-    seed: int | None,
-    failure_log: frozenset[str],
-    local: tuple[PropertyReport, FixtureReport, FreezeReport],
-    out: Output,
-    steps: Steps,
-) -> ReplayReport:
-    """Run the replay stage when the local lanes are green (``replay_stage.replay``); its
-    slice and receipt go into ``out_dir``."""
-    local_green = all(r.status.green for r in local)
-    replay_opts = ReplayOptions(
+def _replay_options(
+    opts: GateOptions, out_dir: Path, seed: int | None, failure_log: frozenset[str]
+) -> ReplayOptions:
+    """The replay stage's options; its slice and receipt go into ``out_dir``."""
+    return ReplayOptions(
         mode=opts.replay,
         seed=seed,
         failure_log=failure_log,
@@ -357,7 +353,6 @@ def _replay_lane(
         dep_map=opts.dep_map,
         dep_cache=opts.dep_cache,
     )
-    return replay(repo, cls, replay_opts, local_green, local[2], out, steps)
 
 
 def _seed_and_cases(opts: GateOptions, review_map: ReviewMap) -> tuple[int | None, int]:
