@@ -151,6 +151,17 @@ PROJECTS: dict[str, Project] = {
             tests=("tests/",),
             note="pytest style with a tests/conftest.py; full suite ~5 s (not run by default)",
         ),
+        Project(
+            name="pyasn1",
+            dist="pyasn1",
+            versions=("0.6.2", "0.6.3", "0.6.4", "0.6.5"),
+            mutant_base="0.6.5",
+            packages=("pyasn1/",),
+            imports=("pyasn1", "pyasn1.codec.ber.decoder", "pyasn1.codec.ber.encoder"),
+            tests=("tests/",),
+            note="unittest style, ~1,260 tests (110 subtests), no dependencies; full suite ~2 s "
+            "(not run by default; bench_overhead.py's ~1,000-test project)",
+        ),
     )
 }
 DEFAULT_PROJECTS = ("more-itertools", "toolz", "tabulate")
@@ -1226,17 +1237,27 @@ def _receipt_failed(path: Path) -> list[str]:
     return []
 
 
-def gate(python: Path, repo: Path, patch: Patch, out_dir: Path, timeout: float) -> dict[str, Any]:
-    """Run ``patchlane gate --replay local`` on the patch; return what it said."""
+def gate(
+    python: Path,
+    repo: Path,
+    patch: Patch,
+    out_dir: Path,
+    timeout: float,
+    *,
+    extra: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Run ``patchlane gate --replay local`` on the patch (``extra``: more gate options;
+    ``env``: the environment, default ``clean_env()``); return what it said."""
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
     argv: list[str | Path] = [
         python, "-m", "patchlane", "gate", "--repo", repo,
         "--base", patch.base, "--head", patch.head, "--seed", str(GATE_SEED),
-        "--replay", "local", "--out-dir", out_dir, "--json",
+        "--replay", "local", "--out-dir", out_dir, "--json", *extra,
     ]  # fmt: skip
-    proc = run(argv, cwd=repo, env=clean_env(), timeout=timeout)
+    proc = run(argv, cwd=repo, env=clean_env() if env is None else env, timeout=timeout)
     (out_dir / "gate.stdout").write_text(proc.stdout, encoding="utf-8")
     (out_dir / "gate.stderr").write_text(proc.stderr, encoding="utf-8")
     verdict_file = out_dir / "verdict.json"
