@@ -50,6 +50,11 @@ class DependencyMapError(InputError):
     """A dependency map file (``replay map``) is malformed."""
 
 
+class PatchApplyError(InputError):
+    """A patch given as a file (``gate --patch``) is empty, is not a patch, or does not
+    apply to the base; the message names the patch and the first failing file and hunk."""
+
+
 class UnsafeWriteError(InputError):
     """A place patchlane was asked to write to is a symbolic link (or lies under one inside
     the repository), or is not a file or directory where one is needed. The repository is

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,23 +38,31 @@ def git_env() -> dict[str, str]:
     return env
 
 
-def run(repo: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run ``git -C repo args`` and return the completed process (never raises on exit code)."""
+def run(
+    repo: Path, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git -C repo args`` and return the completed process (never raises on exit code).
+
+    ``env``: variables set on top of ``git_env`` (a temporary ``GIT_INDEX_FILE``, the
+    identity of a commit patchlane writes).
+    """
     try:
         return subprocess.run(
             ["git", "-C", os.fspath(repo), *_CONFIG, *args],
             input=stdin,
             capture_output=True,
-            env=git_env(),
+            env={**git_env(), **(env or {})},
             check=False,
         )
     except FileNotFoundError as e:
         raise GitError("git is not installed or not on PATH") from e
 
 
-def out(repo: Path, *args: str) -> bytes:
+def out(
+    repo: Path, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None
+) -> bytes:
     """Run git and return stdout. Raises ``GitError`` with git's message on failure."""
-    proc = run(repo, *args)
+    proc = run(repo, *args, stdin=stdin, env=env)
     if proc.returncode != 0:
         message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(f"git {args[0]} failed: {message[-1] if message else proc.returncode}")
@@ -272,3 +280,56 @@ def files_containing(repo: Path, commit: str, needle: str) -> list[str]:
         for record in proc.stdout.split(b"\0")
         if record.startswith(prefix)
     ]
+
+
+# --- Commits from a patch, built in a private index (``inputs.patchfile``) -------------------
+# Each takes the index file to use: ``GIT_INDEX_FILE`` points git at it, so the user's own
+# index, work tree and branches are never read or written.
+
+
+def commit_date(repo: Path, commit: str) -> str:
+    """Return the committer date of ``commit`` in git's raw form (``SECONDS +ZZZZ``)."""
+    raw = out(repo, "log", "-1", "--no-walk", "--date=raw", "--format=%cd", commit, "--")
+    return raw.decode("ascii").strip()
+
+
+def read_tree(repo: Path, commit: str, index: Path) -> None:
+    """Fill the index file ``index`` with the tree of ``commit``. Raises ``GitError``."""
+    out(repo, "read-tree", commit, env={"GIT_INDEX_FILE": os.fspath(index)})
+
+
+def apply_to_index(repo: Path, patch: bytes, index: Path) -> str | None:
+    """Apply ``patch`` (a diff, binary hunks included) to the index file ``index`` only.
+
+    Returns ``None`` when it applied, else git's error output. The user's whitespace and
+    ``apply.*`` settings are overridden: the same patch applies or fails the same way in
+    every clone.
+    """
+    proc = run(
+        repo, "-c", "apply.whitespace=nowarn", "-c", "apply.ignoreWhitespace=no",
+        "apply", "--cached", "--binary", "-p1", "-",
+        stdin=patch, env={"GIT_INDEX_FILE": os.fspath(index)},
+    )  # fmt: skip
+    return None if proc.returncode == 0 else proc.stderr.decode("utf-8", "surrogateescape")
+
+
+def write_tree(repo: Path, index: Path) -> str:
+    """Write the index file ``index`` as tree objects and return the top tree's id."""
+    raw = out(repo, "write-tree", env={"GIT_INDEX_FILE": os.fspath(index)})
+    return raw.decode("ascii").strip()
+
+
+def commit_tree(
+    repo: Path, tree: str, parent: str, message: bytes, identity: Mapping[str, str]
+) -> str:
+    """Write a commit object of ``tree`` on ``parent`` (no ref moves) and return its id.
+
+    ``identity`` holds the ``GIT_AUTHOR_*`` and ``GIT_COMMITTER_*`` variables; with fixed
+    values the same inputs give the same id. Never signed (``commit.gpgSign`` would make
+    the id differ and could prompt). Raises ``GitError`` with git's message.
+    """
+    raw = out(
+        repo, "commit-tree", "--no-gpg-sign", "-p", parent, "-F", "-", tree,
+        stdin=message, env=identity,
+    )  # fmt: skip
+    return raw.decode("ascii").strip()

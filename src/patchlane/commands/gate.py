@@ -32,6 +32,15 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         "accept_for_review, 1 reject, 3 undecided (2 bad input, 4 internal error).",
     )
     add_diff_options(p)
+    # ``None`` tells "HEAD by default" from a --head the user gave (which --patch excludes).
+    p.set_defaults(head=None)
+    p.add_argument(
+        "--patch",
+        metavar="FILE|-",
+        help="judge this patch instead of a commit: a unified diff, git diff --binary or "
+        "git format-patch (mbox) output ('-': standard input), applied to --base as a commit "
+        "object; the work tree, index and branches are left alone",
+    )
     p.add_argument(
         "--seed",
         type=seed_value,
@@ -99,12 +108,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.failure_log is not None and not args.failure_log.is_file():
         raise UsageError(f"--failure-log {args.failure_log}: no such file")
     repo = ctx.repo()
+    head, applied_from = _head(args, repo)
     # The default lives in the repository; a directory given on the command line is
     # relative to where the user stands, like every other path argument.
     out_dir = Path(".patchlane") if args.out_dir is None else Path.cwd() / args.out_dir
     opts = GateOptions(
         base=args.base,
-        head=args.head,
+        head=head,
         seed=args.seed,
         cases=args.cases,
         today=args.today or today_utc(),
@@ -117,12 +127,16 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         dep_map=args.dep_map,
         dep_cache=args.dep_cache,
         property_cache=property_cache_enabled(args.property_cache),
+        applied_from=applied_from,
     )
     result = run_gate(repo, opts, ctx.out)
     verdict = result.verdict
+    applied = {} if applied_from is None else {"head": head, "applied_from": applied_from}
     if ctx.out.json:
-        write_stdout(dumps_report({**verdict.to_json(), "out_dir": str(result.out_dir)}))
+        write_stdout(dumps_report({**verdict.to_json(), "out_dir": str(result.out_dir), **applied}))
     else:
+        if applied_from is not None:
+            ctx.out.say(one_line(f"head: {head} (applied from {applied_from})"))
         # Reasons quote repository text (paths, node ids, lock reasons, failure messages):
         # one_line keeps a newline, CR or ANSI escape in it from forging or hiding a line.
         ctx.out.say(f"verdict: {verdict.verdict}")
@@ -133,3 +147,22 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             ctx.out.say(one_line(f"{report.lane}: {report.status} ({report.reason})"))
         ctx.out.say(f"evidence: {show(str(result.out_dir))}/ (review.md is the note for a person)")
     return verdict.exit_code
+
+
+def _head(args: argparse.Namespace, repo: Path) -> tuple[str, str | None]:
+    """Return the head to judge and the patch file it was applied from (``None``: the head
+    is a commit the user named). With ``--patch`` the patch is applied to ``--base`` as a
+    new commit object (``inputs.patchfile``). Raises ``UsageError`` for ``--patch`` with
+    ``--head``, ``PatchApplyError`` for a patch that does not apply."""
+    from patchlane.errors import UsageError
+
+    if args.patch is None:
+        return args.head or "HEAD", None
+    if args.head is not None:
+        raise UsageError(
+            "--patch with --head: the patch applied to --base is the head; give one of them"
+        )
+    from patchlane.inputs.patchfile import apply_patch, read_source
+
+    data, label = read_source(args.patch)
+    return apply_patch(repo, args.base, data, label), label

@@ -100,6 +100,10 @@ class ClassificationSummary:
     map_changed: bool
     unmapped: tuple[str, ...]
     control_plane: tuple[ControlChange, ...]
+    # The head commit, and the patch file it was applied from (``gate --patch``; ``None``
+    # for a head that was already a commit).
+    head: str | None = None
+    applied_from: str | None = None
 
     @property
     def facts(self) -> PatchFacts:
@@ -164,6 +168,8 @@ def _parse_summary(doc: Document, value: object) -> ClassificationSummary:
         map_changed=changed,
         unmapped=top.text_list("unmapped", item=None, default=()),
         control_plane=tuple(changes),
+        head=top.string("head", default=None),
+        applied_from=top.string("applied_from", default=None),
     )
 
 
@@ -181,6 +187,8 @@ class Classification:
     map_reason: str
     # (path, kind) -> how the rule found it (``imported by tests/conftest.py``).
     control_why: dict[tuple[str, str], str] = field(default_factory=dict)
+    # The patch file the head commit was made from (``gate --patch``), as the user named it.
+    applied_from: str | None = None
 
     @property
     def harness_changed(self) -> tuple[str, ...]:
@@ -222,6 +230,8 @@ class Classification:
                 ControlChange(path, kind, self.control_why.get((path, kind)))
                 for path, kind in self.control_plane
             ),
+            head=self.head,
+            applied_from=self.applied_from,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -230,6 +240,7 @@ class Classification:
             "base": self.base,
             "head": self.head,
             "merge_base": self.merge_base,
+            **({"applied_from": self.applied_from} if self.applied_from is not None else {}),
             "map": {
                 "path": self.map_source.path,
                 "source": self.map_source.source,
@@ -444,8 +455,15 @@ def lanes_for(path: str, review_map: ReviewMap, props: tuple[str, ...]) -> list[
     return lanes
 
 
-def classify(repo: Path, base_ref: str, head_ref: str, map_option: str | None) -> Classification:
-    """Classify the patch ``merge-base(base, head)..head``.
+def classify(
+    repo: Path,
+    base_ref: str,
+    head_ref: str,
+    map_option: str | None,
+    applied_from: str | None = None,
+) -> Classification:
+    """Classify the patch ``merge-base(base, head)..head`` (``applied_from``: the patch file
+    the head commit was made from, recorded for the evidence).
 
     Returns a ``Classification``. Raises ``GitError`` for an unknown ref or a missing merge
     base, ``MapError`` for a missing or malformed deciding map.
@@ -480,6 +498,7 @@ def classify(repo: Path, base_ref: str, head_ref: str, map_option: str | None) -
         map_complete=complete,
         map_reason=why,
         control_why=sorter.whys,
+        applied_from=applied_from,
     )
 
 

@@ -330,6 +330,11 @@ def build_note(
             fmt("no classification: changed files, map coverage and control-plane changes unknown")
         )
     else:
+        if classification.applied_from is not None:
+            # The head is a commit patchlane made from a file: say which, so that a person
+            # can find the patch the evidence is about.
+            head = classification.head or "unknown"
+            notes.append(fmt("head: {} (applied from {})", head, classification.applied_from))
         for item in classification.control_plane:
             # The route by which the file reaches the run (``imported by ...``).
             kind = f"{item.kind}: {item.why}" if item.why else item.kind

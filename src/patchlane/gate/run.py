@@ -57,6 +57,8 @@ class GateOptions:
     dep_cache: Path | None = None
     # Reuse property runs whose inputs are unchanged (``lanes.property.resultcache``).
     property_cache: bool = True
+    # The patch file ``head`` was applied from (``gate --patch``), named in the evidence.
+    applied_from: str | None = None
 
 
 @dataclass(frozen=True)
@@ -276,7 +278,7 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
 
     steps = Steps(out)
     with steps.step("classify"):
-        cls = classify(repo, opts.base, opts.head, opts.map_option)
+        cls = classify(repo, opts.base, opts.head, opts.map_option, opts.applied_from)
     write_json(out_dir / FILE_NAMES["classify"], cls.to_json())
     review_map: ReviewMap = cls.map_source.review_map
     seed, cases = _seed_and_cases(opts, review_map)
