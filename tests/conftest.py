@@ -15,6 +15,9 @@ from tests.sample import make_billing_repo
 # once more: tests ask for it where they test it (``--dep-map auto``), and no test writes
 # into the user's own cache.
 os.environ["PATCHLANE_DEP_MAP"] = "off"
+# Tests read plain output; a CI that sets FORCE_COLOR for its own log would colour it. The
+# colour tests set it where they test it.
+os.environ.pop("FORCE_COLOR", None)
 os.environ["PATCHLANE_CACHE_DIR"] = tempfile.mkdtemp(prefix="patchlane-test-cache-")
 atexit.register(shutil.rmtree, os.environ["PATCHLANE_CACHE_DIR"], ignore_errors=True)
 

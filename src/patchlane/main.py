@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 from patchlane import __version__
 from patchlane.errors import Exit, PatchlaneError, UsageError
-from patchlane.ui import Output, one_line
+from patchlane.ui import COLOR_CHOICES, Output, color_wanted, one_line
 
 # name -> (module, one-line help). Order is the order of `patchlane --help`.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -92,6 +92,15 @@ def _global_options(suppress: bool) -> _Parser:
         default=flag,
         help="more detail; tracebacks on internal errors",
     )
+    g.add_argument(
+        "--color",
+        choices=COLOR_CHOICES,
+        default=default,
+        metavar="WHEN",
+        help="colour verdicts and lane statuses: auto (on a terminal, unless NO_COLOR is set "
+        "or TERM=dumb; a non-empty FORCE_COLOR forces it), always or never; never in --json "
+        "output (default: auto)",
+    )
     return p
 
 
@@ -115,7 +124,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         ctx = Context(
             repo_option=args.repo,
             map_option=args.map,
-            out=Output(json=args.json, quiet=args.quiet, verbose=args.verbose),
+            out=Output(
+                json=args.json,
+                quiet=args.quiet,
+                verbose=args.verbose,
+                color=not args.json and color_wanted(args.color, sys.stdout),
+            ),
         )
         module = _import_command(COMMANDS[args.command][0])
         code: int = module.run(args, ctx)
@@ -182,7 +196,7 @@ def _command_in(argv: list[str]) -> str | None:
     for arg in argv:
         if skip:
             skip = False
-        elif arg in ("--repo", "--map"):
+        elif arg in ("--repo", "--map", "--color"):
             skip = True
         elif not arg.startswith("-"):
             return arg if arg in COMMANDS else None

@@ -1,9 +1,23 @@
-"""Terminal output: quiet/verbose levels, progress on stderr and safe display of paths."""
+"""Terminal output: quiet/verbose levels, progress on stderr, colour and safe display of paths."""
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
+from typing import TextIO
+
+# SGR codes of the words that carry a decision: the verdicts (bold) and the lane statuses.
+# Any other word (not_applicable, skipped, ...) stays plain.
+_COLOURS = {
+    "reject": "1;31",
+    "undecided": "1;33",
+    "accept_for_review": "1;32",
+    "fail": "31",
+    "error": "31",
+    "pass": "32",
+}
+COLOR_CHOICES = ("auto", "always", "never")
 
 
 @dataclass(frozen=True)
@@ -13,6 +27,15 @@ class Output:
     json: bool = False
     quiet: bool = False
     verbose: bool = False
+    color: bool = False
+
+    def paint(self, word: str) -> str:
+        """Return ``word`` (a verdict or a lane status) in its colour when colour is on:
+        reject, fail and error red, undecided yellow, accept_for_review and pass green."""
+        code = _COLOURS.get(str(word))
+        if not self.color or code is None:
+            return str(word)
+        return f"\x1b[{code}m{word}\x1b[0m"
 
     def say(self, text: str) -> None:
         """Print a human line on stdout (suppressed by ``--json`` and ``-q``).
@@ -36,6 +59,29 @@ class Output:
         """Print a line on stderr only with ``-v``."""
         if self.verbose:
             print(f"patchlane: {text}", file=sys.stderr, flush=True)
+
+
+def color_wanted(mode: str | None, stream: TextIO | None) -> bool:
+    """Return whether human output on ``stream`` is coloured under ``--color MODE``.
+
+    ``always`` and ``never`` decide. ``auto`` (or ``None``): never when ``NO_COLOR`` is set
+    to anything non-empty; always when ``FORCE_COLOR`` is (other than ``0``, ``false``,
+    ``no``: a CI log that renders colour asks for it so); never with ``TERM=dumb``;
+    otherwise only when ``stream`` is a terminal.
+    """
+    if mode in ("always", "never"):
+        return mode == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    force = os.environ.get("FORCE_COLOR", "")
+    if force and force.lower() not in ("0", "false", "no"):
+        return True
+    if os.environ.get("TERM") == "dumb" or stream is None:
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a replaced or closed stream
+        return False
 
 
 def show(path: str) -> str:

@@ -129,7 +129,7 @@ def print_summary(report: FixtureReport, ctx: Context) -> None:
     """Print the human summary of a fixture report (every path through ``ui.show``)."""
     out = ctx.out
     where = "work tree" if report.commit is None else f"commit {report.commit[:12]}"
-    out.say(f"fixture: {report.status} ({where}): {show(report.reason)}")
+    out.say(f"fixture: {out.paint(report.status)} ({where}): {show(report.reason)}")
     for root in report.roots:
         note = ""
         if root.lock_changed:

@@ -51,10 +51,12 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         "audit",
         help="audit every record of the base's freeze registry (rules 1-6)",
         parents=parents,
-        description="Audit every record of the base's freeze registry by rules 1-6 "
-        "(docs/architecture.md §4): expiry, required properties listed and passing, fixture lock "
-        "passing, in play (test file changed by the patch, or node id in the failure log), "
-        "and extensions (from git history). A record not in play skips nothing and cannot "
+        description="Audit every record of the base's freeze registry by rules 1-6: (1) "
+        "'expires' is set, not past and within max_age_days of --today; (2) required "
+        "properties are listed; (3) each of them passed; (4) the record's fixture lock "
+        "passed; (5) in play: the patch changes the test's file or the node id is in the "
+        "failure log; (6) 'expires' was extended only with a new failure log and at most "
+        "max_extensions times (from git history). A record not in play skips nothing and cannot "
         "turn the lane red. Records the patch adds or changes are listed and never count. "
         "Exit 0 when no in-play record fails, 1 when one does, 2 for bad input.",
     )
@@ -119,7 +121,7 @@ def print_summary(report: FreezeReport, ctx: Context) -> None:
     rules it fails (with why), then the patch's own registry changes and what may be
     skipped. Paths and node ids go through ``ui.show``."""
     out = ctx.out
-    out.say(f"freeze: {report.status}: {one_line(report.reason)}")
+    out.say(f"freeze: {out.paint(report.status)}: {one_line(report.reason)}")
     if report.registry is not None:
         out.say(f"registry: {show(report.registry)} ({report.registry_source}), {report.today}")
     for r in report.records:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from patchlane.commands.init_layout import find_code_paths, next_command, say_next
 from patchlane.errors import Exit, UsageError
 from patchlane.inputs.paths import path_problem, symlink_on_way, to_fs
 from patchlane.ui import write_stdout
@@ -72,10 +73,12 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         name,
         help=help_text,
         parents=parents,
-        description="Scaffold review-map.yml (property paths from src/*/ packages, fixture "
-        "roots from --fixtures or tests/fixtures/*/), an empty freeze registry "
-        f"({REGISTRY}) and a LOCK.json for each fixture root, in an existing git repository. "
-        "Refuses to overwrite an existing file (exit 2) unless --force.",
+        description="Scaffold review-map.yml (property paths from the packages and modules "
+        "in src/, else at the top level; fixture roots from --fixtures or tests/fixtures/*/), "
+        f"an empty freeze registry ({REGISTRY}) and a LOCK.json for each fixture root, in an "
+        "existing git repository, and print the gate command to run next (its --base is "
+        "origin/HEAD's branch, else main, else master). Refuses to overwrite an existing "
+        "file (exit 2) unless --force.",
     )
     p.add_argument(
         "--fixtures",
@@ -142,6 +145,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             ),
             "fixture_roots": list(plan.fixture_roots),
             "notes": list(plan.notes),
+            # The gate command the human output's next: line prints (a shell line).
+            "next": next_command(repo, review_map.property is not None)[1],
         }
         write_stdout(dumps_report(data))
         return Exit.GREEN
@@ -150,10 +155,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         ctx.out.say(f"wrote {show(item['path'])}: {item['kind']}{extra}")
     for note in plan.notes:
         ctx.out.say(f"note: {note}")
-    ctx.out.say(
-        f"next: review {show(plan.map_label)}, commit it, then run "
-        "'patchlane gate --base origin/main --seed 20260924 --cases 200'"
-    )
+    say_next(ctx.out, repo, plan.map_label, review_map.property is not None)
     return Exit.GREEN
 
 
@@ -257,7 +259,7 @@ def fixture_root_from_option(repo: Path, option: str) -> str:
 def make_plan(repo: Path, map_target: Path, map_label: str, fixtures: list[str] | None) -> Plan:
     """Decide what ``init`` writes for ``repo``. Raises ``UsageError`` for a bad ``--fixtures``."""
     notes: list[str] = []
-    packages = find_src_packages(repo)
+    packages = find_code_paths(repo, PROPERTY_MODULE.split(".")[0])
     module_file = find_property_module(repo)
     if fixtures:
         roots = tuple(dict.fromkeys(fixture_root_from_option(repo, f) for f in fixtures))
@@ -272,10 +274,16 @@ def make_plan(repo: Path, map_target: Path, map_label: str, fixtures: list[str] 
         notes.append(
             f"no property module {PROPERTY_MODULE} found (checks/props.py or src/checks/props.py): "
             "the property lane is left out; write one and uncomment the lane in the map"
+            + (
+                f" (until then a patch to {', '.join(packages)} is undecided: map incomplete)"
+                if packages
+                else ""
+            )
         )
     elif not packages:
         notes.append(
-            "no src/*/ package found: the property lane is left out; add its paths to the map"
+            "no package or module found (in src/ or at the top level): the property lane "
+            "is left out; add its paths to the map"
         )
     if ".patchlane" not in _read_text(repo / ".gitignore"):
         notes.append(
@@ -342,9 +350,9 @@ def render_map(packages: tuple[str, ...], module_file: str | None, roots: tuple[
         why = (
             f"no module {PROPERTY_MODULE} was found"
             if not has_module
-            else "no src/*/ package was found"
+            else "no package or module was found"
         )
-        example_paths = _flow(packages) if packages else '["src/PACKAGE/"]'
+        example_paths = _flow(packages) if packages else '["PACKAGE/"]'
         lines += [
             f"  # property lane left out: {why}.",
             "  # Write deterministic property functions prop_NAME(seed: int, n: int = 200)",

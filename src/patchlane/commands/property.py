@@ -78,6 +78,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     when no seed is given on the command line or in the map.
     """
     from patchlane.errors import MapError, UsageError
+    from patchlane.gate.steps import Steps
     from patchlane.lanes.property.runner import run_property_lane
 
     repo = ctx.repo()
@@ -91,19 +92,20 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     cases = args.cases if args.cases is not None else lane.cases
     head = args.head if args.head is not None else ("HEAD" if args.base is not None else None)
     result_cache = property_cache_enabled(args.property_cache)
-    report = run_property_lane(
-        repo,
-        review_map,
-        base=args.base,
-        head=head,
-        seed=seed,
-        cases=cases,
-        mutants=args.mutants,
-        only=args.only,
-        case=args.case,
-        out=ctx.out,
-        result_cache=result_cache,
-    )
+    with Steps(ctx.out).step("property lane"):  # said on stderr once it runs a while
+        report = run_property_lane(
+            repo,
+            review_map,
+            base=args.base,
+            head=head,
+            seed=seed,
+            cases=cases,
+            mutants=args.mutants,
+            only=args.only,
+            case=args.case,
+            out=ctx.out,
+            result_cache=result_cache,
+        )
     data = report.to_json()
     publish(ctx.out, data, args.out, lambda: print_summary(report, ctx, args))
     return Exit.GREEN if report.ok else Exit.RED
@@ -138,7 +140,7 @@ def print_summary(report: PropertyReport, ctx: Context, args: argparse.Namespace
     """Print the human summary: the verdict line, each failure with its counterexample and
     the command that re-runs it, then the oracle findings and kill ratios."""
     out = ctx.out
-    out.say(f"property: {report.status}: {one_line(report.reason)}")
+    out.say(f"property: {out.paint(report.status)}: {one_line(report.reason)}")
     for failure in report.failures:
         out.say(_failure_line(failure, args))
         out.say(f"    {one_line(failure.message)}")

@@ -72,9 +72,19 @@ def _add_split(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
         description="Split a slice into N sub-slices (each sorted and hashed) for a CI matrix; "
         "'replay merge' combines their receipts into one for the whole slice.",
     )
-    split.add_argument("--slice", type=Path, required=True, metavar="FILE")
-    split.add_argument("--shards", type=int, required=True, metavar="N")
-    split.add_argument("--out-dir", type=Path, required=True, metavar="DIR")
+    split.add_argument(
+        "--slice", type=Path, required=True, metavar="FILE", help="the slice to split"
+    )
+    split.add_argument(
+        "--shards", type=int, required=True, metavar="N", help="how many sub-slices to write"
+    )
+    split.add_argument(
+        "--out-dir",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="where slice-K-of-N.txt go, one per shard (each one's sha256 is printed)",
+    )
 
 
 def _add_run(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -90,9 +100,23 @@ def _add_run(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
         "xfail the suite makes on its own is recorded as skipped_nodeids (neither evidence nor "
         "failure; the gate checks those nodes at the base).",
     )
-    run.add_argument("--slice", type=Path, required=True, metavar="FILE")
-    run.add_argument("--seed", type=seed_value, required=True, metavar="N")
-    run.add_argument("--freeze-report", type=Path, metavar="FILE")
+    run.add_argument(
+        "--slice", type=Path, required=True, metavar="FILE", help="the slice 'replay select' wrote"
+    )
+    run.add_argument(
+        "--seed",
+        type=seed_value,
+        required=True,
+        metavar="N",
+        help="seed for the tests (their PYTHONHASHSEED), recorded in the receipt",
+    )
+    run.add_argument(
+        "--freeze-report",
+        type=Path,
+        metavar="FILE",
+        help="freeze-report.json: its in-play, passing freezes are the only skips "
+        "(absent: nothing is skipped)",
+    )
     run.add_argument("--signing-key", type=Path, metavar="FILE", help="Ed25519 private key (PEM)")
     run.add_argument(
         "--host-role", default="local", metavar="ROLE", help="who ran it (default: local)"
@@ -120,9 +144,19 @@ def _add_verify(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
         "missing or bad signature where the map requires one; malformed JSON or unknown "
         "fields. Exit 1 when a valid receipt shows a non-frozen failure, 0 otherwise.",
     )
-    verify.add_argument("--slice", type=Path, required=True, metavar="FILE")
-    verify.add_argument("--receipt", type=Path, required=True, metavar="FILE")
-    verify.add_argument("--freeze-report", type=Path, required=True, metavar="FILE")
+    verify.add_argument(
+        "--slice", type=Path, required=True, metavar="FILE", help="the slice the host ran"
+    )
+    verify.add_argument(
+        "--receipt", type=Path, required=True, metavar="FILE", help="the host's receipt.json"
+    )
+    verify.add_argument(
+        "--freeze-report",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="freeze-report.json: the freezes a receipt's skips must match",
+    )
     verify.add_argument(
         "--seed",
         type=seed_value,
@@ -158,7 +192,9 @@ def _add_merge(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
     )
     merge.add_argument("--public-key", type=Path, metavar="FILE", help="verify shard signatures")
     merge.add_argument("--signing-key", type=Path, metavar="FILE", help="sign the merged receipt")
-    merge.add_argument("--out", type=Path, required=True, metavar="FILE")
+    merge.add_argument(
+        "--out", type=Path, required=True, metavar="FILE", help="write the merged receipt here"
+    )
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:

@@ -29,6 +29,7 @@ def main_map(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.cache import default_cache
     from patchlane.config import DEFAULT_MAP
     from patchlane.gate.classify import load_map_at
+    from patchlane.gate.steps import Steps
     from patchlane.inputs.jsonio import dumps_report
     from patchlane.lanes.replay import maprecord
     from patchlane.lanes.replay.depmap import Binding
@@ -51,9 +52,11 @@ def main_map(args: argparse.Namespace, ctx: Context) -> int:
         seed = args.seed if args.seed is not None else _map_seed(review_map)
         binding = Binding.here(base)
         try:
-            depmap = maprecord.record(
-                repo, review_map, base, seed=seed, out=ctx.out, timeout_s=args.timeout
-            )
+            # A recording runs the base's whole suite: said on stderr once it runs a while.
+            with Steps(ctx.out).step("replay map: recording the base's suite"):
+                depmap = maprecord.record(
+                    repo, review_map, base, seed=seed, out=ctx.out, timeout_s=args.timeout
+                )
         except maprecord.MapRecordingError as e:
             maprecord.keep_failure(cache, binding, str(e))  # later gates do not retry it
             raise

@@ -147,7 +147,7 @@ def main_verify(args: argparse.Namespace, ctx: Context) -> int:
     )
 
     def summary() -> None:
-        ctx.out.say(f"replay: {report.status}: {one_line(report.reason)}")
+        ctx.out.say(f"replay: {ctx.out.paint(report.status)}: {one_line(report.reason)}")
         for reason in verification.reasons[1:] if verification.outcome == "refused" else ():
             ctx.out.say(f"  also: {one_line(reason)}")
         ctx.out.say(f"receipt sha256: {verification.receipt_sha256}")

@@ -46,6 +46,7 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
     """
     from patchlane.commands.options import DEP_MAP_ENV
     from patchlane.gate.classify import classify
+    from patchlane.gate.steps import Steps
     from patchlane.inputs.jsonio import atomic_write_bytes, dumps_report
     from patchlane.lanes.freeze.failure_log import read_failure_log
     from patchlane.lanes.property.report import PropertyReport
@@ -63,36 +64,54 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
     if args.dep_map not in ("auto", "off"):  # argparse checks choices, not defaults
         raise UsageError(f"${DEP_MAP_ENV}={args.dep_map!r}: expected auto or off")
     repo = ctx.repo()
+    steps = Steps(ctx.out)  # each step said on stderr once the command runs a while
     # The same refs, merge base, changed paths and deciding map as every other lane.
-    cls = classify(repo, args.base, args.head, ctx.map_option)
+    with steps.step("classify"):
+        cls = classify(repo, args.base, args.head, ctx.map_option)
     seed = review_map_seed(cls)
-    dep_map, note = obtain(
-        repo,
-        cls.map_source.review_map,
-        cls.merge_base,
-        mode="off" if args.all else args.dep_map,
-        cache=args.dep_cache,
-        seed=seed or 0,
-        out=ctx.out,
-    )
-    selection = select_slice(
-        repo,
-        cls.map_source.review_map,
-        base=cls.base,
-        head=cls.head,
-        merge_base=cls.merge_base,
-        changed_paths=cls.changed_paths,
-        failure_log=failed,
-        all_tests=bool(args.all),
-        out=ctx.out,
-        # Collected in the environment `replay run --seed` gives the tests (the map's seed):
-        # node ids computed from it are then the ones the run sees.
-        seed=seed,
-        dep_map=dep_map,
-        dep_map_note=note,
-    )
+    with steps.step("replay: dependency map"):
+        dep_map, note = obtain(
+            repo,
+            cls.map_source.review_map,
+            cls.merge_base,
+            mode="off" if args.all else args.dep_map,
+            cache=args.dep_cache,
+            seed=seed or 0,
+            out=ctx.out,
+        )
+    with steps.step("replay: selection"):
+        selection = select_slice(
+            repo,
+            cls.map_source.review_map,
+            base=cls.base,
+            head=cls.head,
+            merge_base=cls.merge_base,
+            changed_paths=cls.changed_paths,
+            failure_log=failed,
+            all_tests=bool(args.all),
+            out=ctx.out,
+            # Collected in the environment `replay run --seed` gives the tests (the map's
+            # seed): node ids computed from it are then the ones the run sees.
+            seed=seed,
+            dep_map=dep_map,
+            dep_map_note=note,
+        )
     out_path = Path(args.out)
     atomic_write_bytes(out_path, selection.slice_bytes)
+    _warn_about(selection, cls)
+    if ctx.out.json:
+        write_stdout(dumps_report(selection.to_json(str(out_path))))
+    elif ctx.out.quiet:
+        print(selection.sha256, flush=True)  # -q: the hash alone, for scripts
+    else:
+        _print_summary(selection, ctx)
+    return Exit.GREEN
+
+
+def _warn_about(selection: Selection, cls: Classification) -> None:
+    """Warn on stderr about private files, an empty slice and code no test reaches."""
+    from patchlane.gate.replay_stage import unreached_code
+
     for path, why in selection.private:
         _warn(f"private: {show(path)}: {why}")
     if selection.private:
@@ -101,17 +120,8 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
         )
     if not selection.nodeids:
         _warn(EMPTY_WARNING)
-    from patchlane.gate.replay_stage import unreached_code
-
     for path in unreached_code(cls, selection):
         _warn(f"no test in the slice reaches {show(path)}: the replay is no evidence for it")
-    if ctx.out.json:
-        write_stdout(dumps_report(selection.to_json(str(out_path))))
-    elif ctx.out.quiet:
-        print(selection.sha256, flush=True)  # -q: the hash alone, for scripts
-    else:
-        _print_summary(selection, ctx)
-    return Exit.GREEN
 
 
 def review_map_seed(cls: Classification) -> int | None:

@@ -22,9 +22,15 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         "the map's coverage and harness changes are unknown, so the verdict cannot be "
         "accept_for_review. Exit 0 accept_for_review, 1 reject, 3 undecided.",
     )
-    p.add_argument("--property-report", type=Path, required=True, metavar="FILE")
-    p.add_argument("--fixture-report", type=Path, required=True, metavar="FILE")
-    p.add_argument("--freeze-report", type=Path, required=True, metavar="FILE")
+    for lane, command in (("property", "property"), ("fixture", "fixture check"),
+                          ("freeze", "freeze audit")):  # fmt: skip
+        p.add_argument(
+            f"--{lane}-report",
+            type=Path,
+            required=True,
+            metavar="FILE",
+            help=f"{lane}-report.json, as 'patchlane {command} --out' or 'gate' writes it",
+        )
     p.add_argument(
         "--replay-report", type=Path, metavar="FILE", help="absent: replay not run (undecided)"
     )
@@ -59,7 +65,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     data = verdict.to_json()
 
     def summary_lines() -> None:
-        ctx.out.say(f"verdict: {verdict.verdict}")
+        ctx.out.say(f"verdict: {ctx.out.paint(verdict.verdict)}")
         for reason in verdict.reasons:
             ctx.out.say(f"  rule {reason.rule} [{reason.lane}] {reason.effect}: {reason.message}")
 

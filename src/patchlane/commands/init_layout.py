@@ -1,0 +1,149 @@
+"""What ``patchlane init`` finds in a repository: the code's paths and the default branch.
+
+The code is what a property lane's ``paths`` cover: the packages and modules under ``src/``
+(the src layout) or, without them, the top-level packages and single modules (the flat
+layout: ``pkg/__init__.py`` or ``mymod.py`` next to ``tests/``). Tests, the property
+module's package, build scripts and documentation folders are not code under test.
+
+The default branch is what the printed ``next:`` command passes as ``--base``: the target
+of ``origin/HEAD`` when a clone has one, else a local ``main``, else ``master``; a
+repository with only ``master`` is never told ``origin/main``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from patchlane import git
+
+if TYPE_CHECKING:
+    from patchlane.ui import Output
+
+# Top-level folders that hold a package's helpers, not the code under test.
+NOT_CODE_DIRS = frozenset(
+    {
+        "tests", "test", "testing", "checks", "docs", "doc", "examples", "example",
+        "benchmarks", "bench", "scripts", "tools", "build", "dist", "site-packages",
+    }
+)  # fmt: skip
+# Top-level modules that configure, build or run a project rather than being its code.
+NOT_CODE_MODULES = frozenset(
+    {
+        "setup", "conftest", "noxfile", "tasks", "fabfile", "manage", "sitecustomize",
+        "usercustomize", "__init__", "__main__",
+    }
+)  # fmt: skip
+
+DEFAULT_SEED = 20260924
+DEFAULT_CASES = 200
+
+
+@dataclass(frozen=True)
+class Base:
+    """The branch ``--base`` names and how it was found (for the note)."""
+
+    ref: str
+    how: str
+    found: bool
+
+
+def _kind(path: Path) -> str:
+    # lstat: a symlinked folder or file could point out of the repository.
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return ""
+    return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else ""
+
+
+def _is_test_module(stem: str) -> bool:
+    return stem.startswith("test_") or stem.endswith("_test")
+
+
+def _code_in(folder: Path, prefix: str, skip: frozenset[str]) -> list[str]:
+    """Return ``PREFIX NAME/`` for each package and ``PREFIX NAME.py`` for each module."""
+    if _kind(folder) != "dir":
+        return []
+    found = []
+    for child in sorted(folder.iterdir(), key=lambda p: p.name):
+        kind = _kind(child)
+        name = child.name
+        if kind == "dir" and name.isidentifier() and name not in skip:
+            if _kind(child / "__init__.py") == "file":
+                found.append(f"{prefix}{name}/")
+        elif kind == "file" and name.endswith(".py"):
+            stem = name[:-3]
+            if stem.isidentifier() and stem not in NOT_CODE_MODULES and not _is_test_module(stem):
+                found.append(f"{prefix}{name}")
+    return found
+
+
+def find_code_paths(repo: Path, property_package: str = "checks") -> tuple[str, ...]:
+    """Return the repo-relative paths of the code a property lane covers.
+
+    ``src/NAME/`` and ``src/NAME.py`` when ``src/`` holds any; otherwise the top-level
+    packages (``NAME/`` with an ``__init__.py``) and modules (``NAME.py``), leaving out
+    tests, ``property_package`` (the property module's own package), build scripts and
+    documentation folders. Directories end in ``/``.
+    """
+    in_src = _code_in(repo / "src", "src/", frozenset())
+    if in_src:
+        return tuple(in_src)
+    return tuple(_code_in(repo, "", NOT_CODE_DIRS | {property_package}))
+
+
+def _exists(repo: Path, ref: str) -> bool:
+    return git.run(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").returncode == 0
+
+
+def default_base(repo: Path) -> Base:
+    """Return the branch patches are judged against: ``origin/HEAD``'s target, else a local
+    ``main``, else ``master``, else the current branch (``found`` is then false)."""
+    proc = git.run(repo, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
+    target = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
+    if target and _exists(repo, f"refs/remotes/{target}"):
+        return Base(target, "origin/HEAD points at it", True)
+    for name in ("main", "master"):
+        if _exists(repo, f"refs/heads/{name}"):
+            return Base(name, f"the local branch {name}", True)
+    proc = git.run(repo, "symbolic-ref", "--quiet", "--short", "HEAD")
+    current = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
+    return Base(current or "HEAD", "the current branch", False)
+
+
+def gate_command(base: str, with_seed: bool) -> str:
+    """Return the ``patchlane gate`` command line the ``next:`` line prints, quoted for a
+    POSIX shell: ``--replay local`` so that it can reach a verdict on its own, and a
+    seed and case count when the map has a property lane (which needs them)."""
+    argv = ["patchlane", "gate", "--base", base, "--replay", "local"]
+    if with_seed:
+        argv += ["--seed", str(DEFAULT_SEED), "--cases", str(DEFAULT_CASES)]
+    return shlex.join(argv)
+
+
+def next_command(repo: Path, with_seed: bool) -> tuple[Base, str]:
+    """Return the base branch and the gate command ``init`` proposes for ``repo``."""
+    base = default_base(repo)
+    return base, gate_command(base.ref, with_seed)
+
+
+def say_next(out: Output, repo: Path, map_label: str, with_seed: bool) -> None:
+    """Print the ``next:`` line: everything after ``run:`` is a command that works as
+    printed once the scaffold is committed on the base and a patch is on a branch."""
+    from patchlane.ui import show
+
+    base, command = next_command(repo, with_seed)
+    if not base.found:
+        out.say(
+            "note: no origin/HEAD, main or master branch: --base below is the current "
+            f"branch {show(base.ref)}; give the branch patches are judged against"
+        )
+    out.say(
+        f"next: review {show(map_label)} and commit the scaffold to {show(base.ref)}; then, "
+        f"with a patch committed on a branch, run: {command}"
+    )

@@ -1,0 +1,214 @@
+"""``patchlane init`` on the layouts a new user has: a top-level package or a single module
+next to ``tests/``, a default branch called master or named by ``origin/HEAD``; and the
+``next:`` line it prints, run exactly as printed, reaches a verdict."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from patchlane.commands.init_layout import default_base, find_code_paths
+from patchlane.config import parse_review_map
+from patchlane.main import main
+from tests.gitrepo import GitRepo, git_at, run_patchlane
+
+PACKAGE_PROPS = """\
+import random
+
+from pkg.core import add
+
+
+def prop_add_commutes(seed, n=200):
+    rng = random.Random(seed)
+    for _ in range(n):
+        a, b = rng.randint(-99, 99), rng.randint(-99, 99)
+        assert add(a, b) == add(b, a)
+"""
+
+MODULE_PROPS = """\
+import random
+
+from mymod import double
+
+
+def prop_double_is_twice(seed, n=200):
+    rng = random.Random(seed)
+    for _ in range(n):
+        x = rng.randint(-99, 99)
+        assert double(x) == x + x
+"""
+
+
+def _flat_package(repo: GitRepo) -> None:
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/core.py", "def add(a, b):\n    return a + b\n")
+    repo.write("tests/__init__.py", "")
+    repo.write("tests/test_core.py", "from pkg.core import add\n\n\ndef test_add():\n"
+               "    assert add(1, 2) == 3\n")  # fmt: skip
+    repo.write("checks/__init__.py", "")
+    repo.write("checks/props.py", PACKAGE_PROPS)
+    # Not code under test: a build script, helper folders with an __init__.py.
+    repo.write("setup.py", "from setuptools import setup\nsetup()\n")
+    repo.write("scripts/__init__.py", "")
+    repo.write("docs/__init__.py", "")
+    repo.commit("a flat-layout project")
+
+
+def _single_module(repo: GitRepo) -> None:
+    repo.write("mymod.py", "def double(x):\n    return x + x\n")
+    repo.write("tests/test_mymod.py", "from mymod import double\n\n\ndef test_double():\n"
+               "    assert double(2) == 4\n")  # fmt: skip
+    repo.write("test_top.py", "def test_top():\n    assert True\n")  # a test, not code
+    repo.write("conftest.py", "")
+    repo.write("noxfile.py", "")
+    repo.write("checks/__init__.py", "")
+    repo.write("checks/props.py", MODULE_PROPS)
+    repo.commit("a single-module project")
+
+
+def _init_output(repo: GitRepo, *args: str) -> str:
+    proc = run_patchlane("init", *args, cwd=repo.path)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.decode()
+
+
+def _next_argv(stdout: str) -> list[str]:
+    """The command of the ``next:`` line: everything after ``run:``, as a shell splits it."""
+    [line] = [line for line in stdout.splitlines() if line.startswith("next: ")]
+    argv = shlex.split(line.split(" run: ", 1)[1])
+    assert argv[:2] == ["patchlane", "gate"]
+    return argv
+
+
+def _patch_and_run(
+    repo: GitRepo, argv: list[str], path: str, text: str
+) -> subprocess.CompletedProcess[bytes]:
+    """Commit the scaffold where init said, put one commit on a branch, run ``argv``."""
+    repo.commit("patchlane init")
+    repo.branch("agent")
+    repo.write(path, text)
+    repo.commit("the agent's patch")
+    # argv[0] is the console script; the same program as ``python -m patchlane``.
+    return run_patchlane(*argv[1:], cwd=repo.path)
+
+
+def test_flat_package_is_the_property_lane_and_next_reaches_accept(repo: GitRepo) -> None:
+    _flat_package(repo)
+    stdout = _init_output(repo)
+    review_map = parse_review_map((repo.path / "review-map.yml").read_text("utf-8"), "m")
+    assert review_map.property is not None
+    assert review_map.property.paths == ("pkg/",)
+    argv = _next_argv(stdout)
+    assert argv[2:] == [
+        "--base", "main", "--replay", "local", "--seed", "20260924", "--cases", "200"
+    ]  # fmt: skip
+    proc = _patch_and_run(
+        repo, argv, "pkg/core.py", 'def add(a, b):\n    """Sum."""\n    return a + b\n'
+    )
+    out = proc.stdout.decode()
+    assert "map incomplete" not in out
+    assert proc.returncode == 0, out + proc.stderr.decode()
+    assert out.startswith("verdict: accept_for_review\n")
+    assert "replay: pass" in out
+
+
+def test_single_module_is_the_property_lane_and_next_reaches_reject(repo: GitRepo) -> None:
+    _single_module(repo)
+    repo.git("branch", "-m", "master")  # only master: never told origin/main
+    stdout = _init_output(repo)
+    assert "origin/main" not in stdout
+    review_map = parse_review_map((repo.path / "review-map.yml").read_text("utf-8"), "m")
+    assert review_map.property is not None
+    assert review_map.property.paths == ("mymod.py",)
+    argv = _next_argv(stdout)
+    assert argv[2:6] == ["--base", "master", "--replay", "local"]
+    proc = _patch_and_run(repo, argv, "mymod.py", "def double(x):\n    return x * 3\n")
+    out = proc.stdout.decode()
+    assert "map incomplete" not in out
+    assert proc.returncode == 1, out + proc.stderr.decode()
+    assert out.startswith("verdict: reject\n")
+    assert "prop_double_is_twice" in out
+
+
+def test_origin_head_names_the_base_and_its_next_command_runs(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    _flat_package(repo)
+    repo.git("branch", "-m", "trunk")  # the remote's default is neither main nor master
+    bare = tmp_path / "upstream.git"
+    git_at(tmp_path, "clone", "-q", "--bare", os.fspath(repo.path), os.fspath(bare))
+    git_at(tmp_path, "clone", "-q", os.fspath(bare), os.fspath(tmp_path / "clone"))
+    clone = GitRepo(tmp_path / "clone")  # re-initialising a clone keeps its branches
+    assert git_at(clone.path, "symbolic-ref", "refs/remotes/origin/HEAD").strip().endswith("/trunk")
+    git_at(clone.path, "branch", "main")  # a local main does not outrank origin/HEAD
+    argv = _next_argv(_init_output(clone))
+    assert argv[2:4] == ["--base", "origin/trunk"]
+    clone.commit("patchlane init")
+    clone.git("push", "-q", "origin", "trunk")  # "commit the scaffold to origin/trunk"
+    clone.branch("agent")
+    clone.write("pkg/core.py", "def add(a, b):\n    return b + a\n")
+    clone.commit("the agent's patch")
+    proc = run_patchlane(*argv[1:], cwd=clone.path)
+    assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
+    assert proc.stdout.decode().startswith("verdict: accept_for_review\n")
+
+
+def test_default_branch_order(repo: GitRepo, tmp_path: Path) -> None:
+    repo.write("a.py", "")
+    repo.commit("one")
+    assert default_base(repo.path).ref == "main"
+    repo.git("branch", "master")
+    assert default_base(repo.path).ref == "main"  # main before master
+    repo.git("branch", "-D", "master")
+    repo.git("branch", "-m", "trunk")
+    base = default_base(repo.path)
+    assert (base.ref, base.found) == ("trunk", False)
+
+
+def test_without_a_default_branch_the_note_says_so(repo: GitRepo) -> None:
+    _flat_package(repo)
+    repo.git("branch", "-m", "trunk")
+    stdout = _init_output(repo)
+    assert "note: no origin/HEAD, main or master branch" in stdout
+    assert _next_argv(stdout)[2:4] == ["--base", "trunk"]
+
+
+def test_next_has_no_seed_without_a_property_lane(
+    repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo.write("pkg/__init__.py", "")
+    repo.write("tests/test_x.py", "def test_x():\n    assert True\n")
+    repo.commit("no property module")
+    assert main(["--repo", os.fspath(repo.path), "init"]) == 0
+    out = capsys.readouterr().out
+    # The lane is left out, and the note says what that means for a patch to pkg/.
+    assert "until then a patch to pkg/ is undecided: map incomplete" in out
+    assert _next_argv(out)[2:] == ["--base", "main", "--replay", "local"]
+    assert main(["--repo", os.fspath(repo.path), "--json", "init", "--force"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["next"] == "patchlane gate --base main --replay local"
+
+
+def test_src_layout_wins_over_top_level_modules(repo: GitRepo) -> None:
+    repo.write("src/lib/__init__.py", "")
+    repo.write("src/single.py", "")
+    repo.write("tools.py", "")  # a helper script next to a src layout is not the code
+    repo.write("flat/__init__.py", "")
+    assert find_code_paths(repo.path) == ("src/lib/", "src/single.py")
+    (repo.path / "src").rename(repo.path / "elsewhere")
+    assert find_code_paths(repo.path) == ("flat/", "tools.py")
+
+
+def test_symlinked_package_is_not_code(repo: GitRepo, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "pkg").mkdir(parents=True)
+    (outside / "pkg" / "__init__.py").write_text("")
+    (repo.path / "linked").symlink_to(outside / "pkg")
+    (repo.path / "mod.py").symlink_to(outside / "pkg" / "__init__.py")
+    repo.write("real/__init__.py", "")
+    assert find_code_paths(repo.path) == ("real/",)
