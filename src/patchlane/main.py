@@ -22,6 +22,7 @@ from patchlane.ui import COLOR_CHOICES, Output, color_wanted, one_line
 # name -> (module, one-line help). Order is the order of `patchlane --help`.
 COMMANDS: dict[str, tuple[str, str]] = {
     "gate": ("gate", "classify, run every lane, write the verdict and the review note"),
+    "triage": ("triage", "gate many candidate patches against one base, side by side"),
     "classify": ("classify", "list changed files and assign lanes"),
     "property": ("property", "run seeded property checks"),
     "fixture": ("fixture", "check fixture bytes against their locks, or write a new lock"),

@@ -137,4 +137,12 @@ def test_as_a_subprocess(repo: GitRepo) -> None:
     assert proc.returncode == 1, stderr_lines(proc)
     report = json.loads(proc.stdout)
     assert report["failures"][0]["kind"] == "assertion"
-    assert stderr_lines(proc) == []  # progress only on a terminal or with -v
+    # Off a terminal only the lane's clock speaks (once the run passes a second): its start
+    # and its time, never the per-module lines a terminal or -v shows.
+    for line in stderr_lines(proc):
+        assert line == "patchlane: property lane ..." or line.startswith(
+            "patchlane: property lane: "
+        ), line
+    assert (
+        stderr_lines(run_patchlane("-q", "--repo", repo.path, "property", "--base", "main")) == []
+    )

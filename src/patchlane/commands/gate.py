@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from patchlane.commands.options import (
 from patchlane.ui import write_stdout
 
 if TYPE_CHECKING:
+    from patchlane.gate.run import GateOptions
     from patchlane.main import Context
 
 
@@ -41,6 +43,13 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         "git format-patch (mbox) output ('-': standard input), applied to --base as a commit "
         "object; the work tree, index and branches are left alone",
     )
+    add_gate_options(p)
+
+
+def add_gate_options(p: argparse.ArgumentParser) -> None:
+    """Add the options that shape one gate run (seed, cases, review date, failure log,
+    mutants, replay, public key, out dir, dependency map, property cache); ``triage``
+    takes them too."""
     p.add_argument(
         "--seed",
         type=seed_value,
@@ -92,10 +101,44 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from patchlane.errors import UsageError
-    from patchlane.gate.run import GateOptions, run_gate, today_utc
+    from patchlane.gate.run import run_gate
     from patchlane.inputs.jsonio import dumps_report
     from patchlane.ui import one_line, show
+
+    # The default lives in the repository; a directory given on the command line is
+    # relative to where the user stands, like every other path argument.
+    out_dir = Path(".patchlane") if args.out_dir is None else Path.cwd() / args.out_dir
+    repo = ctx.repo()
+    head, applied_from = _head(args, repo)
+    opts = gate_options(args, ctx, head=head, out_dir=out_dir)
+    opts = dataclasses.replace(opts, applied_from=applied_from)
+    result = run_gate(repo, opts, ctx.out)
+    verdict = result.verdict
+    applied = {} if applied_from is None else {"head": head, "applied_from": applied_from}
+    if ctx.out.json:
+        write_stdout(dumps_report({**verdict.to_json(), "out_dir": str(result.out_dir), **applied}))
+    else:
+        if applied_from is not None:
+            ctx.out.say(one_line(f"head: {head} (applied from {applied_from})"))
+        # Reasons quote repository text (paths, node ids, lock reasons, failure messages):
+        # one_line keeps a newline, CR or ANSI escape in it from forging or hiding a line.
+        ctx.out.say(f"verdict: {verdict.verdict}")
+        for reason in verdict.reasons:
+            message = one_line(reason.message)
+            ctx.out.say(f"  rule {reason.rule} [{reason.lane}] {reason.effect}: {message}")
+        for report in result.reports.present():
+            ctx.out.say(one_line(f"{report.lane}: {report.status} ({report.reason})"))
+        ctx.out.say(f"evidence: {show(str(result.out_dir))}/ (review.md is the note for a person)")
+    return verdict.exit_code
+
+
+def gate_options(
+    args: argparse.Namespace, ctx: Context, *, head: str, out_dir: Path
+) -> GateOptions:
+    """Return the ``GateOptions`` of the parsed ``add_gate_options`` (and ``--base``) for
+    ``head``, evidence in ``out_dir``. Raises ``UsageError`` for a value out of range."""
+    from patchlane.errors import UsageError
+    from patchlane.gate.run import GateOptions, today_utc
 
     if args.cases is not None and args.cases < 1:
         raise UsageError(f"--cases {args.cases}: must be at least 1")
@@ -107,12 +150,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         raise UsageError(f"${DEP_MAP_ENV}={args.dep_map!r}: expected auto or off")
     if args.failure_log is not None and not args.failure_log.is_file():
         raise UsageError(f"--failure-log {args.failure_log}: no such file")
-    repo = ctx.repo()
-    head, applied_from = _head(args, repo)
-    # The default lives in the repository; a directory given on the command line is
-    # relative to where the user stands, like every other path argument.
-    out_dir = Path(".patchlane") if args.out_dir is None else Path.cwd() / args.out_dir
-    opts = GateOptions(
+    return GateOptions(
         base=args.base,
         head=head,
         seed=args.seed,
@@ -127,28 +165,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         dep_map=args.dep_map,
         dep_cache=args.dep_cache,
         property_cache=property_cache_enabled(args.property_cache),
-        applied_from=applied_from,
     )
-    result = run_gate(repo, opts, ctx.out)
-    verdict = result.verdict
-    applied = {} if applied_from is None else {"head": head, "applied_from": applied_from}
-    if ctx.out.json:
-        write_stdout(dumps_report({**verdict.to_json(), "out_dir": str(result.out_dir), **applied}))
-    else:
-        if applied_from is not None:
-            ctx.out.say(one_line(f"head: {head} (applied from {applied_from})"))
-        # Reasons quote repository text (paths, node ids, lock reasons, failure messages):
-        # one_line keeps a newline, CR or ANSI escape in it from forging or hiding a line.
-        ctx.out.say(f"verdict: {ctx.out.paint(verdict.verdict)}")
-        for reason in verdict.reasons:
-            message = one_line(reason.message)
-            ctx.out.say(f"  rule {reason.rule} [{reason.lane}] {reason.effect}: {message}")
-        for report in result.reports.present():
-            # paint after one_line: its escape codes are ours, not the repository's.
-            status = ctx.out.paint(report.status)
-            ctx.out.say(f"{report.lane}: {status} ({one_line(report.reason)})")
-        ctx.out.say(f"evidence: {show(str(result.out_dir))}/ (review.md is the note for a person)")
-    return verdict.exit_code
 
 
 def _head(args: argparse.Namespace, repo: Path) -> tuple[str, str | None]:

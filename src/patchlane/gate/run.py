@@ -32,8 +32,20 @@ from patchlane.lanes.status import Status
 from patchlane.ui import Output
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from patchlane.lanes.freeze.source import Registry
     from patchlane.lanes.property.runner import LaneStarted
+    from patchlane.lanes.replay.depmap import DependencyMap
+
+
+@dataclass(frozen=True)
+class SharedBase:
+    """Work on the base done once for many gates against it (``patchlane triage``): the
+    dependency map of each merge base, obtained (``share_map``) before any of those gates
+    ran a head's code."""
+
+    maps: Mapping[str, tuple[DependencyMap | None, str] | None]
 
 
 @dataclass(frozen=True)
@@ -59,6 +71,8 @@ class GateOptions:
     property_cache: bool = True
     # The patch file ``head`` was applied from (``gate --patch``), named in the evidence.
     applied_from: str | None = None
+    # The base's work done once for many gates (``None``: this gate does its own).
+    shared: SharedBase | None = None
 
 
 @dataclass(frozen=True)
@@ -251,6 +265,19 @@ def _check_out_dir(repo: Path, out_dir: Path) -> None:
             raise UnsafeWriteError(os.fspath(path), "is not a regular file")
 
 
+def prepare_out_dir(repo: Path, out_dir: Path) -> Path:
+    """Return ``out_dir`` (relative: to ``repo``) made absolute and created, after
+    ``_check_out_dir``. Raises ``UnsafeWriteError`` or ``InputError`` before anything is
+    created."""
+    out_dir = out_dir if out_dir.is_absolute() else repo / out_dir
+    _check_out_dir(repo, out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(os.fspath(out_dir), f"cannot create: {e.strerror or e}") from e
+    return out_dir
+
+
 def _clear(out_dir: Path) -> None:
     # A receipt or verdict left from an earlier run must never be read as this run's.
     # ``_check_out_dir`` ran first: every name here is a regular file or absent, and
@@ -268,12 +295,7 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
     before anything is cleared or written.
     """
     check_mode(opts.replay)
-    out_dir = opts.out_dir if opts.out_dir.is_absolute() else repo / opts.out_dir
-    _check_out_dir(repo, out_dir)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise InputError(os.fspath(out_dir), f"cannot create: {e.strerror or e}") from e
+    out_dir = prepare_out_dir(repo, opts.out_dir)
     _clear(out_dir)
 
     steps = Steps(out)
@@ -294,7 +316,7 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
     with steps.step("replay: dependency map"):
         # Before any lane runs the head's code, which could write a map into the cache.
         replay_opts = dataclasses.replace(
-            replay_opts, obtained=obtain_map(repo, cls, replay_opts, seed, out)
+            replay_opts, obtained=_obtained(repo, cls, opts.shared, replay_opts, seed, out)
         )
 
     with steps.step("property lane"):
@@ -339,6 +361,34 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
     note = build_note(summary, reports, verdict)
     atomic_write_text(out_dir / FILE_NAMES["review"], note.to_markdown())
     return GateResult(verdict=verdict, out_dir=out_dir, classification=cls, reports=reports)
+
+
+def _obtained(
+    repo: Path,
+    cls: Classification,
+    shared: SharedBase | None,
+    replay_opts: ReplayOptions,
+    seed: int | None,
+    out: Output,
+) -> tuple[DependencyMap | None, str] | None:
+    """The dependency map for this gate: the shared one of its merge base, else
+    ``obtain_map``'s."""
+    if shared is not None and cls.merge_base in shared.maps:
+        return shared.maps[cls.merge_base]
+    return obtain_map(repo, cls, replay_opts, seed, out)
+
+
+def share_map(
+    repo: Path, opts: GateOptions, out: Output
+) -> tuple[str, tuple[DependencyMap | None, str] | None]:
+    """Return the merge base of ``opts.base`` and ``opts.head`` and the dependency map a gate
+    of that head would obtain (``obtain_map``), for a ``SharedBase``. Runs no head code: call
+    it for every head before any gate that shares the result starts. Raises what
+    ``classify`` and ``obtain_map`` raise."""
+    cls = classify(repo, opts.base, opts.head, opts.map_option)
+    seed, _ = _seed_and_cases(opts, cls.map_source.review_map)
+    replay_opts = _replay_options(opts, opts.out_dir, seed, frozenset())
+    return cls.merge_base, obtain_map(repo, cls, replay_opts, seed, out)
 
 
 def _replay_options(
