@@ -122,12 +122,14 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             ctx.out.say(one_line(f"head: {head} (applied from {applied_from})"))
         # Reasons quote repository text (paths, node ids, lock reasons, failure messages):
         # one_line keeps a newline, CR or ANSI escape in it from forging or hiding a line.
-        ctx.out.say(f"verdict: {verdict.verdict}")
+        ctx.out.say(f"verdict: {ctx.out.paint(verdict.verdict)}")
         for reason in verdict.reasons:
             message = one_line(reason.message)
             ctx.out.say(f"  rule {reason.rule} [{reason.lane}] {reason.effect}: {message}")
         for report in result.reports.present():
-            ctx.out.say(one_line(f"{report.lane}: {report.status} ({report.reason})"))
+            # paint after one_line: its escape codes are ours, not the repository's.
+            status = ctx.out.paint(report.status)
+            ctx.out.say(f"{report.lane}: {status} ({one_line(report.reason)})")
         ctx.out.say(f"evidence: {show(str(result.out_dir))}/ (review.md is the note for a person)")
     return verdict.exit_code
 
