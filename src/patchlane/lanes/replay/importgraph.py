@@ -26,12 +26,13 @@ import ast
 import doctest
 import itertools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from patchlane.inputs.paths import under
-from patchlane.inputs.untrusted import MAX_PYTHON_BYTES, parse_python
-from patchlane.lanes.replay.procstart import starts_processes
+from patchlane.inputs.untrusted import MAX_PYTHON_BYTES
+from patchlane.lanes.replay.sourcescan import ANY_MODULE as ANY_MODULE
+from patchlane.lanes.replay.sourcescan import ImportFrom, SourceScan, scan, scan_source
 
 
 @dataclass(frozen=True)
@@ -125,97 +126,50 @@ def _prefixes(name: str) -> list[str]:
 
 
 def imported_names(tree: ast.AST, own_names: tuple[str, ...], is_package: bool) -> set[str]:
-    """Return every module name the parsed file may import, with all dotted prefixes.
+    """Return every module name the parsed file may import, with all dotted prefixes
+    (``resolve_imports`` of its ``sourcescan.scan``)."""
+    return resolve_imports(scan(tree), own_names, is_package)
+
+
+def resolve_imports(found: SourceScan, own_names: tuple[str, ...], is_package: bool) -> set[str]:
+    """Return every module name a scanned file may import, with all dotted prefixes.
 
     ``from a import b`` yields ``a`` and ``a.b`` (``b`` may be a submodule; when it is an
     attribute, ``a.b`` names no file and is harmless). Relative imports are resolved
-    against each of the file's own names (``own_names``).
+    against each of the file's own names (``own_names``). A computed literal import gives
+    ``ANY_MODULE``.
     """
     out: set[str] = set()
-    for node in ast.walk(tree):
-        literal = _literal_import(node)
-        if ANY_MODULE in literal:
+    for literal in found.literal_imports:
+        if literal == ANY_MODULE:
             out.add(ANY_MODULE)
-        out.update(name for lit in literal if lit != ANY_MODULE for name in _prefixes(lit))
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                out.update(_prefixes(alias.name))
-        elif isinstance(node, ast.ImportFrom):
-            bases: list[str] = []
-            if node.level == 0:
-                if node.module:
-                    bases.append(node.module)
-            else:
-                for own in own_names:
-                    parts = own.split(".")
-                    # A package's ``from . import x`` is relative to itself; a module's to
-                    # its package. Each further level strips one more part.
-                    keep = len(parts) - (node.level - 1) - (0 if is_package else 1)
-                    if keep < 0 or (keep == 0 and not node.module):
-                        continue  # beyond the top-level package: an ImportError at run time
-                    base = ".".join(parts[:keep])
-                    if node.module:
-                        base = f"{base}.{node.module}" if base else node.module
-                    bases.append(base)
-            for base in bases:
-                out.update(_prefixes(base))
-                for alias in node.names:
-                    if alias.name != "*":
-                        out.add(f"{base}.{alias.name}")
+        else:
+            out.update(_prefixes(literal))
+    for name in found.imports:
+        out.update(_prefixes(name))
+    for node in found.from_imports:
+        for base in _from_bases(node, own_names, is_package):
+            out.update(_prefixes(base))
+            out.update(f"{base}.{alias}" for alias in node.names if alias != "*")
     return out
 
 
-# Calls whose first argument, when a string literal, names a module they import.
-_IMPORT_CALLS = frozenset({"__import__", "import_module", "importorskip"})
-# What a file "imports" when it imports a computed name: every module of the project.
-ANY_MODULE = "*"
-
-
-def _literal_import(node: ast.AST) -> list[str]:
-    """Return the module names a node imports by a literal string: ``__import__("x")``,
-    ``importlib.import_module("x")`` (and ``import_module(".x", "pkg")``),
-    ``pytest.importorskip("x")`` (however the callee is reached), and
-    ``pytest_plugins = ["x", …]``. A computed name gives ``ANY_MODULE``: the file may import
-    any module of the project (a lazy ``__getattr__``, a plugin loader)."""
-    names: list[str] = []
-    if isinstance(node, ast.Call) and node.args:
-        func = node.func
-        callee = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
-        if callee not in _IMPORT_CALLS:
-            return []
-        first = node.args[0]
-        if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
-            return [ANY_MODULE]
-        name = first.value
-        if name.startswith(".") and callee == "import_module":
-            package = node.args[1] if len(node.args) > 1 else None
-            for kw in node.keywords:
-                if kw.arg == "package":
-                    package = kw.value
-            if not (isinstance(package, ast.Constant) and isinstance(package.value, str)):
-                return [ANY_MODULE]
-            name = _resolve_relative(name, package.value)
-        names.append(name)
-    elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        if any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets):
-            value = node.value
-            items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
-            names.extend(
-                i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)
-            )
-    return [n for n in names if n and not n.startswith(".") and n.isprintable()]
-
-
-def _resolve_relative(name: str, package: str) -> str:
-    """``importlib.import_module(".x", "pkg")``'s absolute name (``""`` past the top)."""
-    level = len(name) - len(name.lstrip("."))
-    parts = package.split(".")
-    if level - 1 > len(parts) - 1:
-        return ""
-    base = ".".join(parts[: len(parts) - (level - 1)])
-    rest = name[level:]
-    return f"{base}.{rest}" if rest else base
+def _from_bases(node: ImportFrom, own_names: tuple[str, ...], is_package: bool) -> list[str]:
+    if node.level == 0:
+        return [node.module] if node.module else []
+    bases: list[str] = []
+    for own in own_names:
+        parts = own.split(".")
+        # A package's ``from . import x`` is relative to itself; a module's to its package.
+        # Each further level strips one more part.
+        keep = len(parts) - (node.level - 1) - (0 if is_package else 1)
+        if keep < 0 or (keep == 0 and not node.module):
+            continue  # beyond the top-level package: an ImportError at run time
+        base = ".".join(parts[:keep])
+        if node.module:
+            base = f"{base}.{node.module}" if base else node.module
+        bases.append(base)
+    return bases
 
 
 # What separates the words of a string that may hold a command line or an entry point
@@ -227,35 +181,6 @@ _MAX_REFERENCE_CHARS = 4096
 
 def _dotted(text: str) -> bool:
     return bool(text) and all(part.isidentifier() for part in text.split("."))
-
-
-def string_constants(tree: ast.AST) -> Iterator[str]:
-    """Yield every string constant of a parsed file (f-string parts and docstrings too)."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            yield node.value
-
-
-def run_as_main(tree: ast.AST) -> set[str]:
-    """Return the strings that follow a ``"-m"`` string in a list, a tuple or a call's
-    arguments (``[sys.executable, "-m", "calc"]``): modules run as ``__main__``."""
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.List, ast.Tuple)):
-            items = node.elts
-        elif isinstance(node, ast.Call):
-            items = node.args
-        else:
-            continue
-        for flag, item in itertools.pairwise(items):
-            if (
-                isinstance(flag, ast.Constant)
-                and flag.value == "-m"
-                and isinstance(item, ast.Constant)
-                and isinstance(item.value, str)
-            ):
-                out.add(item.value)
-    return out
 
 
 def reference_candidates(text: str) -> tuple[set[str], set[str], set[str]]:
@@ -291,7 +216,7 @@ def reference_candidates(text: str) -> tuple[set[str], set[str], set[str]]:
 
 
 def _referenced(
-    tree: ast.AST,
+    found: SourceScan,
     names: dict[str, set[str]],
     by_path: dict[str, set[str]],
     all_roots: tuple[str, ...],
@@ -304,8 +229,8 @@ def _referenced(
     part after an import root, gives that file's names (its path when it has none; ``names``
     then gains it)."""
     out: set[str] = set()
-    mains = run_as_main(tree)
-    for text in string_constants(tree):
+    mains = set(found.mains)
+    for text in found.strings:
         dotted, paths, run = reference_candidates(text)
         mains |= run
         for name in dotted:
@@ -400,17 +325,17 @@ def build(
     for path, data in sources.items():
         try:
             text = data if path.endswith(".py") else doctest_source(data, path)
-            tree = parse_python(text, path)
         except SyntaxError:
+            text = None
+        scanned = None if text is None else scan_source(text, path)
+        if scanned is None:
             unparsable.append(path)
             continue
         own = module_names(path, all_roots)
         is_package = path.endswith("/__init__.py") or path == "__init__.py"
-        # imported_names walks iteratively (ast.walk), so a deep tree that parsed is no
-        # danger here.
-        found = imported_names(tree, own, is_package)
-        found |= _referenced(tree, names, by_path, all_roots)
-        if path in test_side and path.endswith(".py") and starts_processes(tree):
+        found = resolve_imports(scanned, own, is_package)
+        found |= _referenced(scanned, names, by_path, all_roots)
+        if path in test_side and path.endswith(".py") and scanned.starts_processes:
             starters.append(path)  # what its processes run is neither imported nor traced
         found_by_path[path] = found
     every_module = frozenset(names)

@@ -35,10 +35,12 @@ def starts_processes(tree: ast.AST) -> bool:
     function that starts one (``os.system``, ``from os import popen``), names
     ``ProcessPoolExecutor``, ``asyncio.create_subprocess_exec`` or the ``script_runner``
     fixture, or names ``sys.executable``. Raises nothing."""
-    return any(_starts(node) for node in ast.walk(tree))
+    return any(starts_process_here(node) for node in ast.walk(tree))
 
 
-def _starts(node: ast.AST) -> bool:
+def starts_process_here(node: ast.AST) -> bool:
+    """Whether this one node is a sign ``starts_processes`` looks for (for a caller that
+    walks the tree itself)."""
     if isinstance(node, ast.Import):
         return any(a.name.split(".")[0] in _PROCESS_MODULES for a in node.names)
     if isinstance(node, ast.ImportFrom):

@@ -23,7 +23,6 @@ It also finds out whether the slice may leave the machine: a file it needs under
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 import tempfile
@@ -34,12 +33,12 @@ from typing import Any
 
 from patchlane.config import ReviewMap
 from patchlane.inputs.paths import to_fs, under, under_any
-from patchlane.inputs.untrusted import parse_python
 from patchlane.lanes.replay import importgraph, mapselect, slicefile
 from patchlane.lanes.replay.collect import DEFAULT_TIMEOUT_S, Collected, collect
 from patchlane.lanes.replay.depmap import DependencyMap
 from patchlane.lanes.replay.run import CollectError, child_env
 from patchlane.lanes.replay.secrets import scan_file
+from patchlane.lanes.replay.sourcescan import scan_source
 from patchlane.tree import materialise
 from patchlane.ui import Output, one_line, show
 
@@ -148,16 +147,11 @@ def named_basenames(data: bytes) -> frozenset[str]:
     ends instead: a superset of its literals' (escape sequences aside), so that a file the
     host's interpreter might still run is not taken to name nothing. Never raises.
     """
-    try:
-        tree = parse_python(data, "<source>")
-    except SyntaxError:
+    found = scan_source(data, "<source>")  # the import graph has usually scanned it already
+    if found is None:
         text = data.decode("utf-8", "surrogateescape")
         return frozenset(m.group().rsplit("/", 1)[-1] for m in _QUOTED.finditer(text))
-    return frozenset(
-        n.value.rsplit("/", 1)[-1]
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Constant) and isinstance(n.value, str)
-    )
+    return frozenset(s.rsplit("/", 1)[-1] for s in found.strings)
 
 
 def names_file(basenames: frozenset[str], path: str) -> bool:
