@@ -335,7 +335,7 @@ ERRORS: list[tuple[str, str, int, str]] = [
     ("module and modules", _edit('    module: "checks.props"\n', '    module: "checks.props"\n    modules: ["x"]\n'),
      6, "lanes.property: give exactly one of 'module' or 'modules'"),
     ("neither module", _edit('    module: "checks.props"\n', ""),
-     3, "lanes.property: give exactly one of 'module' or 'modules'"),
+     3, "lanes.property: give 'module', 'modules' or 'tests'"),
     ("roots with paths", _edit('    lock: "tests/fixtures/LOCK.json"\n',
                                '    roots: [{path: "a/", lock: "a.json"}]\n'),
      7, "lanes.fixture.paths: give either 'roots' or 'paths'"),

@@ -30,6 +30,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from importlib.abc import PathEntryFinder
 from importlib.machinery import (
     EXTENSION_SUFFIXES,
@@ -39,7 +40,8 @@ from importlib.machinery import (
     SourceFileLoader,
 )
 from pathlib import Path
-from typing import Any
+from types import CodeType
+from typing import Any, ClassVar
 
 PYCACHE = "__pycache__"
 # Lower-cased: a case-insensitive file system (macOS, Windows) imports ``MOD.PYC`` as well.
@@ -61,9 +63,23 @@ class SourceOnlyLoader(SourceFileLoader):
     none it compiles the source and, for want of a modification time, writes nothing.
     """
 
+    # Files (real paths) compiled by a function of the caller's instead of ``compile``:
+    # the property child's one module, whose asserts it rewrites (``lanes.property.asserts``).
+    compilers: ClassVar[dict[str, Callable[[bytes, str], CodeType]]] = {}
+
     def path_stats(self, path: str) -> dict[str, Any]:
         """Raise ``OSError`` always, so that no cache is consulted (see the class)."""
         raise OSError("patchlane: modules of the tree are compiled from source")
+
+    def source_to_code(  # type: ignore[override]
+        self, data: bytes, path: str, *, _optimize: int = -1
+    ) -> CodeType:
+        """Compile ``data`` with the compiler registered for ``path``, if any."""
+        compilers = SourceOnlyLoader.compilers
+        compiler = compilers.get(os.path.realpath(path)) if compilers else None
+        if compiler is not None:
+            return compiler(data, path)
+        return super().source_to_code(data, path, _optimize=_optimize)
 
 
 def import_tree_from_source(root: Path) -> None:

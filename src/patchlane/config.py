@@ -45,6 +45,9 @@ class PropertyLane:
     # error about one of them can point there; not part of what the lane is.
     modules_key: str = field(default="modules", compare=False)
     modules_line: int | None = field(default=None, compare=False)
+    # Existing Hypothesis tests run as properties: pytest node ids and paths (``tests``).
+    tests: tuple[str, ...] = ()
+    tests_line: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -151,16 +154,38 @@ def _property(lanes: Fields) -> PropertyLane | None:
     if r is None:
         return None
     r.only(
-        ("audit_budget_s", "cases", "module", "modules", "paths", "pythonpath", "seed", "timeout_s")
+        (
+            "audit_budget_s",
+            "cases",
+            "module",
+            "modules",
+            "paths",
+            "pythonpath",
+            "seed",
+            "tests",
+            "timeout_s",
+        )
     )
     r.require("paths")
-    if r.has("module") == r.has("modules"):
-        # Both: point at the later of the two keys; neither: at ``property:`` itself.
-        line = max(r.line("module") or 0, r.line("modules") or 0) if r.has("module") else None
+    tests = r.text_list(
+        "tests",
+        expected="a list of pytest node ids or paths",
+        item="a node id or path",
+        check=_test_problem,
+        duplicate="{!r} is listed twice",
+        default=(),
+    )
+    if r.has("module") and r.has("modules"):
+        line = max(r.line("module") or 0, r.line("modules") or 0)
         raise r.fail((), "give exactly one of 'module' or 'modules'", line=line)
+    if not r.has("module") and not r.has("modules") and not tests:
+        raise r.fail((), "give 'module', 'modules' or 'tests'")
+    modules: tuple[str, ...] = ()
     if r.has("module"):
-        modules: tuple[str, ...] = (r.text("module"),)
+        modules = (r.text("module"),)
         key = "module"
+    elif not r.has("modules"):
+        key = "modules"
     else:
         key = "modules"
         raw = r.get("modules")
@@ -180,7 +205,27 @@ def _property(lanes: Fields) -> PropertyLane | None:
         audit_budget_s=_seconds(r, "audit_budget_s", DEFAULT_AUDIT_BUDGET_S),
         modules_key=key,
         modules_line=r.line(key),
+        tests=tests,
+        tests_line=r.line("tests"),
     )
+
+
+_TEST_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _test_problem(entry: str) -> str | None:
+    """Why ``entry`` of ``lanes.property.tests`` is neither a node id (``FILE.py::name``,
+    ``FILE.py::Class::name``) nor a repository path, or ``None``."""
+    path, _, rest = entry.partition("::")
+    problem = path_problem(path, directory_ok=not rest)
+    if problem or not rest:
+        return problem
+    if not path.endswith(".py"):
+        return f"{entry!r}: a node id names a .py file"
+    names = rest.split("::")
+    if len(names) > 2 or not all(_TEST_NAME_RE.match(n) for n in names):
+        return f"{entry!r}: expected FILE.py::test or FILE.py::Class::test (no parameters)"
+    return None
 
 
 def _fixture(lanes: Fields) -> FixtureLane | None:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from patchlane.commands.init_given import find_given_test_files, given_lines
+from patchlane.commands.init_given import note as given_note
 from patchlane.commands.init_layout import find_code_paths, next_command, say_next
 from patchlane.errors import Exit, UsageError
 from patchlane.inputs.paths import path_problem, symlink_on_way, to_fs
@@ -62,6 +64,8 @@ class Plan:
     property_module: str | None
     fixture_roots: tuple[str, ...]
     notes: tuple[str, ...]
+    # Test files with Hypothesis (@given) tests, proposed as ``lanes.property.tests``.
+    property_tests: tuple[str, ...] = ()
 
     def locks(self) -> tuple[str, ...]:
         """Return the repo-relative lock path of each fixture root."""
@@ -139,8 +143,12 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             "wrote": wrote,
             # null when the lane was left out (it is then a comment in the map).
             "property": (
-                {"paths": list(plan.property_paths), "module": plan.property_module}
-                if plan.property_module is not None
+                {
+                    "paths": list(plan.property_paths),
+                    "module": plan.property_module,
+                    **({"tests": list(plan.property_tests)} if plan.property_tests else {}),
+                }
+                if review_map.property is not None
                 else None
             ),
             "fixture_roots": list(plan.fixture_roots),
@@ -261,6 +269,7 @@ def make_plan(repo: Path, map_target: Path, map_label: str, fixtures: list[str] 
     notes: list[str] = []
     packages = find_code_paths(repo, PROPERTY_MODULE.split(".")[0])
     module_file = find_property_module(repo)
+    tests = find_given_test_files(repo)
     if fixtures:
         roots = tuple(dict.fromkeys(fixture_root_from_option(repo, f) for f in fixtures))
         for a in roots:
@@ -270,7 +279,9 @@ def make_plan(repo: Path, map_target: Path, map_label: str, fixtures: list[str] 
     else:
         roots = find_fixture_roots(repo)
 
-    if module_file is None:
+    if tests:
+        notes.append(given_note(tests, bool(packages)))
+    if module_file is None and not (tests and packages):
         notes.append(
             f"no property module {PROPERTY_MODULE} found (checks/props.py or src/checks/props.py): "
             "the property lane is left out; write one and uncomment the lane in the map"
@@ -295,7 +306,7 @@ def make_plan(repo: Path, map_target: Path, map_label: str, fixtures: list[str] 
             f"no fixture root ({FIXTURES_PARENT}/*/ or --fixtures DIR): "
             "the fixture lane is left out"
         )
-    text = render_map(packages, module_file, roots)
+    text = render_map(packages, module_file, roots, tests)
     return Plan(
         map_target=map_target,
         map_label=map_label,
@@ -305,6 +316,7 @@ def make_plan(repo: Path, map_target: Path, map_label: str, fixtures: list[str] 
         property_module=PROPERTY_MODULE if module_file is not None and packages else None,
         fixture_roots=roots,
         notes=tuple(notes),
+        property_tests=tests,
     )
 
 
@@ -324,11 +336,17 @@ def _flow(items: tuple[str, ...]) -> str:
     return "[" + ", ".join(_q(i) for i in items) + "]"
 
 
-def render_map(packages: tuple[str, ...], module_file: str | None, roots: tuple[str, ...]) -> str:
+def render_map(
+    packages: tuple[str, ...],
+    module_file: str | None,
+    roots: tuple[str, ...],
+    tests: tuple[str, ...] = (),
+) -> str:
     """Return the text of the scaffolded review map (loads with ``parse_review_map``).
 
     ``packages`` are the property paths, ``module_file`` the file of ``checks.props`` (or
-    ``None``: the lane is then only described in a comment), ``roots`` the fixture roots.
+    ``None``: the lane is then only described in a comment), ``roots`` the fixture roots,
+    ``tests`` the test files with ``@given`` tests (they make the lane, module or not).
     """
     has_module = module_file is not None
     lines = [
@@ -338,14 +356,16 @@ def render_map(packages: tuple[str, ...], module_file: str | None, roots: tuple[
         "version: 1",
         "lanes:",
     ]
-    if has_module and packages:
-        lines += [
-            f"  # Properties live in {module_file}: functions prop_NAME(seed, n) run with a",
-            "  # pinned seed and case count against the patched code.",
-            "  property:",
-            f"    paths: {_flow(packages)}",
-            f"    module: {_q(PROPERTY_MODULE)}",
-        ]
+    if (has_module or tests) and packages:
+        if has_module:
+            lines += [
+                f"  # Properties live in {module_file}: functions prop_NAME(seed, n) run with a",
+                "  # pinned seed and case count against the patched code.",
+            ]
+        lines += ["  property:", f"    paths: {_flow(packages)}"]
+        if has_module:
+            lines.append(f"    module: {_q(PROPERTY_MODULE)}")
+        lines += given_lines(tests, "    ")
     else:
         why = (
             f"no module {PROPERTY_MODULE} was found"
@@ -361,6 +381,7 @@ def render_map(packages: tuple[str, ...], module_file: str | None, roots: tuple[
             "  # property:",
             f"  #   paths: {example_paths}",
             f"  #   module: {_q(PROPERTY_MODULE)}",
+            *given_lines(tests, "  #   "),
         ]
     if len(roots) == 1:
         lines += [

@@ -53,8 +53,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from patchlane import props  # noqa: F401 - imported before the repository is importable
-from patchlane.bytecode import import_tree_from_source
-from patchlane.lanes.property import integrity, reads, sandbox, styles
+from patchlane.bytecode import SourceOnlyLoader, import_tree_from_source
+from patchlane.lanes.property import asserts, integrity, reads, sandbox, styles
 
 _TEST_DIRS = frozenset({"tests", "test"})
 # The run that records which project functions a property calls is profiled (every Python
@@ -157,6 +157,9 @@ def main() -> None:
     writer = Writer(int(job.pop("result_fd")), str(job.pop("token")))
     pinned, pinned_probe = _prepare_hypothesis(job)
     oracle = _oracle(job)
+    if job.get("tests"):
+        # Imported now, before the repository is importable (see the module's docstring).
+        from patchlane.lanes.property import pytests  # noqa: F401
     violations: list[str] = []
     sandbox.install(violations, job.get("guarded", ()))
     # Materialised trees hold no bytecode; a work tree (``patchlane property`` without
@@ -171,10 +174,13 @@ def main() -> None:
     # Last, when everything the child needs is imported and nothing of the repository is
     # yet: what every later check compares with. Held in a local, which no rebinding of a
     # module attribute reaches.
+    asserts.install()  # before the snapshot, which then guards it
     snapshot = integrity.take(integrity.watched_modules())
     verify: Verify = functools.partial(integrity.verify, snapshot)
     # What the property module's source binds, read before anything of it runs.
     checks = _plan(job)
+    # The module's asserts show their operands' values when they fail (``asserts``).
+    SourceOnlyLoader.compilers[str(job["expect_file"])] = asserts.compile_source
     sys.path[:0] = job["paths"]
     os.chdir(job["cwd"])
     names: list[str] = list(job["names"])
@@ -228,7 +234,7 @@ def _plan(job: dict[str, Any]) -> integrity.Plan | None:
         source = file.read_bytes()
     except OSError:
         return None
-    return integrity.plan(source, os.fspath(file), name, package)
+    return integrity.plan(source, os.fspath(file), name, package, asserts.compile_source)
 
 
 def _loaded_elsewhere(module: types.ModuleType, job: dict[str, Any]) -> str | None:
@@ -347,10 +353,12 @@ def _run_record(
     at_import: list[str],
 ) -> dict[str, Any]:
     start = time.perf_counter()
-    if name not in vars(module):
+    if name not in vars(module) and not job.get("tests"):
         message = f"{name} is in the module's source but not defined after import"
         return _failed(name, "unknown", "error", None, None, message, 0.0)
     prepared = _prepare(job, module, name, pinned)
+    if prepared.refused is not None:
+        return _failed(name, prepared.style, "error", None, None, prepared.refused, 0.0)
     failure: styles.CaseFailure | None = None
     try:
         prepared()
@@ -399,6 +407,12 @@ def _prepare(
     pinned: Any,
     cases: int | None = None,
 ) -> styles.Prepared:
+    if job.get("tests"):
+        # A test the map names, by its node id (``pytests``): always a Hypothesis test.
+        from patchlane.lanes.property import pytests
+
+        roots = job["trees"]
+        return pytests.prepare_test(name, module, seed=int(job["seed"]), pinned=pinned, roots=roots)
     return styles.prepare(
         name,
         vars(module)[name],

@@ -467,15 +467,25 @@ class Plan:
     star: bool
 
 
-def plan(source: bytes, filename: str, name: str, package: str) -> Plan | None:
+def plan(
+    source: bytes,
+    filename: str,
+    name: str,
+    package: str,
+    compiler: Callable[[bytes, str], types.CodeType] | None = None,
+) -> Plan | None:
     """Return the ``Plan`` of module ``name`` (in ``package``) from its ``source``, or
     ``None`` when it is not checked (it does not compile, or binds names dynamically:
     ``globals()``, ``exec``, ...). Read and compiled before the module is imported, so that
-    nothing the import runs can change what it says."""
+    nothing the import runs can change what it says. ``compiler``: how the import compiles
+    the module (the child's assert rewriting), when not as ``compile`` does."""
     try:
         tree = ast.parse(source, filename)
         # As the import compiles it (and none of this module's ``__future__`` flags).
-        code = compile(source, filename, "exec", dont_inherit=True)
+        if compiler is not None:
+            code = compiler(source, filename)
+        else:
+            code = compile(source, filename, "exec", dont_inherit=True)
     except (SyntaxError, ValueError):
         return None
     skip = _dynamic_names(tree)

@@ -300,6 +300,8 @@ class PropertyReport:
     children: tuple[ChildTiming, ...] = ()
     cache: CacheUse | None = None
     review_events: tuple[str, ...] = ()
+    # Tests the map names (``lanes.property.tests``) that do not run: (node id, why).
+    skipped_tests: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def not_applicable(
@@ -337,6 +339,8 @@ class PropertyReport:
                     "properties": [p.to_json() for p in self.properties],
                 }
             )
+        if self.skipped_tests:
+            data["skipped_tests"] = [{"test": t, "reason": r} for t, r in self.skipped_tests]
         data["failures"] = [f.to_json() for f in self.failures]
         data["oracle_findings"] = [f.to_json() for f in self.oracle_findings]
         if self.isolation is not None:
@@ -405,6 +409,10 @@ def _parse(doc: Document, value: object) -> PropertyReport:
         else tuple(ChildTiming.parse(c) for c in timings.items("children", default=())),
         cache=_cache_use(timings),
         review_events=review_events(top),
+        skipped_tests=tuple(
+            (item.string("test"), item.string("reason"))
+            for item in top.items("skipped_tests", default=())
+        ),
     )
 
 

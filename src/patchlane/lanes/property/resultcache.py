@@ -43,7 +43,8 @@ from patchlane.lanes.property import judge
 from patchlane.lanes.property.fingerprint import fingerprint
 from patchlane.lanes.property.process import ChildRun
 
-FORMAT = 1
+# 2: messages of failing asserts show their operands; runs of tests the map names.
+FORMAT = 2
 # The cache's folder in patchlane's cache directory (``patchlane.cache.default_cache``).
 FOLDER = "property"
 # Entries kept per key: one per distinct manifest (the code a base run reaches differs from
@@ -152,6 +153,7 @@ def describe(
         "cases": payload["cases"],
         "case": payload["case"],
         "hypothesis": bool(payload["hypothesis"]),
+        "tests": bool(payload.get("tests")),
         "layout": layout,
         "timeout_s": float(timeout_s),
         "isolation": list(isolation),

@@ -30,7 +30,14 @@ from patchlane.config import PropertyLane, ReviewMap
 from patchlane.errors import EnvironmentFault, InputError, MapError, UsageError
 from patchlane.gate.classify import property_module_prefixes
 from patchlane.inputs.paths import to_fs
-from patchlane.lanes.property import DEFAULT_MUTANTS, discover, judge, process, resultcache
+from patchlane.lanes.property import (
+    DEFAULT_MUTANTS,
+    discover,
+    judge,
+    process,
+    resultcache,
+    testplan,
+)
 from patchlane.lanes.property.report import (
     MODULE_LEVEL,
     CacheUse,
@@ -89,6 +96,8 @@ class _Trees:
     where: str
     base_skipped: tuple[tuple[str, str], ...] = ()
     base_places: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # The base's versions of the test files the map names (``testplan``), if any.
+    base_tests: Path | None = None
 
 
 def start_property_lane(
@@ -185,6 +194,7 @@ def _lane_report(lane_run: _LaneRun, audit: str, started: float) -> PropertyRepo
         seconds=time.monotonic() - started,
         children=tuple(lane_run.timings),
         cache=lane_run.cache_use,
+        skipped_tests=lane_run.tests.skipped if lane_run.tests is not None else (),
     )
 
 
@@ -312,8 +322,14 @@ def _trees(
         where = f"no base, oracles from head {head_commit[:12]}"
         return _Trees(repo, head_root, None, None, head_commit, where)
     base_root, skipped, places = _materialise_base(repo, review_map, base_commit, scratch)
+    base_tests = None
+    if review_map.property is not None and review_map.property.tests:
+        base_tests = base_root / testplan.BASE_DIR
+        materialise(repo, base_commit, base_tests, testplan.base_paths(review_map.property))
     where = f"oracles from base {base_commit[:12]} and head {head_commit[:12]}"
-    return _Trees(repo, head_root, base_root, base_commit, head_commit, where, skipped, places)
+    return _Trees(
+        repo, head_root, base_root, base_commit, head_commit, where, skipped, places, base_tests
+    )
 
 
 def _materialise_base(
@@ -335,6 +351,9 @@ def _materialise_base(
     lane = review_map.property
     assert lane is not None  # noqa: S101 - the lane runs only with a property lane
     candidates = property_module_prefixes(review_map)
+    if not candidates:  # no property module (only tests the map names): an empty tree
+        (scratch / "base").mkdir()
+        return scratch / "base", (), {}
     probe_root = scratch / "base-candidates"
     probe = materialise(repo, commit, probe_root, candidates)
     # A module the base does not hold has no base version to refuse (nor to run): the
@@ -418,6 +437,7 @@ class _LaneRun:
         self.timings: list[ChildTiming] = []
         self.passed: dict[tuple[str, str], float] = {}  # (module, name) -> seconds, at head
         self.head_versions: dict[str, discover.ModuleVersion] = {}
+        self.tests: testplan.TestPlan | None = None
         # (module, source) -> the package a run's import could not find (the child's hint).
         self.missing: dict[tuple[str, str], str] = {}
         self.mutants = 0
@@ -448,9 +468,64 @@ class _LaneRun:
                     self.jobs.append(self._run_job(version, names))
                 if version.source == "head":
                     self.head_versions[module] = version
+        found_only = self._plan_tests(only) or found_only
         if not found_only:
             modules = ", ".join(self.lane.modules)
             raise UsageError(f"--only {only}: no property of that name in {modules}")
+
+    def _plan_tests(self, only: str | None) -> bool:
+        """Queue a run job for each version of each test file the map names (``tests``);
+        return whether any ``@given`` test is to run."""
+        if not self.lane.tests:
+            return False
+        trees = {"head": self.trees.head_root}
+        if self.trees.base_tests is not None:
+            trees = {"base": self.trees.base_tests, **trees}
+        found = testplan.plan(self.lane, trees, self.review_map.label, only)
+        self.tests = found
+        for path in found.files:
+            self.order.setdefault(path, [])
+        for version in found.versions:
+            if version.error is not None:
+                self._module_failure(version.path, version.source, version.error)
+                continue
+            directory = version.path.rpartition("/")[0]
+            overlap = discover.overlapping_prefixes(self.lane, [directory + "/"])
+            if version.source == "base" and overlap:
+                why = "its directory also holds code under test, so its base version would "
+                self._module_failure(
+                    version.path, "base", why + "test the base's code: keep tests apart"
+                )
+                continue
+            for name in version.names:
+                if name not in self.order[version.path]:
+                    self.order[version.path].append(name)
+            if version.names:
+                self.jobs.append(self._test_job(version))
+        return any(v.names for v in found.versions)
+
+    def _test_job(self, version: testplan.TestVersion) -> _Job:
+        """The run job of one version of a test file the map names (``pytests``)."""
+        head = self.trees.head_root
+        trees = [os.fspath(head)]
+        if version.source == "base":
+            trees.insert(0, os.fspath(version.tree))
+        payload = {
+            "mode": "run",
+            "module": version.module,
+            "names": list(version.names),
+            "expect_file": os.fspath(version.file),
+            "paths": testplan.child_paths(version, discover.search_roots(head, self.lane)),
+            "cwd": os.fspath(head),
+            "trees": trees,
+            "seed": self.seed,
+            "cases": self.cases,
+            "case": self.case,
+            "hypothesis": True,
+            "tests": True,
+            **_guarded(),
+        }
+        return self._job(version.path, version.source, version.names, payload)
 
     def _versions(self, module: str) -> list[discover.ModuleVersion]:
         trees = self.trees
@@ -557,13 +632,19 @@ class _LaneRun:
         }
 
     def _run_job(self, version: discover.ModuleVersion, names: tuple[str, ...]) -> _Job:
+        return self._job(version.module, version.source, names, self._payload(version, names))
+
+    def _job(
+        self, module: str, source: str, names: tuple[str, ...], payload: dict[str, Any]
+    ) -> _Job:
+        """A run job with its own home, described for the result cache when it is on."""
         home = self._home()
-        payload = {**self._payload(version, names), "home": os.fspath(home)}
+        payload = {**payload, "home": os.fspath(home)}
         described = None
         if self.cache is not None:
             described = resultcache.describe(
                 payload,
-                version.source,
+                source,
                 self.cache.roots,
                 timeout_s=self.lane.timeout_s,
                 isolation=(self.layers.network, *self.layers.prefix),
@@ -571,7 +652,7 @@ class _LaneRun:
         if described is not None:
             payload["record"] = True  # the child records what it reads (``reads``)
         timeout = self.lane.timeout_s
-        return _Job(version.module, version.source, "run", names, payload, timeout, home, described)
+        return _Job(module, source, "run", names, payload, timeout, home, described)
 
     # -- running -------------------------------------------------------------------------
 
@@ -659,8 +740,9 @@ class _LaneRun:
         self.cache_use = CacheUse(hits=hits, misses=len(self.jobs) - hits, stored=count)
 
     def passed_at_head(self) -> bool:
-        """Whether any head property passed (the oracle audit's candidates)."""
-        return bool(self.passed)
+        """Whether any head property of a property module passed (the oracle audit's
+        candidates: tests the map names are not audited)."""
+        return any(module in self.lane.modules for module, _name in self.passed)
 
     def _judge_run(self, job: _Job, result: process.ChildRun) -> None:
         got, problems = judge.records(job.names, result, judge.valid_run_record)
@@ -921,7 +1003,8 @@ class _LaneRun:
     def ordered(self) -> tuple[tuple[PropertyRun, ...], tuple[Failure, ...]]:
         """Return the runs and failures in report order: modules as the map lists them,
         properties in source order (base first, then head-only ones), base before head."""
-        modules = {m: i for i, m in enumerate(self.lane.modules)}
+        files = self.tests.files if self.tests is not None else ()
+        modules = {m: i for i, m in enumerate((*self.lane.modules, *files))}
 
         def key(module: str, name: str, source: str) -> tuple[int, int, int]:
             names = self.order.get(module, [])

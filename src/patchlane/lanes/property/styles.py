@@ -27,6 +27,7 @@ from types import FrameType
 from typing import Any
 
 from patchlane import props
+from patchlane.lanes.property import asserts
 
 STYLES = ("seed", "hypothesis", "check")
 MESSAGE_LIMIT = 4000
@@ -63,8 +64,11 @@ class Prepared:
         locate: Callable[[BaseException], tuple[int | None, Any]],
         roots: Sequence[str],
         profile_slot: dict[str, Any] | None = None,
+        refused: str | None = None,
     ) -> None:
         self.__name__ = name
+        # Why the property cannot run at all (it is then reported with this message alone).
+        self.refused = refused
         self.__wrapped__ = wrapped
         self.style = style
         self._run = run
@@ -139,6 +143,24 @@ def prepare(
     return _seed(name, fn, seed, cases if case is None else case + 1, roots)
 
 
+def refused(name: str, message: str, roots: Sequence[str], style: str = "unknown") -> Prepared:
+    """Return a property that cannot run, reported as an error saying ``message``."""
+
+    def run() -> None:
+        raise TypeError(message)
+
+    return Prepared(name, style, run, run, _nowhere, roots, refused=message)
+
+
+def prepare_given(
+    name: str, fn: Any, seed: int, pinned: Any, roots: Sequence[str], owner: type | None
+) -> Prepared:
+    """Return the ``@given`` test ``fn`` ready to run as a Hypothesis property; with
+    ``owner`` (its test class) ``fn`` is the class's function, called on a new instance of
+    ``owner`` made at each run (as pytest makes one per test)."""
+    return _hypothesis(name, fn, seed, pinned, roots, owner)
+
+
 def _refusal(name: str, fn: Any, message: str, roots: Sequence[str]) -> Prepared:
     def run() -> None:
         raise TypeError(message)
@@ -201,7 +223,9 @@ def _check(
     return Prepared(name, "check", fn, run, locate, roots)
 
 
-def _hypothesis(name: str, fn: Any, seed: int, pinned: Any, roots: Sequence[str]) -> Prepared:
+def _hypothesis(
+    name: str, fn: Any, seed: int, pinned: Any, roots: Sequence[str], owner: type | None = None
+) -> Prepared:
     inner = fn.hypothesis.inner_test
     if pinned is None:
         # Hypothesis was not imported before the repository was on sys.path, so the one in
@@ -243,14 +267,17 @@ def _hypothesis(name: str, fn: Any, seed: int, pinned: Any, roots: Sequence[str]
         test = hypothesis.seed(seed)(pinned(fn))
         test.hypothesis.inner_test = recording
         last.clear()
-        test()
+        test(*(() if owner is None else (owner(),)))
 
     def locate(_exc: BaseException) -> tuple[int | None, Any]:
         if "call" not in last:
             return None, None
         args, kwargs = last["call"]
         try:
-            return None, dict(inspect.signature(inner).bind_partial(*args, **kwargs).arguments)
+            bound = dict(inspect.signature(inner).bind_partial(*args, **kwargs).arguments)
+            if owner is not None and bound:
+                del bound[next(iter(bound))]  # self
+            return None, bound
         except (TypeError, ValueError):
             return None, {"args": list(args), **kwargs}
 
@@ -269,10 +296,24 @@ def describe(exc: BaseException, roots: Sequence[str]) -> str:
     except Exception:  # noqa: BLE001 - a hostile __str__ must not hide the failure
         text = "<unprintable>"
     message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    explained = _explanation(exc)
+    if explained and explained not in text:
+        message = f"{message}; {explained}"
     where = _innermost(exc, roots)
     if where:
         message = f"{message} (at {where})"
     return message if len(message) <= MESSAGE_LIMIT else message[: MESSAGE_LIMIT - 3] + "..."
+
+
+def _explanation(exc: BaseException) -> str | None:
+    """The operands' values of a failing assert with a message (``asserts``), if any."""
+    if not isinstance(exc, AssertionError):
+        return None
+    try:
+        found = vars(exc).get(asserts.EXPLANATION)
+    except Exception:  # noqa: BLE001 - a hostile exception must not hide the failure
+        return None
+    return found if isinstance(found, str) else None
 
 
 def dir_prefix(directory: str) -> str:
