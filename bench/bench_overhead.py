@@ -59,6 +59,9 @@ MAP_STEP = "replay: dependency map"
 PROPERTY_STEPS = ("property lane", "property lane: oracle audit (waited for)")
 START_STEP = "(start-up and exit)"  # wall - timings.total: interpreter, imports, exit
 GAPS_STEP = "(between steps)"  # timings.total - the steps: map, registry, JSON, note
+# Entries of ``timings`` that count rather than time (patchlane after c9b06af): kept apart.
+CACHED_RUNS = "property lane: runs from the cache"
+COUNTS = (CACHED_RUNS,)
 SHORT = {
     "classify": "classify",
     "property lane": "prop",
@@ -132,7 +135,8 @@ class GateRun:
     exit: int | None
     reason: str
     wall: float
-    timings: dict[str, float]
+    timings: dict[str, float]  # seconds per step, and total
+    counts: dict[str, int]  # the entries of ``COUNTS`` (property runs from the cache)
     slice_size: int | None
     suite_size: int | None
     dependency_map: str
@@ -192,7 +196,8 @@ def gate_once(t: trial.ProjectTrial, patch: trial.Patch, out_dir: Path, cfg: Con
         exit=g["exit"],
         reason=g["reasons"][0] if g["reasons"] else "",
         wall=g["seconds"],
-        timings={str(k): float(v) for k, v in timings.items()},
+        timings={str(k): float(v) for k, v in timings.items() if k not in COUNTS},
+        counts={str(k): int(v) for k, v in timings.items() if k in COUNTS},
         slice_size=replay.get("slice_count", g["slice_size"]),
         suite_size=replay.get("suite_size"),
         dependency_map=str(replay.get("dependency_map") or ""),
@@ -361,6 +366,7 @@ class OverheadResult:
     property_gate: float  # the gate's property lane steps
     property_runs: float | None  # the gate's property children, base and head runs
     property_audit: float | None  # the gate's oracle audit children (not waited for)
+    property_cached: int | None  # property runs the gate took from its result cache
     property_once: float | None  # patchlane property --head, lane seconds
     property_once_wall: float | None
     property_bare: float | None
@@ -396,7 +402,7 @@ def result_of(patch: trial.Patch, runs: list[GateRun], ref: Reference) -> Overhe
         overhead_vs_plain=_r(g.wall - plain) if ran and plain is not None else None,
         steps={k: round(v, 3) for k, v in g.steps.items()},
         property_gate=round(g.property_s, 3), property_runs=_r(g.property_runs_s),
-        property_audit=_r(g.property_audit_s),
+        property_audit=_r(g.property_audit_s), property_cached=g.counts.get(CACHED_RUNS),
         property_once=_r(ref.once_lane_s), property_once_wall=_r(ref.once_wall_s),
         property_bare=_r(ref.bare_s), ratio_once=ratio(ref.once_lane_s),
         ratio_bare=ratio(ref.bare_s), dependency_map=g.dependency_map, load1=g.load1,
@@ -557,7 +563,8 @@ def render_table(results: Sequence[OverheadResult]) -> str:
     f2 = "{:.2f}"
     rows = [
         ["patch", "kind", "verdict", "slice", "suite", "wall s", "run s", "overhead s",
-         "plain s", "ovh vs plain", "prop s", "once s", "bare s", "x once", "x bare", "load"],
+         "plain s", "ovh vs plain", "prop s", "cached", "once s", "bare s", "x once", "x bare",
+         "load"],
     ]  # fmt: skip
     for r in results:
         rows.append(
@@ -567,7 +574,8 @@ def render_table(results: Sequence[OverheadResult]) -> str:
                 f"{r.wall:.2f}", bench_slice._num(r.slice_run, f2),
                 bench_slice._num(r.overhead, f2) + ("" if r.replay_ran else " (no replay)"),
                 bench_slice._num(r.plain_slice, f2), bench_slice._num(r.overhead_vs_plain, f2),
-                f"{r.property_gate:.2f}", bench_slice._num(r.property_once, f2),
+                f"{r.property_gate:.2f}", bench_slice._num(r.property_cached, "{}"),
+                bench_slice._num(r.property_once, f2),
                 bench_slice._num(r.property_bare, f2), bench_slice._num(r.ratio_once, "{:.1f}"),
                 bench_slice._num(r.ratio_bare, "{:.1f}"), f"{r.load1:.2f}",
             ]
