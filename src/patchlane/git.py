@@ -87,21 +87,66 @@ def resolve_commit(repo: Path, ref: str) -> str:
     """Return the full commit id ``ref`` names. Raises ``GitError`` saying what to fetch."""
     proc = run(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
     if proc.returncode != 0:
-        fetch = _fetch_hint(repo, ref)
-        raise GitError(f"unknown ref {ref!r}: it is not a commit in this clone; fetch it ({fetch})")
+        raise GitError(f"unknown ref {ref!r}: {_unknown_ref_hint(repo, ref)}")
     return proc.stdout.decode("ascii").strip()
 
 
-def _fetch_hint(repo: Path, ref: str) -> str:
+def _unknown_ref_hint(repo: Path, ref: str) -> str:
+    """Return what to do about a ref this clone does not have: the close branch, tag and
+    remote-branch names (a typo is the likeliest cause), and ``git fetch`` only when the
+    ref looks remote (``origin/...``, ``REMOTE/...``, ``refs/remotes/...``) or, with no
+    close name, when the clone has remotes that may carry it. Without either, the local
+    branches are listed."""
+    import difflib
+
+    remotes = _remotes(repo)
+    names, branches = _ref_names(repo)
+    short = ref.removeprefix("refs/heads/").removeprefix("refs/tags/")
+    close = difflib.get_close_matches(short.removeprefix("refs/remotes/"), names, n=3)
+    remote_like = ref.startswith("refs/remotes/") or any(
+        ref.startswith(f"{remote}/") for remote in (*remotes, "origin")
+    )
+    hint = "not a branch, tag or commit in this clone"
+    if close:
+        hint += f"; did you mean {' or '.join(repr(name) for name in close)}?"
+    if remote_like or (remotes and not close):
+        fetch = f"it is on a remote, fetch it ({_fetch_hint(ref, remotes)})"
+        hint += f" If {fetch}" if close else f"; if {fetch}"
+    elif not close:
+        hint += f" (branches: {', '.join(branches[:5]) or 'none'})"
+    return hint
+
+
+def _remotes(repo: Path) -> list[str]:
+    proc = run(repo, "remote")
+    return proc.stdout.decode("utf-8", "replace").split() if proc.returncode == 0 else []
+
+
+def _ref_names(repo: Path) -> tuple[list[str], list[str]]:
+    """Return the short names of the clone's branches, tags and remote branches, and of
+    its branches alone."""
+    proc = run(
+        repo, "for-each-ref", "--format=%(refname)", "refs/heads", "refs/tags", "refs/remotes"
+    )
+    names, branches = [], []
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        for prefix in ("refs/heads/", "refs/tags/", "refs/remotes/"):
+            if line.startswith(prefix) and not line.endswith("/HEAD"):
+                names.append(line[len(prefix) :])
+                if prefix == "refs/heads/":
+                    branches.append(line[len(prefix) :])
+                break
+    return names, branches
+
+
+def _fetch_hint(ref: str, configured: list[str]) -> str:
     """Return the ``git fetch`` command that would bring ``ref`` into this clone.
 
     ``REMOTE/BRANCH`` and ``refs/remotes/REMOTE/BRANCH`` name a configured remote (or
     ``origin``, configured or not); anything else (``feature/x`` is a branch name, not
     remote ``feature``) is fetched from origin.
     """
-    proc = run(repo, "remote")
-    remotes = proc.stdout.decode("utf-8", "replace").split() if proc.returncode == 0 else []
-    remotes.append("origin")
+    remotes = [*configured, "origin"]
     name = ref.removeprefix("refs/remotes/")
     for remote in sorted(remotes, key=len, reverse=True):
         if name.startswith(remote + "/"):
@@ -333,3 +378,20 @@ def commit_tree(
         stdin=message, env=identity,
     )  # fmt: skip
     return raw.decode("ascii").strip()
+
+
+def worktree_changes(repo: Path) -> list[tuple[str, str]]:
+    """Return what the work tree holds that ``HEAD`` does not: ``git status`` entries as
+    (two-letter code, path), changes to tracked files (staged or not) and untracked files
+    git does not ignore (``??``). Empty for a clean tree or a repository without one."""
+    proc = run(
+        repo, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all",
+        "--ignore-submodules=none",
+    )  # fmt: skip
+    if proc.returncode != 0:  # a bare repository: nothing uncommitted to speak of
+        return []
+    return [
+        (record[:2].decode("ascii", "replace"), os.fsdecode(record[3:]))
+        for record in proc.stdout.split(b"\0")
+        if len(record) > 3
+    ]

@@ -132,7 +132,7 @@ def test_replay_waits_for_green_local_lanes(patched: GitRepo, tmp_path: Path) ->
     patched.commit("silent fixture edit")
     out = tmp_path / "ev"
     assert gate(patched, out, "local") == 1
-    assert load(out, "replay-report.json")["outcome"] == "not_run"
+    assert load(out, "replay-report.json")["outcome"] == "skipped"
     assert not (out / "receipt.json").exists()
 
 

@@ -101,6 +101,7 @@ def add_gate_options(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    from patchlane.gate.review import summary_lanes, summary_reasons
     from patchlane.gate.run import run_gate
     from patchlane.inputs.jsonio import dumps_report
     from patchlane.ui import one_line, show
@@ -112,6 +113,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     head, applied_from = _head(args, repo)
     opts = gate_options(args, ctx, head=head, out_dir=out_dir)
     opts = dataclasses.replace(opts, applied_from=applied_from)
+    if applied_from is None:
+        _check_uncommitted(args, ctx, repo, head)
     result = run_gate(repo, opts, ctx.out)
     verdict = result.verdict
     applied = {} if applied_from is None else {"head": head, "applied_from": applied_from}
@@ -123,10 +126,11 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         # Reasons quote repository text (paths, node ids, lock reasons, failure messages):
         # one_line keeps a newline, CR or ANSI escape in it from forging or hiding a line.
         ctx.out.say(f"verdict: {ctx.out.paint(verdict.verdict)}")
-        for reason in verdict.reasons:
+        # A replay skipped because a local lane is red is left out of a reject's summary.
+        for reason in summary_reasons(verdict, result.reports.replay):
             message = one_line(reason.message)
             ctx.out.say(f"  rule {reason.rule} [{reason.lane}] {reason.effect}: {message}")
-        for report in result.reports.present():
+        for report in summary_lanes(verdict, result.reports):
             # paint after one_line: its escape codes are ours, not the repository's.
             status = ctx.out.paint(report.status)
             ctx.out.say(f"{report.lane}: {status} ({one_line(report.reason)})")
@@ -187,3 +191,38 @@ def _head(args: argparse.Namespace, repo: Path) -> tuple[str, str | None]:
 
     data, label = read_source(args.patch)
     return apply_patch(repo, args.base, data, label), label
+
+
+def _check_uncommitted(args: argparse.Namespace, ctx: Context, repo: Path, head: str) -> None:
+    """Say on stderr (unless ``-q``) that the gate judges commits when the work tree holds
+    uncommitted changes ``head`` leaves out (``gate.uncommitted``). Raises ``UsageError``
+    when nothing is committed and everything is in the work tree."""
+    import sys
+
+    from patchlane.gate.uncommitted import GateCommand, check_worktree
+    from patchlane.ui import one_line
+
+    given = [
+        ("--seed", args.seed),
+        ("--cases", args.cases),
+        ("--today", args.today),
+        ("--failure-log", args.failure_log),
+        ("--mutants", args.mutants),
+        ("--replay", None if args.replay == "none" else args.replay),
+        ("--public-key", args.public_key),
+        ("--out-dir", args.out_dir),
+    ]
+    command = GateCommand(
+        repo_option=ctx.repo_option,
+        base=args.base,
+        options=tuple(
+            item
+            for flag, value in (("--repo", ctx.repo_option), ("--map", ctx.map_option))
+            if value is not None
+            for item in (flag, value)
+        ),
+        gate_options=tuple(item for flag, v in given if v is not None for item in (flag, str(v))),
+    )
+    note = check_worktree(repo, head, ctx.map_option, command)
+    if note is not None and not ctx.out.quiet:
+        print(one_line(f"patchlane: {note}"), file=sys.stderr, flush=True)

@@ -50,6 +50,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     cannot be read or is not well formed.
     """
     from patchlane.gate.classify import ClassificationSummary
+    from patchlane.gate.review import summary_reasons
     from patchlane.gate.verdict import decide
     from patchlane.lanes.fixture.report import FixtureReport
     from patchlane.lanes.freeze.report import FreezeReport
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     def summary_lines() -> None:
         ctx.out.say(f"verdict: {ctx.out.paint(verdict.verdict)}")
-        for reason in verdict.reasons:
+        for reason in summary_reasons(verdict, replay):
             ctx.out.say(f"  rule {reason.rule} [{reason.lane}] {reason.effect}: {reason.message}")
 
     publish(ctx.out, data, args.out, summary_lines)

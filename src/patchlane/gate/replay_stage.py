@@ -24,7 +24,7 @@ from patchlane.gate.classify import Classification
 from patchlane.gate.steps import Steps
 from patchlane.gate.verdict import HARNESS
 from patchlane.inputs.jsonio import atomic_write_bytes
-from patchlane.lanes.replay.report import EditedTest, PrivateFile, ReplayReport
+from patchlane.lanes.replay.report import SKIPPED, EditedTest, PrivateFile, ReplayReport
 from patchlane.lanes.status import Status
 from patchlane.ui import Output, one_line
 
@@ -89,6 +89,13 @@ def _no_evidence(mode: str, outcome: str, reason: str) -> ReplayReport:
     return ReplayReport(Status.ERROR, reason, outcome=outcome, mode=mode)
 
 
+def _skipped(mode: str) -> ReplayReport:
+    """The report of a replay never started because an earlier lane is red: no evidence
+    (``error``) whose outcome, ``skipped``, lets a reject's summary leave it out."""
+    reason = "replay skipped: an earlier lane is red (it runs only when every local lane is green)"
+    return _no_evidence(mode, SKIPPED, reason)
+
+
 def _with_slice(report: ReplayReport, selection: Selection) -> ReplayReport:
     """Return ``report`` with the selected slice's facts. Tests the full suite runs and the
     slice cannot carry are no evidence for them: each is a review event (rule 6)."""
@@ -126,12 +133,12 @@ def replay(
     ``EnvironmentFault`` for a test file that cannot import a package at base and head
     alike.
     """
+    if not local_green:
+        # A local lane that is not green is red: the verdict is already reject, and the
+        # replay is skipped whatever --replay asked for (no evidence, not an error).
+        return _skipped(opts.mode)
     if opts.mode == "none":
         return _no_evidence("none", "not_run", "replay not run (--replay none)")
-    if not local_green:
-        return _no_evidence(
-            opts.mode, "not_run", "replay not run: a local lane is red or gave no evidence"
-        )
     seed = opts.seed
     if seed is None:
         raise UsageError("--replay needs a seed: pass --seed N or set lanes.property.seed")

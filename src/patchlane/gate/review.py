@@ -19,13 +19,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from patchlane.gate.verdict import ACCEPT
+from patchlane.gate.verdict import ACCEPT, REJECT
 from patchlane.lanes.status import Status
 
 if TYPE_CHECKING:
     from patchlane.gate.classify import ClassificationSummary
     from patchlane.gate.reports import LaneReports
-    from patchlane.gate.verdict import Verdict
+    from patchlane.gate.verdict import LaneEvidence, Reason, Verdict
     from patchlane.lanes.fixture.report import FixtureReport
     from patchlane.lanes.freeze.report import FreezeReport
     from patchlane.lanes.property.report import PropertyReport
@@ -287,6 +287,8 @@ def _freeze_field(report: FreezeReport | None) -> Field:
 def _replay_field(report: ReplayReport | None) -> Field:
     if report is None:
         return _field("replay", fmt("undecided (no replay report)"), True)
+    if report.skipped:
+        return _field("replay", fmt("skipped: an earlier lane is red, so no replay ran"), True)
     digest = report.receipt_sha256
     if report.status in (Status.PASS, Status.FAIL) and digest is not None:
         extra = fmt("")
@@ -348,7 +350,7 @@ def build_note(
         for path in classification.unmapped:
             notes.append(fmt("unmapped: {} (extend the map)", path))
     if verdict is not None:
-        for reason in verdict.reasons:
+        for reason in summary_reasons(verdict, reports.replay):
             if reason.effect != ACCEPT:
                 notes.append(fmt("rule {}: {}", reason.rule, reason.message))
     return ReviewNote(
@@ -357,3 +359,23 @@ def build_note(
         control_plane=tuple(control),
         notes=tuple(notes),
     )
+
+
+def summary_reasons(verdict: Verdict, replay: ReplayReport | None) -> tuple[Reason, ...]:
+    """Return the verdict's reasons as a summary (stdout, the note) shows them: a reject
+    leaves out the replay that was skipped because an earlier lane is red. It never ran,
+    so it adds nothing beside the red lane; ``verdict.json`` keeps every reason."""
+    if verdict.verdict != REJECT or replay is None or not replay.skipped:
+        return verdict.reasons
+    return tuple(r for r in verdict.reasons if r.lane != replay.lane)
+
+
+def summary_lanes(verdict: Verdict, reports: LaneReports) -> list[LaneEvidence]:
+    """Return the lane reports a summary lists, in reading order: on a reject, without
+    the replay that was skipped (see ``summary_reasons``)."""
+    skipped = reports.replay is not None and reports.replay.skipped
+    return [
+        report
+        for report in reports.present()
+        if not (skipped and verdict.verdict == REJECT and report is reports.replay)
+    ]

@@ -21,6 +21,9 @@ from patchlane.lanes.envelope import envelope, read_report, report_document, rev
 from patchlane.lanes.status import Status
 
 LANE = "replay"
+# The ``outcome`` of a replay the gate never started because an earlier lane is red: no
+# evidence (its status stays ``error``), and nothing a reject's summary needs to show.
+SKIPPED = "skipped"
 _SHA256 = re.compile(r"[0-9a-fA-F]{64}\Z")
 
 
@@ -90,6 +93,12 @@ class ReplayReport:
     def lane(self) -> str:
         """The lane's name, ``replay``."""
         return LANE
+
+    @property
+    def skipped(self) -> bool:
+        """Whether the replay never ran because an earlier lane is red (``outcome``
+        ``skipped``)."""
+        return self.outcome == SKIPPED
 
     def to_json(self) -> dict[str, Any]:
         """Return the report as JSON-ready data, keys in a fixed order, each written only
