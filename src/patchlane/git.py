@@ -77,8 +77,32 @@ def toplevel(cwd: Path) -> Path:
     return Path(os.fsdecode(proc.stdout.rstrip(b"\n")))
 
 
+def find_toplevel(start: Path) -> Path | None:
+    """Return the work tree root holding ``start`` without running git, or ``None``.
+
+    The nearest of ``start`` (resolved) and its parents with a ``.git`` directory (holding
+    ``HEAD``) or a ``.git`` file (a linked work tree or a submodule). ``None`` when there is
+    none: ``toplevel`` then asks git, which says why. The caller's ``GIT_DIR`` is ignored,
+    as every git call here ignores it. For commands that must start no process when all is
+    well (``patchlane check`` from a pre-commit hook).
+    """
+    here = start.resolve()
+    for candidate in (here, *here.parents):
+        dot_git = candidate / ".git"
+        if (dot_git / "HEAD").is_file() or dot_git.is_file():
+            return candidate
+    return None
+
+
 def git_dir(repo: Path) -> Path:
-    """Return the absolute path of the repository's git directory."""
+    """Return the absolute path of the repository's git directory.
+
+    ``REPO/.git`` when it is a directory (not a link) holding ``HEAD``, without running git;
+    otherwise (a linked work tree, a submodule) git is asked.
+    """
+    dot_git = repo / ".git"
+    if not dot_git.is_symlink() and (dot_git / "HEAD").is_file():
+        return Path(os.path.abspath(dot_git))  # noqa: PTH100 - lexical, like git's answer
     raw = out(repo, "rev-parse", "--absolute-git-dir").rstrip(b"\n")
     return Path(os.fsdecode(raw))
 

@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verdict": ("verdict", "apply the fixed reading order to lane reports"),
     "review": ("review", "render the four-field review note from the reports"),
     "init": ("init", "scaffold a review map, a freeze registry and fixture locks"),
+    "check": ("check", "validate the review map, the freeze registry and every lock"),
     "demo": ("demo", "run the gate on agent-style patches to the bundled example"),
 }
 

@@ -175,7 +175,25 @@ def parse_registry(text: str, label: str, review_map: ReviewMap) -> tuple[Freeze
 
     Returns the records in file order. Raises ``RegistryError`` (file, line, what) for bad
     YAML, duplicate, unknown or missing keys, wrong types, a malformed date, a node id that
-    is not a test, and duplicate ids or node ids (one assertion, one freeze).
+    is not a test, and duplicate ids or node ids (one assertion, one freeze): the first
+    problem ``read_registry`` finds.
+    """
+    records, problems = read_registry(text, label, review_map)
+    if problems:
+        raise problems[0]
+    return records
+
+
+def read_registry(
+    text: str, label: str, review_map: ReviewMap
+) -> tuple[tuple[FreezeRecord, ...], tuple[RegistryError, ...]]:
+    """Validate a freeze registry record by record, as ``parse_registry`` does, but keep
+    going past a bad record (``patchlane check`` reports every one).
+
+    Returns ``(valid records, problems)``, both in file order: one problem per record that
+    is malformed or repeats an earlier id or node id (such a record is left out). Raises
+    ``RegistryError`` when the file itself is unreadable as a registry (bad YAML, no
+    ``freezes`` list, a record that is not a mapping).
     """
     doc = load_yaml(text, label, RegistryError)
     if not isinstance(doc, YamlMap):
@@ -185,13 +203,19 @@ def parse_registry(text: str, label: str, review_map: ReviewMap) -> tuple[Freeze
     top.only(("freezes",), message="unknown key (expected: freezes)")
     entries = top.items("freezes", expected="a list of records", item="a mapping")
     records: list[FreezeRecord] = []
+    problems: list[RegistryError] = []
     ids: dict[str, int | None] = {}
     nodeids: dict[str, int | None] = {}
     for r in entries:
-        record = _record(r, review_map)
-        for seen, value, what in ((ids, record.id, "id"), (nodeids, record.nodeid, "nodeid")):
-            if value in seen:
-                raise r.fail(what, f"{value!r} is already used on line {seen[value]}")
-            seen[value] = r.line(what)
+        try:
+            record = _record(r, review_map)
+            for seen, value, what in ((ids, record.id, "id"), (nodeids, record.nodeid, "nodeid")):
+                if value in seen:
+                    raise r.fail(what, f"{value!r} is already used on line {seen[value]}")
+            for seen, value, what in ((ids, record.id, "id"), (nodeids, record.nodeid, "nodeid")):
+                seen[value] = r.line(what)
+        except RegistryError as e:
+            problems.append(e)
+            continue
         records.append(record)
-    return tuple(records)
+    return tuple(records), tuple(problems)
