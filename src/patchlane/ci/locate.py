@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from patchlane import git
 from patchlane.errors import PatchlaneError
 from patchlane.inputs.paths import path_problem, symlink_on_way, to_fs
 from patchlane.inputs.untrusted import parse_python
+from patchlane.lanes.property.discover import top_level_statements
 
 # A file read from the work tree for a line number: larger ones are not read.
 MAX_READ_BYTES = 4 * 1024 * 1024
@@ -114,7 +114,7 @@ class Locator:
             return None
         node: ast.stmt | None = None
         for name in qualname:
-            node = next((n for n in _statements(body) if name in _names(n)), None)
+            node = next((n for n in top_level_statements(body) if name in _names(n)), None)
             if node is None:
                 return None
             body = node.body if isinstance(node, ast.ClassDef) else []
@@ -147,23 +147,6 @@ def workspace_prefix(repo: Path | None) -> str:
         return ""
     text = rel.as_posix()
     return "" if text in ("", ".") else text + "/"
-
-
-def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """Yield the statements of ``body`` and, in order, those of its ``if``/``try``/
-    ``with`` blocks (a definition guarded by a version check is still there)."""
-    stack: list[Iterator[ast.stmt]] = [iter(body)]
-    while stack:
-        node = next(stack[-1], None)
-        if node is None:
-            stack.pop()
-            continue
-        yield node
-        if isinstance(node, ast.If | ast.With):
-            stack.append(iter([*node.body, *getattr(node, "orelse", [])]))
-        elif isinstance(node, ast.Try | ast.TryStar):
-            handlers = [s for h in node.handlers for s in h.body]
-            stack.append(iter([*node.body, *node.orelse, *node.finalbody, *handlers]))
 
 
 def _names(node: ast.stmt) -> tuple[str, ...]:

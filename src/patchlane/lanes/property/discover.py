@@ -124,7 +124,7 @@ def property_names(source: str, filename: str) -> tuple[str, ...]:
     """
     tree = parse_python(source, filename)
     names: dict[str, None] = {}
-    for node in _top_level(tree.body):
+    for node in top_level_statements(tree.body):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             found = [node.name]
         elif isinstance(node, ast.Assign):
@@ -139,7 +139,7 @@ def property_names(source: str, filename: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+def top_level_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Yield the statements of ``body`` and of its ``if``/``try``/``with`` blocks, each
     block right after the statement that holds it (pre-order)."""
     # An explicit stack, not recursion: a patch's chain of two thousand ``elif``s parses
