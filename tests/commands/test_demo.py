@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from patchlane.demo import scenarios as demo
+from patchlane.demo import triage as demo_triage
 from patchlane.gate.reports import FILE_NAMES
 from patchlane.main import main
 from tests.sample import EVIDENCE
@@ -256,6 +257,23 @@ def test_human_output_shows_verdicts_and_evidence(
     # Progress goes to stderr (with -v, as off a terminal), one line before and one after each scenario.
     progress = [line for line in captured.err.splitlines() if line.startswith("patchlane: demo ")]
     assert len(progress) == 2 * len(demo.SCENARIOS)
+    # The triage section comes after the scenarios' lines, under its own heading: every
+    # candidate as expected, the ones whose branch the demo did not gate committed first.
+    section = captured.out.split("\ntriage: ", 1)[1].splitlines()
+    assert section[1].split()[:3] == ["patchlane", "--repo", f"{root.resolve()}/repo"]
+    assert "triage --base main" in section[1] and "-j 2" in section[1]
+    table = section[section.index("") + 1 :]
+    assert table[0].split()[:5] == ["candidate", "expected", "got", "ok", "evidence"]
+    for case in demo_triage.TRIAGE_CASES:
+        row = next(line for line in table if line.startswith(case.name + " "))
+        evidence = "-" if case.expected == "does_not_apply" else f"triage/{case.name}/"
+        assert row.split()[1:5] == [case.expected, case.expected, "yes", evidence]
+    assert "6 of 6 triage candidates got the expected verdict" in captured.out
+    assert f"{root.resolve()}/triage/triage.md" in captured.out
+    triage_progress = [
+        line for line in captured.err.splitlines() if line.startswith("patchlane: triage")
+    ]
+    assert len(triage_progress) == 1 + len(demo_triage.TRIAGE_CASES)
 
 
 def test_a_wrong_expectation_fails_the_demo(
@@ -264,6 +282,8 @@ def test_a_wrong_expectation_fails_the_demo(
     silent = next(s for s in demo.SCENARIOS if s.name == "silent-fixture-edit")
     wrong = dataclasses.replace(silent, expected="accept_for_review")
     monkeypatch.setattr(demo, "SCENARIOS", (demo.SCENARIOS[0], wrong))
+    # The triage run is cut to its candidate that does not apply (no gate): kept quick.
+    monkeypatch.setattr(demo_triage, "TRIAGE_CASES", demo_triage.TRIAGE_CASES[-1:])
     assert main(["demo", "--keep", os.fspath(tmp_path / "w")]) == 1
     out = capsys.readouterr().out
     assert "1 of 2 scenarios" in out
@@ -365,3 +385,79 @@ def test_a_conftest_hook_is_not_accepted_even_after_its_own_replay(run: DemoRun)
     row = run.results["conftest-hook-replayed"]
     assert row["got"] == "undecided"
     assert run.evidence("conftest-hook-replayed", "replay-report.json")["status"] == "pass"
+
+
+def _triage_rows(run: DemoRun) -> dict[str, dict[str, Any]]:
+    text = (run.root / "triage" / "triage.jsonl").read_text(encoding="utf-8")
+    return {row["name"]: row for row in map(json.loads, text.splitlines())}
+
+
+def test_the_triage_run_gives_every_candidate_its_expected_verdict(run: DemoRun) -> None:
+    out = run.root / "triage"
+    assert (out / "triage.md").is_file() and (out / "triage.jsonl").is_file()
+    rows = _triage_rows(run)
+    # In the order given: the directory's diffs by name, then the predictions by line.
+    assert [(name, row["verdict"]) for name, row in rows.items()] == [
+        ("invoice-regression", "reject"),
+        ("silent-fixture-edit", "reject"),
+        ("stale-context", "does_not_apply"),
+        ("unmapped-path", "undecided"),
+        ("agent-a__billing-42", "accept_for_review"),
+        ("agent-b__billing-42", "reject"),
+    ]
+    assert {c.name: c.expected for c in demo_triage.TRIAGE_CASES} == {
+        name: row["verdict"] for name, row in rows.items()
+    }
+    predictions = os.fspath(run.root / demo_triage.PREDICTIONS)
+    assert rows["agent-a__billing-42"]["source"] == f"{predictions}:1"
+    assert rows["agent-b__billing-42"]["source"] == f"{predictions}:2"
+    assert rows["invoice-regression"]["source"] == os.fspath(
+        run.root / demo_triage.PATCH_DIR / "invoice-regression.diff"
+    )
+    for name, row in rows.items():
+        if row["evidence"] is None:
+            continue
+        assert row["evidence"] == name and row["kind"] == "patch"
+        verdict = json.loads((out / name / FILE_NAMES["verdict"]).read_text(encoding="utf-8"))
+        assert verdict["verdict"] == row["verdict"]
+    # Each diff is its scenario's branch, applied to main: the same verdict as the gate gave
+    # that branch under the same --replay.
+    assert rows["invoice-regression"]["reason"].startswith("replay: ")
+    assert run.results["invoice-regression-replayed"]["got"] == "reject"
+    md = (out / "triage.md").read_text(encoding="utf-8")
+    table = md.split("| --- | --- | --- | --- | --- |\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert len(table) == 6  # best first, the candidate that does not apply last
+    assert table[0].startswith(
+        "| [agent-a\\_\\_billing-42](agent-a__billing-42/) | accept_for_review |"
+    )
+    assert table[-1].startswith("| stale-context | does_not_apply |")
+
+
+def test_a_candidate_that_does_not_apply_is_a_row_not_an_abort(run: DemoRun) -> None:
+    row = _triage_rows(run)["stale-context"]
+    assert (row["verdict"], row["exit_code"], row["head"], row["evidence"]) == (
+        "does_not_apply",
+        2,
+        None,
+        None,
+    )
+    assert "does not apply" in row["reason"]
+    assert "src/billing/__init__.py hunk @@ -33,4 +33,4 @@" in row["reason"]
+    assert not (run.root / "triage" / "stale-context").exists()
+    # The others were gated all the same, and the demo passed.
+    assert run.code == 0
+    assert sum(r["evidence"] is not None for r in _triage_rows(run).values()) == 5
+
+
+def test_a_wrong_triage_expectation_fails_the_demo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = {c.name: c for c in demo_triage.TRIAGE_CASES}
+    wrong = dataclasses.replace(cases["silent-fixture-edit"], expected="accept_for_review")
+    monkeypatch.setattr(demo, "SCENARIOS", ())
+    monkeypatch.setattr(demo_triage, "TRIAGE_CASES", (wrong, cases["stale-context"]))
+    assert main(["demo", "--keep", os.fspath(tmp_path / "w")]) == 1
+    out = capsys.readouterr().out
+    assert "1 of 2 triage candidates got the expected verdict" in out
+    row = next(line for line in out.splitlines() if line.startswith("silent-fixture-edit "))
+    assert row.split()[1:4] == ["accept_for_review", "reject", "NO"]
