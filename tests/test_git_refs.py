@@ -45,10 +45,17 @@ def message(repo: GitRepo, ref: str) -> str:
             "unknown ref 'zzz': not a branch, tag or commit in this clone (branches: adopt, "
             "main, release/2.0)",
         ),
-        (
+        (  # no remote to fetch from: the local name, and a remote to add first
             "origin/main",
-            "unknown ref 'origin/main': not a branch, tag or commit in this clone; if it is "
-            "on a remote, fetch it (git fetch origin main)",
+            "unknown ref 'origin/main': not a branch, tag or commit in this clone; did you "
+            "mean 'main'? If it is on a remote, fetch it (git remote add origin URL && git "
+            "fetch origin main)",
+        ),
+        (
+            "origin/mian",
+            "unknown ref 'origin/mian': not a branch, tag or commit in this clone; did you "
+            "mean 'main'? If it is on a remote, fetch it (git remote add origin URL && git "
+            "fetch origin mian)",
         ),
     ],
 )

@@ -125,17 +125,27 @@ def _unknown_ref_hint(repo: Path, ref: str) -> str:
 
     remotes = _remotes(repo)
     names, branches = _ref_names(repo)
-    short = ref.removeprefix("refs/heads/").removeprefix("refs/tags/")
-    close = difflib.get_close_matches(short.removeprefix("refs/remotes/"), names, n=3)
+    bare = ref.removeprefix("refs/heads/").removeprefix("refs/tags/")
+    bare = bare.removeprefix("refs/remotes/")
+    # "origin/mian": the part after a remote's name may be the typo (main).
+    remote, slash, rest = bare.partition("/")
+    tries = [bare, rest] if slash and remote in (*remotes, "origin") else [bare]
+    close = list(dict.fromkeys(c for t in tries for c in difflib.get_close_matches(t, names, n=3)))
     remote_like = ref.startswith("refs/remotes/") or any(
-        ref.startswith(f"{remote}/") for remote in (*remotes, "origin")
+        ref.startswith(f"{r}/") for r in (*remotes, "origin")
     )
     hint = "not a branch, tag or commit in this clone"
     if close:
-        hint += f"; did you mean {' or '.join(repr(name) for name in close)}?"
+        hint += f"; did you mean {' or '.join(repr(name) for name in close[:3])}?"
     if remote_like or (remotes and not close):
-        fetch = f"it is on a remote, fetch it ({_fetch_hint(ref, remotes)})"
-        hint += f" If {fetch}" if close else f"; if {fetch}"
+        fetch = _fetch_hint(ref, remotes)
+        if not remotes:  # "origin/main" in a clone without remotes: add one first
+            fetch = f"git remote add origin URL && {fetch}"
+        hint += (
+            f" If it is on a remote, fetch it ({fetch})"
+            if close
+            else f"; if it is on a remote, fetch it ({fetch})"
+        )
     elif not close:
         hint += f" (branches: {', '.join(branches[:5]) or 'none'})"
     return hint

@@ -108,3 +108,15 @@ def test_the_printed_command_keeps_repo_and_map_options(billing: GitRepo, tmp_pa
         f"gate them as a patch: git -C {billing.path} diff --binary main | patchlane --repo "
         f"{billing.path} --map review-map.yml gate --base main --patch - --replay local"
     )
+
+
+@pytest.mark.review_map(FIXTURE_MAP)
+def test_no_commit_and_no_change_says_there_is_no_patch(billing: GitRepo, tmp_path: Path) -> None:
+    # The verdict stays undecided ("the patch changes no file"); the note says why.
+    billing.checkout("main")
+    proc = gate(billing, tmp_path / "ev")
+    assert proc.returncode == 3
+    said = [line for line in stderr_lines(proc) if "no patch to judge" in line]
+    assert len(said) == 1 and "--patch FILE" in said[0], stderr_lines(proc)
+    assert run_patchlane("-q", "gate", "--base", "main", "--seed", "7", "--out-dir",
+                         tmp_path / "q", cwd=billing.path).stderr == b""  # fmt: skip

@@ -56,7 +56,8 @@ def check_worktree(
     to tracked files, and untracked files the deciding map gives a lane or a control kind.
 
     Returns a note for stderr when ``HEAD`` has commits of its own and the work tree holds
-    more, else ``None``. Raises ``UsageError`` when ``HEAD`` adds nothing to the base and
+    more, or when ``HEAD`` adds nothing to the base and the work tree is clean (no patch at
+    all), else ``None``. Raises ``UsageError`` when ``HEAD`` adds nothing to the base and
     the work tree holds changes (there is no commit to judge), ``GitError`` for an unknown
     ref, ``MapError`` for a malformed map.
     """
@@ -64,8 +65,6 @@ def check_worktree(
     if head_ref != "HEAD" and head != git.resolve_commit(repo, "HEAD"):
         return None  # the user named another commit: the work tree is not in question
     entries = git.worktree_changes(repo)
-    if not entries:
-        return None
     base = git.resolve_commit(repo, command.base)
     merge_base = git.merge_base(repo, base, head)
     changes = [e for e in entries if e[0] != "??"]
@@ -75,7 +74,7 @@ def check_worktree(
         matters = _covered(repo, map_option, base, head)
         changes += [("??", path) for path in untracked if matters(path)]
     if not changes:
-        return None
+        return _no_patch(head, command.base) if head == merge_base else None
     # The diff against the merge base applies to it by construction; the base's own
     # spelling reads better and is the same commit whenever the base has not moved on.
     spelled = command.base if merge_base == base else merge_base[:12]
@@ -91,6 +90,17 @@ def check_worktree(
     return (
         f"note: the gate judges commits: HEAD ({head[:12]}) is judged without the work "
         f"tree's uncommitted changes ({listed}); {how}"
+    )
+
+
+def _no_patch(head: str, base: str) -> str:
+    """The note for a ``HEAD`` that adds nothing to the base, with nothing in the work tree
+    the map would look at: the verdict stays (undecided, "the patch changes no file"), but
+    "map incomplete" alone reads like a fault of the map."""
+    return (
+        f"note: HEAD ({head[:12]}) adds no commit to {base} and the work tree holds no change: "
+        "there is no patch to judge; check out the branch that holds the agent's commits, "
+        "or pass the patch with --patch FILE"
     )
 
 
