@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import os
 import platform
@@ -260,16 +261,25 @@ def plain_slice(python: Path, tree: Path, nodeids: list[str], seed: int, cfg: Co
     return trial.run(argv, cwd=tree, env=env, timeout=cfg.suite_timeout)
 
 
+@functools.cache
+def _has_option(python: Path, command: str, option: str) -> bool:
+    """Return whether ``patchlane COMMAND --help`` in ``python`` lists ``option``."""
+    proc = trial.run([python, "-m", "patchlane", command, "--help"])
+    return option in proc.stdout
+
+
 def properties_once(
     t: trial.ProjectTrial, patch: trial.Patch, g: GateRun, out: Path, cfg: Config
 ) -> tuple[float | None, float, str]:
-    """Run ``patchlane property --head HEAD --mutants 0`` with the gate's seed and cases;
-    return (its report's lane seconds less its audit child's, its wall seconds, an error or
-    "")."""
+    """Run ``patchlane property --head HEAD --mutants 0`` with the gate's seed and cases (and
+    ``--property-cache off`` where patchlane has it); return (its report's lane seconds less its
+    audit child's, its wall seconds, an error or "")."""
     argv: list[str | Path] = [
         t.python, "-m", "patchlane", "property", "--repo", t.repo, "--head", patch.head,
         "--seed", str(g.seed), "--cases", str(g.cases), "--mutants", "0", "--out", out, "--json",
     ]  # fmt: skip
+    if _has_option(t.python, "property", "--property-cache"):
+        argv += ["--property-cache", "off"]  # a run, not a result from the gate's cache
     proc = trial.run(argv, cwd=t.repo, env=cfg.env, timeout=cfg.gate_timeout)
     timings = _read_json(out).get("timings") or {}
     seconds = timings.get("seconds")
