@@ -152,6 +152,11 @@ def check(
             names = _property_names(repo, review_map, found)
             if names is not None and records:
                 _required_properties(review_map, records, names, found)
+            elif records and review_map.property is not None and review_map.property.tests:
+                found.notes.append(
+                    "required properties not checked: the property lane also runs pytest "
+                    "tests (lanes.property.tests), known only when collected"
+                )
         if review_map.fixture is not None and fixtures:
             if locks_ok:
                 report = _fixture_bytes(source, review_map.fixture, use_cache, found)
@@ -314,10 +319,6 @@ def _property_names(
     if lane is not None and lane.tests:
         # Tests run as properties are known only once pytest collects them (which runs the
         # repository's conftest files): their names cannot be checked here.
-        found.notes.append(
-            "required properties not checked: the property lane also runs pytest tests "
-            "(lanes.property.tests), known only when collected"
-        )
         return None
     return names if complete else None
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from patchlane.main import main
-from tests.gitrepo import GitRepo, run_patchlane, stderr_lines
+from tests.gitrepo import CLASSIFY_MAP, GitRepo, run_patchlane, stderr_lines
 from tests.sample import FIXTURES, LOCK, make_billing_repo
 
 TODAY = "2026-09-24"
@@ -238,3 +238,21 @@ def test_outside_a_repository_is_one_error_line(tmp_path: Path) -> None:
     assert proc.returncode == 2
     (line,) = stderr_lines(proc)
     assert "not inside a git repository" in line
+
+
+def test_tests_as_properties_are_noted_only_when_a_record_needs_them(
+    repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # With lanes.property.tests, the required properties cannot be known without pytest;
+    # with no freeze record there is nothing to check, so nothing to note.
+    with_tests = CLASSIFY_MAP.replace(
+        '    module: "checks.billing_props"\n',
+        '    module: "checks.billing_props"\n    tests: ["tests/test_billing.py"]\n',
+    )
+    make_billing_repo(repo, review_map=with_tests)
+    repo.write(REGISTRY, registry())
+    assert cli(repo) == 0
+    assert not any("required properties not checked" in line for line in lines(capsys))
+    repo.write(REGISTRY, registry(record()))
+    assert cli(repo) == 0
+    assert any("required properties not checked" in line for line in lines(capsys))
