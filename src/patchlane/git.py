@@ -141,11 +141,8 @@ def _unknown_ref_hint(repo: Path, ref: str) -> str:
         fetch = _fetch_hint(ref, remotes)
         if not remotes:  # "origin/main" in a clone without remotes: add one first
             fetch = f"git remote add origin URL && {fetch}"
-        hint += (
-            f" If it is on a remote, fetch it ({fetch})"
-            if close
-            else f"; if it is on a remote, fetch it ({fetch})"
-        )
+        # After "did you mean …?" a new sentence; else a clause of the first one.
+        hint += f"{' If' if close else '; if'} it is on a remote, fetch it ({fetch})"
     elif not close:
         hint += f" (branches: {', '.join(branches[:5]) or 'none'})"
     return hint

@@ -8,8 +8,8 @@ import ast
 
 import pytest
 
-from patchlane.lanes.replay.procstart import starts_processes
 from patchlane.lanes.replay.select import PROCESSES
+from patchlane.lanes.replay.sourcescan import scan
 from tests.gitrepo import GitRepo
 from tests.lanes.replay.test_select import PROJECT, patch, project, select
 
@@ -35,12 +35,12 @@ STARTS_NONE = {
 
 @pytest.mark.parametrize("what", sorted(STARTS))
 def test_a_file_that_can_start_a_process_is_seen(what: str) -> None:
-    assert starts_processes(ast.parse(STARTS[what])), what
+    assert scan(ast.parse(STARTS[what])).starts_processes, what
 
 
 @pytest.mark.parametrize("what", sorted(STARTS_NONE))
 def test_a_file_that_cannot_start_one_is_not(what: str) -> None:
-    assert not starts_processes(ast.parse(STARTS_NONE[what])), what
+    assert not scan(ast.parse(STARTS_NONE[what])).starts_processes, what
 
 
 CLI_RUN = """\

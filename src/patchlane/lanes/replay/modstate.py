@@ -53,13 +53,15 @@ _Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 def keeps_state(tree: ast.Module) -> bool:
     """Return whether some function of ``tree`` may change state that outlives its call
     and is shared by every user of the module (see the module docstring). Raises nothing."""
+    # Each walk once: the import-time nodes and every function's own nodes serve all rules.
+    at_import = _import_time_nodes(tree)
+    functions = list(_functions(tree))
     module = _Module(
-        bound=_module_bindings(tree), at_import=_run_at_import(tree), readers=_readers(tree)
+        bound=_module_bindings(at_import),
+        at_import=_run_at_import(tree, at_import),
+        readers=_readers(at_import, functions),
     )
-    return any(
-        _changes_state(function, scope, module, owner)
-        for function, scope, owner in _functions(tree)
-    )
+    return any(_changes_state(*function, module) for function in functions)
 
 
 @dataclass(frozen=True)
@@ -70,12 +72,15 @@ class _Module:
 
 
 def _changes_state(
-    function: _Function, scope: frozenset[str], module: _Module, owner: ast.ClassDef | None
+    function: _Function,
+    scope: frozenset[str],
+    owner: ast.ClassDef | None,
+    own: list[ast.AST],
+    module: _Module,
 ) -> bool:
-    """Whether ``function``'s own body (nested functions are judged on their own) changes
-    shared state; ``scope`` holds the names it or an enclosing function binds, ``owner``
-    is its class when it is a method."""
-    own = _own_nodes(function)
+    """Whether ``function``'s own body ``own`` (nested functions are judged on their own)
+    changes shared state; ``scope`` holds the names it or an enclosing function binds,
+    ``owner`` is its class when it is a method."""
     names = (scope | _local_names(function, own)) - _declared(own, ast.Global)
     shared = (module.bound - names) | _shared_defaults(function)
     instance = None
@@ -173,19 +178,22 @@ def _self_name(function: _Function) -> str | None:
 # --- scopes ----------------------------------------------------------------------------------
 
 
-def _functions(
-    tree: ast.Module,
-) -> Iterator[tuple[_Function, frozenset[str], ast.ClassDef | None]]:
+_FunctionEntry = tuple[_Function, frozenset[str], ast.ClassDef | None, list[ast.AST]]
+
+
+def _functions(tree: ast.Module) -> Iterator[_FunctionEntry]:
     """Every function and lambda of ``tree`` with the names its enclosing functions bind
-    (and a ``<def NAME>`` marker per enclosing function) and its class when it is a method."""
+    (and a ``<def NAME>`` marker per enclosing function), its class when it is a method,
+    and its own nodes (``_own_nodes``)."""
 
     def visit(
         node: ast.AST, scope: frozenset[str], owner: ast.ClassDef | None
-    ) -> Iterator[tuple[_Function, frozenset[str], ast.ClassDef | None]]:
+    ) -> Iterator[_FunctionEntry]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, _Function):
-                yield child, scope, owner
-                inner = scope | _local_names(child, _own_nodes(child))
+                own = _own_nodes(child)
+                yield child, scope, owner, own
+                inner = scope | _local_names(child, own)
                 if not isinstance(child, ast.Lambda):
                     inner |= {f"<def {child.name}>"}
                 yield from visit(child, frozenset(inner), None)
@@ -283,11 +291,11 @@ def _import_time_nodes(tree: ast.Module) -> list[ast.AST]:
     return out
 
 
-def _module_bindings(tree: ast.Module) -> frozenset[str]:
+def _module_bindings(at_import: list[ast.AST]) -> frozenset[str]:
     """The names the module binds at its own level (assignments, imports, classes,
-    functions, loop and ``with`` targets)."""
+    functions, loop and ``with`` targets), from its import-time nodes."""
     names: set[str] = set()
-    for node in _import_time_nodes(tree):
+    for node in at_import:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -297,7 +305,7 @@ def _module_bindings(tree: ast.Module) -> frozenset[str]:
     return frozenset(names)
 
 
-def _run_at_import(tree: ast.Module) -> frozenset[str]:
+def _run_at_import(tree: ast.Module, at_import: list[ast.AST]) -> frozenset[str]:
     """The names of the module's functions and classes that code run at import may call:
     called, applied as a decorator or passed to a call at import (a statement, a class
     body, a decorator, a default), or so used by such a function's body, and so on; a
@@ -308,13 +316,13 @@ def _run_at_import(tree: ast.Module) -> frozenset[str]:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             by_name.setdefault(node.name, []).append(node)
     aliases: dict[str, set[str]] = {}
-    for stmt in _import_time_nodes(tree):
+    for stmt in at_import:
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name | ast.Attribute):
             for target in stmt.targets:
                 if isinstance(target, ast.Name):
                     aliases.setdefault(target.id, set()).add(_last_name(stmt.value))
     reached: set[str] = set()
-    todo = [_called(_import_time_nodes(tree))]
+    todo = [_called(at_import)]
     while todo:
         for name in todo.pop() - reached:
             reached.add(name)
@@ -346,12 +354,14 @@ def _last_name(expr: ast.expr) -> str:
     return expr.id if isinstance(expr, ast.Name) else ""
 
 
-def _readers(tree: ast.Module) -> dict[str, frozenset[int]]:
-    """For each attribute name read anywhere in ``tree``: the ids of the functions whose own
-    body reads it (``-1`` for code run at import)."""
+def _readers(
+    at_import: list[ast.AST], functions: list[_FunctionEntry]
+) -> dict[str, frozenset[int]]:
+    """For each attribute name read anywhere in the module: the ids of the functions whose
+    own body reads it (``-1`` for code run at import)."""
     readers: dict[str, set[int]] = {}
-    sources: list[tuple[int, list[ast.AST]]] = [(-1, _import_time_nodes(tree))]
-    sources += [(id(function), _own_nodes(function)) for function, _, _ in _functions(tree)]
+    sources: list[tuple[int, list[ast.AST]]] = [(-1, at_import)]
+    sources += [(id(function), own) for function, _, _, own in functions]
     for where, nodes in sources:
         for node in nodes:
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):

@@ -30,17 +30,12 @@ _STARTERS = frozenset(
 )
 
 
-def starts_processes(tree: ast.AST) -> bool:
-    """Return whether a parsed file imports a process-starting module, names an ``os``
-    function that starts one (``os.system``, ``from os import popen``), names
-    ``ProcessPoolExecutor``, ``asyncio.create_subprocess_exec`` or the ``script_runner``
-    fixture, or names ``sys.executable``. Raises nothing."""
-    return any(starts_process_here(node) for node in ast.walk(tree))
-
-
 def starts_process_here(node: ast.AST) -> bool:
-    """Whether this one node is a sign ``starts_processes`` looks for (for a caller that
-    walks the tree itself)."""
+    """Return whether this node says the file can start a process: it imports a
+    process-starting module, names an ``os`` function that starts one (``os.system``,
+    ``from os import popen``), names ``ProcessPoolExecutor``,
+    ``asyncio.create_subprocess_exec`` or the ``script_runner`` fixture, or names
+    ``sys.executable``. ``sourcescan.scan`` asks it of every node. Raises nothing."""
     if isinstance(node, ast.Import):
         return any(a.name.split(".")[0] in _PROCESS_MODULES for a in node.names)
     if isinstance(node, ast.ImportFrom):
