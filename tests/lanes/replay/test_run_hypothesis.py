@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from patchlane.lanes.replay import run as replay_run
 from patchlane.lanes.replay.run import FAILED, PASSED, run_tests
 
@@ -32,7 +34,19 @@ def _draws(log: Path) -> str:
     return test
 
 
-def test_the_same_seed_draws_the_same_examples_and_another_seed_others(tmp_path: Path) -> None:
+CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "TF_BUILD", "BUILDKITE", "CIRCLECI", "CIRRUS_CI")
+
+
+@pytest.mark.parametrize("ci", [None, "CI", "GITHUB_ACTIONS"])
+def test_the_same_seed_draws_the_same_examples_and_another_seed_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ci: str | None
+) -> None:
+    # On a CI runner Hypothesis loads its "ci" profile by itself, which derandomizes: the
+    # seed would be ignored there and the host would draw other examples than a laptop.
+    for name in CI_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    if ci is not None:
+        monkeypatch.setenv(ci, "true")
     log = tmp_path / "draws.txt"
     tree = _tree(tmp_path / "tree", {"tests/test_draws.py": _draws(log)})
     seen = []
@@ -43,6 +57,26 @@ def test_the_same_seed_draws_the_same_examples_and_another_seed_others(tmp_path:
         seen.append(log.read_text(encoding="utf-8"))
     assert seen[0] == seen[1]
     assert seen[0] != seen[2]
+
+
+def test_a_derandomizing_profile_the_project_loads_itself_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CI", "true")
+    conftest = (
+        "from hypothesis import settings\n"
+        "settings.register_profile('fixed', derandomize=True)\n"
+        "settings.load_profile('fixed')\n"
+    )
+    log = tmp_path / "draws.txt"
+    tree = _tree(tmp_path / "tree", {"conftest.py": conftest, "tests/test_draws.py": _draws(log)})
+    seen = []
+    for seed in (5, 6):
+        log.unlink(missing_ok=True)
+        run = run_tests(tree, nodeids=["tests/test_draws.py::test_draws"], seed=seed, timeout_s=60)
+        assert _outcomes(run) == {"tests/test_draws.py::test_draws": PASSED}
+        seen.append(log.read_text(encoding="utf-8"))
+    assert seen[0] == seen[1]
 
 
 RUNS = """\

@@ -112,6 +112,25 @@ class _HypothesisAsInPytest:
         ):
             config.option.hypothesis_seed = self.seed
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # Hypothesis loads its built-in "ci" profile by itself when it sees a CI variable
+        # (``CI``, ``GITHUB_ACTIONS``, ...), and that profile derandomizes: examples then
+        # come from each test's source, the seed is ignored, and the same slice would draw
+        # one set of examples on a laptop and another on a CI runner or host. A profile the
+        # project loads itself is its choice and is kept.
+        if self.seed is None or "hypothesis" not in sys.modules:
+            return
+        from hypothesis import settings
+
+        if (
+            settings.get_current_profile_name() == "ci"
+            and settings.get_profile("ci")
+            is getattr(sys.modules.get("hypothesis._settings"), "CI", None)
+            and settings.get_profile("ci").derandomize
+        ):
+            settings.register_profile("patchlane-seeded-ci", derandomize=False)
+            settings.load_profile("patchlane-seeded-ci")
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Any:
         result = yield  # an exception of the first run propagates from here
