@@ -446,21 +446,30 @@ def test_a_reaching_test_that_only_skips_is_no_evidence(project: GitRepo, tmp_pa
     assert load(out, "replay-report.json")["unreached"] == ["src/billing/cli.py"]
 
 
-def test_node_ids_that_change_from_run_to_run_are_no_evidence_either_way(
+RANDOM_ID_TEST = (
+    "import random\n\nimport pytest\n\nfrom billing.calc import add\n\n\n"
+    "@pytest.mark.parametrize('n', [random.randint(0, 10**9)])\n"
+    "def test_n(n):\n    assert add(n, 0) == n\n"
+)
+
+
+def test_a_local_replay_runs_a_node_under_the_id_it_collected(
     project: GitRepo, tmp_path: Path
 ) -> None:
+    # One child collects and runs (--replay local): the id the slice names is the one that
+    # ran, so the test's own outcome counts, here a pass and there a failure.
     with on_base(project, "a test whose id is a random number"):
-        project.write(
-            "tests/test_random_id.py",
-            "import random\n\nimport pytest\n\nfrom billing.calc import add\n\n\n"
-            "@pytest.mark.parametrize('n', [random.randint(0, 10**9)])\n"
-            "def test_n(n):\n    assert add(n, 0) == n\n",
-        )
+        project.write("tests/test_random_id.py", RANDOM_ID_TEST)
     project.write("src/billing/calc.py", CALC + "\n# a comment\n")
     project.commit("harmless")
     out = tmp_path / "ev"
-    assert gate(project, out) == 3
-    assert load(out, "replay-report.json")["outcome"] == "fails_at_base"
+    assert gate(project, out) == 0, reasons(out)
+    ran = [n for n in load(out, "receipt.json")["passed_nodeids"] if "test_random_id" in n]
+    assert len(ran) == 1
+    assert ran[0] in (out / "replay-slice.txt").read_text(encoding="utf-8").splitlines()
+    project.write("src/billing/calc.py", CALC.replace("return a + b", "return a + b + 1"))
+    project.commit("break add")
+    assert gate(project, tmp_path / "ev2") == 1
 
 
 def test_a_test_moved_into_a_class_is_not_deleted(project: GitRepo, tmp_path: Path) -> None:
@@ -539,3 +548,23 @@ def test_a_type_stub_needs_no_test_to_reach_it(project: GitRepo, tmp_path: Path)
     out = tmp_path / "ev"
     assert gate(project, out) == 0, reasons(out)
     assert load(out, "replay-report.json")["unreached"] == []
+
+
+def test_a_local_replay_imports_the_heads_tests_once(project: GitRepo, tmp_path: Path) -> None:
+    # One pytest child collects the candidates and runs the slice chosen from them: the
+    # head's test modules are imported once, not once to collect and again to run.
+    log = tmp_path / "imports.txt"
+    with on_base(project, "a test that logs its import"):
+        project.write(
+            "tests/test_logged.py",
+            f"open({str(log)!r}, 'a').write('imported\\n')\n\n"
+            "from billing.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        )
+    project.write("src/billing/calc.py", CALC + "\n# a comment\n")
+    project.commit("harmless")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 0, reasons(out)
+    assert "tests/test_logged.py::test_add" in load(out, "receipt.json")["passed_nodeids"]
+    assert log.read_text().splitlines() == ["imported"]
+    timings = load(out, "verdict.json")["timings"]
+    assert timings["replay: selection"] > 0 and timings["replay: run"] > 0

@@ -14,10 +14,11 @@ import dataclasses
 import shlex
 import subprocess
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from patchlane.errors import UsageError
 from patchlane.gate.classify import Classification
@@ -30,6 +31,7 @@ from patchlane.ui import Output, one_line
 
 if TYPE_CHECKING:
     from patchlane.lanes.freeze.report import FreezeReport
+    from patchlane.lanes.replay.collect import Collected
     from patchlane.lanes.replay.depmap import DependencyMap
     from patchlane.lanes.replay.run import RunResult
     from patchlane.lanes.replay.select import Selection
@@ -96,6 +98,22 @@ def _skipped(mode: str) -> ReplayReport:
     return _no_evidence(mode, SKIPPED, reason)
 
 
+def _harness_broke_collection(mode: str, e: Exception) -> ReplayReport:
+    """The patch changed what pytest loads, and pytest no longer starts: that is the
+    patch's doing and a person's to look at, not a fault of this machine (no exit 2)."""
+    return _no_evidence(
+        mode,
+        "not_run",
+        f"replay not run: pytest cannot collect the suite after the patch's harness "
+        f"change ({one_line(str(e))[:300]})",
+    )
+
+
+def _empty(mode: str) -> ReplayReport:
+    reason = "empty slice: no test reaches the change, and an empty set is never evidence"
+    return _no_evidence(mode, "empty", reason)
+
+
 def _with_slice(report: ReplayReport, selection: Selection) -> ReplayReport:
     """Return ``report`` with the selected slice's facts. Tests the full suite runs and the
     slice cannot carry are no evidence for them: each is a review event (rule 6)."""
@@ -145,29 +163,17 @@ def replay(
     from patchlane.lanes.replay.collect import CollectionError
 
     clock = steps if steps is not None else Steps(Output(quiet=True))
+    if opts.mode == "local":
+        return _replay_here(repo, cls, opts, seed, freeze_report, out, clock)
     try:
         selection = _select(repo, cls, opts, seed, out, clock)
     except CollectionError as e:
         if not cls.harness_changed:
             raise
-        # The patch changed what pytest loads, and pytest no longer starts: that is the
-        # patch's doing and a person's to look at, not a fault of this machine (exit 2).
-        return _no_evidence(
-            opts.mode,
-            "not_run",
-            f"replay not run: pytest cannot collect the suite after the patch's harness "
-            f"change ({one_line(str(e))[:300]})",
-        )
+        return _harness_broke_collection(opts.mode, e)
     atomic_write_bytes(opts.slice_path, selection.slice_bytes)
     if not selection.nodeids:
-        return _with_slice(
-            _no_evidence(
-                opts.mode,
-                "empty",
-                "empty slice: no test reaches the change, and an empty set is never evidence",
-            ),
-            selection,
-        )
+        return _with_slice(_empty(opts.mode), selection)
     if opts.mode != "local" and selection.private:
         path, why = selection.private[0]
         return _with_slice(
@@ -179,18 +185,28 @@ def replay(
             selection,
         )
     _refuse_environment_faults(repo, cls, selection, seed, out)
-    problem = None
-    run = None
     with clock.step("replay: run"):
-        if opts.mode == "local":
-            run = _run_here(repo, cls, opts, seed, selection.nodeids, selection.sha256, out)
-        else:
-            # A receipt that came back is evidence whatever the command exited with (a
-            # runner that ran the slice and saw a failure may well exit 1); verified below.
-            problem = _run_command(repo, opts, out)
+        # A receipt that came back is evidence whatever the command exited with (a runner
+        # that ran the slice and saw a failure may well exit 1); verified below.
+        problem = _run_command(repo, opts, out)
     if not opts.receipt_path.is_file():
         unreachable = _no_evidence(opts.mode, "unreachable", problem or "no receipt came back")
         return _with_slice(unreachable, selection)
+    return _verified_and_checked(repo, cls, opts, seed, selection, None, freeze_report, out, clock)
+
+
+def _verified_and_checked(
+    repo: Path,
+    cls: Classification,
+    opts: ReplayOptions,
+    seed: int,
+    selection: Selection,
+    run: RunResult | None,
+    freeze_report: FreezeReport,
+    out: Output,
+    clock: Steps,
+) -> ReplayReport:
+    """The receipt verified against the slice, then the gate's own checks (``_checked``)."""
     report = _with_slice(_verify(cls, opts, seed, selection, freeze_report), selection)
     with clock.step("replay: checks at the base"):
         return _checked(repo, cls, seed, selection, run, report, out)
@@ -204,11 +220,7 @@ def _select(
     from patchlane.lanes.replay.select import select_slice
 
     patch = cls.patch
-    if opts.obtained is not None:
-        dep_map, note = opts.obtained
-    else:
-        with clock.step("replay: dependency map"):
-            dep_map, note = _dependency_map(repo, cls, opts, seed, out)
+    dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
     with clock.step("replay: selection"):
         return select_slice(
             repo,
@@ -224,6 +236,16 @@ def _select(
             dep_map=dep_map,
             dep_map_note=note,
         )
+
+
+def _the_map(
+    repo: Path, cls: Classification, opts: ReplayOptions, seed: int, out: Output, clock: Steps
+) -> tuple[DependencyMap | None, str]:
+    """The map the gate obtained before the lanes ran, else the one looked up now."""
+    if opts.obtained is not None:
+        return opts.obtained
+    with clock.step("replay: dependency map"):
+        return _dependency_map(repo, cls, opts, seed, out)
 
 
 def _dependency_map(
@@ -469,41 +491,119 @@ def _quote(ids: Sequence[str], limit: int = 5) -> str:
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
-def _run_here(
+def _replay_here(
     repo: Path,
     cls: Classification,
     opts: ReplayOptions,
     seed: int,
-    nodeids: tuple[str, ...],
-    digest: str,
+    freeze_report: FreezeReport,
     out: Output,
-) -> RunResult:
-    from patchlane.lanes.replay.run import run_slice
-    from patchlane.lanes.replay.signing import configured_private_key, sign
-    from patchlane.tree import materialise
+    clock: Steps,
+) -> ReplayReport:
+    """``--replay local``: one pytest child on the head commit's bytes collects the
+    candidate test files, this process selects the slice from what it collected (written
+    and hashed before any test runs), and the child runs exactly that (``chosen``). The
+    receipt is built, signed when a key is configured, then verified like any other.
+    Raises what ``replay`` raises."""
+    from patchlane.lanes.replay.chosen import collect_and_run
+    from patchlane.lanes.replay.collect import CollectionError
+    from patchlane.lanes.replay.receipt import utc_stamp
+    from patchlane.lanes.replay.run import RunResult, receipt_for
+    from patchlane.lanes.replay.select import decide_slice, plan_slice
 
+    dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
+    chosen: list[Selection] = []
     freeze_path = opts.receipt_path.parent / "freeze-report.json"
     with tempfile.TemporaryDirectory(prefix="patchlane-replay-head-") as tmp:
         # The head commit's bytes, not the work tree: the receipt names that commit.
-        tree = Path(tmp) / "head"
-        materialise(repo, cls.head, tree)
-        out.progress(f"replay: running {len(nodeids)} node id(s) with pytest")
-        result = run_slice(
-            tree,
-            nodeids,
-            digest,
-            seed=seed,
-            head=cls.head,
-            host_role="local",
-            freeze_report=freeze_path if freeze_path.is_file() else None,
-            timeout_s=RUN_TIMEOUT_S,
-        )
-    receipt = result.receipt
+        with clock.step("replay: selection"):
+            plan = plan_slice(
+                repo,
+                cls.patch.review_map,
+                Path(tmp) / "head",
+                **_plan_args(cls, opts),
+                dep_map=dep_map,
+                dep_map_note=note,
+            )
+        out.progress(plan.progress)
+
+        def choose(collected: Collected) -> tuple[str, ...] | None:
+            chosen.append(decide_slice(plan, collected))
+            return _to_run(repo, cls, opts, seed, chosen[0], out)
+
+        started = utc_stamp()
+        begun = time.perf_counter()
+        try:
+            ran = collect_and_run(
+                Path(tmp) / "head",
+                plan.scope,
+                choose,
+                seed=seed,
+                timeout_s=RUN_TIMEOUT_S,
+                freeze_report=freeze_path if freeze_path.is_file() else None,
+            )
+        except CollectionError as e:
+            if not cls.harness_changed:
+                raise
+            return _harness_broke_collection(opts.mode, e)
+        # The choice was made while the child waited: selection's time, not the run's.
+        clock.add("replay: selection", ran.choose_s)
+        clock.add("replay: run", max(time.perf_counter() - begun - ran.choose_s, 0.0))
+    selection = chosen[0]
+    if ran.run is None:
+        return _with_slice(_empty(opts.mode), selection)
+    receipt = receipt_for(
+        ran.run,
+        seed=seed,
+        slice_sha256=selection.sha256,
+        head=cls.head,
+        host_role="local",
+        started=started,
+    )
+    result = _signed(RunResult(receipt, ran.run))
+    atomic_write_bytes(opts.receipt_path, result.receipt.render())
+    return _verified_and_checked(
+        repo, cls, opts, seed, selection, result, freeze_report, out, clock
+    )
+
+
+def _plan_args(cls: Classification, opts: ReplayOptions) -> dict[str, Any]:
+    """``plan_slice``'s description of the patch."""
+    return {
+        "head": cls.head,
+        "merge_base": cls.patch.merge_base,
+        "changed_paths": cls.patch.changed_paths,
+        "failure_log": opts.failure_log,
+        "all_tests": False,
+    }
+
+
+def _to_run(
+    repo: Path,
+    cls: Classification,
+    opts: ReplayOptions,
+    seed: int,
+    selection: Selection,
+    out: Output,
+) -> tuple[str, ...] | None:
+    """Write the chosen slice; return its node ids to run, or ``None`` (an empty slice).
+    Raises ``EnvironmentFault`` as ``_refuse_environment_faults`` does."""
+    atomic_write_bytes(opts.slice_path, selection.slice_bytes)
+    if not selection.nodeids:
+        return None
+    _refuse_environment_faults(repo, cls, selection, seed, out)
+    out.progress(f"replay: running {len(selection.nodeids)} node id(s) with pytest")
+    return selection.nodeids
+
+
+def _signed(result: RunResult) -> RunResult:
+    """``result`` with its receipt signed by the configured key, if there is one."""
+    from patchlane.lanes.replay.signing import configured_private_key, sign
+
     key = configured_private_key(None)
-    if key is not None:
-        receipt = sign(receipt, key)
-    atomic_write_bytes(opts.receipt_path, receipt.render())
-    return result
+    if key is None:
+        return result
+    return dataclasses.replace(result, receipt=sign(result.receipt, key))
 
 
 def _run_command(repo: Path, opts: ReplayOptions, out: Output) -> str | None:

@@ -61,6 +61,11 @@ class Steps:
             self.seconds[name] = self.seconds.get(name, 0.0) + took
             self._say(f"{name}: {took:.2f} s")
 
+    def add(self, name: str, seconds: float) -> None:
+        """Add ``seconds`` to step ``name`` without saying anything: for a part of a step
+        timed elsewhere (the replay's choice, made while its child waits). Returns nothing."""
+        self.seconds[name] = self.seconds.get(name, 0.0) + seconds
+
     def count(self, name: str, value: int, of: int) -> None:
         """Record ``value`` (a count, not seconds) under ``name``, saying ``name: value of
         OF`` as a step's end would. Returns nothing."""

@@ -7,6 +7,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -154,3 +155,88 @@ def test_the_minimal_environment_is_minimal(
     }  # fmt: skip
     assert env["PYTHONHASHSEED"] == "0" and env["PATH"] == os.defpath
     assert env["HOME"] == env["TMPDIR"] == str(tmp_path)
+
+
+ASKING_CHILD = (
+    "import json, os, sys\n"
+    "job = json.loads(sys.stdin.read())\n"
+    "def send(record):\n"
+    "    record['token'] = job['token']\n"
+    "    os.write(job['result_fd'], json.dumps(record).encode() + b'\\n')\n"
+    "send({'seen': 1})\n"
+    "send({'ask': 'which'})\n"
+    "{after_ask}"
+)
+READ_AND_ECHO = (
+    "data = b''\n"
+    "while chunk := os.read(job['answer_fd'], 65536):\n"
+    "    data += chunk\n"
+    "send({'got': data.decode()})\n"
+    "send({'done': True, 'count': 3})\n"
+)
+
+
+def _asking(tmp_path: Path, after_ask: str, answer: Any, timeout_s: float = 30) -> ChildRun:
+    return run_child(
+        [sys.executable, "-c", ASKING_CHILD.replace("{after_ask}", after_ask)],
+        {},
+        token="tok",  # noqa: S106 - the job token of a stand-in child
+        timeout_s=timeout_s,
+        cwd=tmp_path,
+        env=minimal_env(tmp_path),
+        answer=answer,
+    )
+
+
+def test_a_question_is_answered_once_with_the_records_so_far(tmp_path: Path) -> None:
+    asked: list[list[dict[str, Any]]] = []
+
+    def answer(records: Any) -> bytes:
+        asked.append(list(records))
+        return b"x" * 200_000  # larger than a pipe holds: written while the child reads
+
+    run = _asking(tmp_path, READ_AND_ECHO, answer)
+    assert asked == [[{"seen": 1}, {"ask": "which"}]]
+    assert run.records[-1] == {"got": "x" * 200_000}
+    assert run.problems == () and run.returncode == 0
+
+
+def test_a_child_that_asks_and_never_reads_is_killed_by_its_clock(tmp_path: Path) -> None:
+    started = time.monotonic()
+    run = _asking(tmp_path, "import time\ntime.sleep(300)\n", lambda records: b"x" * 200_000, 2)
+    assert run.timed_out
+    assert time.monotonic() - started < 2 + 5
+
+
+def test_what_the_answer_raises_reaches_the_caller_and_the_child_is_killed(
+    tmp_path: Path,
+) -> None:
+    pidfile = tmp_path / "child.pid"
+    after = f"open({str(pidfile)!r}, 'w').write(str(os.getpid()))\nimport time\ntime.sleep(300)\n"
+
+    def answer(records: Any) -> bytes:
+        while not pidfile.exists() or not pidfile.read_text():
+            time.sleep(0.01)
+        raise LookupError("no choice")
+
+    with pytest.raises(LookupError, match="no choice"):
+        _asking(tmp_path, after, answer)
+    if Path("/proc").is_dir():
+        assert _wait_dead(int(pidfile.read_text()))
+
+
+def test_a_child_that_never_asks_is_never_answered(tmp_path: Path) -> None:
+    def answer(records: Any) -> bytes:
+        raise AssertionError("answered without a question")
+
+    script = ASKING_CHILD.replace("send({'ask': 'which'})\n", "").replace("{after_ask}", "")
+    run = run_child(
+        [sys.executable, "-c", script + "send({'done': True, 'count': 1})\n"],
+        {},
+        token="tok",  # noqa: S106 - the job token of a stand-in child
+        timeout_s=30,
+        cwd=tmp_path,
+        env=minimal_env(tmp_path),
+        answer=answer,
+    )
+    assert run.records == ({"seen": 1},) and run.problems == ()

@@ -18,8 +18,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,10 @@ RESULT_LIMIT = 8 * 1024 * 1024
 # After the child is gone, how long its pipes may stay open (a grandchild outside the
 # group, which SIGKILL to the group could not reach).
 DRAIN_S = 2.0
+# A record with this key asks the parent a question mid-run (``run_child``'s ``answer``).
+ASK = "ask"
+# Given every record so far (the question last), return the answer's bytes.
+Answer = Callable[[Sequence[dict[str, Any]]], bytes]
 
 
 @dataclass(frozen=True)
@@ -153,15 +158,22 @@ def run_child(
     cwd: Path,
     env: dict[str, str],
     result_limit: int = RESULT_LIMIT,
+    answer: Answer | None = None,
 ) -> ChildRun:
     """Run ``argv`` with ``job`` (plus ``result_fd`` and ``token``) as JSON on stdin.
 
     ``result_limit`` bounds the bytes the result channel may carry (past it the child is
-    killed and the run has a problem). Returns the ``ChildRun``. Never raises for anything the child does; raises ``OSError``
-    only when the process cannot be started at all.
+    killed and the run has a problem). With ``answer``, the job also names ``answer_fd``:
+    the first record carrying ``ASK`` is answered once, with what ``answer`` returns for the
+    records so far, written to that descriptor and closed (the child reads it to its end);
+    the child's clock keeps running meanwhile. Returns the ``ChildRun``. Never raises for
+    anything the child does; raises ``OSError`` only when the process cannot be started at
+    all, and what ``answer`` raises (the child's group killed first).
     """
     read_fd, write_fd = os.pipe()
-    payload = json.dumps({**job, "result_fd": write_fd, "token": token}).encode("utf-8")
+    ask_read, ask_write = os.pipe() if answer is not None else (-1, -1)
+    extra = {"answer_fd": ask_read} if answer is not None else {}
+    payload = json.dumps({**job, **extra, "result_fd": write_fd, "token": token}).encode("utf-8")
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -169,17 +181,22 @@ def run_child(
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            pass_fds=(write_fd,),
+            pass_fds=(write_fd,) if answer is None else (write_fd, ask_read),
             start_new_session=True,
             env=env,
             cwd=cwd,
         )
     except BaseException:
         os.close(read_fd)
+        if answer is not None:
+            os.close(ask_write)
         raise
     finally:
         os.close(write_fd)
-    watch = _Watch(proc, read_fd, start + timeout_s, result_limit)
+        if answer is not None:
+            os.close(ask_read)
+    question = None if answer is None else _Question(token, answer, ask_write)
+    watch = _Watch(proc, read_fd, start + timeout_s, result_limit, question)
     try:
         watch.feed(payload)
         watch.loop()
@@ -204,9 +221,15 @@ class _Watch:
     """The select loop over one child's three output pipes, with its deadline."""
 
     def __init__(
-        self, proc: subprocess.Popen[bytes], read_fd: int, deadline: float, limit: int
+        self,
+        proc: subprocess.Popen[bytes],
+        read_fd: int,
+        deadline: float,
+        limit: int,
+        question: _Question | None = None,
     ) -> None:
         self.proc = proc
+        self.question = question
         self.deadline = deadline
         self.limit = limit
         self.results = bytearray()
@@ -290,6 +313,8 @@ class _Watch:
                 self._kill_group()
             else:
                 self.results += data
+                if self.question is not None:
+                    self.question.look(self.results)
             return
         tail = self.tails[index]
         tail += data
@@ -312,6 +337,64 @@ class _Watch:
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
+        if self.question is not None:
+            self.question.close()
+
+
+class _Question:
+    """Watches the result channel for the child's one question and answers it.
+
+    The answer is written from a thread: a child that asks and then never reads (the
+    patch's code runs in it) must not stop the watch, whose clock kills it in the end; the
+    write then fails and the thread ends.
+    """
+
+    def __init__(self, token: str, answer: Answer, fd: int) -> None:
+        self.token = token
+        self.answer = answer
+        self.fd: int | None = fd
+        self.seen = 0  # bytes of the channel already split into records
+        self.records: list[dict[str, Any]] = []
+
+    def look(self, results: bytearray) -> None:
+        """Take the complete lines that arrived; answer at the first question."""
+        if self.fd is None:
+            return
+        end = results.rfind(b"\n")
+        if end < self.seen:
+            return
+        chunk = bytes(results[self.seen : end + 1])
+        self.seen = end + 1
+        records, _, _ = parse_results(chunk, self.token)
+        for record in records:
+            self.records.append(record)
+            if ASK in record:
+                fd, self.fd = self.fd, None
+                try:
+                    data = self.answer(self.records)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                threading.Thread(target=_write_and_close, args=(fd, data), daemon=True).start()
+                return
+
+    def close(self) -> None:
+        """Close the answer's descriptor if no question came."""
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
+
+
+def _write_and_close(fd: int, data: bytes) -> None:
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError:
+        pass  # the child is gone, or closed its end: the watch reports what it did
+    finally:
+        os.close(fd)
 
 
 def parse_results(data: bytes, token: str) -> tuple[list[dict[str, Any]], int | None, list[str]]:

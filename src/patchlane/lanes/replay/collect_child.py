@@ -100,8 +100,42 @@ class _Collector:
         self.writer = writer
         self.errors: list[dict[str, Any]] = []
         self.doctest_only = doctest_only
-        self.extra_paths = extra_paths
         self.plugins: list[str] = []
+        self.scope = CollectScope(extra_paths, doctest_only, only_files)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
+        return self.scope.ignore(collection_path)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self, config: pytest.Config) -> None:
+        self.scope.add_paths(config)
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed and report.nodeid.split("::", 1)[0] not in self.doctest_only:
+            self.errors.append(collect_error(report.nodeid, str(report.longreprtext or "")))
+
+    def pytest_collection_finish(self, session: Any) -> None:
+        self.plugins = tree_plugins(session.config.pluginmanager, os.fspath(Path.cwd()))
+        for nodeid in self.scope.suite_items(session.items):
+            self.writer.emit({"nodeid": nodeid})
+
+
+class CollectScope:
+    """What a collection covers: the project's own choice (``testpaths``, or the rootdir)
+    plus ``extra_paths`` (the map's ``replay.tests``), the doctests of ``doctest_only``
+    (changed modules of the code under test) and, with ``only_files``, nothing but those
+    files and their directories. Shared by this child and the replay's run child when it
+    collects the candidates itself (``run_child``)."""
+
+    def __init__(
+        self,
+        extra_paths: list[str],
+        doctest_only: frozenset[str],
+        only_files: list[str] | None,
+    ) -> None:
+        self.extra_paths = extra_paths
+        self.doctest_only = doctest_only
         self.root = os.path.abspath(Path.cwd())  # noqa: PTH100 - lexical, like pytest's paths
         self.only: frozenset[str] | None = None
         self.only_dirs: frozenset[str] = frozenset()
@@ -114,10 +148,9 @@ class _Collector:
                 dirs.update("/".join(parts[: i + 1]) for i in range(len(parts)))
             self.only_dirs = frozenset(dirs)
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
-        """With ``only_files``: every path that is neither a wanted file nor one of their
-        directories is ignored; the project's own rules still apply to the rest."""
+    def ignore(self, collection_path: Path) -> bool | None:
+        """With ``only_files``: ``True`` for every path that is neither a wanted file nor
+        one of their directories; ``None`` (the project's own rules) for the rest."""
         if self.only is None:
             return None
         rel = os.path.relpath(os.path.abspath(collection_path), self.root)  # noqa: PTH100
@@ -128,10 +161,9 @@ class _Collector:
             return True
         return None if rel in self.only or rel in self.only_dirs else True
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_configure(self, config: pytest.Config) -> None:
-        """Add the paths the project's own choice (``testpaths``, or the rootdir) leaves out:
-        the map's ``replay.tests`` and the changed modules whose doctests are wanted."""
+    def add_paths(self, config: pytest.Config) -> None:
+        """Add to ``config.args`` the paths the project's own choice leaves out: the extra
+        paths and the changed modules whose doctests are wanted."""
         if not self.extra_paths and not self.doctest_only:
             return
         root = Path.cwd()
@@ -146,19 +178,16 @@ class _Collector:
             if not any(path == c or c in path.parents for c in covered):
                 config.args.append(rel)
 
-    def pytest_collectreport(self, report: Any) -> None:
-        if report.failed and report.nodeid.split("::", 1)[0] not in self.doctest_only:
-            self.errors.append(collect_error(report.nodeid, str(report.longreprtext or "")))
-
-    def pytest_collection_finish(self, session: Any) -> None:
-        self.plugins = tree_plugins(session.config.pluginmanager, os.fspath(Path.cwd()))
-        for item in session.items:
-            if (
-                item.nodeid.split("::", 1)[0] in self.doctest_only
-                and type(item).__name__ != "DoctestItem"
-            ):
-                continue  # a function named test_* in a module pytest would not collect
-            self.writer.emit({"nodeid": item.nodeid})
+    def suite_items(self, items: list[Any]) -> list[str]:
+        """The node ids of ``items`` that belong to the suite: of a ``doctest_only`` file,
+        its doctests alone (a function named test_* in a module pytest would not collect
+        is not a test)."""
+        return [
+            item.nodeid
+            for item in items
+            if item.nodeid.split("::", 1)[0] not in self.doctest_only
+            or type(item).__name__ == "DoctestItem"
+        ]
 
 
 def main() -> None:

@@ -167,15 +167,8 @@ def run_tests(
     """
     from patchlane.lanes.property import process
 
-    allowed: Mapping[str, tuple[str, str]] = {}
     with tempfile.TemporaryDirectory(prefix="patchlane-replay-") as tmp:
-        freeze = None
-        if freeze_report is not None:
-            from patchlane.lanes.freeze.report import FreezeReport
-
-            # The same reader and the same grant as the plugin in the child.
-            allowed = FreezeReport.read(freeze_report).granted()
-            freeze = (freeze_report.absolute(), Path(tmp) / "skip-record.json")
+        allowed, freeze = freeze_setup(freeze_report, Path(tmp))
         run = process.run_child(
             CHILD_ARGV,
             {
@@ -192,6 +185,21 @@ def run_tests(
         )
     tail = run.stdout_tail + run.stderr_tail
     return fold(run.records, nodeids, files, allowed, run.problems, run.timed_out, tail)
+
+
+def freeze_setup(
+    freeze_report: Path | None, tmp: Path
+) -> tuple[Mapping[str, tuple[str, str]], tuple[Path, Path] | None]:
+    """Return what the freeze report grants (node id -> (freeze, owner)) and the pair of
+    files the child's plugin reads and writes, or ``({}, None)`` without a report. Raises
+    ``ReportError`` for a malformed report."""
+    if freeze_report is None:
+        return {}, None
+    from patchlane.lanes.freeze.report import FreezeReport
+
+    # The same reader and the same grant as the plugin in the child.
+    allowed = FreezeReport.read(freeze_report).granted()
+    return allowed, (freeze_report.absolute(), tmp / "skip-record.json")
 
 
 def fold(
@@ -377,7 +385,18 @@ def run_slice(
         timeout_s=timeout_s,
         freeze_report=freeze_report,
     )
-    receipt = Receipt(
+    receipt = receipt_for(
+        run, seed=seed, slice_sha256=slice_sha256, head=head, host_role=host_role, started=started
+    )
+    return RunResult(receipt, run)
+
+
+def receipt_for(
+    run: TestRun, *, seed: int, slice_sha256: str, head: str | None, host_role: str, started: str
+) -> Receipt:
+    """Return the (unsigned) receipt of ``run``, a run of the slice ``slice_sha256`` that
+    began at ``started`` and ends now."""
+    return Receipt(
         seed=seed,
         slice_sha256=slice_sha256,
         failed_nodeids=run.ids(FAILED),
@@ -390,4 +409,3 @@ def run_slice(
         finished=utc_stamp(),
         patchlane_version=patchlane.__version__,
     )
-    return RunResult(receipt, run)

@@ -115,9 +115,9 @@ class _HypothesisAsInPytest:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         # Hypothesis loads its built-in "ci" profile by itself when it sees a CI variable
         # (``CI``, ``GITHUB_ACTIONS``, ...), and that profile derandomizes: examples then
-        # come from each test's source, the seed is ignored, and the same slice would draw
-        # one set of examples on a laptop and another on a CI runner or host. A profile the
-        # project loads itself is its choice and is kept.
+        # come from each test's source, the run's seed is ignored, and the same slice would
+        # draw one set of examples on a laptop and another on a CI runner or host. A profile
+        # the project loads itself is its choice and is kept.
         if self.seed is None or "hypothesis" not in sys.modules:
             return
         from hypothesis import settings
@@ -269,6 +269,60 @@ class _SliceRunner:
         self.writer.emit({"plugins": found})
 
 
+class _AskThenRun(_SliceRunner):
+    """pytest plugin for a run that chooses its own slice: collect the candidates as
+    ``collect`` would (``CollectScope``), send their node ids, ask the parent which to run,
+    then run exactly those. One pytest start and one collection serve selection and run.
+
+    The answer is ``{"run": [node ids] | null}`` (``null``: run nothing). Whatever the
+    child's code does to this exchange, the parent folds only the node ids it chose: one
+    that no report names failed.
+    """
+
+    def __init__(self, writer: ResultWriter, root: Path, job: dict[str, Any]) -> None:
+        super().__init__(writer, root, [], [])
+        from patchlane.lanes.replay.collect_child import CollectScope
+
+        self.answer_fd = int(job["answer_fd"])
+        self.scope = CollectScope(
+            list(job["extra_paths"]), frozenset(job["doctest_only"]), job["only_files"]
+        )
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
+        if self._rel(collection_path) is None:
+            return True
+        return self.scope.ignore(collection_path)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self, config: pytest.Config) -> None:
+        self.scope.add_paths(config)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        self.writer.emit({"candidates": self.scope.suite_items(items)})
+        self._plugins_of(config)
+        self.writer.emit({"ask": "slice"})
+        chosen = self._answer().get("run")
+        nodeids = [n for n in chosen if isinstance(n, str)] if isinstance(chosen, list) else []
+        self.nodeids = frozenset(nodeids)
+        self.files = frozenset(n for n in nodeids if "::" not in n)
+        super().pytest_collection_modifyitems(config, items)
+
+    def _answer(self) -> dict[str, Any]:
+        data = bytearray()
+        while chunk := os.read(self.answer_fd, 65536):
+            data += chunk
+        os.close(self.answer_fd)
+        answer = json.loads(data.decode("utf-8")) if data else {}
+        return answer if isinstance(answer, dict) else {}
+
+    def _plugins_of(self, config: pytest.Config) -> None:
+        self.writer.emit({"plugins": tree_plugins(config.pluginmanager, os.fspath(self.root))})
+
+
 def main() -> None:
     """Run the job read from stdin; always ends the process with ``os._exit``."""
     job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
@@ -286,16 +340,21 @@ def main() -> None:
     import_tree_from_source(root)
     # What ``python -m pytest`` does: the working directory (the tree root) first.
     sys.path.insert(0, str(root))
-    runner = _SliceRunner(writer, root, list(job["nodeids"]), list(job.get("files", [])))
+    runner = (
+        _AskThenRun(writer, root, job)
+        if "answer_fd" in job
+        else _SliceRunner(writer, root, list(job["nodeids"]), list(job.get("files", [])))
+    )
     args = list(job["args"])
     for name in RERUN_PLUGINS:
         args[:0] = ["-p", f"no:{name}"]
     args += without_xdist()
     try:
         hypothesis = _HypothesisAsInPytest(os.environ.get("PATCHLANE_SEED"))
-        code = int(
-            pytest.main([*args, str(root)], plugins=[runner, _NoRerun(), hypothesis, *plugins])
-        )
+        # Asking: no path, so that pytest collects what the project's full suite collects
+        # (its testpaths, or the rootdir), as ``collect`` does.
+        paths = [] if "answer_fd" in job else [str(root)]
+        code = int(pytest.main([*args, *paths], plugins=[runner, _NoRerun(), hypothesis, *plugins]))
     except BaseException as e:  # noqa: BLE001 - whatever the project does, report it
         code = -1
         writer.emit({"raised": f"{type(e).__name__}: {e}"[:LINE_LIMIT]})

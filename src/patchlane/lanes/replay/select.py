@@ -34,6 +34,7 @@ from typing import Any
 from patchlane.config import ReviewMap
 from patchlane.inputs.paths import to_fs, under, under_any
 from patchlane.lanes.replay import importgraph, mapselect, slicefile
+from patchlane.lanes.replay.chosen import Scope
 from patchlane.lanes.replay.collect import DEFAULT_TIMEOUT_S, Collected, collect
 from patchlane.lanes.replay.depmap import DependencyMap
 from patchlane.lanes.replay.run import CollectError, child_env
@@ -481,37 +482,105 @@ def select_slice(
     del base  # the diff arrives as changed_paths
     with tempfile.TemporaryDirectory(prefix="patchlane-select-") as tmp:
         root = Path(tmp) / "tree"
-        materialised = materialise(repo, head, root)
-        selector = _Selector(root, review_map, changed_paths)
-        for path, why in materialised.skipped:
-            selector.notes.append(f"not materialised: {show(path)} ({why})")
-        plan = None
-        if dep_map is not None and not all_tests:
-            changes = _changes(repo, merge_base, root, changed_paths)
-            plan = _map_plan(selector, dep_map, changes, failure_log)
-        only = None if plan is None else sorted(plan.only)
-        result = _collect_head(selector, out=out, timeout_s=timeout_s, seed=seed, only=only)
-        by_file, broken = _tests_by_file(selector, result)
-        graph = (
-            plan.graph
-            if plan is not None
-            else importgraph.build(selector.sources, selector.roots(), by_file)
+        plan = plan_slice(
+            repo,
+            review_map,
+            root,
+            head=head,
+            merge_base=merge_base,
+            changed_paths=changed_paths,
+            failure_log=failure_log,
+            all_tests=all_tests,
+            dep_map=dep_map,
+            dep_map_note=dep_map_note,
         )
-        selector.notes.extend(_graph_notes(graph))
-        _apply_rules(selector, result, by_file, broken, graph, plan, all_tests, failure_log)
-        not_replayed = _drop_unusable(selector.reasons)
-        selector.notes.extend(not_replayed)
-        nodeids = tuple(sorted(selector.reasons))
-        data = slicefile.render(nodeids, "<collected node ids>")
-        needed = selector.needed(nodeids, graph)
-        private = selector.private(needed)
+        if out is not None:
+            out.progress(plan.progress)
+        env = None if seed is None else child_env(seed)
+        scope = plan.scope
+        result = collect(
+            root,
+            scope.extra_paths,
+            timeout_s=timeout_s,
+            env=env,
+            doctest_only=scope.doctest_only,
+            only_files=scope.only_files,
+        )
+        return decide_slice(plan, result)
+
+
+@dataclass(frozen=True)
+class SlicePlan:
+    """What selection settles before pytest collects: the materialised head (``root``,
+    which must outlive the plan's use), what to collect (``scope``) and the map's part."""
+
+    selector: _Selector
+    scope: Scope
+    progress: str
+    map_plan: _MapPlan | None
+    all_tests: bool
+    failure_log: frozenset[str]
+    dep_map_note: str
+
+
+def plan_slice(
+    repo: Path,
+    review_map: ReviewMap,
+    root: Path,
+    *,
+    head: str,
+    merge_base: str,
+    changed_paths: frozenset[str],
+    failure_log: frozenset[str],
+    all_tests: bool,
+    dep_map: DependencyMap | None,
+    dep_map_note: str,
+) -> SlicePlan:
+    """Materialise ``head`` into ``root`` (a path that does not exist yet) and settle what
+    comes before collection: with ``dep_map``, its decision and the candidate test files.
+    Returns the ``SlicePlan`` for ``decide_slice``. Raises ``GitError`` when the head
+    cannot be read."""
+    materialised = materialise(repo, head, root)
+    selector = _Selector(root, review_map, changed_paths)
+    for path, why in materialised.skipped:
+        selector.notes.append(f"not materialised: {show(path)} ({why})")
+    map_plan = None
+    if dep_map is not None and not all_tests:
+        changes = _changes(repo, merge_base, root, changed_paths)
+        map_plan = _map_plan(selector, dep_map, changes, failure_log)
+    only = None if map_plan is None else tuple(sorted(map_plan.only))
+    scope, progress = _collect_scope(selector, only)
+    return SlicePlan(selector, scope, progress, map_plan, all_tests, failure_log, dep_map_note)
+
+
+def decide_slice(plan: SlicePlan, result: Collected) -> Selection:
+    """Apply the selection's rules to what pytest collected at the head (``result``).
+    Returns the ``Selection``; raises ``SliceError`` when a selected node id cannot be a
+    slice line."""
+    selector, map_plan = plan.selector, plan.map_plan
+    by_file, broken = _tests_by_file(selector, result)
+    graph = (
+        map_plan.graph
+        if map_plan is not None
+        else importgraph.build(selector.sources, selector.roots(), by_file)
+    )
+    selector.notes.extend(_graph_notes(graph))
+    _apply_rules(
+        selector, result, by_file, broken, graph, map_plan, plan.all_tests, plan.failure_log
+    )
+    not_replayed = _drop_unusable(selector.reasons)
+    selector.notes.extend(not_replayed)
+    nodeids = tuple(sorted(selector.reasons))
+    data = slicefile.render(nodeids, "<collected node ids>")
+    needed = selector.needed(nodeids, graph)
+    private = selector.private(needed)
     return Selection(
         nodeids=nodeids,
         slice_bytes=data,
         sha256=slicefile.sha256(data),
         private=tuple(private),
         reasons={n: selector.reasons[n] for n in nodeids},
-        suite_size=len(set(result.nodeids)) if plan is None else len(plan.depmap.tests),
+        suite_size=len(set(result.nodeids)) if map_plan is None else len(map_plan.depmap.tests),
         files_needed=tuple(needed),
         notes=tuple(selector.notes),
         collected=tuple(result.nodeids),
@@ -520,7 +589,7 @@ def select_slice(
         plugin_files=result.plugin_files,
         not_replayed=tuple(not_replayed),
         rule_counts=_rule_counts(selector.rules, nodeids),
-        dependency_map=dep_map_note,
+        dependency_map=plan.dep_map_note,
     )
 
 
@@ -641,28 +710,16 @@ def _rule_counts(rules: dict[str, set[str]], nodeids: tuple[str, ...]) -> dict[s
     return counts
 
 
-def _collect_head(
-    selector: _Selector,
-    *,
-    out: Output | None,
-    timeout_s: float,
-    seed: int | None,
-    only: list[str] | None = None,
-) -> Collected:
-    """Collect the materialised head's tests under ``replay.tests``, and the doctests of its
-    changed modules of the code under test (they are those modules' own tests).
-
-    A ``replay.tests`` path the head lacks is a note. Returns what pytest collected. Raises
-    ``CollectionError`` when pytest cannot collect.
-    """
+def _collect_scope(selector: _Selector, only: tuple[str, ...] | None) -> tuple[Scope, str]:
+    """What to collect at the head: the tests under ``replay.tests`` (with ``only``, just
+    those files), and the doctests of its changed modules of the code under test (they are
+    those modules' own tests). A ``replay.tests`` path the head lacks is a note. Returns the
+    scope and a progress line."""
     root, review_map = selector.root, selector.map
     test_paths = [p for p in review_map.replay.tests if to_fs(root, p).exists()]
     for p in review_map.replay.tests:
         if p not in test_paths:
             selector.notes.append(f"replay.tests path {show(p)} is not in the head commit")
-    if out is not None:
-        out.progress(f"replay: collecting tests under {', '.join(test_paths) or 'nothing'}")
-    env = None if seed is None else child_env(seed)
     code_paths = review_map.property.paths if review_map.property else ()
     doctest_only = sorted(
         p
@@ -674,9 +731,10 @@ def _collect_head(
         and not any(c in p for c in "[]:")  # pytest's argv syntax: not passable
         and to_fs(root, p).is_file()
     )
-    return collect(
-        root, test_paths, timeout_s=timeout_s, env=env, doctest_only=doctest_only, only_files=only
-    )
+    # collect() takes each path without its trailing slash; the run child's scope alike.
+    paths = tuple(p.rstrip("/") or "." for p in test_paths)
+    progress = f"replay: collecting tests under {', '.join(test_paths) or 'nothing'}"
+    return Scope(paths, tuple(doctest_only), only), progress
 
 
 def _tests_by_file(
