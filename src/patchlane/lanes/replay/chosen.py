@@ -1,0 +1,174 @@
+"""Collect and run in one pytest child: the run chooses its slice from its own collection.
+
+``gate --replay local`` used to start pytest twice on the head: a collection child, whose
+node ids selection chose from, then the run child, which imported and collected the same
+test files again. Here the run child collects the candidate test files exactly as
+``collect`` would (the project's ``testpaths`` or rootdir, the extra paths, the changed
+modules' doctests, only the candidate files), sends their node ids and asks; this process
+selects the slice from them (``choose``: the selection's rules, the slice written and
+hashed before any test runs) and answers with the node ids to run, which the child then
+runs as ``run_tests`` would (docs/architecture.md §4, "Replay slice": one child for
+collection and run).
+
+What the child collected is the patch's code talking, as with ``collect``; what counts is
+only what this process chose: a chosen node id that no report names failed (``run.fold``).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from patchlane.lanes.replay.collect import Collected, CollectionError
+from patchlane.lanes.replay.run import (
+    CHILD_ARGV,
+    RESULT_LIMIT,
+    CollectError,
+    TestRun,
+    child_env,
+    fold,
+    freeze_setup,
+    pytest_args,
+    run_tests,
+)
+from patchlane.ui import one_line
+
+# Given what the child collected, the node ids to run, or ``None`` to run nothing.
+Choose = Callable[[Collected], "Sequence[str] | None"]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What the child collects (``collect_child.CollectScope``): the project's own choice
+    plus ``extra_paths``; the doctests of ``doctest_only``; with ``only_files``, nothing but
+    those files."""
+
+    extra_paths: tuple[str, ...]
+    doctest_only: tuple[str, ...]
+    only_files: tuple[str, ...] | None
+
+
+@dataclass(frozen=True)
+class ChosenRun:
+    """The run (``None`` when ``choose`` ran nothing), and the seconds from the child's
+    start to its question (its start-up and collection) and spent choosing."""
+
+    run: TestRun | None
+    collect_s: float
+    choose_s: float
+
+
+def collect_and_run(
+    tree: Path,
+    scope: Scope,
+    choose: Choose,
+    *,
+    seed: int,
+    timeout_s: float,
+    freeze_report: Path | None = None,
+) -> ChosenRun:
+    """Start pytest in ``tree``, let ``choose`` pick from what it collected, run that.
+
+    Returns the ``ChosenRun``. Raises ``CollectionError`` when the child never asks
+    (pytest could not collect: a broken conftest, a usage error, a timeout) or reports an
+    error that is not one file's; what ``choose`` raises (the child killed first);
+    ``ReportError`` for a malformed freeze report; ``OSError`` when the child cannot start.
+    """
+    from patchlane.lanes.property import process
+
+    if not scope.extra_paths:
+        # No test path in the head: nothing to collect (as ``collect``); the choice may
+        # still name node ids (a failure log's), which then run and fail as not collected.
+        begun = time.monotonic()
+        picked = choose(Collected((), "none", 0.0))
+        choose_s = time.monotonic() - begun
+        if not picked:
+            return ChosenRun(None, 0.0, choose_s)
+        direct = run_tests(
+            tree, nodeids=picked, seed=seed, timeout_s=timeout_s, freeze_report=freeze_report
+        )
+        return ChosenRun(direct, 0.0, choose_s)
+    asked: list[Sequence[str] | None] = []
+    clock = {"start": time.monotonic(), "asked": 0.0, "chosen": 0.0}
+
+    def answer(records: Sequence[Mapping[str, Any]]) -> bytes:
+        clock["asked"] = time.monotonic()
+        chosen = choose(_collected(records, scope, clock["asked"] - clock["start"]))
+        asked.append(chosen)
+        clock["chosen"] = time.monotonic()
+        return json.dumps({"run": None if chosen is None else list(chosen)}).encode("utf-8")
+
+    with tempfile.TemporaryDirectory(prefix="patchlane-replay-") as tmp:
+        allowed, freeze = freeze_setup(freeze_report, Path(tmp))
+        job = {
+            "args": pytest_args(tree, freeze),
+            "extra_paths": list(scope.extra_paths),
+            "doctest_only": list(scope.doctest_only),
+            "only_files": None if scope.only_files is None else list(scope.only_files),
+        }
+        run = process.run_child(
+            CHILD_ARGV,
+            job,
+            token=secrets.token_hex(16),
+            timeout_s=timeout_s,
+            cwd=tree,
+            env=child_env(seed, pycache=True),
+            result_limit=RESULT_LIMIT,
+            answer=answer,
+        )
+    tail = run.stdout_tail + run.stderr_tail
+    if not asked:
+        why = (
+            f"timed out after {timeout_s:g} s"
+            if run.timed_out
+            else (run.problems[0] if run.problems else "pytest ended before it collected")
+        )
+        raise CollectionError(f"test collection failed ({why})", _tail(tail))
+    collect_s = clock["asked"] - clock["start"]
+    choose_s = clock["chosen"] - clock["asked"]
+    chosen = asked[0]
+    if chosen is None:
+        return ChosenRun(None, collect_s, choose_s)
+    folded = fold(run.records, chosen, (), allowed, run.problems, run.timed_out, tail)
+    return ChosenRun(folded, collect_s, choose_s)
+
+
+def _collected(records: Sequence[Mapping[str, Any]], scope: Scope, seconds: float) -> Collected:
+    """Read the child's collection (the records up to its question) as ``collect`` reads
+    its child's. Raises ``CollectionError`` for an error that is not one file's."""
+    nodeids: list[str] = []
+    errors: list[CollectError] = []
+    plugins: set[str] = set()
+    doctest_only = frozenset(scope.doctest_only)
+    seen_candidates = False
+    for record in records:
+        candidates = record.get("candidates")
+        if isinstance(candidates, list) and not seen_candidates:
+            seen_candidates = True
+            nodeids = [n for n in candidates if isinstance(n, str)]
+        elif isinstance(record.get("plugins"), list):
+            plugins.update(p for p in record["plugins"] if isinstance(p, str))
+        elif isinstance(record.get("collect_error"), str):
+            nodeid = record["collect_error"]
+            if nodeid.split("::", 1)[0] in doctest_only:
+                continue  # the module is collected for its doctests only
+            message = record.get("message")
+            text = one_line(message if isinstance(message, str) else "") or "collection error"
+            if not nodeid or "::" in nodeid:
+                # Not one file's error: no test of the project can be told from another.
+                raise CollectionError("pytest could not collect the tests", [text])
+            missing = record.get("missing")
+            errors.append(CollectError(nodeid, text, missing if isinstance(missing, str) else None))
+    return Collected(tuple(nodeids), "none", seconds, tuple(errors), tuple(sorted(plugins)))
+
+
+def _tail(output: bytes, lines: int = 5) -> list[str]:
+    text = output.decode("utf-8", "replace")
+    kept = [one_line(line.strip()) for line in text.splitlines() if line.strip()]
+    return kept[-lines:]

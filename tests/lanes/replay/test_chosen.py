@@ -1,0 +1,153 @@
+"""``chosen``: one pytest child collects, this process chooses, the child runs the choice;
+on real trees and real pytest children."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from patchlane.lanes.replay.chosen import ChosenRun, Scope, collect_and_run
+from patchlane.lanes.replay.collect import Collected, CollectionError, collect
+from patchlane.lanes.replay.run import FAILED, PASSED, NodeResult
+
+PYTEST_INI = "[pytest]\npythonpath = src\n"
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for path, text in {"pytest.ini": PYTEST_INI, **files}.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
+    return root
+
+
+def _logging_tests(log: Path, name: str) -> str:
+    """A test module that logs its import and each test it runs to ``log``."""
+    return (
+        f"LOG = {str(log)!r}\n"
+        f"open(LOG, 'a').write('import {name}\\n')\n\n\n"
+        f"def test_one():\n    open(LOG, 'a').write('ran {name}::test_one\\n')\n\n\n"
+        f"def test_two():\n    open(LOG, 'a').write('ran {name}::test_two\\n')\n"
+        "    assert False, 'two fails'\n"
+    )
+
+
+def _run(
+    tree: Path, choose: object, *, only: Sequence[str] | None = None, doctests: Sequence[str] = ()
+) -> ChosenRun:
+    scope = Scope(("tests",), tuple(doctests), None if only is None else tuple(only))
+    return collect_and_run(tree, scope, choose, seed=3, timeout_s=120)  # type: ignore[arg-type]
+
+
+def test_the_child_runs_exactly_the_choice_after_one_collection(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    tree = _tree(
+        tmp_path / "tree",
+        {"tests/test_a.py": _logging_tests(log, "a"), "tests/test_b.py": _logging_tests(log, "b")},
+    )
+    seen: list[Collected] = []
+
+    def choose(collected: Collected) -> tuple[str, ...]:
+        seen.append(collected)
+        return ("tests/test_a.py::test_one",)
+
+    ran = _run(tree, choose)
+    assert list(seen[0].nodeids) == [
+        "tests/test_a.py::test_one",
+        "tests/test_a.py::test_two",
+        "tests/test_b.py::test_one",
+        "tests/test_b.py::test_two",
+    ]
+    assert ran.run is not None
+    assert {n: r.outcome for n, r in ran.run.results.items()} == {
+        "tests/test_a.py::test_one": PASSED
+    }
+    # Each module imported once (one collection, not two), and only the choice ran.
+    assert log.read_text().splitlines() == ["import a", "import b", "ran a::test_one"]
+    assert ran.collect_s > 0 and ran.choose_s >= 0
+
+
+def test_only_the_candidate_files_are_collected_and_failures_fold_as_in_a_run(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "log.txt"
+    tree = _tree(
+        tmp_path / "tree",
+        {"tests/test_a.py": _logging_tests(log, "a"), "tests/test_b.py": _logging_tests(log, "b")},
+    )
+    ran = _run(tree, lambda c: c.nodeids, only=["tests/test_b.py"])
+    assert ran.run is not None
+    outcomes = {n: r.outcome for n, r in ran.run.results.items()}
+    assert outcomes == {"tests/test_b.py::test_one": PASSED, "tests/test_b.py::test_two": FAILED}
+    assert "AssertionError" in ran.run.results["tests/test_b.py::test_two"].why
+    assert "import a" not in log.read_text()
+
+
+def test_a_choice_of_nothing_runs_nothing(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    tree = _tree(tmp_path / "tree", {"tests/test_a.py": _logging_tests(log, "a")})
+    ran = _run(tree, lambda c: None)
+    assert ran.run is None
+    assert log.read_text().splitlines() == ["import a"]
+
+
+def test_a_chosen_id_the_child_did_not_collect_fails(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "tree", {"tests/test_a.py": _logging_tests(tmp_path / "l", "a")})
+    ran = _run(tree, lambda c: ("tests/test_a.py::test_gone",))
+    assert ran.run is not None
+    assert ran.run.results["tests/test_a.py::test_gone"] == NodeResult(FAILED, "not collected")
+
+
+def test_what_the_child_collects_is_what_collect_collects(tmp_path: Path) -> None:
+    # Doctests of a changed module: its doctests are candidates, its test_* function is not;
+    # a file that does not import is a file error, as collect reports it.
+    files = {
+        "pytest.ini": "[pytest]\npythonpath = src\naddopts = --doctest-modules\n",
+        "src/pkg/__init__.py": "",
+        "src/pkg/mod.py": (
+            "def double(x):\n    '''\n    >>> double(2)\n    4\n    '''\n    return 2 * x\n\n\n"
+            "def test_not_a_test():\n    pass\n"
+        ),
+        "tests/test_ok.py": "from pkg.mod import double\n\n\ndef test_d():\n    assert double(1) == 2\n",
+        "tests/test_broken.py": "import no_such_module_here\n",
+    }
+    tree = _tree(tmp_path / "tree", files)
+    seen: list[Collected] = []
+
+    def choose(collected: Collected) -> None:
+        seen.append(collected)
+
+    _run(tree, choose, doctests=["src/pkg/mod.py"])
+    expected = collect(tree, ["tests"], doctest_only=["src/pkg/mod.py"])
+    assert sorted(seen[0].nodeids) == sorted(expected.nodeids)
+    assert "src/pkg/mod.py::pkg.mod.double" in seen[0].nodeids
+    assert [(e.nodeid, e.missing) for e in seen[0].errors] == [
+        (e.nodeid, e.missing) for e in expected.errors
+    ]
+    assert seen[0].errors[0].missing == "no_such_module_here"
+
+
+def test_a_conftest_that_breaks_pytest_is_a_collection_error(tmp_path: Path) -> None:
+    tree = _tree(
+        tmp_path / "tree",
+        {"conftest.py": "raise RuntimeError('broken harness')\n", "tests/test_a.py": ""},
+    )
+
+    def choose(collected: Collected) -> None:
+        raise AssertionError("asked although pytest could not collect")
+
+    with pytest.raises(CollectionError, match="test collection failed"):
+        _run(tree, choose)
+
+
+def test_what_the_choice_raises_reaches_the_caller(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    tree = _tree(tmp_path / "tree", {"tests/test_a.py": _logging_tests(log, "a")})
+
+    def choose(collected: Collected) -> None:
+        raise LookupError("cannot choose")
+
+    with pytest.raises(LookupError, match="cannot choose"):
+        _run(tree, choose)
+    assert "ran" not in log.read_text()
