@@ -163,12 +163,13 @@ def start_property_lane(
         raise
 
     def finish() -> PropertyReport:
+        said = audit
         with stack:  # waits for the audit's thread, then removes the trees
             if pending is not None:
-                pending.result()
-        return _lane_report(lane_run, audit, started)
+                said = pending.result()
+        return _lane_report(lane_run, said, started)
 
-    return LaneStarted(_lane_report(lane_run, "not run" if pending else audit, started), finish)
+    return LaneStarted(_lane_report(lane_run, audit, started), finish)
 
 
 def _lane_report(lane_run: _LaneRun, audit: str, started: float) -> PropertyReport:
@@ -205,18 +206,26 @@ def _start_audit(
     only: str | None,
     changed: frozenset[str] | None,
     mutants: int,
-) -> tuple[str, Future[None] | None]:
-    """Start the oracle audit in a thread the ``stack`` joins; return what the report will
-    say of it and the running audit (``None`` when it does not run)."""
+) -> tuple[str, Future[str] | None]:
+    """Start the oracle audit in a thread the ``stack`` joins; return what the report says
+    of it until then and the running audit, whose result is what it says after (``None``
+    when it does not run)."""
     if only is not None or not lane_run.passed_at_head():
         return "not run", None
     if importlib.util.find_spec(ORACLE_MODULE) is None:
         return "not available", None
-    if changed is not None and not lane_run.reaches(changed):
-        return "unchanged", None  # no property module, nothing they import: the base's
+
+    def audit() -> str:
+        # Whether the patch reaches a property takes parsing the head's sources: done here,
+        # off the caller's path, like the audit itself.
+        if changed is not None and not lane_run.reaches(changed):
+            return "unchanged"  # no property module, nothing they import: the base's
+        lane_run.audit(mutants)
+        return "ran"
+
     # Informational, never a verdict: it runs while the caller goes on.
     pool = stack.enter_context(ThreadPoolExecutor(max_workers=1))
-    return "ran", pool.submit(lane_run.audit, mutants)
+    return "not run", pool.submit(audit)
 
 
 def run_property_lane(
