@@ -209,3 +209,44 @@ def test_a_map_the_heads_property_forges_during_the_gate_is_not_the_one_used(
     replay = load(out, "replay-report.json")
     assert replay["dependency_map"].endswith("recorded now")
     assert replay["failed"] == ["tests/test_calc.py::AddCases::test_add"]
+
+
+def test_a_failure_whose_test_passed_when_the_map_was_recorded_is_not_run_at_the_base(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    project.write(
+        "src/billing/calc.py", CALC.replace("return a + b", "return a + b if a >= 0 else b")
+    )
+    project.commit("optimise add")
+    out = tmp_path / "ev"
+    assert gate(project, out, tmp_path / "cache") == 1
+    replay = load(out, "replay-report.json")
+    assert replay["failed"] == ["tests/test_calc.py::AddCases::test_add"]
+    # The recording saw it pass at the base: no run there now.
+    assert replay["base_from_map"] == ["tests/test_calc.py::AddCases::test_add"]
+    assert replay["fail_at_base_too"] == []
+
+
+def test_a_test_that_failed_when_the_map_was_recorded_is_still_run_at_the_base(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    # A test this machine cannot pass (here: a variable it lacks) fails in the recording too,
+    # so the map knows nothing of its base outcome; the base run finds it fails there too.
+    project.git("checkout", "-q", "main")
+    project.write(
+        "tests/test_env.py",
+        "import os\n\nfrom billing.calc import add\n\n\n"
+        "def test_needs_a_service():\n    assert add(1, 1) == 2\n"
+        "    assert os.environ.get('BILLING_SERVICE_URL')\n",
+    )
+    project.commit("a test that needs a service")
+    project.git("checkout", "-q", "agent")
+    project.git("merge", "-q", "--ff-only", "main")
+    project.write("src/billing/calc.py", CALC.replace("return a + b", "return b + a"))
+    project.commit("commute add")
+    out = tmp_path / "ev"
+    assert gate(project, out, tmp_path / "cache") == 3
+    replay = load(out, "replay-report.json")
+    assert replay["outcome"] == "fails_at_base"
+    assert replay["fail_at_base_too"] == ["tests/test_env.py::test_needs_a_service"]
+    assert replay["base_from_map"] == []

@@ -166,7 +166,8 @@ def replay(
     if opts.mode == "local":
         return _replay_here(repo, cls, opts, seed, freeze_report, out, clock)
     try:
-        selection = _select(repo, cls, opts, seed, out, clock)
+        dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
+        selection = _select(repo, cls, opts, seed, out, clock, (dep_map, note))
     except CollectionError as e:
         if not cls.harness_changed:
             raise
@@ -192,7 +193,9 @@ def replay(
     if not opts.receipt_path.is_file():
         unreachable = _no_evidence(opts.mode, "unreachable", problem or "no receipt came back")
         return _with_slice(unreachable, selection)
-    return _verified_and_checked(repo, cls, opts, seed, selection, None, freeze_report, out, clock)
+    return _verified_and_checked(
+        repo, cls, opts, seed, selection, None, freeze_report, out, clock, dep_map
+    )
 
 
 def _verified_and_checked(
@@ -205,22 +208,29 @@ def _verified_and_checked(
     freeze_report: FreezeReport,
     out: Output,
     clock: Steps,
+    dep_map: DependencyMap | None,
 ) -> ReplayReport:
     """The receipt verified against the slice, then the gate's own checks (``_checked``)."""
     report = _with_slice(_verify(cls, opts, seed, selection, freeze_report), selection)
     with clock.step("replay: checks at the base"):
-        return _checked(repo, cls, seed, selection, run, report, out)
+        return _checked(repo, cls, seed, selection, run, report, out, dep_map)
 
 
 def _select(
-    repo: Path, cls: Classification, opts: ReplayOptions, seed: int, out: Output, clock: Steps
+    repo: Path,
+    cls: Classification,
+    opts: ReplayOptions,
+    seed: int,
+    out: Output,
+    clock: Steps,
+    the_map: tuple[DependencyMap | None, str],
 ) -> Selection:
-    """Select the slice for the patch. Raises ``CollectionError`` when pytest cannot
-    collect the head's suite."""
+    """Select the slice for the patch with ``the_map`` (the map, and its note). Raises
+    ``CollectionError`` when pytest cannot collect the head's suite."""
     from patchlane.lanes.replay.select import select_slice
 
     patch = cls.patch
-    dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
+    dep_map, note = the_map
     with clock.step("replay: selection"):
         return select_slice(
             repo,
@@ -274,10 +284,13 @@ def _checked(
     run: RunResult | None,
     report: ReplayReport,
     out: Output,
+    dep_map: DependencyMap | None = None,
 ) -> ReplayReport:
     """Return the verified ``report`` with what the gate checks from outside the run: the
     plugins pytest loaded, skips and failures against the base, the patch's test changes,
-    and the changed code no passing base test reaches."""
+    and the changed code no passing base test reaches. With ``dep_map`` (the merge base's),
+    a node that passed when the map was recorded is known to pass at the base
+    (``_known_at_base``) and is not run there again."""
     loaded = set(selection.plugin_files) | set(run.run.plugin_files if run else ())
     report = _plugins_outside_the_harness(cls, sorted(loaded), report)
     if run is not None:
@@ -287,10 +300,11 @@ def _checked(
             run_problems=tuple(run.run.problems),
             failed_why={n: results[n].why for n in report.failed if n in results},
         )
+    known = _known_at_base(dep_map)
     if report.status == Status.PASS:
-        report = _skips_at_base(repo, cls, seed, report, out)
+        report = _skips_at_base(repo, cls, seed, report, out, known)
     if report.status == Status.FAIL:
-        report = _failures_at_base(repo, cls, seed, report, out)
+        report = _failures_at_base(repo, cls, seed, report, out, known)
     if report.status != Status.FAIL:
         report = _test_changes(repo, cls, seed, selection, report, out)
     unreached = unreached_code(cls, selection, frozenset(report.passed))
@@ -356,23 +370,58 @@ def unreached_code(
     )
 
 
+def _known_at_base(dep_map: DependencyMap | None) -> frozenset[str] | None:
+    """The nodes the dependency map's recording saw pass at the base (``None``: no map).
+
+    The recording ran the base's whole suite on this machine with these versions, so such
+    a node does not fail at the base; taking that from the map can only keep a failure
+    against the patch (the safe side), never excuse one. Hypothesis tests are left out:
+    under another seed they draw other examples than the recording did."""
+    if dep_map is None:
+        return None
+    return dep_map.passed_at_base - dep_map.whole_file_tests
+
+
 def _failures_at_base(
-    repo: Path, cls: Classification, seed: int, report: ReplayReport, out: Output
+    repo: Path,
+    cls: Classification,
+    seed: int,
+    report: ReplayReport,
+    out: Output,
+    known: frozenset[str] | None = None,
 ) -> ReplayReport:
     """Only what the head changes counts against the patch: a node that fails at the base
     as well (run the same way, on this machine) is no evidence about the patch. Returns
     ``report`` with those nodes; when every failure is of that kind the replay gives no
-    evidence (``undecided``), else it still fails."""
+    evidence (``undecided``), else it still fails. Nodes in ``known`` passed at the base
+    when the dependency map was recorded: they are not run there again."""
     from patchlane.lanes.replay.basecheck import failures_at_base
 
     failed = list(report.failed)
-    out.progress(f"replay: {len(failed)} node(s) failed; running them at the base")
+    from_map = [n for n in failed if known is not None and n in known]
+    to_run = [n for n in failed if n not in from_map]
     whys = report.failed_why or {}
-    uncollected = frozenset(n for n in failed if whys.get(n) == "not collected")
-    also = failures_at_base(
-        repo, cls.merge_base, failed, seed=seed, timeout_s=RUN_TIMEOUT_S, uncollected=uncollected
+    uncollected = frozenset(n for n in to_run if whys.get(n) == "not collected")
+    also: list[str] = []
+    if to_run:
+        out.progress(f"replay: {len(to_run)} node(s) failed; running them at the base")
+        also = list(
+            failures_at_base(
+                repo,
+                cls.merge_base,
+                to_run,
+                seed=seed,
+                timeout_s=RUN_TIMEOUT_S,
+                uncollected=uncollected,
+            )
+        )
+    report = dataclasses.replace(
+        report,
+        fail_at_base_too=tuple(also),
+        base_from_map=None
+        if known is None
+        else tuple(sorted({*(report.base_from_map or ()), *from_map})),
     )
-    report = dataclasses.replace(report, fail_at_base_too=tuple(also))
     if not also:
         return report
     if any(n not in also for n in failed):
@@ -405,21 +454,38 @@ def _refuse_environment_faults(
 
 
 def _skips_at_base(
-    repo: Path, cls: Classification, seed: int, report: ReplayReport, out: Output
+    repo: Path,
+    cls: Classification,
+    seed: int,
+    report: ReplayReport,
+    out: Output,
+    known: frozenset[str] | None = None,
 ) -> ReplayReport:
     """A node the suite skipped at the head but that passes at the base was hidden by the
     patch: it fails the replay (rule 4). Returns ``report`` with those nodes (unchanged when
-    the suite skipped nothing)."""
+    the suite skipped nothing). Nodes in ``known`` passed at the base when the dependency
+    map was recorded: hidden, without a run."""
     from patchlane.lanes.replay.basecheck import skips_that_run_at_base
 
     skipped = list(report.skipped_by_suite)
     if not skipped:
         return report
-    out.progress(f"replay: {len(skipped)} node(s) skipped by the suite; running them at the base")
-    hidden = skips_that_run_at_base(
-        repo, cls.merge_base, skipped, seed=seed, timeout_s=RUN_TIMEOUT_S
+    from_map = [n for n in skipped if known is not None and n in known]
+    to_run = [n for n in skipped if n not in from_map]
+    hidden = list(from_map)
+    if to_run:
+        out.progress(
+            f"replay: {len(to_run)} node(s) skipped by the suite; running them at the base"
+        )
+        hidden += skips_that_run_at_base(
+            repo, cls.merge_base, to_run, seed=seed, timeout_s=RUN_TIMEOUT_S
+        )
+    hidden.sort()
+    report = dataclasses.replace(
+        report,
+        skipped_but_pass_at_base=tuple(hidden),
+        base_from_map=None if known is None else tuple(from_map),
     )
-    report = dataclasses.replace(report, skipped_but_pass_at_base=tuple(hidden))
     if not hidden:
         return report
     return dataclasses.replace(
@@ -563,7 +629,7 @@ def _replay_here(
     result = _signed(RunResult(receipt, ran.run))
     atomic_write_bytes(opts.receipt_path, result.receipt.render())
     return _verified_and_checked(
-        repo, cls, opts, seed, selection, result, freeze_report, out, clock
+        repo, cls, opts, seed, selection, result, freeze_report, out, clock, dep_map
     )
 
 

@@ -140,6 +140,8 @@ def test_the_recording_knows_what_each_test_ran_read_and_used(
     assert dep.ran_lines("shop/__init__.py", [price_line]) == {PRICE, FIRST, SECOND}
     assert dep.tests_of(dep.opened["shop/rates.json"]) == {RATES}
     assert dep.blind_tests == {SUB}
+    # Every test passed in the recording run: its outcome at the base.
+    assert dep.passed_at_base == set(dep.tests)
     # What ran while modules were imported is kept apart from every test.
     assert 1 in dep.import_lines["shop/__init__.py"]
 
@@ -185,7 +187,8 @@ def test_a_map_whose_bytes_changed_is_not_used(
     [
         ({"blind": [3]}, r":\d+: blind: index 3 is past the 0 contexts"),
         ({"tests": ["t.py::a"], "uses": [[]], "shared": [0]}, r"shared: expected fixture contexts"),
-        ({"version": 1}, r"version: must be at least 2, got 1"),
+        ({"version": 2}, r"version: must be at least 3, got 2"),
+        ({"passed": [0]}, r"passed: index 0 is past the 0 contexts"),
     ],
 )
 def test_a_malformed_map_is_refused_with_its_field(
@@ -196,7 +199,7 @@ def test_a_malformed_map_is_refused_with_its_field(
     document = {
         **{k: [] for k in ("tests", "fixtures", "opened_at_import", "listed_at_import")},
         **{k: {} for k in ("lines", "import_lines", "opened", "listed", "imported")},
-        **{k: [] for k in ("uses", "blind", "whole_files", "shared")},
+        **{k: [] for k in ("uses", "blind", "whole_files", "shared", "passed")},
         "format": depmap.FORMAT,
         "version": depmap.VERSION,
         "base": "a" * 40,

@@ -35,13 +35,13 @@ from patchlane.inputs.fields import Fields, json_document
 from patchlane.inputs.jsonio import atomic_write_bytes, parse_json_bytes, read_file_bytes
 
 FORMAT = "patchlane-dependency-map"
-VERSION = 2
+VERSION = 3
 MAPS = "maps"
 _HEX40 = frozenset("0123456789abcdef")
 _KEYS = (
     "format", "version", "base", "python", "pytest", "coverage", "tests", "fixtures",
     "lines", "import_lines", "opened", "opened_at_import", "listed", "listed_at_import",
-    "imported", "uses", "blind", "whole_files", "shared",
+    "imported", "uses", "blind", "whole_files", "shared", "passed",
 )  # fmt: skip
 
 
@@ -88,6 +88,8 @@ class DependencyMap:
     blind: tuple[int, ...]
     whole_files: tuple[int, ...]
     shared: tuple[int, ...]  # fixtures wider than a function, the project's (not pytest's)
+    # The tests that passed in the recording run (the whole suite at the base, in order).
+    passed: tuple[int, ...] = ()
 
     # --- reading ------------------------------------------------------------------------
 
@@ -153,6 +155,11 @@ class DependencyMap:
         return frozenset(self.tests_of(self.blind))
 
     @cached_property
+    def passed_at_base(self) -> frozenset[str]:
+        """The tests that passed when the base's whole suite ran to record the map."""
+        return frozenset(self.tests[i] for i in self.passed)
+
+    @cached_property
     def whole_file_tests(self) -> frozenset[str]:
         """Hypothesis tests: they depend on every file they executed, wholly."""
         return frozenset(self.tests[i] for i in self.whole_files)
@@ -183,6 +190,7 @@ class DependencyMap:
             "blind": list(self.blind),
             "whole_files": list(self.whole_files),
             "shared": list(self.shared),
+            "passed": list(self.passed),
         }
 
     def to_bytes(self) -> bytes:
@@ -199,9 +207,11 @@ class DependencyMap:
         return path
 
 
-def from_recording(binding: Binding, tests: Iterable[str], recording: Any) -> DependencyMap:
+def from_recording(
+    binding: Binding, tests: Iterable[str], recording: Any, passed: Iterable[str] = ()
+) -> DependencyMap:
     """Return the map of one recording run (``lanes.replay.recorder``'s JSON document, which
-    the base's own code wrote) over the collected ``tests``.
+    the base's own code wrote) over the collected ``tests``, of which ``passed`` passed.
 
     Contexts the recording names that are neither a collected test nor a fixture (a test
     pytest ran but the collection did not list) are dropped. Raises nothing.
@@ -254,6 +264,7 @@ def from_recording(binding: Binding, tests: Iterable[str], recording: Any) -> De
         blind=_blind(recording.get("blind", []), contexts, len(test_ids)),
         whole_files=contexts(recording.get("whole_files", [])),
         shared=contexts(FIXTURE + f for f in recording.get("shared", [])),
+        passed=tuple(sorted({index[t] for t in passed if t in index and index[t] < len(test_ids)})),
     )
 
 
@@ -339,6 +350,7 @@ def _parse(top: Fields) -> DependencyMap:
         blind=_indexes(top, "blind", top.get("blind"), size),
         whole_files=_indexes(top, "whole_files", top.get("whole_files"), len(tests)),
         shared=_shared(top, len(tests), size),
+        passed=_indexes(top, "passed", top.get("passed"), len(tests)),
     )
 
 

@@ -113,7 +113,7 @@ def record(
     timeout, a crash of the child).
     """
     from patchlane.lanes.replay.collect import collect
-    from patchlane.lanes.replay.run import child_env, run_tests
+    from patchlane.lanes.replay.run import PASSED, child_env, run_tests
     from patchlane.tree import materialise
 
     with tempfile.TemporaryDirectory(prefix="patchlane-map-") as tmp:
@@ -136,7 +136,8 @@ def record(
                 f"replay map: the base's suite {why}" + (f": {show(tail[0])}" if tail else "")
             )
         data = json.loads(recording.read_text(encoding="utf-8"))
-    return from_recording(Binding.here(base), collected.nodeids, data)
+    passed = run.ids(PASSED) if not run.problems else ()
+    return from_recording(Binding.here(base), collected.nodeids, data, passed)
 
 
 def obtain(

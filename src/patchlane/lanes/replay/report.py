@@ -84,6 +84,9 @@ class ReplayReport:
     failed_why: Mapping[str, str] | None = None
     skipped_but_pass_at_base: tuple[str, ...] | None = None
     fail_at_base_too: tuple[str, ...] | None = None
+    # Failed or skipped nodes whose base outcome came from the dependency map's recording
+    # (they passed when the base's whole suite ran), not from a run at the base now.
+    base_from_map: tuple[str, ...] | None = None
     deleted_tests: tuple[str, ...] | None = None
     edited_expectations: tuple[EditedTest, ...] | None = None
     review_events: tuple[str, ...] | None = None
@@ -145,6 +148,7 @@ class ReplayReport:
         for key, value in (
             ("skipped_but_pass_at_base", self.skipped_but_pass_at_base),
             ("fail_at_base_too", self.fail_at_base_too),
+            ("base_from_map", self.base_from_map),
             ("deleted_tests", self.deleted_tests),
         ):
             if value is not None:
@@ -212,6 +216,7 @@ def _parse(doc: Document, value: object) -> ReplayReport:
         failed_why=None if why is None else {k: why.string(k) for k in why.data},
         skipped_but_pass_at_base=top.text_list("skipped_but_pass_at_base", item=None, default=None),
         fail_at_base_too=top.text_list("fail_at_base_too", item=None, default=None),
+        base_from_map=top.text_list("base_from_map", item=None, default=None),
         deleted_tests=top.text_list("deleted_tests", item=None, default=None),
         edited_expectations=None
         if not top.has("edited_expectations")
