@@ -151,3 +151,27 @@ def test_what_the_choice_raises_reaches_the_caller(tmp_path: Path) -> None:
     with pytest.raises(LookupError, match="cannot choose"):
         _run(tree, choose)
     assert "ran" not in log.read_text()
+
+
+def test_a_candidates_record_the_projects_code_sends_at_import_does_not_stand(
+    tmp_path: Path,
+) -> None:
+    # The test module finds the child's writer and sends a list without its failing test;
+    # the plugin's own record, sent just before it asks, is the one read.
+    forger = (
+        "import gc\n\nfrom patchlane.lanes.replay.channel import ResultWriter\n\n"
+        "writer = next(o for o in gc.get_objects() if isinstance(o, ResultWriter))\n"
+        "writer.emit({'candidates': ['tests/test_a.py::test_one']})\n\n\n"
+        "def test_one():\n    pass\n\n\ndef test_two():\n    assert False\n"
+    )
+    tree = _tree(tmp_path / "tree", {"tests/test_a.py": forger})
+    seen: list[Collected] = []
+
+    def choose(collected: Collected) -> tuple[str, ...]:
+        seen.append(collected)
+        return collected.nodeids
+
+    ran = _run(tree, choose)
+    assert seen[0].nodeids == ("tests/test_a.py::test_one", "tests/test_a.py::test_two")
+    assert ran.run is not None
+    assert ran.run.results["tests/test_a.py::test_two"].outcome == FAILED

@@ -146,11 +146,11 @@ def _collected(records: Sequence[Mapping[str, Any]], scope: Scope, seconds: floa
     errors: list[CollectError] = []
     plugins: set[str] = set()
     doctest_only = frozenset(scope.doctest_only)
-    seen_candidates = False
     for record in records:
         candidates = record.get("candidates")
-        if isinstance(candidates, list) and not seen_candidates:
-            seen_candidates = True
+        if isinstance(candidates, list):
+            # The last before the question: the plugin sends it just before asking, so a
+            # record written earlier by the project's code at import does not stand for it.
             nodeids = [n for n in candidates if isinstance(n, str)]
         elif isinstance(record.get("plugins"), list):
             plugins.update(p for p in record["plugins"] if isinstance(p, str))
