@@ -16,10 +16,11 @@ from patchlane.commands.options import (
     property_cache_enabled,
     seed_value,
 )
-from patchlane.ui import write_stdout
+from patchlane.ui import one_line, write_stdout
 
 if TYPE_CHECKING:
     from patchlane.gate.run import GateOptions
+    from patchlane.gate.verdict import LaneEvidence
     from patchlane.main import Context
 
 
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.gate.review import summary_lanes, summary_reasons
     from patchlane.gate.run import run_gate
     from patchlane.inputs.jsonio import dumps_report
-    from patchlane.ui import one_line, show
+    from patchlane.ui import show
 
     # The default lives in the repository; a directory given on the command line is
     # relative to where the user stands, like every other path argument.
@@ -131,11 +132,21 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             message = one_line(reason.message)
             ctx.out.say(f"  rule {reason.rule} [{reason.lane}] {reason.effect}: {message}")
         for report in summary_lanes(verdict, result.reports):
-            # paint after one_line: its escape codes are ours, not the repository's.
-            status = ctx.out.paint(report.status)
-            ctx.out.say(f"{report.lane}: {status} ({one_line(report.reason)})")
+            ctx.out.say(_lane_line(ctx, report))
         ctx.out.say(f"evidence: {show(str(result.out_dir))}/ (review.md is the note for a person)")
     return verdict.exit_code
+
+
+def _lane_line(ctx: Context, report: LaneEvidence) -> str:
+    """One lane's summary line. A replay that did not run (``--replay none``, a harness
+    change pytest cannot collect) says so rather than showing its status, ``error``: no
+    evidence, but nothing went wrong."""
+    reason = one_line(report.reason)
+    not_run = "replay not run"
+    if getattr(report, "outcome", None) == "not_run" and reason.startswith(not_run):
+        return f"{report.lane}: not run{reason[len(not_run) :]}"
+    # paint after one_line: its escape codes are ours, not the repository's.
+    return f"{report.lane}: {ctx.out.paint(report.status)} ({reason})"
 
 
 def gate_options(
