@@ -11,15 +11,7 @@ import pytest
 from patchlane.lanes.replay.chosen import ChosenRun, Scope, collect_and_run
 from patchlane.lanes.replay.collect import Collected, CollectionError, collect
 from patchlane.lanes.replay.run import FAILED, PASSED, NodeResult
-
-PYTEST_INI = "[pytest]\npythonpath = src\n"
-
-
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    for path, text in {"pytest.ini": PYTEST_INI, **files}.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text, encoding="utf-8")
-    return root
+from tests.lanes.replay.trees import write_tree
 
 
 def _logging_tests(log: Path, name: str) -> str:
@@ -42,7 +34,7 @@ def _run(
 
 def test_the_child_runs_exactly_the_choice_after_one_collection(tmp_path: Path) -> None:
     log = tmp_path / "log.txt"
-    tree = _tree(
+    tree = write_tree(
         tmp_path / "tree",
         {"tests/test_a.py": _logging_tests(log, "a"), "tests/test_b.py": _logging_tests(log, "b")},
     )
@@ -72,7 +64,7 @@ def test_only_the_candidate_files_are_collected_and_failures_fold_as_in_a_run(
     tmp_path: Path,
 ) -> None:
     log = tmp_path / "log.txt"
-    tree = _tree(
+    tree = write_tree(
         tmp_path / "tree",
         {"tests/test_a.py": _logging_tests(log, "a"), "tests/test_b.py": _logging_tests(log, "b")},
     )
@@ -86,14 +78,14 @@ def test_only_the_candidate_files_are_collected_and_failures_fold_as_in_a_run(
 
 def test_a_choice_of_nothing_runs_nothing(tmp_path: Path) -> None:
     log = tmp_path / "log.txt"
-    tree = _tree(tmp_path / "tree", {"tests/test_a.py": _logging_tests(log, "a")})
+    tree = write_tree(tmp_path / "tree", {"tests/test_a.py": _logging_tests(log, "a")})
     ran = _run(tree, lambda c: None)
     assert ran.run is None
     assert log.read_text().splitlines() == ["import a"]
 
 
 def test_a_chosen_id_the_child_did_not_collect_fails(tmp_path: Path) -> None:
-    tree = _tree(tmp_path / "tree", {"tests/test_a.py": _logging_tests(tmp_path / "l", "a")})
+    tree = write_tree(tmp_path / "tree", {"tests/test_a.py": _logging_tests(tmp_path / "l", "a")})
     ran = _run(tree, lambda c: ("tests/test_a.py::test_gone",))
     assert ran.run is not None
     assert ran.run.results["tests/test_a.py::test_gone"] == NodeResult(FAILED, "not collected")
@@ -112,7 +104,7 @@ def test_what_the_child_collects_is_what_collect_collects(tmp_path: Path) -> Non
         "tests/test_ok.py": "from pkg.mod import double\n\n\ndef test_d():\n    assert double(1) == 2\n",
         "tests/test_broken.py": "import no_such_module_here\n",
     }
-    tree = _tree(tmp_path / "tree", files)
+    tree = write_tree(tmp_path / "tree", files)
     seen: list[Collected] = []
 
     def choose(collected: Collected) -> None:
@@ -129,7 +121,7 @@ def test_what_the_child_collects_is_what_collect_collects(tmp_path: Path) -> Non
 
 
 def test_a_conftest_that_breaks_pytest_is_a_collection_error(tmp_path: Path) -> None:
-    tree = _tree(
+    tree = write_tree(
         tmp_path / "tree",
         {"conftest.py": "raise RuntimeError('broken harness')\n", "tests/test_a.py": ""},
     )
@@ -143,7 +135,7 @@ def test_a_conftest_that_breaks_pytest_is_a_collection_error(tmp_path: Path) -> 
 
 def test_what_the_choice_raises_reaches_the_caller(tmp_path: Path) -> None:
     log = tmp_path / "log.txt"
-    tree = _tree(tmp_path / "tree", {"tests/test_a.py": _logging_tests(log, "a")})
+    tree = write_tree(tmp_path / "tree", {"tests/test_a.py": _logging_tests(log, "a")})
 
     def choose(collected: Collected) -> None:
         raise LookupError("cannot choose")
@@ -164,7 +156,7 @@ def test_a_candidates_record_the_projects_code_sends_at_import_does_not_stand(
         "writer.emit({'candidates': ['tests/test_a.py::test_one']})\n\n\n"
         "def test_one():\n    pass\n\n\ndef test_two():\n    assert False\n"
     )
-    tree = _tree(tmp_path / "tree", {"tests/test_a.py": forger})
+    tree = write_tree(tmp_path / "tree", {"tests/test_a.py": forger})
     seen: list[Collected] = []
 
     def choose(collected: Collected) -> tuple[str, ...]:

@@ -9,15 +9,7 @@ import pytest
 
 from patchlane.lanes.replay import run as replay_run
 from patchlane.lanes.replay.run import FAILED, PASSED, run_tests
-
-PYTEST_INI = "[pytest]\npythonpath = src\n"
-
-
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    for path, text in {"pytest.ini": PYTEST_INI, **files}.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text, encoding="utf-8")
-    return root
+from tests.lanes.replay.trees import write_tree
 
 
 def _outcomes(run: replay_run.TestRun) -> dict[str, str]:
@@ -48,7 +40,7 @@ def test_the_same_seed_draws_the_same_examples_and_another_seed_others(
     if ci is not None:
         monkeypatch.setenv(ci, "true")
     log = tmp_path / "draws.txt"
-    tree = _tree(tmp_path / "tree", {"tests/test_draws.py": _draws(log)})
+    tree = write_tree(tmp_path / "tree", {"tests/test_draws.py": _draws(log)})
     seen = []
     for seed in (5, 5, 6):
         log.unlink(missing_ok=True)
@@ -69,7 +61,9 @@ def test_a_derandomizing_profile_the_project_loads_itself_is_kept(
         "settings.load_profile('fixed')\n"
     )
     log = tmp_path / "draws.txt"
-    tree = _tree(tmp_path / "tree", {"conftest.py": conftest, "tests/test_draws.py": _draws(log)})
+    tree = write_tree(
+        tmp_path / "tree", {"conftest.py": conftest, "tests/test_draws.py": _draws(log)}
+    )
     seen = []
     for seed in (5, 6):
         log.unlink(missing_ok=True)
@@ -106,7 +100,7 @@ def test_a_passing_hypothesis_test_runs_again_under_two_more_seeds_and_fails_the
     tmp_path: Path,
 ) -> None:
     log = tmp_path / "runs.txt"
-    tree = _tree(tmp_path / "tree", {"tests/test_runs.py": RUNS.format(log=str(log))})
+    tree = write_tree(tmp_path / "tree", {"tests/test_runs.py": RUNS.format(log=str(log))})
     ids = ["tests/test_runs.py::test_third_run_fails", "tests/test_runs.py::test_plain"]
     run = run_tests(tree, nodeids=ids, seed=3, timeout_s=60)
     assert _outcomes(run) == {ids[0]: FAILED, ids[1]: PASSED}
@@ -129,7 +123,7 @@ def test_constants():
 
 
 def test_hypothesis_draws_from_the_projects_constants_not_patchlanes(tmp_path: Path) -> None:
-    tree = _tree(
+    tree = write_tree(
         tmp_path / "tree",
         {
             "src/pkg/__init__.py": "KIND = 'pkg-constant'\n",
