@@ -177,3 +177,143 @@ def test_a_test_file_whose_name_a_slice_cannot_carry_is_undecided_not_a_bad_inpu
     assert any("slice format cannot carry" in e and "not replayed" in e for e in events)
     assert all(e.isprintable() for e in events)
     assert "evil" not in (out / "replay-slice.txt").read_text(encoding="utf-8")
+
+
+# --- test files the patch breaks without any rule reaching them (second red-team pass) ---
+
+
+HARMLESS = CALC + "\n# tidy\n"
+QUOTA_TEST = "def test_limit():\n    assert 10 == 10\n"
+
+
+def gate_with(repo: GitRepo, out: Path, dep_map: bool) -> int:
+    argv = ["--repo", str(repo.path), "-q", "gate", "--base", "main", "--seed", "7"]
+    argv += ["--cases", "20", "--replay", "local", "--out-dir", str(out)]
+    if dep_map:
+        argv += ["--dep-map", "auto", "--dep-cache", str(out.parent / "cache")]
+    return main(argv)
+
+
+@pytest.mark.parametrize("dep_map", [False, True])
+def test_a_new_test_file_whose_module_name_clashes_is_rejected(
+    project: GitRepo, tmp_path: Path, dep_map: bool
+) -> None:
+    # pytest imports both by the bare name test_quota; the second does not collect, so the
+    # full suite fails, though the existing file reaches nothing the patch changed.
+    project.write("tests/test_quota.py", QUOTA_TEST)
+    project.commit("a quota test")
+    project.branch("agent")
+    project.write("src/billing/calc.py", HARMLESS)
+    project.write("tests/new/test_quota.py", TEST_CALC.replace("test_add", "test_add_more"))
+    project.commit("more tests")
+    out = tmp_path / "ev"
+    assert gate_with(project, out, dep_map) == 1, reasons(out)
+    assert "tests/test_quota.py" in load(out, "replay-report.json")["failed"]
+
+
+@pytest.mark.parametrize("dep_map", [False, True])
+def test_a_test_package_init_that_now_raises_is_rejected(
+    project: GitRepo, tmp_path: Path, dep_map: bool
+) -> None:
+    project.write("tests/sub/__init__.py", "")
+    project.write("tests/sub/test_q.py", QUOTA_TEST)
+    project.commit("a test package")
+    project.branch("agent")
+    project.write("src/billing/calc.py", HARMLESS)
+    project.write("tests/sub/__init__.py", "raise RuntimeError('broken package init')\n")
+    project.commit("tidy")
+    out = tmp_path / "ev"
+    assert gate_with(project, out, dep_map) == 1, reasons(out)
+
+
+def test_a_class_that_does_not_collect_is_its_files_failure(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    # Not pytest failing as a whole (exit 2 would be the patch's to force): the file fails.
+    project.branch("agent")
+    project.write(
+        "tests/test_calc.py",
+        TEST_CALC + "\n\nimport pytest\n\n\nclass TestMore:\n"
+        "    @pytest.mark.parametrize('x', 1)\n    def test_x(self, x):\n        pass\n",
+    )
+    project.commit("more cases")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 1, reasons(out)
+    assert "tests/test_calc.py" in load(out, "replay-report.json")["failed"]
+
+
+OPS = "def plus(a, b):\n    return a + b\n"
+# Exercises code the patches below leave alone: only the data file reaches the failure.
+DATA_TEST = """\
+import json
+import pathlib
+
+import pytest
+
+from billing.ops import plus
+
+CASES = json.loads((pathlib.Path(__file__).parent / "data" / "{name}").read_text())
+
+
+@pytest.mark.parametrize("a,b,want", CASES)
+def test_add_case(a, b, want):
+    assert plus(a, b) == want
+"""
+
+
+@pytest.mark.parametrize("dep_map", [False, True])
+def test_a_wrong_case_added_to_a_data_file_under_the_tests_is_rejected(
+    project: GitRepo, tmp_path: Path, dep_map: bool
+) -> None:
+    project.write("src/billing/ops.py", OPS)
+    project.write("tests/data/cases.json", "[[1, 2, 3]]\n")
+    project.write("tests/test_cases.py", DATA_TEST.format(name="cases.json"))
+    project.commit("data-driven cases")
+    project.branch("agent")
+    project.write("src/billing/calc.py", HARMLESS)
+    project.write("tests/data/cases.json", "[[1, 2, 3], [2, 2, 5]]\n")
+    project.commit("a new case, and a comment")
+    out = tmp_path / "ev"
+    assert gate_with(project, out, dep_map) == 1, reasons(out)
+
+
+def test_a_data_file_no_source_names_selects_every_test_under_its_root(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    glob_test = DATA_TEST.replace(
+        'json.loads((pathlib.Path(__file__).parent / "data" / "{name}").read_text())',
+        "[c for f in sorted((pathlib.Path(__file__).parent / 'data').glob('*.json'))"
+        " for c in json.loads(f.read_text())]",
+    )
+    project.write("src/billing/ops.py", OPS)
+    project.write("tests/data/a.json", "[[1, 2, 3]]\n")
+    project.write("tests/test_cases.py", glob_test)
+    project.commit("data-driven cases, found by a glob")
+    project.branch("agent")
+    project.write("tests/data/b.json", "[[2, 2, 5]]\n")
+    project.commit("a new case file")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 1, reasons(out)
+    assert load(out, "replay-report.json")["failed"] == [
+        "tests/test_cases.py::test_add_case[2-2-5]"
+    ]
+
+
+def test_a_test_module_the_map_has_no_test_of_is_judged_by_the_static_rules(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    # At the base it skips itself at import (no node ids in the map); the patch adds the
+    # module it waits for, broken.
+    project.write(
+        "tests/test_fast.py",
+        "import pytest\n\nfast = pytest.importorskip('billing.fast')\n\n\n"
+        "def test_fast_add():\n    assert fast.add(1, 1) == 2\n",
+    )
+    project.commit("a test of an optional accelerator")
+    project.branch("agent")
+    project.write("src/billing/fast.py", "def add(a, b):\n    return a - b\n")
+    project.write("src/billing/calc.py", "from billing import fast as _fast  # noqa\n" + CALC)
+    project.commit("the accelerator")
+    out = tmp_path / "ev"
+    assert gate_with(project, out, True) == 1, reasons(out)
+    assert load(out, "replay-report.json")["failed"] == ["tests/test_fast.py::test_fast_add"]

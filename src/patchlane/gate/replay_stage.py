@@ -575,7 +575,7 @@ def _replay_here(
     from patchlane.lanes.replay.collect import CollectionError
     from patchlane.lanes.replay.receipt import utc_stamp
     from patchlane.lanes.replay.run import RunResult, receipt_for
-    from patchlane.lanes.replay.select import decide_slice, plan_slice
+    from patchlane.lanes.replay.select import base_collector, decide_slice, plan_slice
 
     dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
     chosen: list[Selection] = []
@@ -590,6 +590,9 @@ def _replay_here(
                 **_plan_args(cls, opts),
                 dep_map=dep_map,
                 dep_map_note=note,
+                collects_at_base=base_collector(
+                    repo, cls.patch.review_map, cls.merge_base, seed, RUN_TIMEOUT_S
+                ),
             )
         out.progress(plan.progress)
 

@@ -29,7 +29,14 @@ from pathlib import Path
 from patchlane import git
 from patchlane.bytecode import is_bytecode
 from patchlane.inputs.paths import to_fs, under_any
-from patchlane.lanes.replay.run import FAILED, PASSED, CollectError, TestRun, run_tests
+from patchlane.lanes.replay.run import (
+    FAILED,
+    PASSED,
+    CollectError,
+    TestRun,
+    child_env,
+    run_tests,
+)
 from patchlane.tree import materialise
 
 CONFTEST = "conftest.py"
@@ -222,6 +229,39 @@ def environment_faults(
     run = _run_at_base(repo, merge_base, ids, seed=seed, timeout_s=timeout_s)
     at_base = {e.nodeid: e for e in run.collect_errors}
     return [e for e in candidates if e.nodeid in at_base and at_base[e.nodeid].missing == e.missing]
+
+
+def collects_at_base(
+    repo: Path,
+    merge_base: str,
+    paths: Sequence[str],
+    test_roots: Sequence[str],
+    *,
+    seed: int,
+    timeout_s: float,
+) -> frozenset[str]:
+    """Return the paths (of ``paths``: test files or directories that do not collect at the
+    head) that the base has and collects without an error: the patch broke them (a new test
+    file whose module name clashes with theirs, a package ``__init__`` that now raises), so
+    the full suite at the head fails on them. Raises ``GitError`` when the base cannot be
+    read; a base pytest cannot collect at all collects none of them."""
+    from patchlane.lanes.replay.collect import CollectionError, collect
+
+    with tempfile.TemporaryDirectory(prefix="patchlane-base-collect-") as tmp:
+        tree = Path(tmp) / "tree"
+        materialise(repo, merge_base, tree)
+        present = [p for p in paths if to_fs(tree, p).exists()]
+        roots = [r for r in test_roots if to_fs(tree, r).exists()]
+        if not present or not roots:
+            return frozenset()
+        try:
+            found = collect(
+                tree, roots, timeout_s=timeout_s, env=child_env(seed), only_files=present
+            )
+        except CollectionError:
+            return frozenset()
+    broken = {e.nodeid for e in found.errors}
+    return frozenset(p for p in present if p not in broken)
 
 
 def _run_at_base(

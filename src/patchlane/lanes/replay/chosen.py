@@ -32,6 +32,7 @@ from patchlane.lanes.replay.run import (
     CollectError,
     TestRun,
     child_env,
+    file_part,
     fold,
     freeze_setup,
     pytest_args,
@@ -160,11 +161,13 @@ def _collected(records: Sequence[Mapping[str, Any]], scope: Scope, seconds: floa
                 continue  # the module is collected for its doctests only
             message = record.get("message")
             text = one_line(message if isinstance(message, str) else "") or "collection error"
-            if not nodeid or "::" in nodeid:
+            if not nodeid:
                 # Not one file's error: no test of the project can be told from another.
                 raise CollectionError("pytest could not collect the tests", [text])
             missing = record.get("missing")
-            errors.append(CollectError(nodeid, text, missing if isinstance(missing, str) else None))
+            missing = missing if isinstance(missing, str) else None
+            # A class that does not collect is its file's failure, as ``collect`` has it.
+            errors.append(CollectError(file_part(nodeid), text, missing))
     return Collected(tuple(nodeids), "none", seconds, tuple(errors), tuple(sorted(plugins)))
 
 

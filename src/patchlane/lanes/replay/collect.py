@@ -18,7 +18,7 @@ from pathlib import Path
 from patchlane.bytecode import process_pycache
 from patchlane.errors import PatchlaneError
 from patchlane.lanes.property import process
-from patchlane.lanes.replay.run import CollectError
+from patchlane.lanes.replay.run import CollectError, file_part
 from patchlane.ui import one_line
 
 CHILD_ARGV = (sys.executable, "-s", "-P", "-X", "utf8", "-m")
@@ -179,8 +179,8 @@ def _judge(
     file_errors: list[CollectError] = []
     for error in errors:
         nodeid = error.get("nodeid") if isinstance(error, dict) else None
-        if not isinstance(nodeid, str) or not nodeid or "::" in nodeid:
-            # Not one file's error (pytest itself, a conftest, a directory): no test of the
+        if not isinstance(nodeid, str) or not nodeid:
+            # Not one file's error (pytest itself, a conftest at the root): no test of the
             # project can be told apart from another, so nothing can be selected.
             message = error.get("message") if isinstance(error, dict) else error
             detail = one_line(_text(message, "(not a message)"))
@@ -188,7 +188,9 @@ def _judge(
         missing = error.get("missing")
         file_errors.append(
             CollectError(
-                nodeid,
+                # A class that does not collect (a bad parametrize inside it) is its
+                # file's failure: the file stands in the slice by its own id.
+                file_part(nodeid),
                 one_line(_text(error.get("message"), "") or "collection error"),
                 missing if isinstance(missing, str) else None,
             )

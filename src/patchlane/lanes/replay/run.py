@@ -109,6 +109,11 @@ class RunResult:
         return self.run.output_tail
 
 
+def file_part(nodeid: str) -> str:
+    """The file (or directory) part of a node id: all before its first ``::``."""
+    return nodeid.split("::", 1)[0]
+
+
 def child_env(seed: int, *, pycache: bool = False) -> dict[str, str]:
     """Return pytest's environment: the host's, with its seed pinned and without the variables
     that would change which tests run or how, or keep patchlane's own plugin from loading.
@@ -220,7 +225,9 @@ def fold(
     wanted = list(dict.fromkeys(nodeids))
     file_set = frozenset(files)
     wanted += [n for n in state.collected if n.split("::", 1)[0] in file_set and n not in wanted]
-    errors = {e.nodeid: e for e in state.errors}
+    errors: dict[str, CollectError] = {}
+    for error in state.errors:
+        errors.setdefault(error.nodeid, error)
     results: dict[str, NodeResult] = {}
     for nodeid in wanted:
         grant = allowed.get(nodeid)
@@ -285,7 +292,8 @@ class _Fold:
             missing = record.get("missing")
             self.errors.append(
                 CollectError(
-                    record["collect_error"],
+                    # By file: a class that does not collect fails its file's own id.
+                    file_part(record["collect_error"]),
                     str(record.get("message") or "collection error"),
                     missing if isinstance(missing, str) else None,
                 )

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,10 @@ NAMES = "names a changed file"
 FAILURE_LOG = "failure log"
 WHOLE_SUITE = "--all"
 NOT_COLLECTED = "does not collect at head"
+BROKEN_BY_PATCH = "does not collect at head, collects at the base"
+# Which of some test files (or directories) that do not collect at the head collect at the
+# base (``basecheck.collects_at_base``, bound to a repository and a base).
+CollectsAtBase = Callable[[Sequence[str]], frozenset[str]]
 
 
 @dataclass(frozen=True)
@@ -374,17 +378,45 @@ class _StaticRules:
         self.changed_names = frozenset(self.changed_modules)
         fixture_paths = selector.map.fixture.paths if selector.map.fixture else ()
         self.changed_fixtures = sorted(p for p in selector.changed if under_any(p, fixture_paths))
-        # A changed data file (not Python, not a fixture, not a test's own) is reached by
-        # the tests whose imported project modules name it: code that reads "rates.json".
+        # A changed data file (not Python, not a fixture) is reached by the tests whose
+        # own source or imported project modules name it: code that reads "rates.json", a
+        # test parametrized over "cases.json" beside it.
         self.data = sorted(
             p
             for p in selector.changed
             if not p.endswith(".py")
             and p not in self.changed_fixtures
-            and not under_any(p, self.tests)
             and (selector.root / p).is_file()
         )
         self.named_by: dict[str, frozenset[str]] = {}
+        # Changed Python files under the test roots, by basename: a test module pytest
+        # imports by its bare name (no package) clashes with another of the same name.
+        self.changed_test_modules: dict[str, list[str]] = {}
+        self.changed_inits: frozenset[str] = frozenset()
+        inits = set()
+        for p in sorted(selector.changed):
+            name = p.rsplit("/", 1)[-1]
+            if p.endswith(".py") and under_any(p, self.tests) and name != CONFTEST:
+                if name == "__init__.py":
+                    inits.add(p)
+                else:
+                    self.changed_test_modules.setdefault(name, []).append(p)
+        self.changed_inits = frozenset(inits)
+        # One under the test roots that no source names at all (read through a glob, a
+        # directory listing): every test under its root may read it.
+        self.unnamed_test_data = self._unnamed([p for p in self.data if under_any(p, self.tests)])
+
+    def _unnamed(self, paths: list[str]) -> dict[str, str]:
+        """``paths`` that no Python source of the tree names -> their test root."""
+        if not paths:
+            return {}
+        sources = self.selector.sources
+        named = set().union(*(named_basenames(data) for data in sources.values()))
+        return {
+            p: next(t for t in self.tests if under(p, t))
+            for p in paths
+            if not names_file(frozenset(named), p)
+        }
 
     def whys(self, test_file: str) -> list[tuple[str, str, str | None]]:
         """Why ``test_file``'s tests are in the slice: (reason, rule, the changed path it is
@@ -397,6 +429,7 @@ class _StaticRules:
             whys.append(("a changed doctest file", CHANGED_TEST, test_file))
         elif test_file in changed:
             whys.append(("a doctest of a changed module", CHANGED_TEST, None))
+        whys.extend(self._test_package_whys(test_file))
         reached: dict[str, tuple[str, ...]] = {}
         for start in [test_file, *_conftests(test_file, sel.sources)]:
             if start != test_file and start in changed:
@@ -429,6 +462,26 @@ class _StaticRules:
                 whys.append((f"names changed fixture {p}", NAMES, p))
         if self.data:
             whys.extend(self._data_named(test_file))
+        for p, root in self.unnamed_test_data.items():
+            if under(test_file, root):
+                why = f"no source names changed file {p}, under {root}: any test there may read it"
+                whys.append((why, NAMES, p))
+        return whys
+
+    def _test_package_whys(self, test_file: str) -> list[tuple[str, str, str | None]]:
+        """A changed ``__init__.py`` of a directory above ``test_file`` (pytest imports its
+        package before the module), and a changed test module of the same file name (pytest
+        imports both by that bare name, and the second one collected does not collect)."""
+        whys: list[tuple[str, str, str | None]] = []
+        parts = test_file.split("/")
+        for depth in range(len(parts) - 1, 0, -1):
+            init = "/".join([*parts[:depth], "__init__.py"])
+            if init in self.changed_inits and init != test_file:
+                whys.append((f"its package's {init} changed", HARNESS_CHANGED, init))
+        for other in self.changed_test_modules.get(parts[-1], ()):
+            if other != test_file:
+                why = f"shares its module name with changed test file {other}"
+                whys.append((why, CHANGED_TEST, other))
         return whys
 
     def _data_named(self, test_file: str) -> list[tuple[str, str, str | None]]:
@@ -493,6 +546,7 @@ def select_slice(
             all_tests=all_tests,
             dep_map=dep_map,
             dep_map_note=dep_map_note,
+            collects_at_base=base_collector(repo, review_map, merge_base, seed, timeout_s),
         )
         if out is not None:
             out.progress(plan.progress)
@@ -509,6 +563,22 @@ def select_slice(
         return decide_slice(plan, result)
 
 
+def base_collector(
+    repo: Path, review_map: ReviewMap, merge_base: str, seed: int | None, timeout_s: float
+) -> CollectsAtBase:
+    """``basecheck.collects_at_base`` for ``merge_base`` of ``repo``, as ``plan_slice``
+    takes it."""
+
+    def ask(paths: Sequence[str]) -> frozenset[str]:
+        from patchlane.lanes.replay.basecheck import collects_at_base
+
+        tests = review_map.replay.tests
+        seed_or_0 = 0 if seed is None else seed
+        return collects_at_base(repo, merge_base, paths, tests, seed=seed_or_0, timeout_s=timeout_s)
+
+    return ask
+
+
 @dataclass(frozen=True)
 class SlicePlan:
     """What selection settles before pytest collects: the materialised head (``root``,
@@ -521,6 +591,7 @@ class SlicePlan:
     all_tests: bool
     failure_log: frozenset[str]
     dep_map_note: str
+    collects_at_base: CollectsAtBase | None = None
 
 
 def plan_slice(
@@ -535,11 +606,14 @@ def plan_slice(
     all_tests: bool,
     dep_map: DependencyMap | None,
     dep_map_note: str,
+    collects_at_base: CollectsAtBase | None = None,
 ) -> SlicePlan:
     """Materialise ``head`` into ``root`` (a path that does not exist yet) and settle what
     comes before collection: with ``dep_map``, its decision and the candidate test files.
-    Returns the ``SlicePlan`` for ``decide_slice``. Raises ``GitError`` when the head
-    cannot be read."""
+    ``collects_at_base``: asked, for the test files that do not collect at the head and
+    that no rule selects, which the base collects (they then join the slice: the patch
+    broke them). Returns the ``SlicePlan`` for ``decide_slice``. Raises ``GitError`` when
+    the head cannot be read."""
     materialised = materialise(repo, head, root)
     selector = _Selector(root, review_map, changed_paths)
     for path, why in materialised.skipped:
@@ -550,7 +624,16 @@ def plan_slice(
         map_plan = _map_plan(selector, dep_map, changes, failure_log)
     only = None if map_plan is None else tuple(sorted(map_plan.only))
     scope, progress = _collect_scope(selector, only)
-    return SlicePlan(selector, scope, progress, map_plan, all_tests, failure_log, dep_map_note)
+    return SlicePlan(
+        selector,
+        scope,
+        progress,
+        map_plan,
+        all_tests,
+        failure_log,
+        dep_map_note,
+        collects_at_base,
+    )
 
 
 def decide_slice(plan: SlicePlan, result: Collected) -> Selection:
@@ -568,6 +651,7 @@ def decide_slice(plan: SlicePlan, result: Collected) -> Selection:
     _apply_rules(
         selector, result, by_file, broken, graph, map_plan, plan.all_tests, plan.failure_log
     )
+    _broken_by_patch(selector, broken, plan.collects_at_base)
     not_replayed = _drop_unusable(selector.reasons)
     selector.notes.extend(not_replayed)
     nodeids = tuple(sorted(selector.reasons))
@@ -635,6 +719,30 @@ def _apply_rules(
             selector.add(path, f"does not collect at head: {broken[path].message}", NOT_COLLECTED)
 
 
+def _broken_by_patch(
+    selector: _Selector, broken: dict[str, CollectError], collects_at_base: CollectsAtBase | None
+) -> None:
+    """A test file that does not collect at the head fails the project's full suite
+    whatever it imports. One no rule selected joins the slice, where it fails, when the base
+    collects it: the patch broke it (a new test file whose module name clashes with it, a
+    package ``__init__`` that now raises). A missing third-party module is left to the
+    rules and the environment check, and a file the base cannot collect either is the
+    base's own failure (a note)."""
+    left = sorted(p for p, e in broken.items() if p not in selector.reasons and e.missing is None)
+    if not left or collects_at_base is None:
+        return
+    ok = collects_at_base(left)
+    for path in left:
+        if path in ok:
+            selector.add(
+                path,
+                f"does not collect at head, collects at the base: {broken[path].message}",
+                BROKEN_BY_PATCH,
+            )
+        else:
+            selector.notes.append(f"{show(path)} does not collect at the base either: left out")
+
+
 @dataclass(frozen=True)
 class _MapPlan:
     """What the dependency map settles before collection: its decision, the import graph
@@ -659,7 +767,16 @@ def _map_plan(
         base_by_file.setdefault(file_of(nodeid), []).append(nodeid)
     tests = selector.map.replay.tests
     changed_tests = {c.path for c in changes if c.head is not None and under_any(c.path, tests)}
-    files = set(base_by_file) | changed_tests
+    # Test modules the map has no test of (one that skipped itself at the base with a
+    # module-level importorskip, one pytest did not collect) are the static rules' to judge.
+    unmapped = {
+        path
+        for path in selector.sources
+        if under_any(path, tests)
+        and path.rsplit("/", 1)[-1] not in (CONFTEST, "__init__.py")
+        and path not in base_by_file
+    }
+    files = set(base_by_file) | changed_tests | unmapped
     _load_text_tests(selector, files)
     graph = importgraph.build(selector.sources, selector.roots(), files)
     decision = selector.use_map(depmap, changes, base_by_file, graph)
