@@ -317,3 +317,105 @@ def test_a_test_module_the_map_has_no_test_of_is_judged_by_the_static_rules(
     out = tmp_path / "ev"
     assert gate_with(project, out, True) == 1, reasons(out)
     assert load(out, "replay-report.json")["failed"] == ["tests/test_fast.py::test_fast_add"]
+
+
+# --- state and data a slice could not see (a second red-team pass) -----------------------
+
+
+QUOTA = (
+    "from decimal import Decimal\n\nLIMIT = 10\n\n\ndef share(total, parts):\n"
+    "    return (Decimal(total) / Decimal(parts)).quantize(Decimal('0.01'))\n"
+)
+QUOTA_SHARE_TEST = (
+    "from decimal import Decimal\n\nfrom billing.quota import share\n\n\n"
+    "def test_share_rounds_half_even():\n    assert share(2, 3) == Decimal('0.67')\n"
+)
+
+
+@pytest.mark.parametrize("dep_map", [False, True])
+def test_a_changed_module_that_sets_process_state_at_import_selects_every_test(
+    project: GitRepo, tmp_path: Path, dep_map: bool
+) -> None:
+    # tests/test_quota.py never imports calc; in the full suite it runs after a test that
+    # does, under the rounding calc set.
+    project.write("src/billing/quota.py", QUOTA)
+    project.write("tests/test_quota.py", QUOTA_SHARE_TEST)
+    project.commit("shares")
+    project.branch("agent")
+    project.write(
+        "src/billing/calc.py",
+        "import decimal\n\ndecimal.getcontext().rounding = decimal.ROUND_DOWN\n\n" + CALC,
+    )
+    project.commit("money never rounds up")
+    out = tmp_path / "ev"
+    assert gate_with(project, out, dep_map) == 1, reasons(out)
+    replay = load(out, "replay-report.json")
+    assert replay["failed"] == ["tests/test_quota.py::test_share_rounds_half_even"]
+    assert "a changed file changes state every test shares" in replay["slice_rules"]
+
+
+@pytest.mark.parametrize("dep_map", [False, True])
+def test_a_new_test_that_leaves_another_modules_state_changed_selects_every_test(
+    project: GitRepo, tmp_path: Path, dep_map: bool
+) -> None:
+    project.write("src/billing/quota.py", QUOTA)
+    project.write(
+        "tests/test_quota.py",
+        "from billing import quota\n\n\ndef test_limit():\n    assert quota.LIMIT == 10\n",
+    )
+    project.commit("a limit")
+    project.branch("agent")
+    project.write(
+        "tests/test_aa_limits.py",
+        "from billing import quota\nfrom billing.calc import add\n\nquota.LIMIT = 3\n\n\n"
+        "def test_add_to_limit():\n    assert add(quota.LIMIT, 0) == 3\n",
+    )
+    project.commit("a test at a lower limit")
+    out = tmp_path / "ev"
+    assert gate_with(project, out, dep_map) == 1, reasons(out)
+    assert load(out, "replay-report.json")["failed"] == ["tests/test_quota.py::test_limit"]
+
+
+def test_package_data_read_through_a_glob_selects_the_tests_of_the_code_beside_it(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    # calc names "eu.json" too: a literal naming the file is one reader, not the only one.
+    project.write("src/billing/rates/eu.json", '{"vat": 0.2}\n')
+    project.write(
+        "src/billing/rates/__init__.py",
+        "import json\nimport pathlib\n\n\ndef load_all():\n"
+        "    here = pathlib.Path(__file__).parent\n"
+        "    return {p.stem: json.loads(p.read_text()) for p in sorted(here.glob('*.json'))}\n",
+    )
+    project.write("src/billing/calc.py", 'DEFAULT_REGION_FILE = "eu.json"\n\n\n' + CALC)
+    project.write(
+        "tests/test_rates.py",
+        "from billing.rates import load_all\n\n\ndef test_rates_are_fractions():\n"
+        "    assert all(0 <= t['vat'] < 1 for t in load_all().values())\n",
+    )
+    project.commit("rate tables")
+    project.branch("agent")
+    project.write("src/billing/rates/eu.json", '{"vat": 20}\n')
+    project.commit("rates in percent")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 1, reasons(out)
+    assert load(out, "replay-report.json")["failed"] == [
+        "tests/test_rates.py::test_rates_are_fractions"
+    ]
+
+
+def test_with_the_map_a_deleted_test_package_init_collects_every_test_file(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    # Without tests/a/__init__.py both modules are "test_dup": the second does not collect.
+    project.write("tests/a/__init__.py", "")
+    project.write("tests/a/test_dup.py", "def test_a():\n    assert 1\n")
+    project.write("tests/b/test_dup.py", "def test_b():\n    assert 1\n")
+    project.commit("two modules of one name")
+    project.branch("agent")
+    project.write("src/billing/calc.py", HARMLESS)
+    project.git("rm", "-q", "tests/a/__init__.py")
+    project.commit("tidy")
+    out = tmp_path / "ev"
+    assert gate_with(project, out, True) == 1, reasons(out)
+    assert "tests/b/test_dup.py" in load(out, "replay-report.json")["failed"]

@@ -55,6 +55,7 @@ FAILURE_LOG = "failure log"
 WHOLE_SUITE = "--all"
 NOT_COLLECTED = "does not collect at head"
 BROKEN_BY_PATCH = "does not collect at head, collects at the base"
+SHARED_STATE = "a changed file changes state every test shares"
 # Which of some test files (or directories) that do not collect at the head collect at the
 # base (``basecheck.collects_at_base``, bound to a repository and a base).
 CollectsAtBase = Callable[[Sequence[str]], frozenset[str]]
@@ -192,6 +193,25 @@ class _Selector:
         # With a dependency map: the changed paths it decides, and the tests it knows.
         self.decided: frozenset[str] = frozenset()
         self.known: frozenset[str] = frozenset()
+        self.shared_state = self._shared_state()
+
+    def _shared_state(self) -> dict[str, str]:
+        """Changed Python files of the head that change state every later test in the
+        process shares (``sharedstate``) -> where and how."""
+        from patchlane.lanes.replay.sharedstate import shared_state_change
+
+        tests = self.map.replay.tests
+        found: dict[str, str] = {}
+        for path in sorted(self.changed):
+            data = self.sources.get(path)
+            if data is None:
+                continue
+            name = path.rsplit("/", 1)[-1]
+            test = under_any(path, tests) or name.startswith("test") or name.endswith("_test.py")
+            where = shared_state_change(data, every_function=test)
+            if where is not None:
+                found[path] = where
+        return found
 
     def reach(self, changed: str, test_file: str) -> None:
         self.reached_by.setdefault(changed, set()).add(test_file)
@@ -497,10 +517,33 @@ class _StaticRules:
                 self.named_by[module] = named_basenames(sources.get(module, b""))
         whys: list[tuple[str, str, str | None]] = []
         for p in self.data:
-            naming = next((m for m in modules if names_file(self.named_by[m], p)), None)
+            naming = next(
+                (
+                    m
+                    for m in modules
+                    # Package code reads its data beside it; a test module names what it reads.
+                    if _may_read(m, self.named_by[m], p, beside=not under_any(m, self.tests))
+                ),
+                None,
+            )
             if naming is not None:
-                whys.append((f"imports {naming}, which names changed file {p}", NAMES, p))
+                whys.append((f"imports {naming}, which may read changed file {p}", NAMES, p))
         return whys
+
+
+def _may_read(module: str, named: frozenset[str], data: str, *, beside: bool) -> bool:
+    """Whether ``module`` (its string literals' last parts ``named``) may read the data file
+    ``data``: it names the file, or a directory above it (a glob over ``cases/``), or (with
+    ``beside``) it lives in that file's directory or one above it, as package code reading
+    its data through ``__file__`` or ``importlib.resources`` does. A name alone is one
+    reader, never the only one: code that lists a directory names no file in it."""
+    if names_file(named, data):
+        return True
+    folders = data.split("/")[:-1]
+    if any(folder in named for folder in folders):
+        return True
+    home = module.rsplit("/", 1)[0] if "/" in module else ""
+    return beside and bool(home) and data.startswith(home + "/")
 
 
 def select_slice(
@@ -622,7 +665,7 @@ def plan_slice(
     if dep_map is not None and not all_tests:
         changes = _changes(repo, merge_base, root, changed_paths)
         map_plan = _map_plan(selector, dep_map, changes, failure_log)
-    only = None if map_plan is None else tuple(sorted(map_plan.only))
+    only = None if map_plan is None or map_plan.only is None else tuple(sorted(map_plan.only))
     scope, progress = _collect_scope(selector, only)
     return SlicePlan(
         selector,
@@ -713,6 +756,12 @@ def _apply_rules(
         selector.by_imports_and_fixtures(by_file, graph)
         if plan is not None:
             selector.by_map(plan.decision, set(result.nodeids))
+        for path, where in sorted(selector.shared_state.items()):
+            # pytest runs the suite in one process: tests that never import the file run
+            # after it and see what it set. No map or graph follows that; all of them run.
+            why = f"{path} changes state every later test shares ({where})"
+            for nodeid in [*result.nodeids, *broken]:
+                selector.add(nodeid, why, SHARED_STATE)
     selector.by_failure_log(failure_log, by_file)
     for path in broken:
         if path in selector.reasons:
@@ -751,7 +800,7 @@ class _MapPlan:
     depmap: DependencyMap
     decision: mapselect.Decision
     graph: importgraph.ImportGraph
-    only: frozenset[str]
+    only: frozenset[str] | None  # None: collect what the full suite collects
 
 
 def _map_plan(
@@ -780,6 +829,13 @@ def _map_plan(
     _load_text_tests(selector, files)
     graph = importgraph.build(selector.sources, selector.roots(), files)
     decision = selector.use_map(depmap, changes, base_by_file, graph)
+    touched = _touches_collection(changes, tests) or next(iter(selector.shared_state), None)
+    if touched is not None:
+        # What the patch does to the test files can change how the others collect (a
+        # deleted __init__.py that makes two modules clash, a new test module that stubs
+        # sys.modules, a new test file outside replay.tests): collect them all.
+        selector.notes.append(f"collected every test file: the patch changes {show(touched)}")
+        return _MapPlan(depmap, decision, graph, None)
     only = selector.candidates(files, graph, depmap, decision)
     only |= changed_tests | {file_of(n) for n in failure_log}
     selector.notes.append(
@@ -787,6 +843,18 @@ def _map_plan(
         "map's candidates"
     )
     return _MapPlan(depmap, decision, graph, frozenset(only))
+
+
+def _touches_collection(changes: list[mapselect.Change], tests: tuple[str, ...]) -> str | None:
+    """The first changed path that can change how the suite collects: any Python file under
+    the test roots (added, changed or deleted), or a test module anywhere; else ``None``."""
+    for change in changes:
+        name = change.path.rsplit("/", 1)[-1]
+        if not name.endswith(".py"):
+            continue
+        if under_any(change.path, tests) or name.startswith("test") or name.endswith("_test.py"):
+            return change.path
+    return None
 
 
 def _changes(
