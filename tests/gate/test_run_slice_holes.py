@@ -419,3 +419,24 @@ def test_with_the_map_a_deleted_test_package_init_collects_every_test_file(
     out = tmp_path / "ev"
     assert gate_with(project, out, True) == 1, reasons(out)
     assert "tests/b/test_dup.py" in load(out, "replay-report.json")["failed"]
+
+
+def test_a_test_that_reads_the_sources_as_text_is_selected(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    project.write(
+        "tests/test_lint.py",
+        "import pathlib\n\nSRC = pathlib.Path(__file__).resolve().parent.parent / 'src'\n\n\n"
+        "def test_no_print_calls():\n    for path in SRC.rglob('*.py'):\n"
+        "        assert 'print(' not in path.read_text(), path\n",
+    )
+    project.commit("a lint test")
+    project.branch("agent")
+    project.write(
+        "src/billing/calc.py",
+        CALC.replace("    return a + b\n", "    print(a)\n    return a + b\n"),
+    )
+    project.commit("debugging")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 1, reasons(out)
+    assert load(out, "replay-report.json")["failed"] == ["tests/test_lint.py::test_no_print_calls"]

@@ -56,6 +56,7 @@ WHOLE_SUITE = "--all"
 NOT_COLLECTED = "does not collect at head"
 BROKEN_BY_PATCH = "does not collect at head, collects at the base"
 SHARED_STATE = "a changed file changes state every test shares"
+READS_SOURCE = "may read a changed source file"
 # Which of some test files (or directories) that do not collect at the head collect at the
 # base (``basecheck.collects_at_base``, bound to a repository and a base).
 CollectsAtBase = Callable[[Sequence[str]], frozenset[str]]
@@ -247,9 +248,10 @@ class _Selector:
                 self.reach(test_file, test_file)  # a changed module's own doctests
             for nodeid in ids:
                 for why, rule, about in whys:
-                    # A test that starts processes may run the module: it is selected, yet
-                    # it is no evidence that anything reaches it.
-                    if self.add(nodeid, why, rule, about) and about and rule != PROCESSES:
+                    # A test that starts processes may run the module, one that reads the
+                    # source may check it: selected, yet no evidence that anything runs it.
+                    weak = rule in (PROCESSES, READS_SOURCE)
+                    if self.add(nodeid, why, rule, about) and about and not weak:
                         self.reach(about, test_file)
 
     def candidates(
@@ -422,6 +424,13 @@ class _StaticRules:
                 else:
                     self.changed_test_modules.setdefault(name, []).append(p)
         self.changed_inits = frozenset(inits)
+        # Changed code a test may read as text (a lint test globbing src/**/*.py): a test
+        # module naming its file or a folder above it selects its tests.
+        self.code_read = sorted(
+            p
+            for p in selector.changed
+            if p.endswith(".py") and not under_any(p, self.tests) and p in selector.sources
+        )
         # One under the test roots that no source names at all (read through a glob, a
         # directory listing): every test under its root may read it.
         self.unnamed_test_data = self._unnamed([p for p in self.data if under_any(p, self.tests)])
@@ -482,6 +491,12 @@ class _StaticRules:
                 whys.append((f"names changed fixture {p}", NAMES, p))
         if self.data:
             whys.extend(self._data_named(test_file))
+        if self.code_read:
+            own = named_basenames(sel.sources.get(test_file, b""))
+            for p in self.code_read:
+                if p != test_file and _may_read(test_file, own, p, beside=False):
+                    why = f"names changed source file {p} or a folder above it (it may read it)"
+                    whys.append((why, READS_SOURCE, p))
         for p, root in self.unnamed_test_data.items():
             if under(test_file, root):
                 why = f"no source names changed file {p}, under {root}: any test there may read it"
