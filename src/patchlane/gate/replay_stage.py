@@ -382,6 +382,13 @@ def _known_at_base(dep_map: DependencyMap | None) -> frozenset[str] | None:
     return dep_map.passed_at_base - dep_map.whole_file_tests
 
 
+def _split_known(nodes: Sequence[str], known: frozenset[str] | None) -> tuple[list[str], list[str]]:
+    """``nodes`` split into those ``known`` to pass at the base and those to run there."""
+    if known is None:
+        return [], list(nodes)
+    return [n for n in nodes if n in known], [n for n in nodes if n not in known]
+
+
 def _failures_at_base(
     repo: Path,
     cls: Classification,
@@ -398,8 +405,7 @@ def _failures_at_base(
     from patchlane.lanes.replay.basecheck import failures_at_base
 
     failed = list(report.failed)
-    from_map = [n for n in failed if known is not None and n in known]
-    to_run = [n for n in failed if n not in from_map]
+    from_map, to_run = _split_known(failed, known)
     whys = report.failed_why or {}
     uncollected = frozenset(n for n in to_run if whys.get(n) == "not collected")
     also: list[str] = []
@@ -470,8 +476,7 @@ def _skips_at_base(
     skipped = list(report.skipped_by_suite)
     if not skipped:
         return report
-    from_map = [n for n in skipped if known is not None and n in known]
-    to_run = [n for n in skipped if n not in from_map]
+    from_map, to_run = _split_known(skipped, known)
     hidden = list(from_map)
     if to_run:
         out.progress(

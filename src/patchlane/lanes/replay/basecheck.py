@@ -37,9 +37,8 @@ from patchlane.lanes.replay.run import (
     child_env,
     run_tests,
 )
+from patchlane.lanes.replay.staticrules import CONFTEST, is_test_module
 from patchlane.tree import materialise
-
-CONFTEST = "conftest.py"
 
 
 @dataclass(frozen=True)
@@ -71,15 +70,6 @@ def changed_test_paths(
 ) -> list[ChangedPath]:
     """Return the changed paths under the map's ``replay.tests`` roots."""
     return [c for c in changes if under_any(c.path, test_roots)]
-
-
-def _is_test_module(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return (
-        name.endswith(".py")
-        and name != CONFTEST
-        and (name.startswith("test") or name.endswith("_test.py"))
-    )
 
 
 def test_changes(
@@ -124,10 +114,10 @@ def test_changes(
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
             with os.fdopen(os.open(target, flags, 0o644), "wb") as f:
                 f.write(data)
-            if _is_test_module(c.path):
+            if is_test_module(c.path):
                 at_base.append(c.path)
         helpers = any(
-            not _is_test_module(c.path) and c.path.rsplit("/", 1)[-1] != CONFTEST for c in changed
+            not is_test_module(c.path) and c.path.rsplit("/", 1)[-1] != CONFTEST for c in changed
         )
         # Beside a changed helper, the slice's tests in files the patch left alone run too:
         # their expectations may live in the helper. A test file the patch changed or added

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from patchlane.lanes.replay.collect import Collected, CollectionError
+from patchlane.lanes.replay.collect import Collected, CollectionError, tail_lines
 from patchlane.lanes.replay.run import (
     CHILD_ARGV,
     RESULT_LIMIT,
@@ -130,7 +130,7 @@ def collect_and_run(
             if run.timed_out
             else (run.problems[0] if run.problems else "pytest ended before it collected")
         )
-        raise CollectionError(f"test collection failed ({why})", _tail(tail))
+        raise CollectionError(f"test collection failed ({why})", tail_lines(run))
     collect_s = clock["asked"] - clock["start"]
     choose_s = clock["chosen"] - clock["asked"]
     chosen = asked[0]
@@ -169,9 +169,3 @@ def _collected(records: Sequence[Mapping[str, Any]], scope: Scope, seconds: floa
             # A class that does not collect is its file's failure, as ``collect`` has it.
             errors.append(CollectError(file_part(nodeid), text, missing))
     return Collected(tuple(nodeids), "none", seconds, tuple(errors), tuple(sorted(plugins)))
-
-
-def _tail(output: bytes, lines: int = 5) -> list[str]:
-    text = output.decode("utf-8", "replace")
-    kept = [one_line(line.strip()) for line in text.splitlines() if line.strip()]
-    return kept[-lines:]

@@ -136,8 +136,9 @@ def collect(
     return Collected(nodeids, layers.network, run.seconds, errors, plugin_files)
 
 
-def _tail(run: process.ChildRun) -> list[str]:
-    # The project's bytes: each line escaped into one printable line of ours.
+def tail_lines(run: process.ChildRun) -> list[str]:
+    """The last ``TAIL_LINES`` non-blank lines a child wrote (stdout, then stderr), each
+    escaped into one printable line: the project's bytes, for a ``CollectionError``."""
     text = (run.stdout_tail + b"\n" + run.stderr_tail).decode("utf-8", "replace")
     lines = [one_line(line.strip()) for line in text.splitlines() if line.strip()]
     return lines[-TAIL_LINES:]
@@ -159,10 +160,10 @@ def _judge(
     """Return the node ids, collection errors and plugin files of a finished child, or
     raise ``CollectionError``."""
     if run.timed_out:
-        raise CollectionError(f"test collection timed out after {timeout_s:g} s", _tail(run))
+        raise CollectionError(f"test collection timed out after {timeout_s:g} s", tail_lines(run))
     if run.problems or run.done_count is None or run.done_count != len(run.records):
         why = run.problems[0] if run.problems else "the child ended without its final line"
-        raise CollectionError(f"test collection failed ({why})", _tail(run))
+        raise CollectionError(f"test collection failed ({why})", tail_lines(run))
     *items, final = run.records or ({},)
     exit_code = final.get("exit")
     errors = final.get("errors")
@@ -172,7 +173,7 @@ def _judge(
         or not isinstance(errors, list)
         or not isinstance(violations, list)
     ):
-        raise CollectionError("test collection failed (no exit record)", _tail(run))
+        raise CollectionError("test collection failed (no exit record)", tail_lines(run))
     if violations:
         shown = [one_line(_text(v, "(not a message)")) for v in violations[:TAIL_LINES]]
         raise CollectionError("test collection tried to reach the network", shown)
@@ -197,7 +198,7 @@ def _judge(
         )
     # With collection errors pytest stops before running (exit 2, "interrupted"): expected.
     if exit_code not in _OK_EXITS and not (file_errors and exit_code == 2):
-        raise CollectionError(f"pytest collection exited with {exit_code}", _tail(run))
+        raise CollectionError(f"pytest collection exited with {exit_code}", tail_lines(run))
     nodeids: list[str] = []
     for record in items:
         nodeid = record.get("nodeid")

@@ -258,14 +258,14 @@ class _SliceRunner:
         self.writer.emit({"fin": nodeid})
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self._plugins(session)
+        self._plugins(session.config)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        self._plugins(session)  # again: a test or fixture may register one while it runs
+        self._plugins(session.config)  # again: a test or fixture may register one while it runs
 
-    def _plugins(self, session: pytest.Session) -> None:
-        found = tree_plugins(session.config.pluginmanager, os.fspath(self.root))
+    def _plugins(self, config: pytest.Config) -> None:
+        found = tree_plugins(config.pluginmanager, os.fspath(self.root))
         self.writer.emit({"plugins": found})
 
 
@@ -303,7 +303,7 @@ class _AskThenRun(_SliceRunner):
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         self.writer.emit({"candidates": self.scope.suite_items(items)})
-        self._plugins_of(config)
+        self._plugins(config)
         self.writer.emit({"ask": "slice"})
         chosen = self._answer().get("run")
         nodeids = [n for n in chosen if isinstance(n, str)] if isinstance(chosen, list) else []
@@ -318,9 +318,6 @@ class _AskThenRun(_SliceRunner):
         os.close(self.answer_fd)
         answer = json.loads(data.decode("utf-8")) if data else {}
         return answer if isinstance(answer, dict) else {}
-
-    def _plugins_of(self, config: pytest.Config) -> None:
-        self.writer.emit({"plugins": tree_plugins(config.pluginmanager, os.fspath(self.root))})
 
 
 def main() -> None:

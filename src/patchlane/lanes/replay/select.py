@@ -50,6 +50,7 @@ from patchlane.lanes.replay.staticrules import (
     WHOLE_SUITE,
     StaticRules,
     conftests,
+    is_test_module,
     named_basenames,
     names_file,
 )
@@ -167,8 +168,7 @@ class _Selector:
             data = self.sources.get(path)
             if data is None:
                 continue
-            name = path.rsplit("/", 1)[-1]
-            test = under_any(path, tests) or name.startswith("test") or name.endswith("_test.py")
+            test = under_any(path, tests) or is_test_module(path)
             where = shared_state_change(data, every_function=test)
             if where is not None:
                 found[path] = where
@@ -649,10 +649,9 @@ def _touches_collection(changes: list[mapselect.Change], tests: tuple[str, ...])
     """The first changed path that can change how the suite collects: any Python file under
     the test roots (added, changed or deleted), or a test module anywhere; else ``None``."""
     for change in changes:
-        name = change.path.rsplit("/", 1)[-1]
-        if not name.endswith(".py"):
-            continue
-        if under_any(change.path, tests) or name.startswith("test") or name.endswith("_test.py"):
+        if change.path.endswith(".py") and (
+            under_any(change.path, tests) or is_test_module(change.path)
+        ):
             return change.path
     return None
 

@@ -36,6 +36,17 @@ SHARED_STATE = "a changed file changes state every test shares"
 READS_SOURCE = "may read a changed source file"
 
 
+def is_test_module(path: str) -> bool:
+    """Whether ``path`` is named as pytest's default ``python_files`` names a test module
+    (``test*.py``, ``*_test.py``; never ``conftest.py``)."""
+    name = path.rsplit("/", 1)[-1]
+    return (
+        name.endswith(".py")
+        and name != CONFTEST
+        and (name.startswith("test") or name.endswith("_test.py"))
+    )
+
+
 # A run of text between quotes or line ends: what a string literal of an unparsable
 # source could hold (and some code besides, which only adds names).
 _QUOTED = re.compile(r"[^'\"\n]+")
@@ -138,11 +149,9 @@ class StaticRules:
         if not paths:
             return {}
         sources = self.selector.sources
-        named = set().union(*(named_basenames(data) for data in sources.values()))
+        named = frozenset().union(*(named_basenames(data) for data in sources.values()))
         return {
-            p: next(t for t in self.tests if under(p, t))
-            for p in paths
-            if not names_file(frozenset(named), p)
+            p: next(t for t in self.tests if under(p, t)) for p in paths if not names_file(named, p)
         }
 
     def whys(self, test_file: str) -> list[tuple[str, str, str | None]]:
