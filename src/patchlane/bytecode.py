@@ -28,6 +28,7 @@ import atexit
 import functools
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Callable
@@ -122,6 +123,8 @@ def _no_cache_below(root: Path) -> None:
         return
     mirror = Path(prefix, *root.parts[1:])
     try:
+        if _is_blocker(mirror):
+            return  # the parent made it (``prepare_prefix``): a file holds no cache
         if mirror.is_symlink() or mirror.is_file():
             mirror.unlink()
         elif mirror.is_dir():
@@ -132,6 +135,121 @@ def _no_cache_below(root: Path) -> None:
         pass  # another child of the same tree made it in between
     except OSError:
         sys.pycache_prefix = tempfile.mkdtemp(prefix="patchlane-pycache-")
+
+
+def _is_blocker(mirror: Path) -> bool:
+    """Whether ``mirror`` is already an empty regular file (no link, nothing below it)."""
+    try:
+        st = mirror.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size == 0
+
+
+def prepare_prefix(prefix: str | None, *places: Any) -> None:
+    """Before a sandboxed child starts, block the bytecode cache below the trees it will
+    import from (as ``import_tree_from_source`` would in the child), since the child sees
+    the prefix read-only; and compile the installed modules every child imports into it
+    once (``warm_prefix``), since no sandboxed child can. ``places`` are paths, or objects
+    with ``scratch``, ``writable`` and ``readable`` paths. Never raises: a child that finds
+    no blocker makes a prefix of its own."""
+    if not prefix:
+        return
+    warm_prefix(prefix)
+    paths: list[Path] = []
+    for place in places:
+        if isinstance(place, str | os.PathLike):
+            paths.append(Path(place))
+        else:
+            paths += [*place.writable, *place.readable]
+    for path in paths:
+        for root in {Path(os.path.realpath(path)), Path(os.path.abspath(path))}:  # noqa: PTH100
+            mirror = Path(prefix, *root.parts[1:])
+            if _is_blocker(mirror):
+                continue
+            try:
+                if mirror.is_dir() and not mirror.is_symlink():
+                    shutil.rmtree(mirror)
+                elif mirror.exists() or mirror.is_symlink():
+                    mirror.unlink()
+                mirror.parent.mkdir(parents=True, exist_ok=True)
+                mirror.touch()
+            except OSError:
+                continue
+
+
+# Imported, in a child of patchlane's own code, to fill the prefix: what every property,
+# collection and run child imports before any code of the tree (pytest and its own modules,
+# pluggy, Hypothesis, coverage.py, patchlane's child modules). The pytest plugins installed
+# beside them are compiled, not imported: their import is the child's business.
+_WARM = """
+import importlib, importlib.metadata as md, importlib.util, compileall, pkgutil, sys
+for name in sys.argv[1:]:
+    try:
+        module = importlib.import_module(name)
+    except Exception:
+        continue
+    for info in pkgutil.walk_packages(getattr(module, "__path__", []), name + "."):
+        if info.name.startswith(("_pytest.", "pluggy.")):
+            try:
+                importlib.import_module(info.name)
+            except Exception:
+                pass
+for ep in md.entry_points(group="pytest11"):
+    try:
+        spec = importlib.util.find_spec(ep.value.split(":")[0].split(".")[0])
+    except Exception:
+        continue
+    where = spec and (spec.submodule_search_locations or [spec.origin])
+    for place in where or ():
+        if place and place.endswith(".py"):
+            compileall.compile_file(place, quiet=2)
+        elif place:
+            compileall.compile_dir(place, quiet=2)
+"""
+_WARM_MODULES = (
+    "pytest", "_pytest", "pluggy", "hypothesis", "hypothesis.strategies", "coverage",
+    "patchlane.lanes.property.child", "patchlane.lanes.replay.run_child",
+    "patchlane.lanes.replay.collect_child", "patchlane.pytest_plugin",
+)  # fmt: skip
+
+
+@functools.cache
+def warm_prefix(prefix: str) -> None:
+    """Compile what every child imports into ``prefix`` once per installed set (a marker
+    file named by the interpreter, patchlane and the files of ``sys.path`` records it), in a
+    child that runs only installed code (``_WARM``). Never raises."""
+    import hashlib
+    import subprocess
+
+    import patchlane
+
+    stamp = hashlib.sha256(repr((sys.version, patchlane.__version__, _site_stamp())).encode())
+    marker = Path(prefix, f"warm-{stamp.hexdigest()[:16]}")
+    if marker.exists():
+        return
+    env = {"PATH": os.defpath, "LC_ALL": "C.UTF-8", "PYTHONPYCACHEPREFIX": prefix}
+    here = os.fspath(Path(patchlane.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = here
+    try:
+        subprocess.run(
+            [sys.executable, "-s", "-P", "-X", "utf8", "-c", _WARM, *_WARM_MODULES],
+            env=env, cwd="/", capture_output=True, timeout=300, check=False,
+        )  # fmt: skip
+        marker.touch()
+    except (OSError, subprocess.TimeoutExpired):
+        return
+
+
+def _site_stamp() -> tuple[tuple[str, int], ...]:
+    """The ``sys.path`` directories and their modification times (an install changes them)."""
+    seen = []
+    for entry in sys.path:
+        try:
+            seen.append((entry, Path(entry).stat().st_mtime_ns))
+        except OSError:
+            continue
+    return tuple(seen)
 
 
 @functools.cache

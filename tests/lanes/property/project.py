@@ -9,9 +9,9 @@ from typing import Any
 
 from patchlane.gate.classify import load_map_file
 from patchlane.inputs.jsonio import dumps_report
-from patchlane.lanes.property.process import Isolation
 from patchlane.lanes.property.report import PropertyReport
 from patchlane.lanes.property.runner import run_property_lane
+from patchlane.sandbox import Isolation
 from tests.gitrepo import GitRepo
 
 SEED = 7

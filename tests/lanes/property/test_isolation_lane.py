@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from patchlane.lanes.property.process import Isolation, isolation
+from patchlane.sandbox import Isolation, isolation, network_layers
 from tests.gitrepo import GitRepo
 from tests.lanes.property import project as P
 
@@ -227,13 +227,17 @@ def test_the_network_is_unreachable_even_on_loopback(
         connect = "try:\n" + "\n".join("    " + line for line in connect.splitlines())
         connect += "\nexcept Exception:\n    pass"
     P.make(repo, TWO_PROPS, shop(connect))
-    only_audit = Isolation((), "audit") if layers == "audit only" else None
+    only_audit = (
+        Isolation("none", "the test asks for the audit layer alone")
+        if layers == "audit only"
+        else None
+    )
     report = P.lane(repo, base=None, head="HEAD", isolation=only_audit)
     _assert_never_accepted(listener)
     failure = P.one_failure(report, "prop_b_calls_the_code")
     assert failure["kind"] == "sandbox"
     assert "socket" in failure["message"]
-    expected = "audit" if only_audit else isolation().network
+    expected = "audit" if only_audit else network_layers(isolation())
     assert report.isolation.network == expected
 
 
@@ -241,9 +245,9 @@ def test_the_network_namespace_is_used_where_it_can_be(repo: GitRepo) -> None:
     if sys.platform != "linux":
         pytest.skip("network namespaces are Linux's")
     probed = isolation()
-    if not probed.prefix:
-        pytest.skip("no unshare here: the audit layer alone is tested above")
-    assert probed.network == "netns+audit"
+    if probed.kind == "none":
+        pytest.skip("no namespaces here: the audit layer alone is tested above")
+    assert network_layers(probed) in {"bwrap+audit", "netns+audit"}
     # A fresh namespace has one interface, the loopback (and it is down).
     props = """\
     def prop_no_interfaces(seed, n=200):
@@ -365,7 +369,7 @@ def test_hypothesis_writes_nothing_into_the_work_tree(repo: GitRepo) -> None:
 
 def test_a_child_that_cannot_start_is_red_not_a_crash(repo: GitRepo, tmp_path: Path) -> None:
     P.make(repo)
-    missing = Isolation((str(tmp_path / "no-such-unshare"), "--"), "netns+audit")
+    missing = Isolation("netns", "test", netns_prefix=(str(tmp_path / "no-such-unshare"), "--"))
     report = P.lane(repo, isolation=missing)
     assert report.status == "fail"
     assert {f.kind for f in report.failures} == {"protocol"}

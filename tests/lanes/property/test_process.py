@@ -48,6 +48,7 @@ def _sh(script: str, tmp_path: Path, timeout_s: float) -> tuple[float, ChildRun]
         timeout_s=timeout_s,
         cwd=tmp_path,
         env=minimal_env(tmp_path),
+        confinement=None,
     )
     return time.monotonic() - started, run
 
@@ -100,6 +101,7 @@ def test_the_job_arrives_on_stdin_with_its_result_descriptor(tmp_path: Path) -> 
         timeout_s=30,
         cwd=tmp_path,
         env=minimal_env(tmp_path),
+        confinement=None,
     )
     assert run.records == ({"echo": [1, "two"]},)
     assert run.done_count == 1 and run.problems == () and run.returncode == 0
@@ -184,6 +186,7 @@ def _asking(tmp_path: Path, after_ask: str, answer: Any, timeout_s: float = 30) 
         timeout_s=timeout_s,
         cwd=tmp_path,
         env=minimal_env(tmp_path),
+        confinement=None,
         answer=answer,
     )
 
@@ -237,6 +240,7 @@ def test_a_child_that_never_asks_is_never_answered(tmp_path: Path) -> None:
         timeout_s=30,
         cwd=tmp_path,
         env=minimal_env(tmp_path),
+        confinement=None,
         answer=answer,
     )
     assert run.records == ({"seen": 1},) and run.problems == ()

@@ -33,7 +33,7 @@ def _run(
 
 
 def test_the_child_runs_exactly_the_choice_after_one_collection(tmp_path: Path) -> None:
-    log = tmp_path / "log.txt"
+    log = tmp_path / "tree" / "log.txt"
     tree = write_tree(
         tmp_path / "tree",
         {"tests/test_a.py": _logging_tests(log, "a"), "tests/test_b.py": _logging_tests(log, "b")},
@@ -63,7 +63,7 @@ def test_the_child_runs_exactly_the_choice_after_one_collection(tmp_path: Path) 
 def test_only_the_candidate_files_are_collected_and_failures_fold_as_in_a_run(
     tmp_path: Path,
 ) -> None:
-    log = tmp_path / "log.txt"
+    log = tmp_path / "tree" / "log.txt"
     tree = write_tree(
         tmp_path / "tree",
         {"tests/test_a.py": _logging_tests(log, "a"), "tests/test_b.py": _logging_tests(log, "b")},
@@ -77,7 +77,7 @@ def test_only_the_candidate_files_are_collected_and_failures_fold_as_in_a_run(
 
 
 def test_a_choice_of_nothing_runs_nothing(tmp_path: Path) -> None:
-    log = tmp_path / "log.txt"
+    log = tmp_path / "tree" / "log.txt"
     tree = write_tree(tmp_path / "tree", {"tests/test_a.py": _logging_tests(log, "a")})
     ran = _run(tree, lambda c: None)
     assert ran.run is None
@@ -85,7 +85,9 @@ def test_a_choice_of_nothing_runs_nothing(tmp_path: Path) -> None:
 
 
 def test_a_chosen_id_the_child_did_not_collect_fails(tmp_path: Path) -> None:
-    tree = write_tree(tmp_path / "tree", {"tests/test_a.py": _logging_tests(tmp_path / "l", "a")})
+    tree = write_tree(
+        tmp_path / "tree", {"tests/test_a.py": _logging_tests(tmp_path / "tree" / "l", "a")}
+    )
     ran = _run(tree, lambda c: ("tests/test_a.py::test_gone",))
     assert ran.run is not None
     assert ran.run.results["tests/test_a.py::test_gone"] == NodeResult(FAILED, "not collected")
@@ -134,7 +136,7 @@ def test_a_conftest_that_breaks_pytest_is_a_collection_error(tmp_path: Path) -> 
 
 
 def test_what_the_choice_raises_reaches_the_caller(tmp_path: Path) -> None:
-    log = tmp_path / "log.txt"
+    log = tmp_path / "tree" / "log.txt"
     tree = write_tree(tmp_path / "tree", {"tests/test_a.py": _logging_tests(log, "a")})
 
     def choose(collected: Collected) -> None:

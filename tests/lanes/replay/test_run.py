@@ -213,14 +213,15 @@ def test_without_a_freeze_report_the_frozen_node_fails(repo: GitRepo) -> None:
 def test_the_timeout_kills_the_process_group_and_fails_every_node(
     repo: GitRepo, tmp_path: Path
 ) -> None:
-    pids = tmp_path / "pids"
+    # A duration no other process on the machine sleeps for: the sandboxed child lives in
+    # its own pid namespace, so the pids it could write down mean nothing out here.
+    nap = f"300.{os.getpid()}"
     repo.write(
         "tests/test_slow.py",
         "import os, subprocess, time\n\n"
         "def test_fast():\n    pass\n\n"
         "def test_slow():\n"
-        "    child = subprocess.Popen(['sleep', '300'])\n"
-        f"    open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n"
+        f"    child = subprocess.Popen(['sleep', {nap!r}])\n"
         "    time.sleep(300)\n",
     )
     repo.commit("slow")
@@ -234,8 +235,24 @@ def test_the_timeout_kills_the_process_group_and_fails_every_node(
     # ended cannot pass: every node is failed.
     assert result.receipt.passed_nodeids == ()
     assert len(result.receipt.failed_nodeids) == 2
-    for pid in map(int, pids.read_text().split()):
-        assert not _alive(pid)
+    assert _sleepers(nap) == []
+
+
+def _sleepers(nap: str) -> list[int]:
+    """The live processes running ``sleep nap`` (after up to 5 s for them to go)."""
+    deadline = time.monotonic() + 5
+    while True:
+        found = []
+        for stat in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                if stat.read_bytes().split(b"\0")[:2] == [b"sleep", nap.encode()]:
+                    found.append(int(stat.parent.name))
+            except OSError:
+                continue
+        found = [pid for pid in found if _alive(pid)]
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
 
 
 def _alive(pid: int) -> bool:
@@ -364,14 +381,14 @@ def test_passes_on_the_second_try():
 def test_a_rerun_marker_cannot_turn_a_failure_into_a_pass(
     repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("RERUN_COUNT_FILE", str(tmp_path / "count"))
+    monkeypatch.setenv("RERUN_COUNT_FILE", str(repo.path / "count"))
     repo.write("tests/test_rerun.py", RERUN)
     repo.write("pytest.ini", "[pytest]\naddopts = --reruns 2 --strict-markers\n")
     repo.commit("a flaky test with a rerun marker")
     ids = ["tests/test_rerun.py::test_passes_on_the_second_try"]
     result = run(repo, ids)
     assert result.receipt.failed_nodeids == tuple(ids)
-    assert (tmp_path / "count").read_text() == "1"  # the plugin never ran it a second time
+    assert (repo.path / "count").read_text() == "1"  # the plugin never ran it a second time
 
 
 def test_the_exit_status_must_agree_with_the_outcomes(repo: GitRepo) -> None:
@@ -406,7 +423,7 @@ def test_os_exit_in_the_middle_of_the_run_fails_what_did_not_report(repo: GitRep
 def test_code_at_interpreter_exit_cannot_change_what_was_sent(
     repo: GitRepo, tmp_path: Path
 ) -> None:
-    marker = tmp_path / "atexit-ran"
+    marker = repo.path / "atexit-ran"
     repo.write(
         "lib/evil.py",
         "import atexit, os\n\n"

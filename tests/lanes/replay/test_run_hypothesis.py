@@ -39,7 +39,7 @@ def test_the_same_seed_draws_the_same_examples_and_another_seed_others(
         monkeypatch.delenv(name, raising=False)
     if ci is not None:
         monkeypatch.setenv(ci, "true")
-    log = tmp_path / "draws.txt"
+    log = tmp_path / "tree" / "draws.txt"
     tree = write_tree(tmp_path / "tree", {"tests/test_draws.py": _draws(log)})
     seen = []
     for seed in (5, 5, 6):
@@ -60,7 +60,7 @@ def test_a_derandomizing_profile_the_project_loads_itself_is_kept(
         "settings.register_profile('fixed', derandomize=True)\n"
         "settings.load_profile('fixed')\n"
     )
-    log = tmp_path / "draws.txt"
+    log = tmp_path / "tree" / "draws.txt"
     tree = write_tree(
         tmp_path / "tree", {"conftest.py": conftest, "tests/test_draws.py": _draws(log)}
     )
@@ -99,7 +99,7 @@ def test_plain():
 def test_a_passing_hypothesis_test_runs_again_under_two_more_seeds_and_fails_there(
     tmp_path: Path,
 ) -> None:
-    log = tmp_path / "runs.txt"
+    log = tmp_path / "tree" / "runs.txt"
     tree = write_tree(tmp_path / "tree", {"tests/test_runs.py": RUNS.format(log=str(log))})
     ids = ["tests/test_runs.py::test_third_run_fails", "tests/test_runs.py::test_plain"]
     run = run_tests(tree, nodeids=ids, seed=3, timeout_s=60)

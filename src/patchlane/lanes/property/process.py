@@ -14,7 +14,6 @@ import functools
 import json
 import os
 import selectors
-import shutil
 import signal
 import subprocess
 import sys
@@ -26,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import patchlane
-from patchlane.bytecode import process_pycache
+from patchlane import sandbox
+from patchlane.bytecode import prepare_prefix, process_pycache
+from patchlane.sandbox import Confinement, Isolation
 
 CHILD_MODULE = "patchlane.lanes.property.child"
 # -s: no user site-packages; -P: nothing (not even the cwd) prepended to sys.path;
@@ -45,14 +46,6 @@ DRAIN_S = 2.0
 ASK = "ask"
 # Given every record so far (the question last), return the answer's bytes.
 Answer = Callable[[Sequence[dict[str, Any]]], bytes]
-
-
-@dataclass(frozen=True)
-class Isolation:
-    """The isolation layers children get: the command prefix and how the network is cut."""
-
-    prefix: tuple[str, ...]
-    network: str  # "netns+audit" | "audit"
 
 
 @dataclass(frozen=True)
@@ -120,35 +113,6 @@ def _patchlane_path() -> str | None:
     return os.fspath(Path(ours).parent.parent)
 
 
-@functools.cache
-def isolation() -> Isolation:
-    """Return the isolation layers available here, probed once per process.
-
-    A network namespace (``unshare --net`` as root, else ``unshare -rn`` in a user
-    namespace) when one can really be created; always the in-child audit hook.
-    """
-    unshare = shutil.which("unshare") or shutil.which("unshare", path=os.defpath)
-    candidates: list[tuple[str, ...]] = []
-    if unshare is not None:
-        if os.geteuid() == 0:
-            candidates.append((unshare, "--net", "--"))
-        candidates.append((unshare, "-rn", "--"))
-    for prefix in candidates:
-        try:
-            proc = subprocess.run(
-                [*prefix, sys.executable, "-S", "-c", "pass"],
-                env={"PATH": os.defpath, "LC_ALL": "C.UTF-8"},
-                capture_output=True,
-                timeout=30,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if proc.returncode == 0:
-            return Isolation(prefix, "netns+audit")
-    return Isolation((), "audit")
-
-
 def run_child(
     argv: Sequence[str],
     job: dict[str, Any],
@@ -157,10 +121,17 @@ def run_child(
     timeout_s: float,
     cwd: Path,
     env: dict[str, str],
+    confinement: Confinement | None,
+    isolation: Isolation | None = None,
     result_limit: int = RESULT_LIMIT,
     answer: Answer | None = None,
 ) -> ChildRun:
     """Run ``argv`` with ``job`` (plus ``result_fd`` and ``token``) as JSON on stdin.
+
+    With ``confinement`` (every child that runs the patch's code), the child starts in
+    ``isolation`` (default: this machine's, ``patchlane.sandbox.isolation``) with what the
+    confinement allows, from ``cwd``, with ``env`` less its credentials and the scratch
+    directory as its home; ``None`` only for children that run patchlane's own code.
 
     ``result_limit`` bounds the bytes the result channel may carry (past it the child is
     killed and the run has a problem). With ``answer``, the job also names ``answer_fd``:
@@ -174,6 +145,14 @@ def run_child(
     ask_read, ask_write = os.pipe() if answer is not None else (-1, -1)
     extra = {"answer_fd": ask_read} if answer is not None else {}
     payload = json.dumps({**job, **extra, "result_fd": write_fd, "token": token}).encode("utf-8")
+    wrapped = False
+    if confinement is not None:
+        layers = isolation if isolation is not None else sandbox.isolation()
+        wrapped = layers.sandboxed
+        env = sandbox.confined_env(env, confinement.scratch)
+        if layers.sandboxed:
+            prepare_prefix(env.get("PYTHONPYCACHEPREFIX"), confinement, cwd)
+        argv = layers.command(argv, confinement, cwd)
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -209,12 +188,23 @@ def run_child(
         records=tuple(records),
         done_count=done,
         problems=tuple(problems),
-        returncode=proc.returncode if proc.returncode is not None else -signal.SIGKILL,
+        returncode=_returncode(proc.returncode, wrapped),
         timed_out=watch.timed_out,
         seconds=time.monotonic() - start,
         stdout_tail=bytes(watch.tails[0]),
         stderr_tail=bytes(watch.tails[1]),
     )
+
+
+def _returncode(code: int | None, wrapped: bool) -> int:
+    """The child's exit status, negative for a signal. bwrap reports a child killed by
+    signal N as 128 + N, as a shell does; a child that exits with such a code itself is
+    then told apart from one that was killed only in the wording (both fail)."""
+    if code is None:
+        return -signal.SIGKILL
+    if wrapped and 128 < code < 128 + signal.NSIG:
+        return -(code - 128)
+    return code
 
 
 class _Watch:

@@ -28,7 +28,7 @@ OUTCOMES = ("pass", "fail", "error", "timeout")
 # "unchanged": the patch changes no property module and nothing they import, so an audit
 # would repeat the base's (the gate's rule; docs/decisions.md, issue 11).
 ORACLE_AUDITS = ("ran", "not available", "not run", "unchanged")
-NETWORKS = ("netns+audit", "audit")
+NETWORKS = ("bwrap+audit", "netns+audit", "audit")
 
 
 @dataclass(frozen=True)
@@ -183,7 +183,7 @@ class Mutation:
 class IsolationInfo:
     """Which isolation layers the children had (the same on the same machine)."""
 
-    network: str  # netns+audit | audit
+    network: str  # bwrap+audit | netns+audit | audit
     timeout_s: float
 
     def to_json(self) -> dict[str, Any]:

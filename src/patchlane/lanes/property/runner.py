@@ -50,6 +50,8 @@ from patchlane.lanes.property.report import (
     PropertyRun,
     status_and_reason,
 )
+from patchlane.sandbox import Confinement, Isolation, network_layers
+from patchlane.sandbox import isolation as sandbox_isolation
 from patchlane.tree import materialise
 from patchlane.ui import Output, one_line
 
@@ -112,7 +114,7 @@ def start_property_lane(
     only: str | None = None,
     case: int | None = None,
     out: Output | None = None,
-    isolation: process.Isolation | None = None,
+    isolation: Isolation | None = None,
     changed: frozenset[str] | None = None,
     result_cache: bool = True,
 ) -> LaneStarted:
@@ -142,7 +144,7 @@ def start_property_lane(
         raise MapError(review_map.label, "no property lane (lanes.property): nothing to run")
     _check_options(seed, cases, mutants, only, case)
     out = out or Output(quiet=True)
-    layers = isolation or process.isolation()
+    layers = isolation or sandbox_isolation()
     started = time.monotonic()
     stack = contextlib.ExitStack()
     # The code under test may leave files it made unremovable: never an error of ours.
@@ -191,7 +193,7 @@ def _lane_report(lane_run: _LaneRun, audit: str, started: float) -> PropertyRepo
         oracle_findings=tuple(lane_run.findings),
         mutation=tuple(lane_run.mutations),
         oracle_audit=audit,
-        isolation=IsolationInfo(lane_run.layers.network, lane.timeout_s),
+        isolation=IsolationInfo(network_layers(lane_run.layers), lane.timeout_s),
         seconds=time.monotonic() - started,
         children=tuple(lane_run.timings),
         cache=lane_run.cache_use,
@@ -240,7 +242,7 @@ def run_property_lane(
     only: str | None = None,
     case: int | None = None,
     out: Output | None = None,
-    isolation: process.Isolation | None = None,
+    isolation: Isolation | None = None,
     changed: frozenset[str] | None = None,
     result_cache: bool = True,
 ) -> PropertyReport:
@@ -425,7 +427,7 @@ class _LaneRun:
         seed: int,
         cases: int,
         case: int | None,
-        layers: process.Isolation,
+        layers: Isolation,
         out: Output,
     ) -> None:
         self.lane = lane
@@ -656,7 +658,7 @@ class _LaneRun:
                 source,
                 self.cache.roots,
                 timeout_s=self.lane.timeout_s,
-                isolation=(self.layers.network, *self.layers.prefix),
+                isolation=(self.layers.kind, *self.layers.netns_prefix),
             )
         if described is not None:
             payload["record"] = True  # the child records what it reads (``reads``)
@@ -677,7 +679,7 @@ class _LaneRun:
         if not jobs:
             return
         workers = max(1, min(len(jobs) - len(ready), os.cpu_count() or 1))
-        argv = (*self.layers.prefix, *process.CHILD_ARGV)
+        argv = process.CHILD_ARGV
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures: dict[int, Future[process.ChildRun]] = {}
             for i, job in enumerate(jobs):
@@ -685,7 +687,9 @@ class _LaneRun:
                     continue
                 self.out.progress(f"property: {job.module} ({job.source}, {job.mode})")
                 env = process.minimal_env(job.home)
-                futures[i] = pool.submit(_start, argv, job, cwd=self.trees.head_root, env=env)
+                futures[i] = pool.submit(
+                    _start, argv, job, cwd=self.trees.head_root, env=env, layers=self.layers
+                )
             # Judged in job order, so that the report never depends on which child ended first.
             for i, job in enumerate(jobs):
                 cached = i in ready
@@ -890,8 +894,8 @@ class _LaneRun:
         }
         job = _Job(module, "base", "import", (_IMPORT,), payload, self.lane.timeout_s, home)
         self.out.progress(f"property: {module} (base, import with the base's code)")
-        argv = (*self.layers.prefix, *process.CHILD_ARGV)
-        result = _start(argv, job, cwd=root, env=process.minimal_env(home))
+        env = process.minimal_env(home)
+        result = _start(process.CHILD_ARGV, job, cwd=root, env=env, layers=self.layers)
         self.timings.append(ChildTiming(module, "base", "import", result.seconds))
         got, problems = judge.records(job.names, result, judge.valid_import_record)
         record = got.get(_IMPORT)
@@ -1027,9 +1031,14 @@ class _LaneRun:
         return tuple(runs), tuple(failures)
 
 
-def _start(argv: Sequence[str], job: _Job, *, cwd: Path, env: dict[str, str]) -> process.ChildRun:
-    """Run one job's child; a child that cannot even be started is a run without results
-    (red), not a crash of the lane."""
+def _start(
+    argv: Sequence[str], job: _Job, *, cwd: Path, env: dict[str, str], layers: Isolation
+) -> process.ChildRun:
+    """Run one job's child in the sandbox (its home writable, its trees read-only: a
+    property has no business writing the tree, and the next module's child reads the same
+    one); a child that cannot even be started is a run without results (red), not a crash
+    of the lane."""
+    trees = tuple(Path(t) for t in job.payload.get("trees", ()))
     try:
         return process.run_child(
             argv,
@@ -1038,6 +1047,8 @@ def _start(argv: Sequence[str], job: _Job, *, cwd: Path, env: dict[str, str]) ->
             timeout_s=job.timeout_s,
             cwd=cwd,
             env=env,
+            confinement=Confinement(job.home, readable=(cwd, *trees)),
+            isolation=layers,
         )
     except OSError as e:
         why = f"the child could not be started: {e.strerror or e}"

@@ -36,6 +36,7 @@ from patchlane.lanes.replay.run import (
     fold,
     freeze_setup,
     pytest_args,
+    run_confinement,
     run_tests,
 )
 from patchlane.ui import one_line
@@ -120,6 +121,9 @@ def collect_and_run(
             timeout_s=timeout_s,
             cwd=tree,
             env=child_env(seed, pycache=True),
+            # The test run may write its own tree, as the project's tests do in a checkout;
+            # the tree is this run's alone and is removed after it.
+            confinement=run_confinement(Path(tmp), tree),
             result_limit=RESULT_LIMIT,
             answer=answer,
         )

@@ -19,6 +19,7 @@ from patchlane.bytecode import process_pycache
 from patchlane.errors import PatchlaneError
 from patchlane.lanes.property import process
 from patchlane.lanes.replay.run import CollectError, file_part
+from patchlane.sandbox import Confinement, isolation
 from patchlane.ui import one_line
 
 CHILD_ARGV = (sys.executable, "-s", "-P", "-X", "utf8", "-m")
@@ -105,8 +106,8 @@ def collect(
     paths = [p.rstrip("/") or "." for p in test_paths]
     if not paths:
         return Collected((), "none", 0.0)
-    layers = process.isolation()
-    argv = (*layers.prefix, *CHILD_ARGV, CHILD_MODULE)
+    layers = isolation()
+    argv = (*CHILD_ARGV, CHILD_MODULE)
     with tempfile.TemporaryDirectory(prefix="patchlane-collect-home-") as home:
         if env is not None:
             # Whatever environment the caller built, bytecode in the tree is never read
@@ -129,11 +130,15 @@ def collect(
                 # The run's own environment when given: node ids computed from it (a
                 # temp dir, a variable, a hash seed) must be the ones the run will see.
                 env=env if env is not None else process.minimal_env(Path(home)),
+                # Collection writes nothing the run needs: the tree stays read-only, so
+                # that what a test module does at import cannot change what runs later.
+                confinement=Confinement(Path(home), readable=(root,)),
+                isolation=layers,
             )
         except OSError as e:
             raise CollectionError(f"pytest could not be started: {e.strerror or e}") from e
     nodeids, errors, plugin_files = _judge(run, timeout_s)
-    return Collected(nodeids, layers.network, run.seconds, errors, plugin_files)
+    return Collected(nodeids, layers.kind, run.seconds, errors, plugin_files)
 
 
 def tail_lines(run: process.ChildRun) -> list[str]:

@@ -31,6 +31,7 @@ from typing import Any
 import patchlane
 from patchlane.bytecode import process_pycache
 from patchlane.lanes.replay.receipt import Receipt, utc_stamp
+from patchlane.sandbox import Confinement
 
 PASSED, FAILED, SKIPPED, FROZEN = "passed", "failed", "skipped", "frozen"
 CHILD_ARGV = (sys.executable, "-P", "-X", "utf8", "-m", "patchlane.lanes.replay.run_child")
@@ -138,6 +139,14 @@ def child_env(seed: int, *, pycache: bool = False) -> dict[str, str]:
     return env
 
 
+def run_confinement(tmp: Path, tree: Path, record: Path | None = None) -> Confinement:
+    """The sandbox of a test run in ``tree``: ``tmp`` its scratch (its home, and where its
+    plugin writes the freeze skips it made), the tree writable, and the directory of the
+    ``record`` it writes, nothing else."""
+    places = (tree,) if record is None else (tree, record.parent)
+    return Confinement(tmp, writable=places)
+
+
 def pytest_args(repo: Path, freeze: tuple[Path, Path] | None) -> list[str]:
     """Return pytest's options (the child adds the tree root as the one path to collect)."""
     args = [
@@ -186,6 +195,9 @@ def run_tests(
             timeout_s=timeout_s,
             cwd=tree,
             env=child_env(seed, pycache=True),
+            # The test run may write its own tree, as the project's tests do in a checkout;
+            # the tree is this run's alone and is removed after it.
+            confinement=run_confinement(Path(tmp), tree, record),
             result_limit=RESULT_LIMIT,
         )
     tail = run.stdout_tail + run.stderr_tail
