@@ -92,6 +92,9 @@ class IgnoreEntry:
     reason: str
 
 
+ISOLATION_CHOICES = ("preferred", "required")
+
+
 @dataclass(frozen=True)
 class ReviewMap:
     """A validated review map. ``replay`` is always present (defaults when not written)."""
@@ -102,6 +105,9 @@ class ReviewMap:
     freeze: FreezeLane | None
     replay: ReplayLane
     ignore: tuple[IgnoreEntry, ...]
+    # ``required``: a gate whose children ran without the kernel sandbox is ``undecided``
+    # (docs/architecture.md §2); ``preferred``: the fallback runs and the note says so.
+    isolation: str = "preferred"
 
 
 def parse_review_map(text: str, label: str) -> ReviewMap:
@@ -113,7 +119,7 @@ def parse_review_map(text: str, label: str) -> ReviewMap:
     doc = load_yaml(text, label, MapError)
     if not isinstance(doc, YamlMap):
         raise MapError(label, f"expected a mapping at the top, got {kind_of(doc)}", 1)
-    top = yaml_document(doc, label, MapError).fields(doc).only(("ignore", "lanes", "version"))
+    top = yaml_document(doc, label, MapError).fields(doc).only(("ignore", "isolation", "lanes", "version"))
     version = top.get("version", 1)
     if type(version) is not int or version != 1:  # ``true == 1`` and ``1.0 == 1`` in Python
         raise top.fail("version", f"unsupported version {version!r} (this patchlane reads 1)")
@@ -125,6 +131,7 @@ def parse_review_map(text: str, label: str) -> ReviewMap:
         freeze=_freeze(lanes),
         replay=_replay(lanes),
         ignore=_ignore(top),
+        isolation=top.choice("isolation", ISOLATION_CHOICES, default="preferred"),
     )
 
 

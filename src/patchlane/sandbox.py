@@ -10,7 +10,7 @@ agents use:
 - the whole file system read-only (``--ro-bind / /``): the interpreter, its environment and
   the user's repository can be read, never written;
 - the user's home, patchlane's cache directory and the cache key's directory replaced by
-  empty directories, with only what the child needs bound back read-only (the interpreter
+  empty read-only directories, with only what the child needs bound back read-only (the interpreter
   and the ``sys.path`` entries of this process that live there, the bytecode prefix, the
   repository);
 - writable: the child's scratch directory (its ``HOME`` and ``TMPDIR``) and, for a test run,
@@ -135,6 +135,10 @@ def bwrap_args(isolation: Isolation, confinement: Confinement, cwd: Path) -> lis
             args += ["--ro-bind", os.fspath(place), os.fspath(place)]
     for place in sorted(set(writable), key=_depth):
         args += ["--bind", os.fspath(place), os.fspath(place)]
+    # Last, once every mount point below them exists: a write into a hidden place fails
+    # instead of landing in a throwaway directory, so the attempt shows.
+    for place in sorted(set(hidden), key=_depth):
+        args += ["--remount-ro", os.fspath(place)]
     args += ["--chdir", os.fspath(_real(cwd))]
     return args
 

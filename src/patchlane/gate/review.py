@@ -349,6 +349,9 @@ def build_note(
             )
         for path in classification.unmapped:
             notes.append(fmt("unmapped: {} (extend the map)", path))
+    if verdict is not None and verdict.isolation is not None:
+        # Which isolation the patch's code ran under: the sandbox, or the named fallback.
+        notes.append(fmt("isolation: {}", verdict.isolation.detail))
     if verdict is not None:
         for reason in summary_reasons(verdict, reports.replay):
             if reason.effect != ACCEPT:

@@ -23,7 +23,7 @@ from patchlane.gate.replay_stage import ReplayOptions, check_mode, obtain_map, r
 from patchlane.gate.reports import FILE_NAMES, LaneReports
 from patchlane.gate.review import build_note
 from patchlane.gate.steps import CACHED_RUNS, Steps
-from patchlane.gate.verdict import Verdict, decide
+from patchlane.gate.verdict import IsolationFacts, Verdict, decide
 from patchlane.inputs.jsonio import atomic_write_text, write_json
 from patchlane.lanes.fixture.report import FixtureReport
 from patchlane.lanes.freeze.report import FreezeReport
@@ -354,13 +354,23 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
 
     summary = cls.summary()
     verdict = dataclasses.replace(
-        decide(prop, fix, frz, rep, summary.facts), timings=steps.timings()
+        decide(prop, fix, frz, rep, summary.facts, isolation_facts(cls)), timings=steps.timings()
     )
     write_json(out_dir / FILE_NAMES["verdict"], verdict.to_json())
     reports = LaneReports(property=prop, fixture=fix, freeze=frz, replay=rep)
     note = build_note(summary, reports, verdict)
     atomic_write_text(out_dir / FILE_NAMES["review"], note.to_markdown())
     return GateResult(verdict=verdict, out_dir=out_dir, classification=cls, reports=reports)
+
+
+def isolation_facts(cls: Classification) -> IsolationFacts:
+    """Which isolation this machine's children get, and whether the deciding (base's) map
+    requires the kernel sandbox."""
+    from patchlane.sandbox import isolation
+
+    layers = isolation()
+    required = cls.map_source.review_map.isolation == "required"
+    return IsolationFacts(layers.kind, layers.describe(), required)
 
 
 def _obtained(

@@ -23,6 +23,7 @@ UNDECIDED = "undecided"
 EXIT_FOR = {ACCEPT: Exit.GREEN, REJECT: Exit.RED, UNDECIDED: Exit.UNDECIDED}
 STATUS_FOR = {ACCEPT: Status.PASS, REJECT: Status.FAIL, UNDECIDED: Status.ERROR}
 
+ISOLATION_KINDS = ("bwrap", "netns", "none")
 HARNESS = "test harness"
 # Control files whose change keeps the verdict at ``undecided`` whatever the replay says: a
 # hook can rewrite outcomes, bytecode runs instead of the source, attributes change what a
@@ -62,6 +63,29 @@ class PatchFacts:
 
 
 @dataclass(frozen=True)
+class IsolationFacts:
+    """Which isolation the patch's code ran under (``bwrap``, ``netns`` or ``none``: see
+    ``patchlane.sandbox``), in a line, and whether the base's map requires the sandbox."""
+
+    kind: str
+    detail: str
+    required: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the facts as JSON-ready data, keys in a fixed order."""
+        return {"kind": self.kind, "detail": self.detail, "required": self.required}
+
+    @classmethod
+    def parse(cls, item: Fields) -> IsolationFacts:
+        """Read ``isolation``. Raises ``ReportError``."""
+        return cls(
+            kind=item.choice("kind", ISOLATION_KINDS),
+            detail=item.string("detail"),
+            required=item.boolean("required"),
+        )
+
+
+@dataclass(frozen=True)
 class Reason:
     """One rule that fired: its number, the lane it concerns, its effect (``reject``,
     ``undecided`` or ``accept_for_review``) and why, one line."""
@@ -98,6 +122,8 @@ class Verdict:
 
     verdict: str
     reasons: tuple[Reason, ...]
+    # Which isolation the children had; ``None`` where the verdict was read from reports.
+    isolation: IsolationFacts | None = None
     # Seconds per step of the gate that wrote it, and ``total`` (the one field that is not
     # a function of the inputs); ``None`` when not timed.
     timings: Mapping[str, float] | None = field(default=None, compare=False)
@@ -118,6 +144,8 @@ class Verdict:
             "reason": first,
             "reasons": [r.to_json() for r in self.reasons],
         }
+        if self.isolation is not None:
+            data["isolation"] = self.isolation.to_json()
         if self.timings is not None:
             data["timings"] = dict(self.timings)
         return data
@@ -145,9 +173,11 @@ def _parse_verdict(doc: Document, value: object) -> Verdict:
     top = doc.fields(value)
     top.choice("lane", ("verdict",), expected='"verdict"')
     timings = top.mapping("timings", default=None)
+    isolation = top.mapping("isolation", default=None)
     verdict = Verdict(
         verdict=top.choice("verdict", tuple(EXIT_FOR)),
         reasons=tuple(Reason.parse(r) for r in top.items("reasons")),
+        isolation=None if isolation is None else IsolationFacts.parse(isolation),
         timings=None if timings is None else {k: timings.number(k, lo=0) for k in timings.data},
     )
     # ``status`` and ``reason`` follow from the rest: a file where they disagree contradicts
@@ -169,11 +199,14 @@ def decide(
     freeze: LaneEvidence | None,
     replay: LaneEvidence | None,
     facts: PatchFacts | None,
+    isolation: IsolationFacts | None = None,
 ) -> Verdict:
     """Apply the reading order of docs/architecture.md §1 to the lanes' reports.
 
-    ``None`` means the evidence is missing. Returns the ``Verdict`` with every reason that
-    fired, in rule order; the verdict is the strongest (reject, then undecided).
+    ``None`` means the evidence is missing. ``isolation``: which isolation the children
+    had; when the map requires the kernel sandbox and it did not run, that is rule 6.
+    Returns the ``Verdict`` with every reason that fired, in rule order; the verdict is the
+    strongest (reject, then undecided).
     """
     reasons: list[Reason] = []
     missing: list[Reason] = []
@@ -233,11 +266,20 @@ def decide(
                 "its own replay cannot earn accept_for_review until a person has looked",
             )
         )
+    if isolation is not None and isolation.required and isolation.kind != "bwrap":
+        reasons.append(
+            Reason(
+                6,
+                "isolation",
+                UNDECIDED,
+                f"the patch's code ran without the kernel sandbox ({isolation.detail}) "
+                "and the map sets isolation: required",
+            )
+        )
     reasons.sort(key=lambda r: r.rule)
     if any(r.effect == REJECT for r in reasons):
-        return Verdict(REJECT, tuple(reasons))
+        return Verdict(REJECT, tuple(reasons), isolation)
     if reasons:
-        return Verdict(UNDECIDED, tuple(reasons))
-    return Verdict(
-        ACCEPT, (Reason(7, "verdict", ACCEPT, "every lane is green; a person still reviews"),)
-    )
+        return Verdict(UNDECIDED, tuple(reasons), isolation)
+    accept = Reason(7, "verdict", ACCEPT, "every lane is green; a person still reviews")
+    return Verdict(ACCEPT, (accept,), isolation)

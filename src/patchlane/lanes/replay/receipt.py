@@ -33,8 +33,12 @@ OPTIONAL = (
     "started",
     "finished",
     "patchlane_version",
+    "isolation",
     "signature",
 )
+# Which isolation the host's run had (``patchlane.sandbox``: the kernel sandbox, or a named
+# fallback).
+ISOLATION_KINDS = ("bwrap", "netns", "none")
 SIGNATURE_FIELDS = ("payloadType", "keyid", "sig")
 
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
@@ -78,6 +82,7 @@ class Receipt:
     started: str | None = None
     finished: str | None = None
     patchlane_version: str | None = None
+    isolation: str | None = None
     signature: Signature | None = None
 
     def to_json(self, *, signature: bool = True) -> dict[str, Any]:
@@ -95,7 +100,7 @@ class Receipt:
             out["passed_nodeids"] = list(self.passed_nodeids)
         if self.skipped_nodeids is not None:
             out["skipped_nodeids"] = list(self.skipped_nodeids)
-        for key in ("head", "started", "finished", "patchlane_version"):
+        for key in ("head", "started", "finished", "patchlane_version", "isolation"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -158,6 +163,7 @@ def parse_receipt(data: bytes, label: str) -> Receipt:
         started=started,
         finished=finished,
         patchlane_version=version,
+        isolation=r.choice("isolation", ISOLATION_KINDS, default=None),
         signature=_signature(r.mapping("signature")) if r.has("signature") else None,
     )
 

@@ -31,7 +31,7 @@ from typing import Any
 import patchlane
 from patchlane.bytecode import process_pycache
 from patchlane.lanes.replay.receipt import Receipt, utc_stamp
-from patchlane.sandbox import Confinement
+from patchlane.sandbox import Confinement, isolation
 
 PASSED, FAILED, SKIPPED, FROZEN = "passed", "failed", "skipped", "frozen"
 CHILD_ARGV = (sys.executable, "-P", "-X", "utf8", "-m", "patchlane.lanes.replay.run_child")
@@ -428,4 +428,5 @@ def receipt_for(
         started=started,
         finished=utc_stamp(),
         patchlane_version=patchlane.__version__,
+        isolation=isolation().kind,
     )
