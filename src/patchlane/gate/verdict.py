@@ -272,8 +272,8 @@ def decide(
                 6,
                 "isolation",
                 UNDECIDED,
-                f"the patch's code ran without the kernel sandbox ({isolation.detail}) "
-                "and the map sets isolation: required",
+                f"the map sets isolation: required, but the patch's code ran with "
+                f"{isolation.detail}",
             )
         )
     reasons.sort(key=lambda r: r.rule)
