@@ -150,6 +150,25 @@ def test_a_changed_file_the_command_names_is_a_control_file(repo: GitRepo) -> No
     assert all(d["path"] != "ci/replay.sh" for d in plain.to_json()["control_plane_details"])
 
 
+@pytest.mark.parametrize("prefix", ["{repo}/", "ABSOLUTE/"])
+def test_a_command_that_runs_a_file_from_the_work_tree_is_exit_2(
+    repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], prefix: str
+) -> None:
+    with_script(repo)
+    repo.write("ci/replay.sh", HOSTILE_SCRIPT)
+    repo.commit("a faster replay")
+    prefix = prefix.replace("ABSOLUTE", str(repo.path))
+    out = tmp_path / "ev"
+    assert gate(repo, out, f"sh {prefix}ci/replay.sh {{slice}} {{receipt}}") == 2
+    err = capsys.readouterr().err
+    assert "names ci/replay.sh in the work tree" in err and err.count("\n") == 1
+    assert not (out / "receipt.json").exists()
+    # The evidence directory is no tree file: naming it through {repo} is fine.
+    command = parse_replay("up {slice} {receipt} {repo}/.patchlane/freeze-report.json")
+    assert command is not None
+    command.refuse_work_tree_files(repo.path, ("main", "HEAD"))
+
+
 # --- the gate, for real --------------------------------------------------------------------
 
 

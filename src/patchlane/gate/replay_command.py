@@ -39,11 +39,13 @@ _REPO_PREFIX = "{repo}/"
 
 @dataclass(frozen=True)
 class ReplayCommand:
-    """A checked ``--replay`` command: its text, and the paths its words name (relative
-    ones as repository paths; absolute ones are resolved against the repository later)."""
+    """A checked ``--replay`` command: its text, and the paths its words name: relative
+    ones (read in the base's copy), ones through ``{repo}/`` (read in the work tree), and
+    absolute ones (resolved against the repository later)."""
 
     text: str
     relative: frozenset[str]
+    through_repo: frozenset[str]
     absolute: tuple[str, ...]
 
     def named_paths(self, repo: Path) -> frozenset[str]:
@@ -52,14 +54,35 @@ class ReplayCommand:
         path relative to the repository, ``{repo}/...``, or an absolute path inside
         ``repo``. Only the line itself: what a script it names reads runs from the base's
         copy all the same."""
+        return self.relative | self.in_work_tree(repo)
+
+    def in_work_tree(self, repo: Path) -> frozenset[str]:
+        """Return the repository paths the command names in the work tree (through
+        ``{repo}/`` or an absolute path inside ``repo``), not in the base's copy."""
         root = repo.resolve()
-        inside: set[str] = set()
+        inside = set(self.through_repo)
         for word in self.absolute:
             path = Path(posixpath.normpath(word))
             for top in (root, repo.absolute()):
                 if top in path.parents:
                     inside.add(path.relative_to(top).as_posix())
-        return self.relative | inside
+        return frozenset(inside)
+
+    def refuse_work_tree_files(self, repo: Path, commits: tuple[str, ...]) -> None:
+        """Raise ``UsageError`` when the command names, in the work tree, a path that one
+        of ``commits`` (the base and the head) has: on an agent's branch that copy is the
+        patch's, so the command would run or read what the patch wrote there. Named
+        relative, the same file is read from the base's copy. Raises ``GitError`` when git
+        cannot read a commit."""
+        from patchlane import git
+
+        for path in sorted(self.in_work_tree(repo)):
+            if any(git.entry_at(repo, commit, path) is not None for commit in commits):
+                raise UsageError(
+                    f"--replay {self.text!r}: names {path} in the work tree, which the "
+                    f"patch may control; name it {shlex.quote(path)} (the command runs in "
+                    "a copy of the base commit, where it is the base's)"
+                )
 
     def expand(self, values: Mapping[str, str]) -> str:
         """Return the shell line with every placeholder replaced by its quoted value, in
@@ -95,9 +118,11 @@ def parse_replay(mode: str) -> ReplayCommand | None:
     except ValueError as e:
         raise UsageError(f"--replay {mode!r}: not a shell line ({e})") from None
     relative: set[str] = set()
+    through_repo: set[str] = set()
     absolute: list[str] = []
     for word in _words(words):
         for piece in (word, word.partition("=")[2]):
+            via_repo = piece.startswith(_REPO_PREFIX)
             piece = piece.removeprefix(_REPO_PREFIX)
             if not piece or _PLACEHOLDER.search(piece):
                 continue  # a file patchlane makes, or the repository itself
@@ -106,8 +131,8 @@ def parse_replay(mode: str) -> ReplayCommand | None:
                 continue
             path = posixpath.normpath(piece)
             if path != "." and path != ".." and not path.startswith("../"):
-                relative.add(path)
-    return ReplayCommand(mode, frozenset(relative), tuple(absolute))
+                (through_repo if via_repo else relative).add(path)
+    return ReplayCommand(mode, frozenset(relative), frozenset(through_repo), tuple(absolute))
 
 
 def _words(words: list[str]) -> Iterator[str]:

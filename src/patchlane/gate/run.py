@@ -305,6 +305,8 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
         cls = classify(
             repo, opts.base, opts.head, opts.map_option, opts.applied_from, replay_command=command
         )
+    if command is not None:
+        command.refuse_work_tree_files(repo, (cls.base, cls.head))
     write_json(out_dir / FILE_NAMES["classify"], cls.to_json())
     review_map: ReviewMap = cls.map_source.review_map
     seed, cases = _seed_and_cases(opts, review_map)
