@@ -233,3 +233,31 @@ def test_the_command_runs_in_a_copy_of_the_base_and_gets_the_commit_ids(
     assert ids.split() == [head, base, str(repo.path.resolve())]
     assert git_head == "no-git"  # no .git: nothing there to ask about the head
     assert not Path(cwd).exists()  # the copy is gone once the command has run
+
+
+@pytest.mark.slow
+def test_the_commands_own_interpreter_does_not_import_the_patchs_package(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    # `python -m patchlane` puts its working directory first on sys.path: run in the patch's
+    # tree, a top-level `patchlane/` package of the patch's would be the runner.
+    with_script(repo)
+    repo.write("src/billing/__init__.py", BROKEN)
+    forged = (
+        "import json, sys\n"
+        "args = sys.argv[1:]\n"
+        "out = args[args.index('--out') + 1]\n"
+        "json.dump({'forged': True}, open(out, 'w'))\n"
+    )
+    repo.write("patchlane/__init__.py", "")
+    repo.write("patchlane/__main__.py", forged)
+    repo.commit("refund fix")
+    out = tmp_path / "ev"
+    run = (
+        f"{PY} -m patchlane --repo {{repo}} replay run --slice {{slice}} --seed 7 --out {{receipt}}"
+    )
+    assert gate(repo, out, run) == 1
+    assert "forged" not in load(out, "receipt.json")
+    assert load(out, "replay-report.json")["failed"] == [
+        "tests/test_refund.py::test_refund_is_subtracted"
+    ]
