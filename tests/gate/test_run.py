@@ -350,6 +350,7 @@ def test_the_same_inputs_give_byte_identical_evidence_but_timings(
     ("extra", "message"),
     [
         (["--replay", "upload {slice}"], "needs the placeholders"),
+        (["--replay", "up {slice} {receipt} {commit}"], "unknown placeholder {commit}"),
         (["--cases", "0"], "--cases 0"),
         (["--failure-log", "/nonexistent/log.xml"], "no such file"),
         (["--today", "2026-13-01"], "is not a date"),

@@ -17,7 +17,8 @@ from tests.sample import make_billing_repo
 pytestmark = pytest.mark.slow  # the gate end to end, with a real replay
 
 TEST_CHANGE = "def test_invoice_timestamp_order():\n    assert 1 + 1 == 2\n"
-RUN = f"{shlex.quote(sys.executable)} -m patchlane replay run --slice {{slice}} --seed 7 --out {{receipt}}"
+# The command runs in a copy of the base (no .git): `replay run` is pointed at the repository.
+RUN = f"{shlex.quote(sys.executable)} -m patchlane --repo {{repo}} replay run --slice {{slice}} --seed 7 --out {{receipt}}"
 
 
 @pytest.fixture

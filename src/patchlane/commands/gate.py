@@ -83,7 +83,8 @@ def add_gate_options(p: argparse.ArgumentParser) -> None:
         default="none",
         metavar="MODE",
         help="none (stop at undecided, the default), local (run the slice here), or a "
-        "command with {slice} and {receipt} placeholders that submits it to your runner",
+        "command with {slice} and {receipt} placeholders that submits it to your runner; it "
+        "runs in a copy of the base commit, with {head}, {base} (commit ids) and {repo}",
     )
     p.add_argument(
         "--public-key",
@@ -155,8 +156,10 @@ def gate_options(
     """Return the ``GateOptions`` of the parsed ``add_gate_options`` (and ``--base``) for
     ``head``, evidence in ``out_dir``. Raises ``UsageError`` for a value out of range."""
     from patchlane.errors import UsageError
+    from patchlane.gate.replay_command import parse_replay
     from patchlane.gate.run import GateOptions, today_utc
 
+    parse_replay(args.replay)  # a bad command is exit 2 before any work
     if args.cases is not None and args.cases < 1:
         raise UsageError(f"--cases {args.cases}: must be at least 1")
     if args.mutants is not None and args.mutants < 0:

@@ -19,7 +19,8 @@ from patchlane.bytecode import is_bytecode
 from patchlane.config import DEFAULT_MAP, ReviewMap, parse_review_map
 from patchlane.errors import MapError
 from patchlane.gate import harness
-from patchlane.gate.verdict import BLOCKING_KINDS, HARNESS, PatchFacts
+from patchlane.gate.replay_command import ReplayCommand
+from patchlane.gate.verdict import BLOCKING_KINDS, HARNESS, REPLAY_COMMAND, PatchFacts
 from patchlane.inputs.committed import decode_utf8, read_committed_text
 from patchlane.inputs.fields import Document
 from patchlane.inputs.paths import path_problem, under_any
@@ -30,7 +31,7 @@ LANES = ("property", "fixture", "freeze", "replay")
 # Every kind of control file (``control_kinds``, and the harness routes found on top).
 CONTROL_KINDS = (
     "review map", "fixture lock", "freeze registry", "property module", HARNESS,
-    "committed bytecode", "checkout attributes",
+    "committed bytecode", "checkout attributes", REPLAY_COMMAND,
 )  # fmt: skip
 MAP_SOURCES = ("base", "head", "file")
 
@@ -461,9 +462,12 @@ def classify(
     head_ref: str,
     map_option: str | None,
     applied_from: str | None = None,
+    *,
+    replay_command: ReplayCommand | None = None,
 ) -> Classification:
     """Classify the patch ``merge-base(base, head)..head`` (``applied_from``: the patch file
-    the head commit was made from, recorded for the evidence).
+    the head commit was made from, recorded for the evidence; ``replay_command``: the
+    gate's ``--replay`` command, whose named files are control files).
 
     Returns a ``Classification``. Raises ``GitError`` for an unknown ref or a missing merge
     base, ``MapError`` for a missing or malformed deciding map.
@@ -482,6 +486,7 @@ def classify(
         props=property_module_prefixes(review_map),
         map_rel=source.path if source.source != "file" else None,
         found=_found_control(repo, (mb, head), changes, review_map),
+        named=replay_command.named_paths(repo) if replay_command is not None else frozenset(),
     )
     files = [sorter.file(change) for change in changes]
     unmapped = tuple(sorted(set(sorter.unmapped)))
@@ -513,6 +518,7 @@ class _Sorter:
     props: tuple[str, ...]
     map_rel: str | None
     found: dict[str, str]  # harness files found by route (``_found_control``)
+    named: frozenset[str]  # the paths the replay command names (``ReplayCommand``)
     unmapped: list[str] = field(default_factory=list)
     control: list[tuple[str, str]] = field(default_factory=list)
     whys: dict[tuple[str, str], str] = field(default_factory=dict)
@@ -526,6 +532,9 @@ class _Sorter:
         if HARNESS not in kinds and side in self.found:
             kinds.append(HARNESS)
             self.whys[(side, HARNESS)] = self.found[side]
+        if side in self.named:
+            kinds.append(REPLAY_COMMAND)
+            self.whys[(side, REPLAY_COMMAND)] = "named by --replay"
         return kinds
 
     def file(self, change: git.Change) -> FileClass:

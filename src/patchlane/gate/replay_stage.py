@@ -3,16 +3,15 @@
 Replay runs only when every local lane is green. ``--replay none`` stops at ``undecided``;
 ``local`` runs the slice here, on the head commit materialised from git; any other value is a
 command with ``{slice}`` and ``{receipt}`` placeholders that submits the slice to the user's
-own runner or a hosted one and leaves a receipt behind. Whatever comes back is verified
-before it is believed; a command that fails or leaves no receipt is an unreachable host
+own runner or a hosted one and leaves a receipt behind; it runs from a copy of the base,
+never the patch's work tree (``replay_command``). Whatever comes back is verified before it
+is believed; a command that fails or leaves no receipt is an unreachable host
 (``undecided``), never a pass.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import shlex
-import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from patchlane.errors import UsageError
 from patchlane.gate.classify import Classification
+from patchlane.gate.replay_command import RUN_TIMEOUT_S, ReplayCommand, run_command
 from patchlane.gate.steps import Steps
 from patchlane.gate.verdict import HARNESS
 from patchlane.inputs.jsonio import atomic_write_bytes
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from patchlane.lanes.replay.run import RunResult
     from patchlane.lanes.replay.select import Selection
 
-RUN_TIMEOUT_S = 1800.0
 # Files of the code under test that Python never runs or reads when the tests import it:
 # type stubs and the typed-package marker. A change to them needs no test to reach it.
 _NOT_RUN_SUFFIXES = (".pyi", "/py.typed")
@@ -55,6 +54,8 @@ class ReplayOptions:
     # The map as the gate obtained it before any lane ran the head's code (``obtain_map``);
     # ``None``: look it up when the slice is selected.
     obtained: tuple[DependencyMap | None, str] | None = None
+    # ``mode`` checked (``replay_command.parse_replay``): ``None`` for ``none`` and ``local``.
+    command: ReplayCommand | None = None
 
 
 def obtain_map(
@@ -72,18 +73,6 @@ def obtain_map(
     if opts.dep_map == "off" or opts.mode == "none" or seed is None:
         return None
     return _dependency_map(repo, cls, opts, seed, out)
-
-
-def check_mode(mode: str) -> None:
-    """Raise ``UsageError`` for a ``--replay`` command without both placeholders."""
-    if mode in ("none", "local"):
-        return
-    missing = [p for p in ("{slice}", "{receipt}") if p not in mode]
-    if missing:
-        raise UsageError(
-            f"--replay {mode!r}: a replay command needs the placeholders {{slice}} and "
-            f"{{receipt}} (missing {', '.join(missing)}); or use 'none' or 'local'"
-        )
 
 
 def _no_evidence(mode: str, outcome: str, reason: str) -> ReplayReport:
@@ -186,10 +175,19 @@ def replay(
             selection,
         )
     _refuse_environment_faults(repo, cls, selection, seed, out)
+    assert opts.command is not None  # noqa: S101 - the options of a command carry it
     with clock.step("replay: run"):
         # A receipt that came back is evidence whatever the command exited with (a runner
         # that ran the slice and saw a failure may well exit 1); verified below.
-        problem = _run_command(repo, opts, out)
+        problem = run_command(
+            repo,
+            opts.command,
+            base=cls.base,
+            head=cls.head,
+            slice_path=opts.slice_path,
+            receipt_path=opts.receipt_path,
+            out=out,
+        )
     if not opts.receipt_path.is_file():
         unreachable = _no_evidence(opts.mode, "unreachable", problem or "no receipt came back")
         return _with_slice(unreachable, selection)
@@ -678,27 +676,6 @@ def _signed(result: RunResult) -> RunResult:
     if key is None:
         return result
     return dataclasses.replace(result, receipt=sign(result.receipt, key))
-
-
-def _run_command(repo: Path, opts: ReplayOptions, out: Output) -> str | None:
-    """Run the user's replay command; return why it failed, or ``None``."""
-    opts.receipt_path.unlink(missing_ok=True)
-    command = opts.mode.replace("{slice}", shlex.quote(str(opts.slice_path))).replace(
-        "{receipt}", shlex.quote(str(opts.receipt_path))
-    )
-    out.progress(f"replay: {command}")
-    try:
-        # The command is the user's own (how they reach their runner); it runs as a shell line.
-        proc = subprocess.run(  # noqa: S602
-            command, shell=True, cwd=repo, capture_output=True, timeout=RUN_TIMEOUT_S, check=False
-        )
-    except subprocess.TimeoutExpired:
-        return f"the replay command did not finish within {RUN_TIMEOUT_S:.0f} s"
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip().splitlines()
-        last = one_line(tail[-1]) if tail else "no output"
-        return f"the replay command exited {proc.returncode}: {last}"
-    return None
 
 
 def _verify(

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 from patchlane.config import DEFAULT_CASES, ReviewMap
 from patchlane.errors import LINK_REFUSED, InputError, LockError, UnsafeWriteError, UsageError
 from patchlane.gate.classify import Classification, classify
-from patchlane.gate.replay_stage import ReplayOptions, check_mode, obtain_map, replay
+from patchlane.gate.replay_command import ReplayCommand, parse_replay
+from patchlane.gate.replay_stage import ReplayOptions, obtain_map, replay
 from patchlane.gate.reports import FILE_NAMES, LaneReports
 from patchlane.gate.review import build_note
 from patchlane.gate.steps import CACHED_RUNS, Steps
@@ -294,13 +295,18 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
     and ``UnsafeWriteError`` for an out dir a link could redirect (see ``_check_out_dir``),
     before anything is cleared or written.
     """
-    check_mode(opts.replay)
+    command = parse_replay(opts.replay)
     out_dir = prepare_out_dir(repo, opts.out_dir)
     _clear(out_dir)
 
     steps = Steps(out)
     with steps.step("classify"):
-        cls = classify(repo, opts.base, opts.head, opts.map_option, opts.applied_from)
+        # A file the replay command names is a control file (docs/architecture.md §2).
+        cls = classify(
+            repo, opts.base, opts.head, opts.map_option, opts.applied_from, replay_command=command
+        )
+    if command is not None:
+        command.refuse_work_tree_files(repo, (cls.base, cls.head))
     write_json(out_dir / FILE_NAMES["classify"], cls.to_json())
     review_map: ReviewMap = cls.map_source.review_map
     seed, cases = _seed_and_cases(opts, review_map)
@@ -312,7 +318,7 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
         failure_log = read_failure_log(opts.failure_log)
     registry = base_registry(repo, cls)
     in_play = freezes_in_play(registry, cls, failure_log)
-    replay_opts = _replay_options(opts, out_dir, seed, failure_log)
+    replay_opts = _replay_options(opts, out_dir, seed, failure_log, command)
     with steps.step("replay: dependency map"):
         # Before any lane runs the head's code, which could write a map into the cache.
         replay_opts = dataclasses.replace(
@@ -397,16 +403,22 @@ def share_map(
     ``classify`` and ``obtain_map`` raise."""
     cls = classify(repo, opts.base, opts.head, opts.map_option)
     seed, _ = _seed_and_cases(opts, cls.map_source.review_map)
-    replay_opts = _replay_options(opts, opts.out_dir, seed, frozenset())
+    replay_opts = _replay_options(opts, opts.out_dir, seed, frozenset(), parse_replay(opts.replay))
     return cls.merge_base, obtain_map(repo, cls, replay_opts, seed, out)
 
 
 def _replay_options(
-    opts: GateOptions, out_dir: Path, seed: int | None, failure_log: frozenset[str]
+    opts: GateOptions,
+    out_dir: Path,
+    seed: int | None,
+    failure_log: frozenset[str],
+    command: ReplayCommand | None,
 ) -> ReplayOptions:
-    """The replay stage's options; its slice and receipt go into ``out_dir``."""
+    """The replay stage's options (``command``: ``opts.replay`` checked); its slice and
+    receipt go into ``out_dir``."""
     return ReplayOptions(
         mode=opts.replay,
+        command=command,
         seed=seed,
         failure_log=failure_log,
         public_key=opts.public_key,

@@ -25,10 +25,13 @@ STATUS_FOR = {ACCEPT: Status.PASS, REJECT: Status.FAIL, UNDECIDED: Status.ERROR}
 
 ISOLATION_KINDS = ("bwrap", "netns", "none")
 HARNESS = "test harness"
+# A repository file the ``--replay`` command names (docs/architecture.md §2).
+REPLAY_COMMAND = "replay command"
 # Control files whose change keeps the verdict at ``undecided`` whatever the replay says: a
 # hook can rewrite outcomes, bytecode runs instead of the source, attributes change what a
-# checkout holds (docs/decisions.md, "Issue 9").
-BLOCKING_KINDS = frozenset({HARNESS, "committed bytecode", "checkout attributes"})
+# checkout holds (docs/decisions.md, "Issue 9"); the replay command's own files run from the
+# base, so a change to them is one the replay never tried.
+BLOCKING_KINDS = frozenset({HARNESS, "committed bytecode", "checkout attributes", REPLAY_COMMAND})
 
 
 class LaneEvidence(Protocol):
