@@ -119,7 +119,11 @@ def parse_review_map(text: str, label: str) -> ReviewMap:
     doc = load_yaml(text, label, MapError)
     if not isinstance(doc, YamlMap):
         raise MapError(label, f"expected a mapping at the top, got {kind_of(doc)}", 1)
-    top = yaml_document(doc, label, MapError).fields(doc).only(("ignore", "isolation", "lanes", "version"))
+    top = (
+        yaml_document(doc, label, MapError)
+        .fields(doc)
+        .only(("ignore", "isolation", "lanes", "version"))
+    )
     version = top.get("version", 1)
     if type(version) is not int or version != 1:  # ``true == 1`` and ``1.0 == 1`` in Python
         raise top.fail("version", f"unsupported version {version!r} (this patchlane reads 1)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -83,3 +84,21 @@ def test_with_the_sandbox_every_record_says_bwrap(repo: GitRepo, tmp_path: Path)
     assert _load(out, "verdict.json")["isolation"]["kind"] == "bwrap"
     assert _load(out, "receipt.json")["isolation"] == "bwrap"
     assert "isolation: bwrap" in (out / "review.md").read_text(encoding="utf-8")
+
+
+def test_a_hosts_receipt_without_the_sandbox_is_undecided_where_the_map_requires_it(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    _patched(repo, CLASSIFY_MAP + "isolation: required\n")
+    out = tmp_path / "ev"
+    # The host is this machine, told to run without bwrap: its receipt says so.
+    host = f"env {BWRAP_ENV}=none {shlex.quote(sys.executable)} -m patchlane --repo {{repo}}"
+    command = f"{host} replay run --slice {{slice}} --seed 7 --out {{receipt}}"
+    argv = [sys.executable, "-m", "patchlane", "--repo", str(repo.path), "-q", "gate"]
+    argv += ["--base", "main", "--seed", "7", "--cases", "20", "--replay", command]
+    argv += ["--out-dir", str(out)]
+    proc = subprocess.run(argv, capture_output=True, timeout=600, check=False)
+    assert proc.returncode == 3, proc.stderr
+    assert _load(out, "receipt.json")["isolation"] in ("netns", "none")
+    messages = [r["message"] for r in _load(out, "verdict.json")["reasons"]]
+    assert any("the host's receipt says isolation" in m for m in messages), messages

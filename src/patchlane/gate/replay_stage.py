@@ -209,7 +209,8 @@ def _verified_and_checked(
     dep_map: DependencyMap | None,
 ) -> ReplayReport:
     """The receipt verified against the slice, then the gate's own checks (``_checked``)."""
-    report = _with_slice(_verify(cls, opts, seed, selection, freeze_report), selection)
+    verified = _verify(cls, opts, seed, selection, freeze_report)
+    report = _with_events(_with_slice(verified, selection), *(verified.review_events or ()))
     with clock.step("replay: checks at the base"):
         return _checked(repo, cls, seed, selection, run, report, out, dep_map)
 
@@ -701,4 +702,13 @@ def _verify(
         public_key=public_key,
     )
     report = replay_report(verification, slice_sha256=selection.sha256, seed=seed, head=cls.head)
-    return dataclasses.replace(report, mode=opts.mode)
+    report = dataclasses.replace(report, mode=opts.mode)
+    receipt = verification.receipt
+    if opts.mode != "local" and review_map.isolation == "required" and receipt is not None:
+        # A host's run is only as isolated as its receipt says; the local runs are the
+        # verdict's own isolation fact (gate.run.isolation_facts).
+        if receipt.isolation != "bwrap":
+            said = receipt.isolation or "nothing"
+            why = f"the map sets isolation: required, but the host's receipt says isolation {said}"
+            return _with_events(report, why)
+    return report
