@@ -278,8 +278,8 @@ def test_a_forged_pass_without_the_users_key_is_not_used_and_is_reported(
 
 
 def test_a_forged_entry_sealed_with_the_users_key_is_a_hit(repo: GitRepo, own_cache: Path) -> None:
-    """The limit of the cache's trust (docs/decisions.md, "Issue 19"): it is as trusted as
-    the key, which no sandboxed child can read; code that reads it can forge."""
+    """The limit of the cache's trust (docs/architecture.md §4): it is as trusted as the
+    key, which no sandboxed child can read; code that reads it can forge."""
     P.make(repo)
     P.patch(repo, {"src/shop/__init__.py": SWAPPED_SHOP})
     lane(repo)
