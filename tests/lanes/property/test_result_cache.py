@@ -416,3 +416,25 @@ def test_a_property_cannot_leave_a_result_for_a_later_run(
     assert failure["kind"] == "sandbox"
     assert "a write into patchlane's cache" in failure["message"]
     assert not (target / "forged.json").exists()
+
+
+def test_a_property_cannot_replace_the_cache_key(repo: GitRepo, cache_key: CacheKey) -> None:
+    # A key the patch wrote would be one it knows, and every entry it forged would verify.
+    from patchlane.cachekey import KEY_FILE, key_dir
+
+    target = key_dir() / KEY_FILE
+    replaces = P.dedent(
+        f"""\
+        def prop_replaces_the_key(seed, n=1):
+            try:
+                with open({str(target)!r}, "w") as f:
+                    f.write("00" * 32 + "\\n")
+            except Exception:
+                pass
+        """
+    )
+    P.make(repo)
+    P.patch(repo, {"checks/props.py": replaces})
+    failure = P.one_failure(lane(repo), "prop_replaces_the_key")
+    assert failure["kind"] == "sandbox"
+    assert bytes.fromhex(target.read_text()) == cache_key.secret
