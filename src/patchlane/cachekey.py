@@ -79,9 +79,12 @@ def load_or_create_key(cache: Path | None = None) -> CacheKey:
     ``cache`` is the cache directory in use: a key inside it would travel with the entries
     it vouches for, so that is refused. Raises ``CacheKeyError`` (exit 2, naming the file)
     when the key file cannot be read, is not 64 hex digits, lies inside ``cache``, or
-    cannot be made.
+    cannot be made (or there is no home directory to put it in).
     """
-    directory = key_dir()
+    try:
+        directory = key_dir()
+    except RuntimeError as e:  # no HOME, and no home directory in the password database
+        raise CacheKeyError(KEY_FILE, f"no home directory: set {KEY_DIR_ENV}") from e
     path = directory / KEY_FILE
     if cache is not None and _inside(path, cache):
         raise CacheKeyError(

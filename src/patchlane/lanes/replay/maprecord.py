@@ -50,7 +50,7 @@ class MapRecordingError(PatchlaneError):
 class Found:
     """A map looked up for a binding: the map and its file, or ``None`` and why not; and the
     entries of the base's folder that did not verify under the user's key (removed: not
-    used, and reported once), as paths relative to the cache directory."""
+    used, and reported once), as shown: below the cache directory, the base cut to 12."""
 
     map: DependencyMap | None
     path: Path | None
