@@ -4,7 +4,7 @@ Builds a synthetic map shaped like a big project's (``--tests`` tests over ``--f
 modules; each test runs a few functions of a few modules, some share a session fixture,
 some start a process), writes it as ``replay map`` would, and times, over ``--rounds``:
 
-- ``read``: ``depmap.read`` (the file's SHA-256 against its name, strict JSON, every field
+- ``read``: ``depmap.read`` (its MAC, the file's SHA-256 against its name, strict JSON, every field
   checked);
 - ``decide``: ``mapselect.decide`` for a patch that changes one function in each of
   ``--changed`` modules (the lines at the base and head are made to match the map);
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import sys
@@ -24,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from patchlane.cachekey import CacheKey
 from patchlane.lanes.replay import depmap, mapselect
 
 FUNCS_PER_FILE = 20
@@ -96,13 +98,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     built = synthetic_map(args.tests, args.files, args.seed)
     with tempfile.TemporaryDirectory(prefix="patchlane-bench-map-") as tmp:
-        path = built.write(Path(tmp))
+        key = CacheKey(os.urandom(32))
+        path = built.write(Path(tmp), key)
         size = path.stat().st_size
         figures: dict[str, list[float]] = {"read": [], "decide": [], "total": []}
         selected = 0
         for _ in range(args.rounds):
             start = time.perf_counter()
-            loaded = depmap.read(path)
+            loaded = depmap.read(path, key)
             read_s = time.perf_counter() - start
             decided = mapselect.decide(
                 loaded,

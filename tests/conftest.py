@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from patchlane.cachekey import CacheKey, load_or_create_key
 from tests.gitrepo import GitRepo
 from tests.sample import make_billing_repo
 
@@ -20,12 +21,21 @@ os.environ["PATCHLANE_DEP_MAP"] = "off"
 os.environ.pop("FORCE_COLOR", None)
 os.environ["PATCHLANE_CACHE_DIR"] = tempfile.mkdtemp(prefix="patchlane-test-cache-")
 atexit.register(shutil.rmtree, os.environ["PATCHLANE_CACHE_DIR"], ignore_errors=True)
+# The cache key (``patchlane.cachekey``) too: never the user's own, never in the cache.
+os.environ["PATCHLANE_KEY_DIR"] = tempfile.mkdtemp(prefix="patchlane-test-key-")
+atexit.register(shutil.rmtree, os.environ["PATCHLANE_KEY_DIR"], ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Run the ``slow`` tests first (in their own order), so that under ``-n`` the longest
     runs start at once and the short tests fill the workers up at the end."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+@pytest.fixture
+def cache_key() -> CacheKey:
+    """The user's cache key as patchlane loads it (here: in the tests' own key directory)."""
+    return load_or_create_key()
 
 
 @pytest.fixture

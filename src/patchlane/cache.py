@@ -20,18 +20,3 @@ def default_cache() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg) if xdg else Path.home() / ".cache"
     return base / "patchlane"
-
-
-KEY_DIR_ENV = "PATCHLANE_KEY_DIR"
-
-
-def key_dir() -> Path:
-    """Return the directory of the key that authenticates cache entries: ``$PATCHLANE_KEY_DIR``,
-    else ``$XDG_CONFIG_HOME/patchlane``, else ``~/.config/patchlane``. Kept apart from the
-    cache directory, which a CI cache step may share, and hidden from every sandboxed child
-    (``patchlane.sandbox``). It may not exist yet."""
-    if os.environ.get(KEY_DIR_ENV):
-        return Path(os.environ[KEY_DIR_ENV])
-    xdg = os.environ.get("XDG_CONFIG_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".config"
-    return base / "patchlane"

@@ -237,7 +237,8 @@ def _hidden_and_shown() -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     """The places a sandboxed child must not see (the user's home, patchlane's cache and
     key directories) and those it needs from inside them (the interpreter, this process's
     ``sys.path``, the bytecode prefix), all resolved."""
-    from patchlane.cache import default_cache, key_dir
+    from patchlane.cache import default_cache
+    from patchlane.cachekey import key_dir
 
     hidden = [
         _real(p)

@@ -85,8 +85,8 @@ def project(repo: GitRepo) -> GitRepo:
     return repo
 
 
-def gate(repo: GitRepo, out: Path, cache: Path) -> int:
-    argv = ["--repo", str(repo.path), "-q", "gate", "--base", "main", "--seed", "7"]
+def gate(repo: GitRepo, out: Path, cache: Path, verbosity: str = "-q") -> int:
+    argv = ["--repo", str(repo.path), verbosity, "gate", "--base", "main", "--seed", "7"]
     argv += ["--cases", "20", "--replay", "local", "--out-dir", str(out)]
     return main([*argv, "--dep-map", "auto", "--dep-cache", str(cache)])
 
@@ -167,7 +167,52 @@ def test_a_map_whose_bytes_changed_is_not_used_and_the_report_says_so(
     recorded.write_bytes(recorded.read_bytes().replace(b'"blind":[]', b'"blind":[0]'))
     assert gate(project, tmp_path / "second", cache) == 0
     note = load(tmp_path / "second", "replay-report.json")["dependency_map"]
-    assert "recorded now" in note and "not to its name" in note
+    entry = f"maps/{recorded.parent.name[:12]}/{recorded.name}"
+    assert note.endswith(f"recorded now; cache entry {entry} did not verify: not used")
+
+
+ADD_AND_CLAMP = ("AddCases::test_add", "test_clamp")
+
+
+def test_a_map_an_earlier_patch_rewrote_does_not_narrow_the_next_patchs_slice(
+    project: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The hostile pass's route (issue 19): a test of one patch emptied the cached map of the
+    # base and named it by its new bytes; the next patch, which breaks add(), then got a
+    # slice without add's tests and was accepted. Now the forged map does not verify.
+    from tests.lanes.replay.test_depmap import _forge
+
+    project.write("src/billing/calc.py", CALC.replace("return x * RATE", "return RATE * x"))
+    project.commit("commute")
+    cache = tmp_path / "cache"
+    assert gate(project, tmp_path / "first", cache) == 0
+    (recorded,) = cache.glob("maps/*/*.json")
+    # Every line add() ran is charged to test_clamp instead: a slice of clamp's test alone.
+    doc = json.loads(recorded.read_bytes())
+    add, clamp = (doc["tests"].index(f"tests/test_calc.py::{t}") for t in ADD_AND_CLAMP)
+    calc = {
+        n: [clamp] if add in contexts else contexts
+        for n, contexts in doc["lines"]["src/billing/calc.py"].items()
+    }
+    forged = _forge(recorded, {"lines": {**doc["lines"], "src/billing/calc.py": calc}})
+    project.checkout("main")
+    project.branch("second")
+    project.checkout("second")
+    project.write(
+        "src/billing/calc.py", CALC.replace("return a + b", "return a + b if a >= 0 else b")
+    )
+    project.commit("optimise add")
+    capsys.readouterr()
+    out = tmp_path / "second"
+    assert gate(project, out, cache, "-v") == 1
+    replay = load(out, "replay-report.json")
+    assert replay["failed"] == ["tests/test_calc.py::AddCases::test_add"]
+    entry = f"maps/{forged.parent.name[:12]}/{forged.name}"
+    assert replay["dependency_map"].endswith(
+        f"recorded now; cache entry {entry} did not verify: not used"
+    )
+    assert f"cache entry {entry} did not verify: not used" in capsys.readouterr().err
+    assert "did not verify: not used" in (out / "review.md").read_text(encoding="utf-8")
 
 
 def test_a_map_the_heads_property_forges_during_the_gate_is_not_the_one_used(

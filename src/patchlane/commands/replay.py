@@ -215,8 +215,10 @@ def _add_map(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
         "per test, the lines it ran in the project's files, the files it opened, the "
         "directories it listed and the modules it imported. The map is bound to the base "
         "commit and the versions of Python, pytest and coverage.py, written to the cache "
-        "(--dep-cache) under the SHA-256 of its bytes, and used by 'replay select' and 'gate' "
-        "to narrow the slice. A map already recorded with this binding is reused (--force "
+        "(--dep-cache) under the SHA-256 of its bytes with a MAC under the user's cache key "
+        "($PATCHLANE_KEY_DIR, else ~/.config/patchlane: cache.key), and used by 'replay "
+        "select' and 'gate' to narrow the slice. A map already recorded with this binding "
+        "whose MAC verifies is reused (--force "
         "records again). Prints the map's path. Exit 0 recorded or found, 2 bad input or a "
         "base suite that cannot run.",
     )

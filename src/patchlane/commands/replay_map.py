@@ -23,10 +23,12 @@ def main_map(args: argparse.Namespace, ctx: Context) -> int:
     Prints the map's path (``--json``: path, base, tests, files, whether it was recorded
     now, seconds). Returns 0. Raises ``GitError`` for an unknown ref, ``UsageError`` when the
     base has no review map, ``CollectionError``/``MapRecordingError`` when the base's suite
-    cannot be collected or run, ``InputError`` when the cache cannot be written (all exit 2).
+    cannot be collected or run, ``InputError`` when the cache cannot be written and
+    ``CacheKeyError`` when the cache key cannot be read or made (all exit 2).
     """
     from patchlane import git
     from patchlane.cache import default_cache
+    from patchlane.cachekey import load_or_create_key
     from patchlane.config import DEFAULT_MAP
     from patchlane.gate.classify import load_map_at
     from patchlane.gate.steps import Steps
@@ -44,7 +46,10 @@ def main_map(args: argparse.Namespace, ctx: Context) -> int:
         raise UsageError(f"replay map: the base {base[:12]} has no review map at {rel}")
     cache = args.dep_cache if args.dep_cache is not None else default_cache()
     start = time.monotonic()
-    found = maprecord.find(cache, Binding.here(base))
+    key = load_or_create_key(cache)
+    found = maprecord.find(cache, Binding.here(base), key)
+    for entry in found.unverified:
+        ctx.out.progress(f"replay map: cache entry {entry} did not verify: not used")
     recorded = found.map is None or found.path is None or args.force
     if found.map is not None and found.path is not None and not args.force:
         depmap, path = found.map, found.path
@@ -58,9 +63,9 @@ def main_map(args: argparse.Namespace, ctx: Context) -> int:
                     repo, review_map, base, seed=seed, out=ctx.out, timeout_s=args.timeout
                 )
         except maprecord.MapRecordingError as e:
-            maprecord.keep_failure(cache, binding, str(e))  # later gates do not retry it
+            maprecord.keep_failure(cache, binding, str(e), key)  # later gates do not retry it
             raise
-        path = depmap.write(cache)
+        path = depmap.write(cache, key)
         maprecord.forget_failure(cache, binding)
     summary = {
         "path": str(path),

@@ -704,11 +704,11 @@ def _verify(
     report = replay_report(verification, slice_sha256=selection.sha256, seed=seed, head=cls.head)
     report = dataclasses.replace(report, mode=opts.mode)
     receipt = verification.receipt
-    if opts.mode != "local" and review_map.isolation == "required" and receipt is not None:
-        # A host's run is only as isolated as its receipt says; the local runs are the
-        # verdict's own isolation fact (gate.run.isolation_facts).
-        if receipt.isolation != "bwrap":
-            said = receipt.isolation or "nothing"
-            why = f"the map sets isolation: required, but the host's receipt says isolation {said}"
-            return _with_events(report, why)
+    # A host's run is only as isolated as its receipt says; the local runs are the
+    # verdict's own isolation fact (gate.run.isolation_facts).
+    required = opts.mode != "local" and review_map.isolation == "required"
+    if required and receipt is not None and receipt.isolation != "bwrap":
+        said = receipt.isolation or "nothing"
+        why = f"the map sets isolation: required, but the host's receipt says isolation {said}"
+        return _with_events(report, why)
     return report

@@ -1,7 +1,8 @@
 """The property result cache: a run whose inputs (its module, settings, and every file it read,
 listed or probed) are unchanged takes its earlier result instead of starting a child; any
 change to what it read, any doubt about an entry, and any run whose record cannot be complete
-starts a child."""
+starts a child. An entry whose MAC does not verify under the user's key (issue 19) is not
+used, and the lane reports it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from patchlane.cachekey import CacheKey
 from patchlane.gate.classify import load_map_file
 from patchlane.lanes.property import resultcache
 from patchlane.lanes.property.fingerprint import fingerprint
@@ -84,14 +86,29 @@ def entry_files(cache: Path) -> dict[str, Path]:
     return found
 
 
-def rewrite(path: Path, change: Any) -> None:
-    """Apply ``change`` to the entry at ``path`` and seal it again with a correct digest
-    (what a forger with the format in hand would do)."""
+def rewrite(path: Path, change: Any, key: CacheKey | None = None) -> None:
+    """Apply ``change`` to the entry at ``path`` and seal it again with ``key`` (by default
+    the user's: an entry patchlane itself could have written, for the checks beyond the
+    MAC; another key is a forger's, or another machine's)."""
+    from patchlane.cachekey import load_or_create_key
+
     entry = json.loads(path.read_text())
     change(entry)
-    body = {k: v for k, v in entry.items() if k != "sha256"}
-    entry["sha256"] = hashlib.sha256(resultcache.canonical(body)).hexdigest()
+    body = {k: v for k, v in entry.items() if k != "mac"}
+    sealer = key or load_or_create_key()
+    entry["mac"] = sealer.mac(resultcache.PURPOSE, path.parent.name, resultcache.canonical(body))
     path.write_text(json.dumps(entry))
+
+
+def old_format(path: Path) -> None:
+    """Turn the entry at ``path`` into one of format 2: a bare SHA-256 digest, no MAC (what
+    a forger with the format in hand can always make)."""
+    entry = json.loads(path.read_text())
+    body = {k: v for k, v in entry.items() if k != "mac"}
+    body["format"] = 2
+    path.write_text(
+        json.dumps({**body, "sha256": hashlib.sha256(resultcache.canonical(body)).hexdigest()})
+    )
 
 
 def test_a_patch_that_changes_nothing_a_run_read_reuses_its_result(repo: GitRepo) -> None:
@@ -206,22 +223,27 @@ def _old_format(entry: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(
-    "tamper",
+    ("tamper", "unverified"),
     [
-        pytest.param(lambda p: p.write_text("{not json"), id="malformed"),
-        pytest.param(lambda p: p.write_bytes(b""), id="empty"),
+        pytest.param(lambda p: p.write_text("{not json"), 2, id="malformed"),
+        pytest.param(lambda p: p.write_bytes(b""), 2, id="empty"),
         pytest.param(
-            lambda p: p.write_text(p.read_text().replace('"fail"', '"pass"')), id="digest"
+            lambda p: p.write_text(p.read_text().replace('"fail"', '"pass"')), 2, id="mac"
         ),
-        pytest.param(lambda p: rewrite(p, _escape), id="path-out-of-the-tree"),
-        pytest.param(lambda p: rewrite(p, _old_format), id="format"),
+        pytest.param(old_format, 2, id="old-format-without-a-mac"),
+        # Sealed with the user's key: the checks after the MAC still hold.
+        pytest.param(lambda p: rewrite(p, _escape), 0, id="path-out-of-the-tree"),
+        pytest.param(lambda p: rewrite(p, _old_format), 0, id="format"),
         pytest.param(
             lambda p: rewrite(p, lambda e: e["description"].update(seed=P.SEED + 1)),
+            0,
             id="other-description",
         ),
     ],
 )
-def test_a_tampered_entry_is_a_miss(repo: GitRepo, own_cache: Path, tamper: Any) -> None:
+def test_a_tampered_entry_is_a_miss(
+    repo: GitRepo, own_cache: Path, tamper: Any, unverified: int
+) -> None:
     P.make(repo)
     P.patch(repo, {"src/shop/__init__.py": SWAPPED_SHOP})
     assert lane(repo).status == "fail"
@@ -230,11 +252,34 @@ def test_a_tampered_entry_is_a_miss(repo: GitRepo, own_cache: Path, tamper: Any)
     report = lane(repo)
     assert cached(report) == {"base": False, "head": False}
     assert report.status == "fail"
+    assert report.cache is not None and report.cache.unverified == unverified
+    assert report.to_json()["timings"]["cache"]["unverified"] == unverified
+    # Reported once: an entry that did not verify is removed, the runs stored anew.
+    assert counts(lane(repo)) == (2, 0, 0)
 
 
-def test_a_forged_entry_with_a_matching_manifest_is_a_hit(repo: GitRepo, own_cache: Path) -> None:
-    """The limit of the cache's trust (docs/decisions.md): it is only as trusted as the
-    user's files, and a correct digest is not a signature."""
+def test_a_forged_pass_without_the_users_key_is_not_used_and_is_reported(
+    repo: GitRepo, own_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A child that can write the cache but not read the key (or a cache restored from
+    # another machine) forges a pass for the head's failing run, its manifest intact.
+    P.make(repo)
+    P.patch(repo, {"src/shop/__init__.py": SWAPPED_SHOP})
+    lane(repo)
+    head = entry_files(own_cache)["head"]
+    rewrite(head, _forge_pass, CacheKey(bytes(32)))
+    report = lane(repo, out=Output(verbose=True))
+    assert cached(report) == {"base": True, "head": False}
+    assert report.status == "fail"
+    assert report.cache is not None and report.cache.unverified == 1
+    entry = f"property/{head.parent.name[:12]}/{head.name}"
+    err = capsys.readouterr().err
+    assert f"property: cache entry {entry} did not verify: not used" in err
+
+
+def test_a_forged_entry_sealed_with_the_users_key_is_a_hit(repo: GitRepo, own_cache: Path) -> None:
+    """The limit of the cache's trust (docs/architecture.md §4): it is as trusted as the
+    key, which no sandboxed child can read; code that reads it can forge."""
     P.make(repo)
     P.patch(repo, {"src/shop/__init__.py": SWAPPED_SHOP})
     lane(repo)
@@ -371,3 +416,25 @@ def test_a_property_cannot_leave_a_result_for_a_later_run(
     assert failure["kind"] == "sandbox"
     assert "a write into patchlane's cache" in failure["message"]
     assert not (target / "forged.json").exists()
+
+
+def test_a_property_cannot_replace_the_cache_key(repo: GitRepo, cache_key: CacheKey) -> None:
+    # A key the patch wrote would be one it knows, and every entry it forged would verify.
+    from patchlane.cachekey import KEY_FILE, key_dir
+
+    target = key_dir() / KEY_FILE
+    replaces = P.dedent(
+        f"""\
+        def prop_replaces_the_key(seed, n=1):
+            try:
+                with open({str(target)!r}, "w") as f:
+                    f.write("00" * 32 + "\\n")
+            except Exception:
+                pass
+        """
+    )
+    P.make(repo)
+    P.patch(repo, {"checks/props.py": replaces})
+    failure = P.one_failure(lane(repo), "prop_replaces_the_key")
+    assert failure["kind"] == "sandbox"
+    assert bytes.fromhex(target.read_text()) == cache_key.secret

@@ -5,12 +5,14 @@ narrows the slice with it and keeps the static rules wherever it cannot speak.""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
 from patchlane import git
+from patchlane.cachekey import CacheKey
 from patchlane.config import parse_review_map
 from patchlane.errors import DependencyMapError
 from patchlane.lanes.replay import depmap, maprecord
@@ -146,40 +148,94 @@ def test_the_recording_knows_what_each_test_ran_read_and_used(
     assert 1 in dep.import_lines["shop/__init__.py"]
 
 
-def test_a_map_is_content_addressed_and_found_by_its_binding(
-    recorded: tuple[GitRepo, str, depmap.DependencyMap], tmp_path: Path
+def test_a_map_is_content_addressed_sealed_and_found_by_its_binding(
+    recorded: tuple[GitRepo, str, depmap.DependencyMap], tmp_path: Path, cache_key: CacheKey
 ) -> None:
     _, base, dep = recorded
-    path = dep.write(tmp_path)
+    path = dep.write(tmp_path, cache_key)
     assert path.parent == tmp_path / "maps" / base
-    assert depmap.read(path) == dep
-    found = maprecord.find(tmp_path, depmap.Binding.here(base))
-    assert found.map == dep and found.path == path
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name, f"{path.stem}.mac"]
+    assert depmap.read(path, cache_key) == dep
+    found = maprecord.find(tmp_path, depmap.Binding.here(base), cache_key)
+    assert found.map == dep and found.path == path and found.unverified == ()
 
 
 def test_a_map_recorded_with_other_versions_or_another_base_is_not_used(
-    recorded: tuple[GitRepo, str, depmap.DependencyMap], tmp_path: Path
+    recorded: tuple[GitRepo, str, depmap.DependencyMap], tmp_path: Path, cache_key: CacheKey
 ) -> None:
     _, base, dep = recorded
     other = dataclasses.replace(dep, binding=dataclasses.replace(dep.binding, pytest="7.0.0"))
-    other.write(tmp_path)
-    found = maprecord.find(tmp_path, depmap.Binding.here(base))
+    other.write(tmp_path, cache_key)
+    found = maprecord.find(tmp_path, depmap.Binding.here(base), cache_key)
     assert found.map is None
     assert "recorded with pytest 7.0.0 not" in found.note
-    elsewhere = maprecord.find(tmp_path, depmap.Binding.here("f" * 40))
+    elsewhere = maprecord.find(tmp_path, depmap.Binding.here("f" * 40), cache_key)
     assert found.map is None and elsewhere.note.startswith("no dependency map of base ffffffffffff")
 
 
-def test_a_map_whose_bytes_changed_is_not_used(
-    recorded: tuple[GitRepo, str, depmap.DependencyMap], tmp_path: Path
+def test_a_map_whose_bytes_changed_does_not_verify(
+    recorded: tuple[GitRepo, str, depmap.DependencyMap], tmp_path: Path, cache_key: CacheKey
 ) -> None:
     _, base, dep = recorded
-    path = dep.write(tmp_path)
+    path = dep.write(tmp_path, cache_key)
     path.write_bytes(path.read_bytes().replace(b'"blind":[', b'"blind":[0,', 1))
-    with pytest.raises(DependencyMapError, match=r"hash to .*, not to its name"):
-        depmap.read(path)
-    found = maprecord.find(tmp_path, depmap.Binding.here(base))
-    assert found.map is None and "not to its name" in found.note
+    with pytest.raises(depmap.UnverifiedMapError, match="its MAC does not verify"):
+        depmap.read(path, cache_key)
+    found = maprecord.find(tmp_path, depmap.Binding.here(base), cache_key)
+    assert found.map is None
+    assert found.unverified == (f"maps/{base[:12]}/{path.name}",)
+    assert not path.exists() and not depmap.mac_path(path).exists()  # removed: reported once
+
+
+def _forge(path: Path, change: dict[str, object]) -> Path:
+    """Rewrite the map at ``path`` as the hostile pass did (a test of an earlier patch):
+    change it, name it by its new bytes' SHA-256, remove the original. Its MAC stays."""
+    doc = json.loads(path.read_bytes())
+    doc.update(change)
+    data = (json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n").encode()
+    forged = path.parent / f"{hashlib.sha256(data).hexdigest()}.json"
+    path.unlink()
+    forged.write_bytes(data)
+    return forged
+
+
+def test_a_map_rewritten_and_named_by_its_new_bytes_does_not_verify(
+    recorded: tuple[GitRepo, str, depmap.DependencyMap], tmp_path: Path, cache_key: CacheKey
+) -> None:
+    _, base, dep = recorded
+    original = dep.write(tmp_path, cache_key)
+    forged = _forge(original, {"lines": {}})
+    with pytest.raises(depmap.UnverifiedMapError, match="has no MAC"):
+        depmap.read(forged, cache_key)
+    # The original's MAC renamed along with it: a MAC of other bytes.
+    depmap.mac_path(original).rename(depmap.mac_path(forged))
+    found = maprecord.find(tmp_path, depmap.Binding.here(base), cache_key)
+    assert found.map is None and found.unverified == (f"maps/{base[:12]}/{forged.name}",)
+
+
+def test_a_map_of_an_earlier_format_without_a_mac_is_not_used(
+    recorded: tuple[GitRepo, str, depmap.DependencyMap], tmp_path: Path, cache_key: CacheKey
+) -> None:
+    _, base, dep = recorded
+    path = dep.write(tmp_path, cache_key)
+    depmap.mac_path(path).unlink()
+    found = maprecord.find(tmp_path, depmap.Binding.here(base), cache_key)
+    assert found.map is None and found.unverified == (f"maps/{base[:12]}/{path.name}",)
+
+
+def test_a_map_moved_to_another_base_or_sealed_with_another_key_does_not_verify(
+    recorded: tuple[GitRepo, str, depmap.DependencyMap], tmp_path: Path, cache_key: CacheKey
+) -> None:
+    _, base, dep = recorded
+    path = dep.write(tmp_path / "a", cache_key)
+    moved = tmp_path / "a" / "maps" / ("f" * 40)
+    path.parent.rename(moved)
+    with pytest.raises(depmap.UnverifiedMapError):
+        depmap.read(moved / path.name, cache_key)
+    # Another machine's key (a CI cache restored elsewhere): recorded again there.
+    path = dep.write(tmp_path / "b", CacheKey(bytes(32)))
+    found = maprecord.find(tmp_path / "b", depmap.Binding.here(base), cache_key)
+    assert found.map is None and len(found.unverified) == 1
 
 
 @pytest.mark.parametrize(
@@ -192,10 +248,8 @@ def test_a_map_whose_bytes_changed_is_not_used(
     ],
 )
 def test_a_malformed_map_is_refused_with_its_field(
-    tmp_path: Path, change: dict[str, object], message: str
+    tmp_path: Path, cache_key: CacheKey, change: dict[str, object], message: str
 ) -> None:
-    import hashlib
-
     document = {
         **{k: [] for k in ("tests", "fixtures", "opened_at_import", "listed_at_import")},
         **{k: {} for k in ("lines", "import_lines", "opened", "listed", "imported")},
@@ -212,11 +266,14 @@ def test_a_malformed_map_is_refused_with_its_field(
         data = json.dumps(value, indent=1).encode()
         path = tmp_path / f"{hashlib.sha256(data).hexdigest()}.json"
         path.write_bytes(data)
+        # Sealed: a map patchlane itself wrote wrong is still refused field by field.
+        mac = cache_key.mac(depmap.PURPOSE, tmp_path.name, data)
+        depmap.mac_path(path).write_text(mac + "\n")
         return path
 
-    assert depmap.read(write(document)).tests == ()  # well-formed without the change
+    assert depmap.read(write(document), cache_key).tests == ()  # well-formed without the change
     with pytest.raises(DependencyMapError, match=message):
-        depmap.read(write({**document, **change}))
+        depmap.read(write({**document, **change}), cache_key)
 
 
 # --- where a change lies ---------------------------------------------------------------------

@@ -245,15 +245,22 @@ class ChildTiming:
 @dataclass(frozen=True)
 class CacheUse:
     """What the result cache did for one lane run: runs whose result it gave (``hits``),
-    runs it did not have (``misses``: a child ran), and runs stored for next time."""
+    runs it did not have (``misses``: a child ran), runs stored for next time, and entries
+    whose MAC did not verify (``unverified``: not used, removed)."""
 
     hits: int
     misses: int
     stored: int
+    unverified: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """Return the counts as JSON-ready data, keys in a fixed order."""
-        return {"hits": self.hits, "misses": self.misses, "stored": self.stored}
+        return {
+            "hits": self.hits,
+            "misses": self.misses,
+            "stored": self.stored,
+            "unverified": self.unverified,
+        }
 
     @classmethod
     def parse(cls, item: Fields) -> CacheUse:
@@ -262,6 +269,7 @@ class CacheUse:
             hits=item.integer("hits", lo=0),
             misses=item.integer("misses", lo=0),
             stored=item.integer("stored", lo=0),
+            unverified=item.integer("unverified", lo=0, default=0),
         )
 
 

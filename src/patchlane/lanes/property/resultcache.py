@@ -13,8 +13,13 @@ the run read (``reads``), like ccache's direct mode:
   read, its listing (names and kinds) or its kind; a path outside them (the standard
   library, site-packages) with its size, times and inode.
 
-A lookup is a **hit** only when an entry of that key is readable, well-formed, of this
-format, for exactly this description, its own digest holds, its records are a complete
+Each entry carries a MAC of its canonical bytes and its key under the user's cache key
+(``patchlane.cachekey``); an entry whose MAC is missing or wrong (one of an older format,
+one that code without the key rewrote) is not used, is removed and is counted in
+``ResultCache.unverified``, which the lane reports.
+
+A lookup is a **hit** only when an entry of that key is readable, its MAC verifies, it is
+well-formed, of this format, for exactly this description, its records are a complete
 result, and every manifest path still gives the same fingerprint in the current trees and
 on this machine; then no child starts. Anything else is a miss, never an error.
 
@@ -29,6 +34,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -37,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import patchlane
+from patchlane.cachekey import CacheKey
 from patchlane.errors import PatchlaneError
 from patchlane.inputs.jsonio import atomic_write_bytes, loads_strict
 from patchlane.lanes.property import judge
@@ -44,7 +51,10 @@ from patchlane.lanes.property.fingerprint import fingerprint
 from patchlane.lanes.property.process import ChildRun
 
 # 2: messages of failing asserts show their operands; runs of tests the map names.
-FORMAT = 2
+# 3: a MAC under the user's cache key instead of a bare digest.
+FORMAT = 3
+# The MAC's purpose (``CacheKey.mac``); its identity is the entry's key (its folder).
+PURPOSE = "property-result"
 # The cache's folder in patchlane's cache directory (``patchlane.cache.default_cache``).
 FOLDER = "property"
 # Entries kept per key: one per distinct manifest (the code a base run reaches differs from
@@ -52,7 +62,9 @@ FOLDER = "property"
 VARIANTS = 8
 ENTRY_LIMIT = 32 * 1024 * 1024
 _KINDS = ("open", "list", "probe")
-_ENTRY_KEYS = {"format", "description", "records", "manifest", "sha256"}
+_ENTRY_KEYS = {"format", "description", "records", "manifest", "mac"}
+# The name ``ResultCache._write`` gives an entry.
+_ENTRY_NAME = re.compile(r"[0-9a-f]{32}\.json")
 _READS_KEYS = {"open", "list", "probe", "write", "blind"}
 # Where a write does not make a record incomplete: devices such as /dev/null.
 _DEVICES = "/dev/"
@@ -256,27 +268,49 @@ class ResultCache:
 
     ``roots`` maps ``head`` (and ``base``, when there is one) to the materialised trees;
     ``ignored`` are directories whose files never count (the bytecode prefix: derived
-    from sources the manifest holds)."""
+    from sources the manifest holds); ``key`` seals and verifies the entries.
+    ``unverified`` lists the entries lookups found whose MAC did not verify (removed)."""
 
-    def __init__(self, directory: Path, roots: Mapping[str, Path], ignored: Iterable[str]) -> None:
+    def __init__(
+        self, directory: Path, roots: Mapping[str, Path], ignored: Iterable[str], key: CacheKey
+    ) -> None:
         self.directory = directory
         self.roots = dict(roots)
         self.places = _Places(roots)
         self.ignored = tuple(os.path.normpath(p) for p in ignored)
+        self.key = key
+        self.unverified: list[str] = []
 
     # -- lookup ----------------------------------------------------------------------------
 
     def lookup(self, description: dict[str, Any]) -> tuple[dict[str, Any], ...] | None:
         """Return the stored result records of a run described so, when an entry's
-        manifest still holds; ``None`` otherwise (never raises for what the cache holds)."""
+        manifest still holds; ``None`` otherwise (never raises for what the cache holds).
+        An entry whose MAC does not verify is removed and listed in ``unverified``."""
         folder = self.directory / key_of(description)
         for path in _newest(folder):
-            entry = _read_entry(path, description)
-            if entry is not None and self._holds(entry["manifest"]):
+            try:
+                entry = _verified(path, folder.name, self.key)
+            except FileNotFoundError:
+                continue  # pruned by another lane run meanwhile
+            if entry is None:
+                self.unverified.append(self._discard(path))
+                continue
+            if _fits(entry, description) and self._holds(entry["manifest"]):
                 with contextlib.suppress(OSError):
                     os.utime(path)  # recently used: kept when the key's variants are pruned
                 return tuple(entry["records"])
         return None
+
+    def _discard(self, path: Path) -> str:
+        """Remove an entry that did not verify and return its path below the cache folder.
+        Only a name this cache gives, in a folder that is not a link."""
+        folder = path.parent
+        linked = folder.is_symlink() or folder.parent.is_symlink()
+        if _ENTRY_NAME.fullmatch(path.name) and not linked:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        return f"{FOLDER}/{folder.name[:12]}/{path.name}"
 
     def _holds(self, manifest: Any) -> bool:
         """Whether every path of a (so far unchecked) manifest gives its fingerprint now."""
@@ -392,15 +426,17 @@ class ResultCache:
             "records": list(offer.records),
             "manifest": manifest,
         }
+        folder = self.directory / key_of(offer.description)
         try:
-            digest = hashlib.sha256(canonical(entry)).hexdigest()
+            body = canonical(entry)
+            digest = hashlib.sha256(body).hexdigest()
+            mac = self.key.mac(PURPOSE, folder.name, body)
             # Written in the records' own key order (a counterexample's arguments are shown
-            # as the property named them); the digest is over the sorted form.
-            text = json.dumps({**entry, "sha256": digest}, ensure_ascii=True, allow_nan=False)
+            # as the property named them); the MAC is over the sorted form.
+            text = json.dumps({**entry, "mac": mac}, ensure_ascii=True, allow_nan=False)
             data = text.encode("ascii")
         except (TypeError, ValueError):
             return "the result cannot be written as JSON"
-        folder = self.directory / key_of(offer.description)
         try:
             atomic_write_bytes(folder / f"{digest[:32]}.json", data)
         except (OSError, PatchlaneError) as e:
@@ -425,37 +461,48 @@ def _newest(folder: Path) -> list[Path]:
     return [Path(p) for _, p in sorted(found, reverse=True)]
 
 
-def _read_entry(path: Path, description: dict[str, Any]) -> dict[str, Any] | None:
-    """Return the entry at ``path`` when it is one for ``description`` and intact (its
-    digest holds, its records are a complete result for the described properties)."""
+def _verified(path: Path, identity: str, key: CacheKey) -> dict[str, Any] | None:
+    """Return the entry at ``path`` when it is a JSON object whose ``mac`` verifies under
+    ``key`` for its canonical bytes at ``identity`` (its folder), else ``None`` (too large,
+    not JSON, no MAC, a wrong one). Raises ``FileNotFoundError`` when there is no file."""
     try:
         with path.open("rb") as f:
             data = f.read(ENTRY_LIMIT + 1)
         if len(data) > ENTRY_LIMIT:
             return None
         entry = loads_strict(data.decode("ascii"))
+    except FileNotFoundError:
+        raise
     except (OSError, ValueError, RecursionError):
         return None
-    if not isinstance(entry, dict) or set(entry) != _ENTRY_KEYS or entry["format"] != FORMAT:
+    if not isinstance(entry, dict):
         return None
-    body = {k: v for k, v in entry.items() if k != "sha256"}
+    body = {k: v for k, v in entry.items() if k != "mac"}
     try:
-        if entry["sha256"] != hashlib.sha256(canonical(body)).hexdigest():
+        if not key.verifies(PURPOSE, identity, canonical(body), entry.get("mac")):
             return None
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return None
+    return entry
+
+
+def _fits(entry: dict[str, Any], description: dict[str, Any]) -> bool:
+    """Return whether a verified entry is one of this format for ``description`` and
+    intact (its records are a complete result for the described properties)."""
+    if set(entry) != _ENTRY_KEYS or entry["format"] != FORMAT:
+        return False
     if entry["description"] != description:
-        return None
+        return False
     names = tuple(description["names"])
     records = entry["records"]
     if not isinstance(records, list) or len(records) != len(names):
-        return None
+        return False
     for name, record in zip(names, records, strict=True):
         if not isinstance(record, dict) or not judge.valid_run_record(record, names):
-            return None
+            return False
         if record["property"] != name:
-            return None
-    return entry
+            return False
+    return True
 
 
 def _shaped(item: Any, size: int) -> bool:

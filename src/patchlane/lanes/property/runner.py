@@ -281,11 +281,13 @@ class LaneStarted:
 
 def _result_cache(trees: _Trees) -> resultcache.ResultCache | None:
     """Return the result cache for this lane run's trees, or ``None`` for the work tree (it
-    can change while a child reads it, so what was hashed may not be what was read)."""
+    can change while a child reads it, so what was hashed may not be what was read).
+    Raises ``CacheKeyError`` when the cache key cannot be read or made."""
     if trees.head is None:
         return None
     from patchlane.bytecode import process_pycache
     from patchlane.cache import default_cache
+    from patchlane.cachekey import load_or_create_key
 
     roots = {"head": trees.head_root}
     if trees.base_root is not None:
@@ -294,18 +296,22 @@ def _result_cache(trees: _Trees) -> resultcache.ResultCache | None:
         prefix = process_pycache()
     except OSError:
         return None
-    return resultcache.ResultCache(default_cache() / resultcache.FOLDER, roots, (prefix,))
+    key = load_or_create_key(default_cache())
+    return resultcache.ResultCache(default_cache() / resultcache.FOLDER, roots, (prefix,), key)
 
 
 def _guarded() -> dict[str, list[str]]:
     """Return the job key that makes the child's sandbox block writes into the parts of
     patchlane's cache directory that later runs take results from: the property results and
-    the dependency maps (docs/decisions.md, "Issue 11")."""
+    the dependency maps (docs/decisions.md, "Issue 11"), and the directory of the key their
+    MACs are made with (a key the patch wrote would be one it knows: docs/architecture.md §4)."""
     from patchlane.cache import default_cache
+    from patchlane.cachekey import key_dir
     from patchlane.lanes.replay.depmap import MAPS
 
     cache = default_cache()
-    return {"guarded": [os.fspath((cache / d).resolve()) for d in (resultcache.FOLDER, MAPS)]}
+    guarded = [os.fspath((cache / d).resolve()) for d in (resultcache.FOLDER, MAPS)]
+    return {"guarded": [*guarded, os.fspath(key_dir().resolve())]}
 
 
 def _check_options(seed: int, cases: int, mutants: int, only: str | None, case: int | None) -> None:
@@ -719,6 +725,8 @@ class _LaneRun:
                 if records is not None:
                     ready[i] = resultcache.hit_run(records, time.monotonic() - start)
                     self.out.progress(f"property: {job.module} ({job.source}, from the cache)")
+            for entry in cache.unverified:
+                self.out.progress(f"property: cache entry {entry} did not verify: not used")
         self._execute(self.jobs, self._judge_run, ready)
         if cache is not None:
             self._store(cache, hits=len(ready))
@@ -750,7 +758,9 @@ class _LaneRun:
                 self.out.debug(f"property cache: {job.module} ({job.source}) not stored: {why}")
             else:
                 count += 1
-        self.cache_use = CacheUse(hits=hits, misses=len(self.jobs) - hits, stored=count)
+        self.cache_use = CacheUse(
+            hits=hits, misses=len(self.jobs) - hits, stored=count, unverified=len(cache.unverified)
+        )
 
     def passed_at_head(self) -> bool:
         """Whether any head property of a property module passed (the oracle audit's

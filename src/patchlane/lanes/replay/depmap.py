@@ -10,7 +10,10 @@ A map is bound to what it was recorded with: the base commit id and the versions
 pytest and coverage.py (``Binding``); a map whose binding is not the patch's is not used. It
 is written once, as compact JSON with sorted keys, to a file named by the SHA-256 of its own
 bytes (content-addressed: ``MAPS/<base>/<sha256>.json`` in a cache directory), so a copy
-whose bytes changed no longer matches its name and is not used either.
+whose bytes changed no longer matches its name and is not used either. Beside it,
+``<sha256>.mac`` holds the MAC of those bytes for that base under the user's cache key
+(``patchlane.cachekey``): a map whose MAC is missing or wrong was not written by patchlane
+with this key, and is not read at all.
 
 In a map, a *context* is an index into ``tests`` followed by ``fixtures``: a test's own
 context, or a fixture's setup (``fixtures[i]`` is at ``len(tests) + i``). What ran outside
@@ -30,6 +33,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from patchlane.cachekey import CacheKey
 from patchlane.errors import DependencyMapError
 from patchlane.inputs.fields import Fields, json_document
 from patchlane.inputs.jsonio import atomic_write_bytes, parse_json_bytes, read_file_bytes
@@ -37,12 +41,20 @@ from patchlane.inputs.jsonio import atomic_write_bytes, parse_json_bytes, read_f
 FORMAT = "patchlane-dependency-map"
 VERSION = 3
 MAPS = "maps"
+# The MAC's purpose (``CacheKey.mac``) and the sidecar that holds it.
+PURPOSE = "dependency-map"
+MAC_SUFFIX = ".mac"
+_MAC_LIMIT = 1024
 _HEX40 = frozenset("0123456789abcdef")
 _KEYS = (
     "format", "version", "base", "python", "pytest", "coverage", "tests", "fixtures",
     "lines", "import_lines", "opened", "opened_at_import", "listed", "listed_at_import",
     "imported", "uses", "blind", "whole_files", "shared", "passed",
 )  # fmt: skip
+
+
+class UnverifiedMapError(DependencyMapError):
+    """A map file whose MAC is missing or does not verify under the user's key."""
 
 
 @dataclass(frozen=True)
@@ -198,13 +210,22 @@ class DependencyMap:
         text = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
         return text.encode("ascii") + b"\n"
 
-    def write(self, cache: Path) -> Path:
-        """Write the map under ``cache`` (``MAPS/<base>/<sha256>.json``, atomically) and
-        return its path. Raises ``InputError`` when the file system refuses."""
+    def write(self, cache: Path, key: CacheKey) -> Path:
+        """Write the map under ``cache`` (``MAPS/<base>/<sha256>.json``, and its MAC under
+        ``key`` beside it, each atomically) and return its path. Raises ``InputError`` when
+        the file system refuses."""
         data = self.to_bytes()
         path = cache / MAPS / self.binding.base / f"{hashlib.sha256(data).hexdigest()}.json"
+        # The MAC first: a reader that finds the map finds its MAC too.
+        mac = key.mac(PURPOSE, self.binding.base, data)
+        atomic_write_bytes(mac_path(path), mac.encode("ascii") + b"\n")
         atomic_write_bytes(path, data)
         return path
+
+
+def mac_path(path: Path) -> Path:
+    """Return the MAC sidecar of the map file ``path`` (``<sha256>.mac``)."""
+    return path.with_suffix(MAC_SUFFIX)
 
 
 def from_recording(
@@ -291,15 +312,26 @@ def _context_lists(value: Mapping[str, Any]) -> Iterable[list[str]]:
 # --- reading a map file ----------------------------------------------------------------------
 
 
-def read(path: Path) -> DependencyMap:
-    """Return the map in the file ``path``.
+def read(path: Path, key: CacheKey) -> DependencyMap:
+    """Return the map in the file ``path``, once its MAC under ``key`` verifies.
 
-    Raises ``DependencyMapError`` naming the file when it cannot be read, when its bytes do
-    not hash to its name (a ``<sha256>.json`` that was edited or cut short), or when it is
-    not a well-formed map.
+    Raises ``UnverifiedMapError`` when its MAC sidecar is missing, unreadable or does not
+    verify for these bytes at this base (the folder ``path`` is in): nothing of it is
+    parsed then. Raises ``DependencyMapError`` naming the file when it cannot be read, when
+    its bytes do not hash to its name (a ``<sha256>.json`` that was edited or cut short),
+    or when it is not a well-formed map.
     """
     label = os.fspath(path)
     data = read_file_bytes(path, label, DependencyMapError)
+    try:
+        with mac_path(path).open("rb") as f:
+            mac = f.read(_MAC_LIMIT).decode("ascii", "replace").strip()
+    except OSError:
+        raise UnverifiedMapError(
+            label, "it has no MAC (an older format, or not patchlane's)"
+        ) from None
+    if not key.verifies(PURPOSE, path.parent.name, data, mac):
+        raise UnverifiedMapError(label, "its MAC does not verify under this user's key")
     digest = hashlib.sha256(data).hexdigest()
     if path.stem != digest:
         raise DependencyMapError(label, f"its bytes hash to {digest[:12]}…, not to its name")

@@ -11,19 +11,35 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from patchlane.cache import default_cache
+from patchlane.cachekey import CacheKey, load_or_create_key
 from patchlane.config import ReviewMap
 from patchlane.errors import InputError, PatchlaneError
 from patchlane.inputs.jsonio import atomic_write_bytes
 from patchlane.inputs.paths import to_fs
-from patchlane.lanes.replay.depmap import MAPS, Binding, DependencyMap, from_recording, read
+from patchlane.lanes.replay.depmap import (
+    MAPS,
+    Binding,
+    DependencyMap,
+    UnverifiedMapError,
+    from_recording,
+    mac_path,
+    read,
+)
 from patchlane.ui import Output, show
 
 RECORD_TIMEOUT_S = 1800.0
+# The failure note: its name's prefix, the MAC's purpose (``CacheKey.mac``), how much is read.
+_FAILED = "failed-"
+_FAILURE_PURPOSE = "dependency-map-failure"
+_NOTE_LIMIT = 8192
+# The name ``DependencyMap.write`` gives a map.
+_CONTENT_NAME = re.compile(r"[0-9a-f]{64}\.json")
 
 
 class MapRecordingError(PatchlaneError):
@@ -32,26 +48,38 @@ class MapRecordingError(PatchlaneError):
 
 @dataclass(frozen=True)
 class Found:
-    """A map looked up for a binding: the map and its file, or ``None`` and why not."""
+    """A map looked up for a binding: the map and its file, or ``None`` and why not; and the
+    entries of the base's folder that did not verify under the user's key (removed: not
+    used, and reported once), as shown: below the cache directory, the base cut to 12."""
 
     map: DependencyMap | None
     path: Path | None
     note: str
+    unverified: tuple[str, ...] = ()
 
 
-def find(cache: Path, binding: Binding) -> Found:
-    """Return the map in ``cache`` recorded with ``binding``.
+def find(cache: Path, binding: Binding, key: CacheKey) -> Found:
+    """Return the map in ``cache`` recorded with ``binding`` whose MAC verifies under ``key``.
 
-    Every file of the base's folder is read; one that does not hash to its name, is not a
-    well-formed map, or was recorded with another binding is passed over, and the note says
-    why (the last such reason) when none fits. Raises nothing.
+    Every file of the base's folder is read; one whose MAC is missing or wrong (and a
+    failure note whose MAC is) is not used, is removed and is listed in ``unverified``; one
+    that does not hash to its name, is not a well-formed map, or was recorded with another
+    binding is passed over, and the note says why (the last such reason) when none fits.
+    Raises nothing.
     """
     folder = cache / MAPS / binding.base
     files = sorted(folder.glob("*.json")) if folder.is_dir() else []
     why = f"no dependency map of base {binding.base[:12]} in {cache}"
+    unverified: list[str] = []
+    failure = _failure_path(cache, binding)
+    if _read_note(failure, binding, key) == (True, None):
+        unverified.append(_discard(failure))
     for path in files:
         try:
-            found = read(path)
+            found = read(path, key)
+        except UnverifiedMapError:
+            unverified.append(_discard(path))
+            continue
         except InputError as e:
             why = f"dependency map not used: {e}"
             continue
@@ -59,33 +87,76 @@ def find(cache: Path, binding: Binding) -> Found:
         if differences:
             why = f"dependency map {path.name} not used: recorded with {', '.join(differences)}"
             continue
-        return Found(found, path, f"{path.stem[:12]} of base {binding.base[:12]}")
-    return Found(None, None, why)
+        note = f"{path.stem[:12]} of base {binding.base[:12]}"
+        return Found(found, path, note, tuple(unverified))
+    return Found(None, None, why, tuple(unverified))
+
+
+def unverified_note(found: Found) -> str:
+    """Return what the replay report's ``dependency_map`` note adds for the entries that
+    did not verify (``""`` when none): ``; cache entry maps/… did not verify: not used``."""
+    shown = [f"; cache entry {entry} did not verify: not used" for entry in found.unverified[:3]]
+    more = len(found.unverified) - len(shown)
+    return "".join(shown) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _discard(path: Path) -> str:
+    """Remove an entry that did not verify (and a map's MAC sidecar) and return its path
+    below the cache directory. Only names patchlane gives its entries, and only in a base
+    folder that is not a link: nothing a planted link points at is ever removed."""
+    folder = path.parent
+    shown = f"{MAPS}/{folder.name[:12]}/{path.name}"
+    ours = _CONTENT_NAME.fullmatch(path.name) or path.name.startswith(_FAILED)
+    if ours and not folder.is_symlink() and not folder.parent.is_symlink():
+        for victim in (path, mac_path(path)) if path.suffix == ".json" else (path,):
+            with contextlib.suppress(OSError):
+                victim.unlink()
+    return shown
 
 
 def _failure_path(cache: Path, binding: Binding) -> Path:
     versions = f"{binding.python}-{binding.pytest}-{binding.coverage}"
-    name = "failed-" + "".join(c if c.isalnum() or c in ".-" else "_" for c in versions)
+    name = _FAILED + "".join(c if c.isalnum() or c in ".-" else "_" for c in versions)
     return cache / MAPS / binding.base / name
 
 
-def keep_failure(cache: Path, binding: Binding, why: str) -> None:
-    """Remember that recording the map of ``binding`` failed, and why, so that later gates on
-    that base do not run its whole suite again for nothing. Raises nothing: a failure that
+def keep_failure(cache: Path, binding: Binding, why: str, key: CacheKey) -> None:
+    """Remember that recording the map of ``binding`` failed, and why (its first 2000
+    characters, sealed with ``key``'s MAC on the first line), so that later gates on that
+    base do not run its whole suite again for nothing. Raises nothing: a failure that
     cannot be kept is only tried again."""
+    path = _failure_path(cache, binding)
+    body = why[:2000].encode("utf-8", "backslashreplace") + b"\n"
+    mac = key.mac(_FAILURE_PURPOSE, f"{binding.base}/{path.name}", body)
     with contextlib.suppress(InputError):
-        atomic_write_bytes(_failure_path(cache, binding), why.encode("utf-8") + b"\n")
+        atomic_write_bytes(path, mac.encode("ascii") + b"\n" + body)
 
 
-def read_failure(cache: Path, binding: Binding) -> str | None:
-    """Return why recording the map of ``binding`` failed before, or ``None`` when it did
-    not (or the note cannot be read). A forged note only keeps selection to the static
-    rules, the safe side. Raises nothing."""
+def _read_note(path: Path, binding: Binding, key: CacheKey) -> tuple[bool, bytes | None]:
+    """Return whether the failure note ``path`` exists, and its reason's bytes when its MAC
+    verifies under ``key`` (else ``None``). Raises nothing."""
     try:
-        text = _failure_path(cache, binding).read_bytes()[:2000]
+        with path.open("rb") as f:
+            data = f.read(_NOTE_LIMIT)
+    except FileNotFoundError:
+        return False, None
     except OSError:
+        return True, None
+    mac, _, body = data.partition(b"\n")
+    identity = f"{binding.base}/{path.name}"
+    if not key.verifies(_FAILURE_PURPOSE, identity, body, mac.decode("ascii", "replace")):
+        return True, None
+    return True, body
+
+
+def read_failure(cache: Path, binding: Binding, key: CacheKey) -> str | None:
+    """Return why recording the map of ``binding`` failed before, or ``None`` when it did
+    not (or the note cannot be read, or its MAC does not verify under ``key``: ``find``
+    reports and removes such a note). Raises nothing."""
+    _, text = _read_note(_failure_path(cache, binding), binding, key)
+    if text is None:
         return None
-    # Any code running as this user could have written it: one line, cut short, quoted.
+    # The base's own suite wrote the reason: one line, cut short, quoted.
     first = text.decode("utf-8", "replace").strip().splitlines()[:1]
     line = show(first[0]) if first else ""
     return repr(line[:120] + ("…" if len(line) > 120 else "")) if line else "no reason kept"
@@ -153,34 +224,40 @@ def obtain(
     """Return the dependency map of ``base`` for selection, and a note on it.
 
     ``mode`` ``off``: none. ``auto``: the one in ``cache`` (``default_cache`` when ``None``)
-    recorded with this environment's binding, else one recorded now (``record``: the base's
-    whole suite runs once) and written there. When recording fails the map is ``None`` and
-    the note says why: selection then keeps to the static rules. Raises nothing but what
-    ``record`` raises for a base that cannot be read (``GitError``).
+    recorded with this environment's binding whose MAC verifies under the user's cache key,
+    else one recorded now (``record``: the base's whole suite runs once) and written there.
+    An entry that did not verify is said on stderr and in the note, and never used. When
+    recording fails the map is ``None`` and the note says why: selection then keeps to the
+    static rules. Raises nothing but what ``record`` raises for a base that cannot be read
+    (``GitError``), and ``CacheKeyError`` when the cache key cannot be read or made.
     """
     if mode == "off":
         return None, "off"
     where = cache if cache is not None else default_cache()
-    found = find(where, Binding.here(base))
-    if found.map is not None:
-        return found.map, found.note
+    key = load_or_create_key(where)
     binding = Binding.here(base)
-    failed = read_failure(where, binding)
+    found = find(where, binding, key)
+    for entry in found.unverified:
+        out.progress(f"replay: cache entry {entry} did not verify: not used")
+    rejected = unverified_note(found)
+    if found.map is not None:
+        return found.map, found.note + rejected
+    failed = read_failure(where, binding, key)
     if failed is not None:
         return None, (
             f"none (recording failed before, with these versions: {failed}; "
-            f"`patchlane replay map --base {base[:12]}` records again)"
+            f"`patchlane replay map --base {base[:12]}` records again){rejected}"
         )
     out.progress("replay: recording the base's dependency map (first use: its suite runs once)")
     try:
         recorded = record(repo, review_map, base, seed=seed, out=out)
     except PatchlaneError as e:
-        keep_failure(where, binding, str(e))
-        return None, f"none ({found.note}; recording failed: {e})"
+        keep_failure(where, binding, str(e), key)
+        return None, f"none ({found.note}; recording failed: {e}){rejected}"
     try:
-        path = recorded.write(where)
+        path = recorded.write(where, key)
     except InputError as e:
-        return recorded, f"recorded now, not kept ({e})"
+        return recorded, f"recorded now, not kept ({e}){rejected}"
     # A map passed over (changed bytes, another binding) is worth a reviewer's notice.
     passed_over = f" ({found.note})" if "not used" in found.note else ""
-    return recorded, f"{path.stem[:12]} of base {base[:12]}, recorded now{passed_over}"
+    return recorded, f"{path.stem[:12]} of base {base[:12]}, recorded now{passed_over}{rejected}"
