@@ -242,9 +242,13 @@ def warm_prefix(prefix: str) -> None:
 
 
 def _site_stamp() -> tuple[tuple[str, int], ...]:
-    """The ``sys.path`` directories and their modification times (an install changes them)."""
+    """The environment's library directories and their modification times (an install or
+    removal changes them); not ``sys.path``, which differs from process to process."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
     seen = []
-    for entry in sys.path:
+    for entry in sorted({paths["stdlib"], paths["purelib"], paths["platlib"]}):
         try:
             seen.append((entry, Path(entry).stat().st_mtime_ns))
         except OSError:

@@ -552,19 +552,21 @@ def test_a_type_stub_needs_no_test_to_reach_it(project: GitRepo, tmp_path: Path)
 
 def test_a_local_replay_imports_the_heads_tests_once(project: GitRepo, tmp_path: Path) -> None:
     # One pytest child collects the candidates and runs the slice chosen from them: the
-    # head's test modules are imported once, not once to collect and again to run.
-    log = tmp_path / "imports.txt"
+    # head's test modules are imported once, not once to collect and again to run. The log
+    # is in the run's own tree, the one place a sandboxed test may write; a child that
+    # imported the module elsewhere (a read-only collection) would fail on the write.
     with on_base(project, "a test that logs its import"):
         project.write(
             "tests/test_logged.py",
-            f"open({str(log)!r}, 'a').write('imported\\n')\n\n"
-            "from billing.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+            "from pathlib import Path\n\nLOG = Path(__file__).with_name('imports.txt')\n"
+            "with LOG.open('a') as f:\n    f.write('imported\\n')\n\n"
+            "from billing.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+            "    assert LOG.read_text().splitlines() == ['imported']\n",
         )
     project.write("src/billing/calc.py", CALC + "\n# a comment\n")
     project.commit("harmless")
     out = tmp_path / "ev"
     assert gate(project, out) == 0, reasons(out)
     assert "tests/test_logged.py::test_add" in load(out, "receipt.json")["passed_nodeids"]
-    assert log.read_text().splitlines() == ["imported"]
     timings = load(out, "verdict.json")["timings"]
     assert timings["replay: selection"] > 0 and timings["replay: run"] > 0

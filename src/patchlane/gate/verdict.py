@@ -211,53 +211,8 @@ def decide(
     Returns the ``Verdict`` with every reason that fired, in rule order; the verdict is the
     strongest (reject, then undecided).
     """
-    reasons: list[Reason] = []
-    missing: list[Reason] = []
-    for rule, lane, result in (
-        (1, "property", prop),
-        (2, "fixture", fixture),
-        (3, "freeze", freeze),
-    ):
-        if result is None:
-            missing.append(
-                Reason(6, lane, UNDECIDED, f"no {lane} report: the lane's evidence is missing")
-            )
-        elif result.status.red:
-            # An error (a property that raised, a lock that cannot be read safely) is red:
-            # only evidence counts, never its absence.
-            reasons.append(Reason(rule, lane, REJECT, f"{lane} red: {result.reason}"))
-    if replay is not None and replay.status == Status.FAIL:
-        reasons.append(
-            Reason(
-                4,
-                "replay",
-                REJECT,
-                f"a non-frozen node failed on the replay slice: {replay.reason}",
-            )
-        )
-    if facts is None:
-        reasons.append(
-            Reason(
-                5,
-                "classify",
-                UNDECIDED,
-                "no classification: map coverage and harness changes are unknown",
-            )
-        )
-    elif not facts.map_complete:
-        reasons.append(Reason(5, "classify", UNDECIDED, f"map incomplete: {facts.map_reason}"))
-    reasons.extend(missing)
-    if replay is None:
-        reasons.append(Reason(6, "replay", UNDECIDED, "replay not run: no replay report"))
-    elif replay.status not in (Status.PASS, Status.FAIL):
-        reasons.append(Reason(6, "replay", UNDECIDED, f"replay gave no evidence: {replay.reason}"))
-    # A lane's review event is evidence a person must weigh (a deleted test, a fixture
-    # whose checkout bytes an attribute rewrites): never a pass.
-    for result in (prop, fixture, freeze, replay):
-        if result is not None:
-            reasons.extend(
-                Reason(6, result.lane, UNDECIDED, event) for event in result.review_events or ()
-            )
+    reasons = [*_lane_reasons(prop, fixture, freeze, replay), *_facts_reasons(facts)]
+    reasons += _evidence_reasons(prop, fixture, freeze, replay)
     if facts is not None and facts.harness_changed:
         names = ", ".join(facts.harness_changed)
         reasons.append(
@@ -286,3 +241,68 @@ def decide(
         return Verdict(UNDECIDED, tuple(reasons), isolation)
     accept = Reason(7, "verdict", ACCEPT, "every lane is green; a person still reviews")
     return Verdict(ACCEPT, (accept,), isolation)
+
+
+def _lane_reasons(
+    prop: LaneEvidence | None,
+    fixture: LaneEvidence | None,
+    freeze: LaneEvidence | None,
+    replay: LaneEvidence | None,
+) -> list[Reason]:
+    """Rules 1 to 4: a red local lane, a failure on the slice."""
+    reasons: list[Reason] = []
+    for rule, lane, result in (
+        (1, "property", prop),
+        (2, "fixture", fixture),
+        (3, "freeze", freeze),
+    ):
+        # An error (a property that raised, a lock that cannot be read safely) is red:
+        # only evidence counts, never its absence.
+        if result is not None and result.status.red:
+            reasons.append(Reason(rule, lane, REJECT, f"{lane} red: {result.reason}"))
+    if replay is not None and replay.status == Status.FAIL:
+        reasons.append(
+            Reason(
+                4,
+                "replay",
+                REJECT,
+                f"a non-frozen node failed on the replay slice: {replay.reason}",
+            )
+        )
+    return reasons
+
+
+def _facts_reasons(facts: PatchFacts | None) -> list[Reason]:
+    """Rule 5: no classification, or a map that does not cover the diff."""
+    if facts is None:
+        why = "no classification: map coverage and harness changes are unknown"
+        return [Reason(5, "classify", UNDECIDED, why)]
+    if not facts.map_complete:
+        return [Reason(5, "classify", UNDECIDED, f"map incomplete: {facts.map_reason}")]
+    return []
+
+
+def _evidence_reasons(
+    prop: LaneEvidence | None,
+    fixture: LaneEvidence | None,
+    freeze: LaneEvidence | None,
+    replay: LaneEvidence | None,
+) -> list[Reason]:
+    """Rule 6 from the reports: a missing one, a replay without evidence, review events."""
+    reasons = [
+        Reason(6, lane, UNDECIDED, f"no {lane} report: the lane's evidence is missing")
+        for lane, result in (("property", prop), ("fixture", fixture), ("freeze", freeze))
+        if result is None
+    ]
+    if replay is None:
+        reasons.append(Reason(6, "replay", UNDECIDED, "replay not run: no replay report"))
+    elif replay.status not in (Status.PASS, Status.FAIL):
+        reasons.append(Reason(6, "replay", UNDECIDED, f"replay gave no evidence: {replay.reason}"))
+    # A lane's review event is evidence a person must weigh (a deleted test, a fixture
+    # whose checkout bytes an attribute rewrites): never a pass.
+    for result in (prop, fixture, freeze, replay):
+        if result is not None:
+            reasons.extend(
+                Reason(6, result.lane, UNDECIDED, event) for event in result.review_events or ()
+            )
+    return reasons

@@ -145,14 +145,7 @@ def run_child(
     ask_read, ask_write = os.pipe() if answer is not None else (-1, -1)
     extra = {"answer_fd": ask_read} if answer is not None else {}
     payload = json.dumps({**job, **extra, "result_fd": write_fd, "token": token}).encode("utf-8")
-    wrapped = False
-    if confinement is not None:
-        layers = isolation if isolation is not None else sandbox.isolation()
-        wrapped = layers.sandboxed
-        env = sandbox.confined_env(env, confinement.scratch)
-        if layers.sandboxed:
-            prepare_prefix(env.get("PYTHONPYCACHEPREFIX"), confinement, cwd)
-        argv = layers.command(argv, confinement, cwd)
+    argv, env, wrapped = _confined(argv, env, cwd, confinement, isolation)
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -194,6 +187,23 @@ def run_child(
         stdout_tail=bytes(watch.tails[0]),
         stderr_tail=bytes(watch.tails[1]),
     )
+
+
+def _confined(
+    argv: Sequence[str],
+    env: dict[str, str],
+    cwd: Path,
+    confinement: Confinement | None,
+    isolation: Isolation | None,
+) -> tuple[Sequence[str], dict[str, str], bool]:
+    """``argv`` and ``env`` as the confined child gets them, and whether bwrap wraps it."""
+    if confinement is None:
+        return argv, env, False
+    layers = isolation if isolation is not None else sandbox.isolation()
+    env = sandbox.confined_env(env, confinement.scratch)
+    if layers.sandboxed:
+        prepare_prefix(env.get("PYTHONPYCACHEPREFIX"), confinement, cwd)
+    return layers.command(argv, confinement, cwd), env, layers.sandboxed
 
 
 def _returncode(code: int | None, wrapped: bool) -> int:
