@@ -1,0 +1,110 @@
+"""Head entries the gate cannot replay are review events (docs/architecture.md §1 rule 6, §4).
+
+``tree.materialise`` skips what it cannot write safely: a symlink that leaves the tree,
+loops or dangles, a gitlink (submodule), a path with a backslash. It writes files whose
+names no slice line or node id can carry (``::`` is pytest's separator; a line break or
+another unprintable character; bytes that are not UTF-8). The project's own checkout has
+both kinds and pytest collects them there (a syntax error, a failing test); the gate never
+replays them, so a slice that passes says nothing about them.
+
+Each such entry that pytest may collect or a lane covers is a review event: a ``.py``
+file anywhere, any path under the replay's test roots or a lane's paths, or an entry
+that is an ancestor of one (a gitlink or link where a test root should be). A name the
+node-id format cannot carry is an event wherever it is: node ids are split into file and
+test at the first ``::`` (``select.file_of``, ``run.file_part``), so only because every
+such name stops the verdict can that split never give a test to the wrong file.
+Committed bytecode stays a note: it is already a blocking control file (``bytecode``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from patchlane.bytecode import NEVER_MATERIALISED
+from patchlane.config import ReviewMap
+from patchlane.inputs.paths import under, under_any
+from patchlane.lanes.replay import slicefile
+from patchlane.ui import show
+
+NODE_SEPARATOR = "::"
+_NOT_REPLAYED = "the real checkout has it and pytest may collect it; the gate could not replay it"
+
+
+def covered_roots(review_map: ReviewMap) -> tuple[str, ...]:
+    """Return the paths pytest collects or a lane covers, as the base's map names them:
+    the replay's test roots, the property lane's paths, import roots and tests, the fixture
+    roots and the freeze registry."""
+    roots = list(review_map.replay.tests)
+    if review_map.property is not None:
+        lane = review_map.property
+        roots += [*lane.paths, *lane.pythonpath]
+        roots += [t.split(NODE_SEPARATOR, 1)[0] for t in lane.tests]
+    if review_map.fixture is not None:
+        roots += [*review_map.fixture.paths, *review_map.fixture.locks]
+    if review_map.freeze is not None:
+        roots.append(review_map.freeze.registry)
+    return tuple(dict.fromkeys(r for r in roots if r))
+
+
+def collected_or_covered(path: str, roots: tuple[str, ...]) -> bool:
+    """Whether ``path`` is a Python file, lies under one of ``roots`` or holds one of them
+    (a submodule or a link in a test root's place)."""
+    if path.rsplit("/", 1)[-1].endswith(".py"):
+        return True
+    return under_any(path, roots) or any(under(r.rstrip("/"), path) for r in roots)
+
+
+def name_problem(path: str) -> str | None:
+    """Return why no node id can carry a file at ``path`` (its id would be split at the
+    wrong place, or could not be one line of a slice), or ``None``."""
+    if NODE_SEPARATOR in path:
+        return "'::' in the path, pytest's node-id separator"
+    return slicefile.nodeid_problem(path)
+
+
+def review_events(
+    skipped: Iterable[tuple[str, str]], root: Path, review_map: ReviewMap
+) -> tuple[list[str], list[str]]:
+    """Sort what cannot be replayed at the head into review events and notes.
+
+    ``skipped`` is ``Materialised.skipped`` (``(path, why)``) and ``root`` the tree it was
+    materialised into. Returns ``(events, notes)``: one event per skipped entry that pytest
+    may collect or a lane covers (``collected_or_covered``) and per written path whose name
+    a node id cannot carry; a note for every other skipped entry (bytecode included).
+    """
+    roots = covered_roots(review_map)
+    events: list[str] = []
+    notes: list[str] = []
+    for path, why in sorted(skipped):
+        if why != NEVER_MATERIALISED and (
+            name_problem(path) is not None or collected_or_covered(path, roots)
+        ):
+            why = why.removesuffix(" (not materialised)")  # said already
+            events.append(f"{show(path)} is not materialised ({why}): {_NOT_REPLAYED}")
+        else:
+            notes.append(f"not materialised: {show(path)} ({why})")
+    for path in _written_paths(root):
+        problem = name_problem(path)
+        if problem is not None:
+            events.append(
+                f"{show(path)} has a name the slice and node-id format cannot carry "
+                f"({problem}): {_NOT_REPLAYED}"
+            )
+    return events, notes
+
+
+def _written_paths(root: Path) -> Iterator[str]:
+    """Yield each file, link or directory below ``root`` (a repository path) whose name no
+    node id can carry; links are never followed, and a directory yielded is not entered."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        prefix = "" if rel_dir == "." else f"{rel_dir}/"
+        refused = [d for d in dirnames if name_problem(prefix + d) is not None]
+        for name in refused:
+            dirnames.remove(name)
+        for name in sorted([*refused, *filenames]):
+            if name_problem(prefix + name) is not None:
+                yield prefix + name

@@ -1,0 +1,126 @@
+"""Head entries the gate cannot replay: which are review events, and what they say."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from patchlane.config import parse_review_map
+from patchlane.lanes.replay.unmaterialised import (
+    collected_or_covered,
+    covered_roots,
+    name_problem,
+    review_events,
+)
+from patchlane.tree import materialise
+from tests.gitrepo import GitRepo, add_gitlink, add_symlink, commit_staged
+from tests.sample import SEED_MAP
+
+REVIEW_MAP = parse_review_map(SEED_MAP, "review-map.yml")
+TAIL = "the real checkout has it and pytest may collect it; the gate could not replay it"
+
+
+def sorted_out(repo: GitRepo, tmp_path: Path) -> tuple[list[str], list[str]]:
+    root = tmp_path / "tree"
+    done = materialise(repo.path, repo.head(), root)
+    return review_events(done.skipped, root, REVIEW_MAP)
+
+
+def test_the_maps_roots_are_the_test_roots_and_every_lanes_paths() -> None:
+    roots = covered_roots(REVIEW_MAP)
+    assert "tests/" in roots
+    assert REVIEW_MAP.property is not None
+    assert set(REVIEW_MAP.property.paths) <= set(roots)
+    assert REVIEW_MAP.fixture is not None
+    assert set(REVIEW_MAP.fixture.paths) <= set(roots)
+
+
+@pytest.mark.parametrize(
+    ("path", "covered"),
+    [
+        ("tests/test_x.py", True),
+        ("tests/data/blob.bin", True),
+        ("tools/gen.py", True),  # a Python file anywhere: pytest may collect it
+        ("tests", True),  # a submodule or a link where the test root is
+        ("docs/notes.md", False),
+        ("README", False),
+    ],
+)
+def test_what_pytest_may_collect_or_a_lane_covers(path: str, covered: bool) -> None:
+    assert collected_or_covered(path, covered_roots(REVIEW_MAP)) is covered
+
+
+@pytest.mark.parametrize(
+    ("path", "problem"),
+    [
+        ("tests/test_a::b.py", "'::' in the path, pytest's node-id separator"),
+        ("tests/a::b/test_x.py", "'::' in the path, pytest's node-id separator"),
+        ("tests/test_a\nb.py", "unprintable character"),
+        ("tests/test_\udcff.py", "unprintable character"),
+        ("tests/test_a\\b.py", "backslash"),
+        ("tests/test_ok.py", None),
+    ],
+)
+def test_names_no_node_id_can_carry(path: str, problem: str | None) -> None:
+    found = name_problem(path)
+    assert (found is None) if problem is None else (found is not None and problem in found)
+
+
+def test_skipped_entries_under_the_tests_are_events_the_rest_notes(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.write("tests/test_ok.py", "def test_ok():\n    pass\n")
+    add_symlink(repo, "tests/test_out.py", "../../outside.py")
+    add_symlink(repo, "tests/test_gone.py", "nowhere.py")
+    add_symlink(repo, "docs/out.md", "../../outside.md")
+    repo.write("tests/__pycache__/test_ok.cpython-312.pyc", b"\0")
+    repo.commit()
+    add_gitlink(repo, "tests/vendored")
+    add_gitlink(repo, "docs/theme")
+    commit_staged(repo)
+    events, notes = sorted_out(repo, tmp_path)
+    assert events == [
+        f"tests/test_gone.py is not materialised (symlink to tests/nowhere.py, which is not "
+        f"in the materialised tree): {TAIL}",
+        f"tests/test_out.py is not materialised (symlink target leaves the repository): {TAIL}",
+        f"tests/vendored is not materialised (submodule): {TAIL}",
+    ]
+    assert notes == [
+        "not materialised: docs/out.md (symlink target leaves the repository)",
+        "not materialised: docs/theme (submodule (not materialised))",
+        "not materialised: tests/__pycache__/test_ok.cpython-312.pyc (bytecode: never "
+        "materialised)",
+    ]
+
+
+def test_written_names_no_node_id_can_carry_are_events_wherever_they_are(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.write("tests/test_a::b.py", "def test_x():\n    pass\n")
+    repo.write("docs/a::b/notes.md", "# notes\n")
+    repo.write(b"tests/test_\xff.py", "def test_x():\n    pass\n")
+    repo.write("tests/test_a\nb.py", "def test_x():\n    pass\n")
+    repo.write("tests/test_ok.py", "def test_ok():\n    pass\n")
+    repo.commit()
+    events, notes = sorted_out(repo, tmp_path)
+    assert notes == []
+    assert [e.split(" has a name ", 1)[0] for e in events] == [
+        "docs/a::b",  # the directory: its files are not listed one by one
+        "'tests/test_a\\nb.py'",
+        "tests/test_a::b.py",
+        "'tests/test_\\udcff.py'",
+    ]
+    assert all(e.isprintable() and e.endswith(TAIL) for e in events)
+    assert "('::' in the path, pytest's node-id separator)" in events[2]
+
+
+def test_a_backslash_name_is_skipped_and_an_event_wherever_it_is(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.write("docs/a\\b.md", "# notes\n")
+    repo.commit()
+    events, notes = sorted_out(repo, tmp_path)
+    assert notes == []
+    assert len(events) == 1
+    assert events[0].startswith("docs/a\\b.md is not materialised (backslash in ")
