@@ -313,7 +313,13 @@ class _Selector:
                 continue
             problem = slicefile.nodeid_problem(nodeid)
             if problem:
-                self.notes.append(f"failure log node id left out: {problem}")
+                # A logged failure must not pass by disappearing: not replayable, it is a
+                # review event (docs/architecture.md §1 rule 6).
+                self.unreplayable.append(
+                    f"failure-log node id {show(nodeid)} left out of the slice "
+                    f"({one_line(problem)}): "
+                    "the logged failure is not replayed"
+                )
             elif nodeid in collected:
                 self.add(nodeid, "in the failure log", FAILURE_LOG)
             else:
