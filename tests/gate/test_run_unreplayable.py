@@ -23,6 +23,7 @@ pytestmark = pytest.mark.slow  # the gate end to end, with a real local replay
 
 CALC = "def add(a, b):\n    return a + b\n"
 TEST_CALC = "from billing.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+LANES = ("property", "fixture", "freeze", "replay")
 RED_TEST = "def test_red():\n    assert False\n"
 
 
@@ -161,6 +162,12 @@ def test_a_head_map_that_does_not_load_is_undecided_not_exit_2(
         m.startswith("the patch's review map cannot be read: review-map.yml") and why in m
         for m in messages
     ), messages
+    # ``patchlane verdict`` on the written evidence reads the same reason from classify.json.
+    again = tmp_path / "again.json"
+    argv = [f"--{lane}-report={out / f'{lane}-report.json'}" for lane in LANES]
+    argv += [f"--classify={out / 'classify.json'}", f"--out={again}"]
+    assert main(["-q", "verdict", *argv]) == 3
+    assert json.loads(again.read_text("utf-8"))["reasons"] == reasons(out)
 
 
 def test_a_bad_head_map_is_the_input_when_the_base_has_none(
