@@ -94,33 +94,50 @@ def test_skipped_entries_under_the_tests_are_events_the_rest_notes(
     ]
 
 
-def test_written_names_no_node_id_can_carry_are_events_wherever_they_are(
+def test_written_names_no_node_id_can_carry_are_events_where_pytest_may_collect_them(
     repo: GitRepo, tmp_path: Path
 ) -> None:
     repo.write("tests/test_a::b.py", "def test_x():\n    pass\n")
-    repo.write("docs/a::b/notes.md", "# notes\n")
+    repo.write("docs/a::b/notes.md", "# notes\n")  # '::': wherever it is
     repo.write(b"tests/test_\xff.py", "def test_x():\n    pass\n")
     repo.write("tests/test_a\nb.py", "def test_x():\n    pass\n")
+    repo.write("tools\x01/test_gen.py", "def test_x():\n    pass\n")
+    repo.write("tools\x01/more/test_gen.py", "def test_x():\n    pass\n")
+    repo.write("docs/Icon\r", "")  # far from anything pytest collects: harmless
     repo.write("tests/test_ok.py", "def test_ok():\n    pass\n")
     repo.commit()
     events, notes = sorted_out(repo, tmp_path)
     assert notes == []
     assert [e.split(" has a name ", 1)[0] for e in events] == [
-        "docs/a::b",  # the directory: its files are not listed one by one
+        "docs/a::b",  # the directory stands for its files
         "'tests/test_a\\nb.py'",
         "tests/test_a::b.py",
         "'tests/test_\\udcff.py'",
+        "'tools\\x01'",
     ]
     assert all(e.isprintable() and e.endswith(TAIL) for e in events)
     assert "('::' in the path, pytest's node-id separator)" in events[2]
 
 
-def test_a_backslash_name_is_skipped_and_an_event_wherever_it_is(
-    repo: GitRepo, tmp_path: Path
+@pytest.mark.parametrize(("path", "event"), [("tests/a\\b.md", True), ("docs/a\\b.md", False)])
+def test_a_backslash_name_is_skipped_and_an_event_under_the_tests(
+    repo: GitRepo, tmp_path: Path, path: str, event: bool
 ) -> None:
-    repo.write("docs/a\\b.md", "# notes\n")
+    repo.write(path, "# notes\n")
     repo.commit()
     events, notes = sorted_out(repo, tmp_path)
+    found = events if event else notes
+    assert len(found) == 1 and len(events + notes) == 1
+    assert path in found[0] and "not materialised" in found[0] and "backslash in " in found[0]
+
+
+def test_a_kept_directory_link_with_a_name_no_node_id_can_carry_is_an_event(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.write("tests/real/test_x.py", "def test_x():\n    pass\n")
+    add_symlink(repo, "tests/via::link", "real")
+    repo.commit()
+    events, notes = sorted_out(repo, tmp_path)
+    assert (tmp_path / "tree/tests/via::link").is_symlink()  # kept: it stays in the tree
     assert notes == []
-    assert len(events) == 1
-    assert events[0].startswith("docs/a\\b.md is not materialised (backslash in ")
+    assert [e.split(" has a name ", 1)[0] for e in events] == ["tests/via::link"]

@@ -9,17 +9,18 @@ replays them, so a slice that passes says nothing about them.
 
 Each such entry that pytest may collect or a lane covers is a review event: a ``.py``
 file anywhere, any path under the replay's test roots or a lane's paths, or an entry
-that is an ancestor of one (a gitlink or link where a test root should be). A name the
-node-id format cannot carry is an event wherever it is: node ids are split into file and
-test at the first ``::`` (``select.file_of``, ``run.file_part``), so only because every
-such name stops the verdict can that split never give a test to the wrong file.
-Committed bytecode stays a note: it is already a blocking control file (``bytecode``).
+that is an ancestor of one (a gitlink or link where a test root should be); a directory
+whose name is refused counts when it holds such a path. A path holding ``::`` is an event
+wherever it is: node ids are split into file and test at the first ``::``
+(``select.file_of``, ``run.file_part``), so only because every such path stops the
+verdict can that split never give a test to the wrong file. Committed bytecode stays a
+note: it is already a blocking control file (``bytecode``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 from patchlane.bytecode import NEVER_MATERIALISED
@@ -70,41 +71,51 @@ def review_events(
     """Sort what cannot be replayed at the head into review events and notes.
 
     ``skipped`` is ``Materialised.skipped`` (``(path, why)``) and ``root`` the tree it was
-    materialised into. Returns ``(events, notes)``: one event per skipped entry that pytest
-    may collect or a lane covers (``collected_or_covered``) and per written path whose name
-    a node id cannot carry; a note for every other skipped entry (bytecode included).
+    materialised into. Returns ``(events, notes)``: one event per skipped entry and per
+    written entry whose name no node id can carry (a directory stands for what it holds)
+    that pytest may collect or a lane covers (``collected_or_covered``), or whose path
+    holds ``::`` (wherever it is); a note for every other skipped entry, bytecode included.
     """
     roots = covered_roots(review_map)
     events: list[str] = []
     notes: list[str] = []
     for path, why in sorted(skipped):
         if why != NEVER_MATERIALISED and (
-            name_problem(path) is not None or collected_or_covered(path, roots)
+            NODE_SEPARATOR in path or collected_or_covered(path, roots)
         ):
             why = why.removesuffix(" (not materialised)")  # said already
             events.append(f"{show(path)} is not materialised ({why}): {_NOT_REPLAYED}")
         else:
             notes.append(f"not materialised: {show(path)} ({why})")
-    for path in _written_paths(root):
-        problem = name_problem(path)
-        if problem is not None:
+    for entry, held in sorted(_badly_named(root).items()):
+        # Far from every collected path (a stray ``Icon\r`` in the docs) a name is harmless:
+        # only ``::`` is an event anywhere, since node ids are split at it.
+        if NODE_SEPARATOR in entry or any(collected_or_covered(p, roots) for p in held):
             events.append(
-                f"{show(path)} has a name the slice and node-id format cannot carry "
-                f"({problem}): {_NOT_REPLAYED}"
+                f"{show(entry)} has a name the slice and node-id format cannot carry "
+                f"({name_problem(entry)}): {_NOT_REPLAYED}"
             )
     return events, notes
 
 
-def _written_paths(root: Path) -> Iterator[str]:
-    """Yield each file, link or directory below ``root`` (a repository path) whose name no
-    node id can carry; links are never followed, and a directory yielded is not entered."""
+def _badly_named(root: Path) -> dict[str, list[str]]:
+    """Return each entry below ``root`` (a repository path: a file, a link, or the topmost
+    directory) whose name no node id can carry, with the paths it stands for (itself, or
+    every file and link below the directory). Links are never followed."""
+    found: dict[str, list[str]] = {}
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         prefix = "" if rel_dir == "." else f"{rel_dir}/"
-        refused = [d for d in dirnames if name_problem(prefix + d) is not None]
-        for name in refused:
-            dirnames.remove(name)
-        for name in sorted([*refused, *filenames]):
-            if name_problem(prefix + name) is not None:
-                yield prefix + name
+        links = [d for d in dirnames if (Path(dirpath) / d).is_symlink()]
+        for name in [*filenames, *links]:
+            path = prefix + name
+            if name_problem(path) is not None:
+                found.setdefault(_topmost_bad(path), []).append(path)
+    return found
+
+
+def _topmost_bad(path: str) -> str:
+    """The shortest leading part of ``path`` (whole components) whose name is refused."""
+    parts = path.split("/")
+    heads = ("/".join(parts[:end]) for end in range(1, len(parts) + 1))
+    return next((head for head in heads if name_problem(head) is not None), path)
