@@ -10,6 +10,7 @@ from patchlane.config import parse_review_map
 from patchlane.lanes.replay.unmaterialised import (
     collected_or_covered,
     covered_roots,
+    doctest_globs,
     name_problem,
     review_events,
 )
@@ -141,3 +142,33 @@ def test_a_kept_directory_link_with_a_name_no_node_id_can_carry_is_an_event(
     assert (tmp_path / "tree/tests/via::link").is_symlink()  # kept: it stays in the tree
     assert notes == []
     assert [e.split(" has a name ", 1)[0] for e in events] == ["tests/via::link"]
+
+
+def test_the_doctest_globs_are_pytests_default_and_every_configured_one(tmp_path: Path) -> None:
+    assert doctest_globs(tmp_path) == ("test*.txt",)
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -q --doctest-glob=*.md\n")
+    (tmp_path / "setup.cfg").write_text("[tool:pytest]\naddopts = --doctest-glob '*.rst'\n")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\naddopts = ["--doctest-glob", "guide*.txt"]\n'
+    )
+    (tmp_path / "tox.ini").write_bytes(b"\xff[pytest")  # unreadable: adds nothing
+    assert doctest_globs(tmp_path) == ("test*.txt", "*.md", "*.rst", "guide*.txt")
+
+
+def test_a_skipped_text_doctest_outside_the_tests_is_an_event(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.write("pytest.ini", "[pytest]\naddopts = --doctest-glob=*.md\n")
+    add_symlink(repo, "docs/guide.md", "../../elsewhere/guide.md")
+    add_symlink(repo, "docs/test_notes.txt", "gone.txt")  # pytest's default glob
+    add_symlink(repo, "docs/notes.rst", "gone.rst")
+    repo.commit()
+    events, notes = sorted_out(repo, tmp_path)
+    assert [e.split(" is not materialised ", 1)[0] for e in events] == [
+        "docs/guide.md",
+        "docs/test_notes.txt",
+    ]
+    assert notes == [
+        "not materialised: docs/notes.rst (symlink to docs/gone.rst, which is not in the "
+        "materialised tree)"
+    ]

@@ -8,7 +8,8 @@ both kinds and pytest collects them there (a syntax error, a failing test); the 
 replays them, so a slice that passes says nothing about them.
 
 Each such entry that pytest may collect or a lane covers is a review event: a ``.py``
-file anywhere, any path under the replay's test roots or a lane's paths, or an entry
+file or a text doctest (``--doctest-glob``, pytest's default ``test*.txt``) anywhere, any
+path under the replay's test roots or a lane's paths, or an entry
 that is an ancestor of one (a gitlink or link where a test root should be); a directory
 whose name is refused counts when it holds such a path. A path holding ``::`` is an event
 wherever it is: node ids are split into file and test at the first ``::``
@@ -19,17 +20,30 @@ note: it is already a blocking control file (``bytecode``).
 
 from __future__ import annotations
 
+import configparser
+import fnmatch
 import os
+import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
 from patchlane.bytecode import NEVER_MATERIALISED
 from patchlane.config import ReviewMap
+from patchlane.inputs import untrusted
 from patchlane.inputs.paths import under, under_any
 from patchlane.lanes.replay import slicefile
 from patchlane.ui import show
 
 NODE_SEPARATOR = "::"
+DOCTEST_GLOB = "--doctest-glob"
+DEFAULT_DOCTEST_GLOB = "test*.txt"
+# Configuration files at the tree root -> the section holding pytest's options.
+_INI_FILES = {
+    "pytest.ini": "pytest",
+    ".pytest.ini": "pytest",
+    "tox.ini": "pytest",
+    "setup.cfg": "tool:pytest",
+}
 _NOT_REPLAYED = "the real checkout has it and pytest may collect it; the gate could not replay it"
 
 
@@ -49,10 +63,38 @@ def covered_roots(review_map: ReviewMap) -> tuple[str, ...]:
     return tuple(dict.fromkeys(r for r in roots if r))
 
 
-def collected_or_covered(path: str, roots: tuple[str, ...]) -> bool:
-    """Whether ``path`` is a Python file, lies under one of ``roots`` or holds one of them
-    (a submodule or a link in a test root's place)."""
-    if path.rsplit("/", 1)[-1].endswith(".py"):
+def doctest_globs(root: Path) -> tuple[str, ...]:
+    """Return the file patterns pytest collects as text doctests in the tree at ``root``:
+    its default ``test*.txt`` and every ``--doctest-glob`` in the ``addopts`` of any
+    pytest configuration file at the root (whichever pytest would pick: more, never
+    fewer). A file that cannot be read adds nothing (classify judges the harness)."""
+    words: list[str] = []
+    for name, section in _INI_FILES.items():
+        data = _regular_bytes(root / name)
+        if data is not None:
+            words += _split(_ini_addopts(data, section))
+    data = _regular_bytes(root / "pyproject.toml")
+    if data is not None:
+        words += _split(_toml_addopts(data))
+    globs = [DEFAULT_DOCTEST_GLOB]
+    for i, word in enumerate(words):
+        if word == DOCTEST_GLOB and i + 1 < len(words):
+            globs.append(words[i + 1])
+        elif word.startswith(DOCTEST_GLOB + "="):
+            globs.append(word.split("=", 1)[1])
+    return tuple(dict.fromkeys(globs))
+
+
+def collected_or_covered(
+    path: str, roots: tuple[str, ...], globs: tuple[str, ...] = (DEFAULT_DOCTEST_GLOB,)
+) -> bool:
+    """Whether ``path`` is a Python file or a text doctest (a name one of ``globs``
+    matches), lies under one of ``roots`` or holds one of them (a submodule or a link in a
+    test root's place)."""
+    name = path.rsplit("/", 1)[-1]
+    if name.endswith(".py") or any(
+        fnmatch.fnmatchcase(path if "/" in glob else name, glob) for glob in globs
+    ):
         return True
     return under_any(path, roots) or any(under(r.rstrip("/"), path) for r in roots)
 
@@ -77,11 +119,12 @@ def review_events(
     holds ``::`` (wherever it is); a note for every other skipped entry, bytecode included.
     """
     roots = covered_roots(review_map)
+    globs = doctest_globs(root)
     events: list[str] = []
     notes: list[str] = []
     for path, why in sorted(skipped):
         if why != NEVER_MATERIALISED and (
-            NODE_SEPARATOR in path or collected_or_covered(path, roots)
+            NODE_SEPARATOR in path or collected_or_covered(path, roots, globs)
         ):
             why = why.removesuffix(" (not materialised)")  # said already
             events.append(f"{show(path)} is not materialised ({why}): {_NOT_REPLAYED}")
@@ -90,7 +133,7 @@ def review_events(
     for entry, held in sorted(_badly_named(root).items()):
         # Far from every collected path (a stray ``Icon\r`` in the docs) a name is harmless:
         # only ``::`` is an event anywhere, since node ids are split at it.
-        if NODE_SEPARATOR in entry or any(collected_or_covered(p, roots) for p in held):
+        if NODE_SEPARATOR in entry or any(collected_or_covered(p, roots, globs) for p in held):
             events.append(
                 f"{show(entry)} has a name the slice and node-id format cannot carry "
                 f"({name_problem(entry)}): {_NOT_REPLAYED}"
@@ -119,3 +162,40 @@ def _topmost_bad(path: str) -> str:
     parts = path.split("/")
     heads = ("/".join(parts[:end]) for end in range(1, len(parts) + 1))
     return next((head for head in heads if name_problem(head) is not None), path)
+
+
+def _regular_bytes(path: Path) -> bytes | None:
+    """The bytes of a regular file (never through a link), or ``None``."""
+    if path.is_symlink() or not path.is_file():
+        return None
+    return path.read_bytes()
+
+
+def _split(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
+
+
+def _ini_addopts(data: bytes, section: str) -> str:
+    parser = configparser.RawConfigParser(strict=False, interpolation=None)
+    try:
+        parser.read_string(data.decode("utf-8"))
+        return parser.get(section, "addopts", fallback="")
+    except (UnicodeError, configparser.Error, RecursionError, MemoryError, ValueError):
+        return ""
+
+
+def _toml_addopts(data: bytes) -> str:
+    try:
+        doc = untrusted.load_toml(data)
+    except untrusted.Unreadable:
+        return ""
+    tool = doc.get("tool")
+    pytest = tool.get("pytest") if isinstance(tool, dict) else None
+    options = pytest.get("ini_options") if isinstance(pytest, dict) else None
+    value = options.get("addopts") if isinstance(options, dict) else None
+    if isinstance(value, list):
+        return " ".join(shlex.quote(v) for v in value if isinstance(v, str))
+    return value if isinstance(value, str) else ""
