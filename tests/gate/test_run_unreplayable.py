@@ -121,10 +121,11 @@ def test_a_test_file_named_beyond_the_node_id_format_is_undecided(
     assert load(out, "verdict.json")["verdict"] == "undecided"
     assert {(r["rule"], r["lane"]) for r in reasons(out)} == {(6, "replay")}
     messages = [r["message"] for r in reasons(out)]
-    assert any(
-        m.startswith(f"{shown} ") and why in m and m.endswith("the gate could not replay it")
-        for m in messages
-    ), messages
+    # A '::' file may even run, but its node ids read as another file's.
+    tail = "so its replay is no evidence" if "::" in shown else "the gate could not replay it"
+    assert any(m.startswith(f"{shown} ") and why in m and m.endswith(tail) for m in messages), (
+        messages
+    )
     assert all(m.isprintable() for m in messages)
 
 

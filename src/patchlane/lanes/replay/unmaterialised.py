@@ -45,6 +45,12 @@ _INI_FILES = {
     "setup.cfg": "tool:pytest",
 }
 _NOT_REPLAYED = "the real checkout has it and pytest may collect it; the gate could not replay it"
+# A written file whose path holds ``::`` may even be replayed, but its node ids read as
+# another file's: nothing the gate concludes about it can be trusted.
+_NOT_ATTRIBUTED = (
+    "the real checkout has it and pytest may collect it; the gate cannot tell its tests "
+    "from another file's, so its replay is no evidence"
+)
 
 
 def covered_roots(review_map: ReviewMap) -> tuple[str, ...]:
@@ -134,9 +140,11 @@ def review_events(
         # Far from every collected path (a stray ``Icon\r`` in the docs) a name is harmless:
         # only ``::`` is an event anywhere, since node ids are split at it.
         if NODE_SEPARATOR in entry or any(collected_or_covered(p, roots, globs) for p in held):
+            slice_problem = slicefile.nodeid_problem(entry)
+            problem = name_problem(entry)
             events.append(
                 f"{show(entry)} has a name the slice and node-id format cannot carry "
-                f"({name_problem(entry)}): {_NOT_REPLAYED}"
+                f"({problem}): {_NOT_REPLAYED if slice_problem else _NOT_ATTRIBUTED}"
             )
     return events, notes
 
