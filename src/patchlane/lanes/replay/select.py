@@ -317,8 +317,7 @@ class _Selector:
                 # review event (docs/architecture.md §1 rule 6).
                 self.unreplayable.append(
                     f"failure-log node id {show(nodeid)} left out of the slice "
-                    f"({one_line(problem)}): "
-                    "the logged failure is not replayed"
+                    f"({one_line(problem)}): the logged failure is not replayed"
                 )
             elif nodeid in collected:
                 self.add(nodeid, "in the failure log", FAILURE_LOG)

@@ -9,13 +9,14 @@ replays them, so a slice that passes says nothing about them.
 
 Each such entry that pytest may collect or a lane covers is a review event: a ``.py``
 file or a text doctest (``--doctest-glob``, pytest's default ``test*.txt``) anywhere, any
-path under the replay's test roots or a lane's paths, or an entry
-that is an ancestor of one (a gitlink or link where a test root should be); a directory
-whose name is refused counts when it holds such a path. A path holding ``::`` is an event
-wherever it is: node ids are split into file and test at the first ``::``
-(``select.file_of``, ``run.file_part``), so only because every such path stops the
-verdict can that split never give a test to the wrong file. Committed bytecode stays a
-note: it is already a blocking control file (``bytecode``).
+path under the replay's test roots or a lane's paths, or an entry that is an ancestor of
+one (a gitlink or link where a test root should be); a directory whose name is refused
+counts when it holds such a path. A path holding ``::`` is an event wherever it is: node
+ids are split into file and test at the first ``::`` (``select.file_of``,
+``run.file_part``), so only because every such path stops the verdict can that split
+never give a test to the wrong file. Committed bytecode stays a note: changed, it is
+already a blocking control file (``bytecode``). Everything else stays a note: pytest
+would not collect it, and no lane reads it.
 """
 
 from __future__ import annotations
