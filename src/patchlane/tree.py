@@ -8,7 +8,9 @@ the symlinks whose target stays inside the tree are created, so that nothing mat
 can point outside the directory. Submodules and links that escape, loop, dangle or cannot
 be read as a path are listed as skipped, and so is committed bytecode (a ``__pycache__``
 path, a ``.pyc`` or ``.pyo`` file): a child importing the tree would run it instead of the
-source beside it (``patchlane.bytecode``), so a materialised tree never holds any.
+source beside it (``patchlane.bytecode``), so a materialised tree never holds any. The
+real checkout has what is skipped: the replay makes each such entry pytest may collect a
+review event (``lanes.replay.unmaterialised``, docs/architecture.md §2).
 
 How a symlink is judged: git stores its target text as the blob. The target is resolved
 lexically against the commit's own tree, from the link's directory, following every link

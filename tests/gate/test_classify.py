@@ -422,6 +422,10 @@ def test_base_map_governs_even_when_the_head_map_is_broken(repo: GitRepo) -> Non
     result = run(repo)
     assert result["map"]["source"] == "base"
     assert result["map_complete"] is True
+    # Not the user's input error (the base's map decides), but the patch's: said, for rule 6.
+    problem = result["map"]["head_problem"]
+    assert problem.startswith("review-map.yml:2: YAML syntax error: ")
+    assert "(the map in head " in problem
 
 
 def test_base_map_is_read_from_the_base_commit_not_the_merge_base(repo: GitRepo) -> None:

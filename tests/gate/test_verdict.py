@@ -160,6 +160,20 @@ def test_a_harness_change_cannot_be_accepted_from_its_own_replay() -> None:
     assert "tests/conftest.py" in verdict.reasons[0].message
 
 
+def test_a_head_map_the_base_cannot_read_is_undecided_whatever_the_lanes_say() -> None:
+    problem = "review-map.yml:2: YAML anchors and aliases are not allowed (the map in head 1234)"
+    facts = PatchFacts(True, "ok", (), head_map_problem=problem)
+    verdict = decide(green("property"), green("fixture"), green("freeze"), green("replay"), facts)
+    assert verdict.verdict == UNDECIDED
+    assert [(r.rule, r.lane) for r in verdict.reasons] == [(6, "classify")]
+    assert verdict.reasons[0].message.startswith(
+        f"the patch's review map cannot be read: {problem}"
+    )
+    # A red lane still rejects: the bad map only keeps a pass from happening.
+    rejected = decide(red("property"), green("fixture"), green("freeze"), green("replay"), facts)
+    assert rejected.verdict == REJECT
+
+
 @pytest.mark.parametrize("status", ["not_applicable", "error"])
 def test_a_replay_that_gave_no_evidence_is_undecided(status: str) -> None:
     replay = LaneResult("replay", status, "empty slice")

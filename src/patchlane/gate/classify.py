@@ -59,6 +59,9 @@ class MapSource:
     path: str | None
     source: str
     changed: bool
+    # Why the patch's own map (changed, read at the head) does not load, or ``None``: the
+    # base's map still decides, and a person must look (rule 6, docs/architecture.md §2).
+    head_problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,8 @@ class ClassificationSummary:
     # for a head that was already a commit).
     head: str | None = None
     applied_from: str | None = None
+    # Why the patch's changed map does not load at the head (the base's decides), if so.
+    head_map_problem: str | None = None
 
     @property
     def facts(self) -> PatchFacts:
@@ -113,7 +118,7 @@ class ClassificationSummary:
         blocking = tuple(
             _describe(c.path, c.kind, c.why) for c in self.control_plane if c.kind in BLOCKING_KINDS
         )
-        return PatchFacts(self.map_complete, self.map_reason, blocking)
+        return PatchFacts(self.map_complete, self.map_reason, blocking, self.head_map_problem)
 
     @classmethod
     def from_json(cls, data: object, label: str) -> ClassificationSummary:
@@ -156,12 +161,13 @@ def _parse_summary(doc: Document, value: object) -> ClassificationSummary:
         raise doc.error_at(
             ("harness_changed",), "'harness_changed' is true but no harness file is listed"
         )
-    source, changed = None, False
+    source, changed, head_problem = None, False, None
     map_info = top.mapping("map", default=None)
     if map_info is not None:
         map_info.string("path", null=True, default=None)
         source = map_info.choice("source", MAP_SOURCES)
         changed = map_info.boolean("changed_by_patch")
+        head_problem = map_info.string("head_problem", default=None)
     return ClassificationSummary(
         map_complete=complete,
         map_reason=top.string("map_reason", default=""),
@@ -171,6 +177,7 @@ def _parse_summary(doc: Document, value: object) -> ClassificationSummary:
         control_plane=tuple(changes),
         head=top.string("head", default=None),
         applied_from=top.string("applied_from", default=None),
+        head_map_problem=head_problem,
     )
 
 
@@ -233,6 +240,7 @@ class Classification:
             ),
             head=self.head,
             applied_from=self.applied_from,
+            head_map_problem=self.map_source.head_problem,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -246,6 +254,11 @@ class Classification:
                 "path": self.map_source.path,
                 "source": self.map_source.source,
                 "changed_by_patch": self.map_source.changed,
+                **(
+                    {"head_problem": self.map_source.head_problem}
+                    if self.map_source.head_problem is not None
+                    else {}
+                ),
             },
             "files": [
                 {
@@ -349,11 +362,24 @@ def deciding_map(
         raise MapError(rel, problem)
     at_base = load_map_at(repo, base, rel, "base")
     if at_base is not None:
-        return MapSource(at_base, rel, "base", rel in changed)
+        touched = rel in changed
+        problem = _head_map_problem(repo, head, rel) if touched else None
+        return MapSource(at_base, rel, "base", touched, problem)
     at_head = load_map_at(repo, head, rel, "head")
     if at_head is None:
         raise MapError(rel, "no review map at base or head (run 'patchlane init' to scaffold one)")
     return MapSource(at_head, rel, "head", True)
+
+
+def _head_map_problem(repo: Path, head: str, rel: str) -> str | None:
+    """Return why the head's map at ``rel`` does not load (``FILE[:LINE]: what``), or
+    ``None`` when it loads or is absent. The base's map decides, so a bad head map is not
+    the user's input error (no exit 2): it is the patch's, and a review event."""
+    try:
+        load_map_at(repo, head, rel, "head")
+    except MapError as e:
+        return str(e)
+    return None
 
 
 def property_module_prefixes(review_map: ReviewMap) -> tuple[str, ...]:

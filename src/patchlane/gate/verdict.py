@@ -15,6 +15,7 @@ from patchlane.errors import Exit
 from patchlane.inputs.fields import Document, Fields
 from patchlane.lanes.envelope import read_report, report_document, show
 from patchlane.lanes.status import Status
+from patchlane.ui import one_line
 
 ACCEPT = "accept_for_review"
 REJECT = "reject"
@@ -63,6 +64,8 @@ class PatchFacts:
     map_complete: bool
     map_reason: str
     harness_changed: tuple[str, ...]
+    # Why the patch's changed review map does not load at the head (the base's decides).
+    head_map_problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -213,6 +216,7 @@ def decide(
     """
     reasons = [*_lane_reasons(prop, fixture, freeze, replay), *_facts_reasons(facts)]
     reasons += _evidence_reasons(prop, fixture, freeze, replay)
+    reasons += _head_map_reasons(facts)
     if facts is not None and facts.harness_changed:
         names = ", ".join(facts.harness_changed)
         reasons.append(
@@ -306,3 +310,22 @@ def _evidence_reasons(
                 Reason(6, result.lane, UNDECIDED, event) for event in result.review_events or ()
             )
     return reasons
+
+
+def _head_map_reasons(facts: PatchFacts | None) -> list[Reason]:
+    """Return the rule-6 reason for a review map of the patch's that does not load, if any.
+
+    The base's map decided, so the patch's bad map is no input error; yet the base cannot
+    read the map the patch would leave behind (docs/architecture.md §2)."""
+    if facts is None or facts.head_map_problem is None:
+        return []
+    why = one_line(facts.head_map_problem)
+    return [
+        Reason(
+            6,
+            "classify",
+            UNDECIDED,
+            f"the patch's review map cannot be read: {why}; "
+            "the base's map decided, and a person must look before it is merged",
+        )
+    ]

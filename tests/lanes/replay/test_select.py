@@ -180,7 +180,14 @@ def test_failure_log_ids_are_included_even_when_no_longer_collected(repo: GitRep
     assert sel.reasons["tests/test_other.py::test_o2"] == ["in the failure log"]
     assert "not collected at head" in sel.reasons[gone][0]
     assert any(gone in note for note in sel.notes)
-    assert any("'..'" in note for note in sel.notes)  # an unsafe id is left out, with a note
+    # An unsafe id is left out, and a logged failure that cannot be replayed is a review
+    # event: it must not pass by disappearing.
+    [event] = sel.not_replayed
+    assert event == (
+        "failure-log node id ../x.py::t left out of the slice ('..' in '../x.py': paths may "
+        "not leave the repository): the logged failure is not replayed"
+    )
+    assert event in sel.notes
 
 
 def test_all_selects_the_whole_collected_suite(repo: GitRepo) -> None:
@@ -370,7 +377,9 @@ def test_a_test_file_whose_name_a_slice_cannot_carry_is_left_out_and_said_so(
     assert sel.nodeids == ("tests/test_a.py::test_a", "tests/test_rel.py::test_rel")
     assert parse(sel.slice_bytes, "slice") == sel.nodeids
     assert evil not in sel.files_needed
-    [message] = sel.not_replayed
+    # The file is a review event (``unmaterialised``), and so are its tests left out.
+    named, message = sel.not_replayed
+    assert named.startswith("'tests/test_\\u202eevil.py' has a name the slice and node-id")
     assert "slice format cannot carry" in message and "not replayed" in message
     assert "\\u202e" in message and message.isprintable()
     assert message in sel.notes

@@ -111,7 +111,11 @@ class RunResult:
 
 
 def file_part(nodeid: str) -> str:
-    """The file (or directory) part of a node id: all before its first ``::``."""
+    """The file (or directory) part of a node id: all before its first ``::``.
+
+    Wrong for a path that holds ``::`` itself, but such a head file is a review event
+    before any node id of it is read (``unmaterialised``, docs/architecture.md §4), so
+    the verdict never rests on the split."""
     return nodeid.split("::", 1)[0]
 
 

@@ -17,6 +17,8 @@ or, with ``all_tests``, the whole collected suite. A text file pytest collects a
 A selected node id that cannot be a slice line (``slicefile.nodeid_problem``: a test file
 whose name holds an unprintable character) is left out of the slice and said so in
 ``Selection.not_replayed``: the gate makes that a review event, never a bad-input exit.
+So is every head entry the gate cannot materialise or name that pytest may collect or a
+lane covers (``unmaterialised``).
 It also finds out whether the slice may leave the machine: a file it needs under
 ``replay.private``, or holding a secret, makes it private.
 """
@@ -54,6 +56,7 @@ from patchlane.lanes.replay.staticrules import (
     named_basenames,
     names_file,
 )
+from patchlane.lanes.replay.unmaterialised import review_events
 from patchlane.tree import materialise
 from patchlane.ui import Output, one_line, show
 
@@ -90,8 +93,9 @@ class Selection:
     reached_by: dict[str, frozenset[str]] = field(default_factory=dict)
     # Files of the head's tree pytest held as plugins after collecting the suite.
     plugin_files: tuple[str, ...] = field(default=())
-    # One line per test file whose selected node ids the slice format cannot carry (left
-    # out of the slice, so not replayed): a review event for the gate.
+    # One line per head entry the gate cannot materialise or name (``unmaterialised``) and
+    # per test file whose selected node ids the slice format cannot carry (left out of the
+    # slice, so not replayed): each a review event for the gate.
     not_replayed: tuple[str, ...] = field(default=())
     # Rule -> how many tests of the slice it selected (a test may count under several).
     rule_counts: dict[str, int] = field(default_factory=dict)
@@ -115,7 +119,10 @@ class Selection:
 
 
 def file_of(nodeid: str) -> str:
-    """Return the file part of a node id (``tests/x.py`` of ``tests/x.py::T::t[1]``)."""
+    """Return the file part of a node id (``tests/x.py`` of ``tests/x.py::T::t[1]``).
+
+    A head path holding ``::`` would be split wrong; it is a review event of its own
+    (``unmaterialised``), so no verdict rests on that split."""
     return nodeid.split("::", 1)[0]
 
 
@@ -151,6 +158,8 @@ class _Selector:
         self.reasons: dict[str, list[str]] = {}
         self.rules: dict[str, set[str]] = {}
         self.notes: list[str] = []
+        # Head entries the gate cannot replay (``unmaterialised.review_events``).
+        self.unreplayable: list[str] = []
         self.reached_by: dict[str, set[str]] = {}
         # With a dependency map: the changed paths it decides, and the tests it knows.
         self.decided: frozenset[str] = frozenset()
@@ -304,7 +313,12 @@ class _Selector:
                 continue
             problem = slicefile.nodeid_problem(nodeid)
             if problem:
-                self.notes.append(f"failure log node id left out: {problem}")
+                # A logged failure must not pass by disappearing: not replayable, it is a
+                # review event (docs/architecture.md §1 rule 6).
+                self.unreplayable.append(
+                    f"failure-log node id {show(nodeid)} left out of the slice "
+                    f"({one_line(problem)}): the logged failure is not replayed"
+                )
             elif nodeid in collected:
                 self.add(nodeid, "in the failure log", FAILURE_LOG)
             else:
@@ -459,8 +473,11 @@ def plan_slice(
     the head cannot be read."""
     materialised = materialise(repo, head, root)
     selector = _Selector(root, review_map, changed_paths)
-    for path, why in materialised.skipped:
-        selector.notes.append(f"not materialised: {show(path)} ({why})")
+    # What the real checkout has and the gate cannot replay is a review event, not a note
+    # (docs/architecture.md §1 rule 6; ``unmaterialised``).
+    events, notes = review_events(materialised.skipped, root, review_map)
+    selector.notes.extend(notes)
+    selector.unreplayable.extend(events)
     map_plan = None
     if dep_map is not None and not all_tests:
         changes = _changes(repo, merge_base, root, changed_paths)
@@ -495,7 +512,7 @@ def decide_slice(plan: SlicePlan, result: Collected) -> Selection:
         selector, result, by_file, broken, graph, map_plan, plan.all_tests, plan.failure_log
     )
     _broken_by_patch(selector, broken, plan.collects_at_base)
-    not_replayed = _drop_unusable(selector.reasons)
+    not_replayed = [*selector.unreplayable, *_drop_unusable(selector.reasons)]
     selector.notes.extend(not_replayed)
     nodeids = tuple(sorted(selector.reasons))
     data = slicefile.render(nodeids, "<collected node ids>")
