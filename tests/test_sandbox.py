@@ -183,9 +183,10 @@ def test_the_bwrap_command_hides_home_and_cache_and_binds_only_the_writable_plac
     layers = sandbox.Isolation(
         "bwrap", "", "/usr/bin/bwrap", (), hidden=(home, cache), shown=(interpreter,)
     )
-    tree, scratch = tmp_path / "tree", tmp_path / "scratch"
-    tree.mkdir()
-    scratch.mkdir()
+    tree, scratch, repository = tmp_path / "tree", tmp_path / "scratch", home / "src" / "proj"
+    for place in (tree, scratch, repository):
+        place.mkdir(parents=True)
+    sandbox.show(repository)
     argv = layers.command(["python"], sandbox.Confinement(scratch, writable=(tree,)), tree)
     text = " ".join(argv)
     assert argv[0] == "/usr/bin/bwrap" and argv[-2:] == ["--", "python"]
@@ -193,6 +194,7 @@ def test_the_bwrap_command_hides_home_and_cache_and_binds_only_the_writable_plac
         assert option in text
     assert f"--tmpfs {home} " in text and f"--tmpfs {cache} " in text
     assert f"--ro-bind {interpreter} {interpreter}" in text
+    assert f"--ro-bind {repository} {repository}" in text  # the user's repository: read-only
     assert f"--bind {tree} {tree}" in text and f"--bind {scratch} {scratch}" in text
     assert text.index(f"--tmpfs {home}") < text.index(f"--ro-bind {interpreter}")
     assert argv[argv.index("--chdir") + 1] == str(tree)

@@ -46,14 +46,18 @@ class Context:
 
     def repo(self) -> Path:
         """Return the repository root (``--repo`` or the git top level of the cwd)."""
-        from patchlane import git
+        from patchlane import git, sandbox
 
         if self.repo_option is not None:
             path = Path(self.repo_option)
             if not path.is_dir():
                 raise UsageError(f"--repo {self.repo_option}: not a directory")
-            return git.toplevel(path)
-        return git.toplevel(Path.cwd())
+            top = git.toplevel(path)
+        else:
+            top = git.toplevel(Path.cwd())
+        # The user's repository is read-only to the patch's code, never hidden from it.
+        sandbox.show(top)
+        return top
 
 
 class _Parser(argparse.ArgumentParser):

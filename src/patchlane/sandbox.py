@@ -58,6 +58,17 @@ _CREDENTIAL_NAMES = frozenset({"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_
 _CREDENTIAL_PREFIXES = ("AWS_", "AZURE_", "GOOGLE_", "GCP_", "ACTIONS_", "PATCHLANE_SIGNING")
 
 
+# The repositories this process works on (``show``): read-only in every sandbox, also where
+# they lie in the user's home (a head checkout's objects, an editable install's paths).
+_REPOSITORIES: set[Path] = set()
+
+
+def show(repo: Path) -> None:
+    """Make the repository ``repo`` visible, read-only, to every sandboxed child this
+    process starts from now on (the command line calls it once it knows the repository)."""
+    _REPOSITORIES.add(_real(repo))
+
+
 @dataclass(frozen=True)
 class Confinement:
     """What one child may write: its ``scratch`` directory (also its ``HOME`` and
@@ -129,7 +140,7 @@ def bwrap_args(isolation: Isolation, confinement: Confinement, cwd: Path) -> lis
     hidden = [h for h in isolation.hidden if not any(_below(h, w) for w in writable)]
     for place in sorted(set(hidden), key=_depth):
         args += ["--tmpfs", os.fspath(place)]
-    shown = {_real(p) for p in (*isolation.shown, *confinement.readable)}
+    shown = {_real(p) for p in (*isolation.shown, *_REPOSITORIES, *confinement.readable)}
     for place in sorted(shown, key=_depth):
         if any(_below(place, h) and place != h for h in hidden) and place.exists():
             args += ["--ro-bind", os.fspath(place), os.fspath(place)]
