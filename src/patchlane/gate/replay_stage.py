@@ -573,14 +573,15 @@ def _replay_here(
 ) -> ReplayReport:
     """``--replay local``: one pytest child on the head commit's bytes collects the
     candidate test files, this process selects the slice from what it collected (written
-    and hashed before any test runs), and the child runs exactly that (``chosen``). The
+    and hashed before any test runs), and the child runs exactly that (``chosen``); the
+    patch's own test files are collected and run in processes of their own (``split``). The
     receipt is built, signed when a key is configured, then verified like any other.
     Raises what ``replay`` raises."""
-    from patchlane.lanes.replay.chosen import collect_and_run
     from patchlane.lanes.replay.collect import CollectionError
     from patchlane.lanes.replay.receipt import utc_stamp
     from patchlane.lanes.replay.run import RunResult, receipt_for
     from patchlane.lanes.replay.select import base_collector, decide_slice, plan_slice
+    from patchlane.lanes.replay.split import own_test_files, split_and_run
 
     dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
     chosen: list[Selection] = []
@@ -608,10 +609,15 @@ def _replay_here(
         started = utc_stamp()
         begun = time.perf_counter()
         try:
-            ran = collect_and_run(
+            # The patch's own test files run in processes of their own (``split``).
+            own = own_test_files(
+                Path(tmp) / "head", _added_or_changed(cls), plan.scope, plan.selector.patterns
+            )
+            ran = split_and_run(
                 Path(tmp) / "head",
                 plan.scope,
                 choose,
+                own,
                 seed=seed,
                 timeout_s=RUN_TIMEOUT_S,
                 freeze_report=freeze_path if freeze_path.is_file() else None,
@@ -639,6 +645,11 @@ def _replay_here(
     return _verified_and_checked(
         repo, cls, opts, seed, selection, result, freeze_report, out, clock, dep_map
     )
+
+
+def _added_or_changed(cls: Classification) -> list[str]:
+    """The head's paths the patch adds, changes, copies or renames to."""
+    return [f.path for f in cls.files if f.status[:1] != "D"]
 
 
 def _plan_args(cls: Classification, opts: ReplayOptions) -> dict[str, Any]:

@@ -93,7 +93,11 @@ def test_changes(
     their expectations may live there. Returns the ``TestChanges``. Raises ``GitError`` when a
     commit cannot be read.
     """
+    from patchlane.gate.harness import module_patterns_at
+
     renamed = {c.path: c.renamed_to for c in changed if c.renamed_to is not None}
+    # What a test module is: the base's own configuration says (docs/architecture.md §2).
+    patterns = module_patterns_at(repo, merge_base)
     at_base: list[str] = []
     with tempfile.TemporaryDirectory(prefix="patchlane-base-tests-") as tmp:
         tree = Path(tmp) / "tree"
@@ -114,10 +118,11 @@ def test_changes(
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
             with os.fdopen(os.open(target, flags, 0o644), "wb") as f:
                 f.write(data)
-            if is_test_module(c.path):
+            if is_test_module(c.path, patterns):
                 at_base.append(c.path)
         helpers = any(
-            not is_test_module(c.path) and c.path.rsplit("/", 1)[-1] != CONFTEST for c in changed
+            not is_test_module(c.path, patterns) and c.path.rsplit("/", 1)[-1] != CONFTEST
+            for c in changed
         )
         # Beside a changed helper, the slice's tests in files the patch left alone run too:
         # their expectations may live in the helper. A test file the patch changed or added
