@@ -193,8 +193,39 @@ def replay(
     if not opts.receipt_path.is_file():
         unreachable = _no_evidence(opts.mode, "unreachable", problem or "no receipt came back")
         return _with_slice(unreachable, selection)
-    return _verified_and_checked(
+    report = _verified_and_checked(
         repo, cls, opts, seed, selection, None, freeze_report, out, clock, dep_map
+    )
+    return _unsplit_host_run(cls, opts, selection, report)
+
+
+def _unsplit_host_run(
+    cls: Classification, opts: ReplayOptions, selection: Selection, report: ReplayReport
+) -> ReplayReport:
+    """Return ``report`` with a review event (rule 6) when the slice holds tests of files
+    the patch adds or changes and the host's receipt does not say that they ran apart from
+    the base's tests, from this patch's merge base (``replay run --base``): in one process
+    the patch's test code can change what the base's tests see (docs/architecture.md §4)."""
+    from patchlane.lanes.replay.receipt import ReceiptError, parse_receipt
+
+    if report.status == Status.FAIL:
+        return report
+    own = set(_added_or_changed(cls))
+    ids = [n for n in selection.nodeids if n.split("::", 1)[0] in own]
+    if not ids:
+        return report
+    try:
+        receipt = parse_receipt(opts.receipt_path.read_bytes(), str(opts.receipt_path))
+    except (OSError, ReceiptError):
+        return report  # refused already, by the verification
+    if receipt.split_base == cls.merge_base:
+        return report
+    return _with_events(
+        report,
+        f"the host ran the patch's own tests ({_quote(ids)}) in one pytest process with the "
+        "base's tests (its receipt has no split_base of this merge base: run "
+        "'patchlane replay run --base REF'); their code could change what the base's "
+        "tests see",
     )
 
 

@@ -9,7 +9,7 @@ from patchlane.lanes.replay import run as replay_run
 from patchlane.lanes.replay.chosen import Scope
 from patchlane.lanes.replay.collect import Collected
 from patchlane.lanes.replay.run import FAILED, PASSED, NodeResult
-from patchlane.lanes.replay.split import own_test_files, split_and_run, union
+from patchlane.lanes.replay.split import own_test_files, run_apart, split_and_run, union
 from patchlane.lanes.replay.staticrules import ModulePatterns
 from tests.lanes.replay.trees import write_tree
 
@@ -175,3 +175,23 @@ def test_the_union_keeps_every_outcome_and_names_the_second_runs_problems() -> N
     assert both.exit_code == 2
     assert both.problems == ("the run of the patch's own test files: pytest was interrupted",)
     assert both.output_tail == b"one two"
+
+
+def test_a_slice_chosen_elsewhere_runs_the_patchs_files_apart(tmp_path: Path) -> None:
+    tree = _tree(
+        tmp_path,
+        {
+            "src/limits.py": "LIMIT = 9\n",
+            "tests/test_base.py": BASE_TEST,
+            "tests/test_zz.py": "import limits\n\nlimits.LIMIT = 10\n\n\ndef test_z():\n    pass\n",
+        },
+    )
+    ids = [
+        "tests/test_base.py::test_limit",
+        "tests/test_base.py::test_other",
+        "tests/test_zz.py::test_z",
+    ]
+    run = run_apart(tree, ids, frozenset({"tests/test_zz.py"}), seed=3, timeout_s=120)
+    assert run.results["tests/test_base.py::test_limit"].outcome == FAILED
+    assert run.ids(PASSED) == ("tests/test_base.py::test_other", "tests/test_zz.py::test_z")
+    assert run.problems == ()

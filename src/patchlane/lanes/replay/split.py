@@ -130,6 +130,31 @@ def split_and_run(
     return ChosenRun(union(ran.run, own_run), collect_s, ran.choose_s)
 
 
+def run_apart(
+    tree: Path,
+    nodeids: Sequence[str],
+    own: frozenset[str],
+    *,
+    seed: int,
+    timeout_s: float,
+    freeze_report: Path | None = None,
+) -> TestRun:
+    """Run a slice that was chosen elsewhere (``replay run --base``) in two processes: the
+    node ids of files outside ``own`` (the paths the patch adds or changes), then those of
+    ``own`` and every file line (a file that did not collect at the head: it is judged
+    beside the patch's test files, as the full suite has it). Returns both runs folded
+    into one. Raises what ``run_tests`` raises."""
+    second = [n for n in nodeids if file_part(n) in own or "::" not in n]
+    moved = frozenset(second)
+    first = [n for n in nodeids if n not in moved]
+    runs = [
+        run_tests(tree, nodeids=ids, seed=seed, timeout_s=timeout_s, freeze_report=freeze_report)
+        for ids in (first, second)
+        if ids
+    ]
+    return runs[0] if len(runs) == 1 else union(runs[0], runs[1])
+
+
 def _merged(first: Collected, theirs: Collected, own: frozenset[str]) -> Collected:
     """One collection from the base's process (``first``) and the patch's (``theirs``):
     the node ids of the patch's own files from ``theirs``, every error of both."""
