@@ -318,6 +318,9 @@ def test_a_new_symlink_that_shadows_a_project_package_is_harness(repo: GitRepo) 
         ({"pyproject.toml": "[project]\nname = 'x'\n",
           "setup.cfg": "[tool:pytest]\npython_files = spec_*.py\ntestpaths = spec\n"},
          ("spec_*.py",), ("spec",)),
+        # An empty [pytest] section in tox.ini is still the file pytest uses.
+        ({"tox.ini": "[pytest]\n", "setup.cfg": "[tool:pytest]\npython_files = spec_*.py\n"},
+         ("test_*.py", "*_test.py"), ()),
         ({"pytest.toml": '[pytest]\npython_files = ["t_*.py"]\n',
           "pytest.ini": "[pytest]\npython_files = other_*.py\n"},
          ("t_*.py",), ()),

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib.machinery
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -271,7 +272,8 @@ def module_patterns(repo: Path, snap: Snapshot) -> ModulePatterns:
         else:
             section = _CONFIG_FILES[name]
             options = dict(_ini_values(data, section, entry_points=False))
-            if not options and name not in ("pytest.ini", ".pytest.ini"):
+            header = re.compile(rb"^\s*\[\s*" + re.escape(section.encode()) + rb"\s*\]", re.M)
+            if name not in ("pytest.ini", ".pytest.ini") and not header.search(data):
                 options = None  # no pytest section here: pytest looks further
         if options is None:
             continue
