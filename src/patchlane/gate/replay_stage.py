@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from patchlane.lanes.replay.collect import Collected
     from patchlane.lanes.replay.depmap import DependencyMap
     from patchlane.lanes.replay.run import RunResult
-    from patchlane.lanes.replay.select import Selection
+    from patchlane.lanes.replay.select import Selection, SlicePlan
 
 RUN_TIMEOUT_S = 1800.0
 # Files of the code under test that Python never runs or reads when the tests import it:
@@ -612,7 +612,7 @@ def _replay_here(
     from patchlane.lanes.replay.receipt import utc_stamp
     from patchlane.lanes.replay.run import RunResult, receipt_for
     from patchlane.lanes.replay.select import base_collector, decide_slice, plan_slice
-    from patchlane.lanes.replay.split import own_test_files, split_and_run
+    from patchlane.lanes.replay.split import split_and_run
 
     dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
     chosen: list[Selection] = []
@@ -640,15 +640,11 @@ def _replay_here(
         started = utc_stamp()
         begun = time.perf_counter()
         try:
-            # The patch's own test files run in processes of their own (``split``).
-            own = own_test_files(
-                Path(tmp) / "head", _added_or_changed(cls), plan.scope, plan.selector.patterns
-            )
             ran = split_and_run(
                 Path(tmp) / "head",
                 plan.scope,
                 choose,
-                own,
+                _own_tests(cls, plan, Path(tmp) / "head"),  # run apart (``split``)
                 seed=seed,
                 timeout_s=RUN_TIMEOUT_S,
                 freeze_report=freeze_path if freeze_path.is_file() else None,
@@ -676,6 +672,13 @@ def _replay_here(
     return _verified_and_checked(
         repo, cls, opts, seed, selection, result, freeze_report, out, clock, dep_map
     )
+
+
+def _own_tests(cls: Classification, plan: SlicePlan, tree: Path) -> tuple[str, ...]:
+    """The patch's own test files in the materialised head ``tree`` (``split``)."""
+    from patchlane.lanes.replay.split import own_test_files
+
+    return own_test_files(tree, _added_or_changed(cls), plan.scope, plan.selector.patterns)
 
 
 def _added_or_changed(cls: Classification) -> list[str]:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from patchlane import git
 from patchlane.bytecode import is_bytecode
+from patchlane.gate.harness import module_patterns_at
 from patchlane.inputs.paths import to_fs, under_any
 from patchlane.lanes.replay.run import (
     FAILED,
@@ -93,11 +94,8 @@ def test_changes(
     their expectations may live there. Returns the ``TestChanges``. Raises ``GitError`` when a
     commit cannot be read.
     """
-    from patchlane.gate.harness import module_patterns_at
-
     renamed = {c.path: c.renamed_to for c in changed if c.renamed_to is not None}
-    # What a test module is: the base's own configuration says (docs/architecture.md §2).
-    patterns = module_patterns_at(repo, merge_base)
+    patterns = module_patterns_at(repo, merge_base)  # the base's python_files (§2)
     at_base: list[str] = []
     with tempfile.TemporaryDirectory(prefix="patchlane-base-tests-") as tmp:
         tree = Path(tmp) / "tree"
@@ -120,10 +118,8 @@ def test_changes(
                 f.write(data)
             if is_test_module(c.path, patterns):
                 at_base.append(c.path)
-        helpers = any(
-            not is_test_module(c.path, patterns) and c.path.rsplit("/", 1)[-1] != CONFTEST
-            for c in changed
-        )
+        names = [(c.path, c.path.rsplit("/", 1)[-1]) for c in changed]
+        helpers = any(not is_test_module(p, patterns) and n != CONFTEST for p, n in names)
         # Beside a changed helper, the slice's tests in files the patch left alone run too:
         # their expectations may live in the helper. A test file the patch changed or added
         # is judged by its base version (or has none), never here.

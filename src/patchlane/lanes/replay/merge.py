@@ -91,7 +91,6 @@ def merge_receipts(
     if len(heads) > 1:
         shown = ", ".join(h or "none" for h in sorted(heads, key=lambda h: h or ""))
         refusals.append(f"the shards ran different heads: {shown}")
-    splits = {r.split_base for _, r in receipts}
     if refusals:
         return Merged(None, tuple(refusals))
 
@@ -114,10 +113,15 @@ def merge_receipts(
         started=min(starts, key=_instant) if len(starts) == len(receipts) else None,
         finished=max(ends, key=_instant) if len(ends) == len(receipts) else None,
         patchlane_version=patchlane.__version__,
-        # Split only when every shard ran the patch's test files apart, from one base.
-        split_base=next(iter(splits)) if len(splits) == 1 else None,
+        split_base=_one_split_base([r for _, r in receipts]),
     )
     return Merged(merged, ())
+
+
+def _one_split_base(receipts: list[Receipt]) -> str | None:
+    """Split only when every shard ran the patch's test files apart, from one base."""
+    bases = {r.split_base for r in receipts}
+    return bases.pop() if len(bases) == 1 else None
 
 
 def _instant(stamp: str) -> str:
