@@ -94,7 +94,11 @@ def split_and_run(
         only_files=[*own, *clashing],
     )
     # A file that does not collect beside the patch's test files (a module-name clash) is
-    # judged where they are: in the base's process alone it would collect.
+    # judged where they are: in the base's process alone it would collect. That child is
+    # the patch's code talking: only errors of the files it was asked to collect count,
+    # and a file line only adds to the slice (its file's node ids stay in the first run).
+    asked = own_set | frozenset(clashing)
+    theirs = replace(theirs, errors=tuple(e for e in theirs.errors if e.nodeid in asked))
     broken = frozenset(e.nodeid for e in theirs.errors)
     second: list[str] = []
 
