@@ -258,7 +258,7 @@ def _words(value: object) -> tuple[str, ...]:
 
 def module_patterns(repo: Path, snap: Snapshot) -> ModulePatterns:
     """Return what the commit's pytest configuration says a test module is
-    (``python_files``) and where the suite lives (``testpaths``), from the file at the tree
+    (``python_files``), from the file at the tree
     root that pytest would use (``_CHOSEN_ORDER``); pytest's defaults where it sets nothing
     or cannot be read (docs/architecture.md §2). Raises ``GitError``."""
     for name in _CHOSEN_ORDER:
@@ -278,7 +278,7 @@ def module_patterns(repo: Path, snap: Snapshot) -> ModulePatterns:
         if options is None:
             continue
         files = _words(options.get("python_files"))
-        return ModulePatterns(files or DEFAULT_PYTHON_FILES, _words(options.get("testpaths")))
+        return ModulePatterns(files or DEFAULT_PYTHON_FILES)
     return ModulePatterns()
 
 

@@ -48,11 +48,10 @@ def own_test_files(
         target = to_fs(tree, path)
         if name in (CONFTEST, "__init__.py") or target.is_symlink() or not target.is_file():
             continue
-        if path in doctests:
-            if b">>>" in target.read_bytes():
-                out.append(path)
-        elif patterns.is_test_module(path) or (
-            not path.endswith(".py") and under_any(path, scope.extra_paths)
+        if (
+            patterns.is_test_module(path)
+            or (path in doctests and b">>>" in target.read_bytes())
+            or (not path.endswith(".py") and under_any(path, scope.extra_paths))
         ):
             out.append(path)
     return tuple(sorted(out))

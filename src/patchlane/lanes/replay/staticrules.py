@@ -45,12 +45,11 @@ DEFAULT_PYTHON_FILES = ("test_*.py", "*_test.py")
 
 @dataclass(frozen=True)
 class ModulePatterns:
-    """What the base's pytest configuration says a test module is (``python_files``) and
-    where the suite lives (``testpaths``; empty: the rootdir), read from the base commit
-    (``gate.harness.module_patterns``), never from the patch's."""
+    """What the base's pytest configuration says a test module is (``python_files``),
+    read from the base commit (``gate.harness.module_patterns``), never from the patch's.
+    (Where the suite lives, ``testpaths``, the collection children ask pytest itself.)"""
 
     python_files: tuple[str, ...] = DEFAULT_PYTHON_FILES
-    testpaths: tuple[str, ...] = ()
 
     def is_test_module(self, path: str) -> bool:
         """Whether pytest collects the ``.py`` file ``path`` as a test module under these
