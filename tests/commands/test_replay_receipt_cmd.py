@@ -332,3 +332,40 @@ def test_what_the_commands_write_matches_the_shipped_schemas(
     f["receipt"].write_text("{}")
     verify_cmd(project, f)
     jsonschema.validate(report(f), load_schema("replay-report"))
+
+
+def test_run_with_a_base_runs_the_patchs_test_files_apart_and_says_so(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    base = project.head()
+    project.write("src/limits.py", "LIMIT = 9\n")
+    project.write(
+        "tests/test_limit.py",
+        "import limits\n\n\ndef test_limit():\n    assert limits.LIMIT == 10\n",
+    )
+    project.write("pytest.ini", "[pytest]\npythonpath = src\n")
+    project.commit("the limit")
+    project.branch("patch")
+    project.checkout("patch")
+    project.write("src/limits.py", "LIMIT = 8\n")
+    # Puts the old value back at import: beside it, in one process, test_limit would pass.
+    project.write(
+        "tests/test_zz.py", "import limits\n\nlimits.LIMIT = 10\n\n\ndef test_z():\n    pass\n"
+    )
+    project.commit("a lower limit")
+    f = files(tmp_path, ["tests/test_limit.py::test_limit", "tests/test_zz.py::test_z"])
+    merge_base = project.git("rev-parse", "HEAD~1").strip()
+    assert run_cmd(project, f, "--base", "HEAD~1") == 1
+    receipt = json.loads(f["receipt"].read_text())
+    assert receipt["failed_nodeids"] == ["tests/test_limit.py::test_limit"]
+    assert receipt["passed_nodeids"] == ["tests/test_zz.py::test_z"]
+    assert receipt["split_base"] == merge_base != base
+    jsonschema.validate(receipt, load_schema("receipt"))
+    # Without --base: one process, and the receipt does not claim a split.
+    assert run_cmd(project, f) == 0
+    assert "split_base" not in json.loads(f["receipt"].read_text())
+
+
+def test_run_with_an_unknown_base_is_bad_input(project: GitRepo, tmp_path: Path) -> None:
+    f = files(tmp_path, [GOOD])
+    assert run_cmd(project, f, "--base", "no-such-ref") == 2

@@ -300,3 +300,54 @@ def test_a_new_symlink_that_shadows_a_project_package_is_harness(repo: GitRepo) 
     assert str(found[("tests/billing", HARNESS)]).startswith(
         "new 'billing' on tests/ shadows the project's src/billing"
     )
+
+
+@pytest.mark.parametrize(
+    ("files", "python_files"),
+    [
+        ({}, ("test_*.py", "*_test.py")),
+        ({"pytest.ini": "[pytest]\npython_files = check_*.py\ttry_*.py\n"},
+         ("check_*.py", "try_*.py")),
+        # A pytest.ini wins even without options: pytest reads no file after it.
+        ({"pytest.ini": "", "tox.ini": "[pytest]\npython_files = check_*.py\n"},
+         ("test_*.py", "*_test.py")),
+        ({"pyproject.toml": '[tool.pytest.ini_options]\npython_files = ["check_*.py"]\n'
+                            'testpaths = ["tests", "more"]\n'},
+         ("check_*.py",)),
+        # A pyproject.toml without pytest's table is passed over.
+        ({"pyproject.toml": "[project]\nname = 'x'\n",
+          "setup.cfg": "[tool:pytest]\npython_files = spec_*.py\ntestpaths = spec\n"},
+         ("spec_*.py",)),
+        # An empty [pytest] section in tox.ini is still the file pytest uses.
+        ({"tox.ini": "[pytest]\n", "setup.cfg": "[tool:pytest]\npython_files = spec_*.py\n"},
+         ("test_*.py", "*_test.py")),
+        ({"pytest.toml": '[pytest]\npython_files = ["t_*.py"]\n',
+          "pytest.ini": "[pytest]\npython_files = other_*.py\n"},
+         ("t_*.py",)),
+    ],
+)  # fmt: skip
+def test_what_a_test_module_is_comes_from_the_configuration_pytest_uses(
+    repo: GitRepo,
+    files: dict[str, str],
+    python_files: tuple[str, ...],
+) -> None:
+    from patchlane.gate.harness import module_patterns_at
+
+    for rel, content in {"README": "x\n", **files}.items():
+        repo.write(rel, content)
+    repo.commit("config")
+    assert module_patterns_at(repo.path, "HEAD").python_files == python_files
+
+
+def test_a_patch_test_file_that_stores_into_pytest_is_harness(repo: GitRepo) -> None:
+    result = patch(
+        repo,
+        {"pytest.ini": "[pytest]\npython_files = check_*.py\n"},
+        {"tests/check_wrap.py": "import pytest\n\npytest.Function.runtest = None\n",
+         "tests/check_fine.py": "def test_x(monkeypatch):\n    monkeypatch.setattr('os.sep', 'x')\n"},
+    )  # fmt: skip
+    found = details(result)
+    assert "line 3: stores into pytest.Function.runtest" in str(
+        found[("tests/check_wrap.py", HARNESS)]
+    )
+    assert ("tests/check_fine.py", HARNESS) not in found

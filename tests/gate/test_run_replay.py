@@ -18,7 +18,9 @@ pytestmark = pytest.mark.slow  # the gate end to end, with a real replay
 
 TEST_CHANGE = "def test_invoice_timestamp_order():\n    assert 1 + 1 == 2\n"
 # The command runs in a copy of the base (no .git): `replay run` is pointed at the repository.
-RUN = f"{shlex.quote(sys.executable)} -m patchlane --repo {{repo}} replay run --slice {{slice}} --seed 7 --out {{receipt}}"
+ONE_PROCESS = f"{shlex.quote(sys.executable)} -m patchlane --repo {{repo}} replay run --slice {{slice}} --seed 7 --out {{receipt}}"
+# The patch's own test files run apart from the base's (docs/architecture.md §4).
+RUN = f"{ONE_PROCESS} --base {{base}}"
 
 
 @pytest.fixture
@@ -58,6 +60,19 @@ def test_a_replay_command_gets_a_receipt_that_is_verified(patched: GitRepo, tmp_
     out = tmp_path / "ev"
     assert gate(patched, out, RUN) == 0
     assert load(out, "replay-report.json")["outcome"] == "pass"
+    merge_base = patched.git("merge-base", "main", "agent").strip()
+    assert load(out, "receipt.json")["split_base"] == merge_base
+
+
+def test_a_host_that_runs_the_patchs_own_tests_with_the_bases_is_undecided(
+    patched: GitRepo, tmp_path: Path
+) -> None:
+    out = tmp_path / "ev"
+    assert gate(patched, out, ONE_PROCESS) == 3
+    assert "split_base" not in load(out, "receipt.json")
+    (event,) = load(out, "replay-report.json")["review_events"]
+    assert "tests/test_billing.py::test_invoice_timestamp_order" in event
+    assert "in one pytest process with the base's tests" in event
 
 
 def test_a_failing_command_is_an_unreachable_host_not_a_pass(

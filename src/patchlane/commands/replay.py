@@ -117,6 +117,13 @@ def _add_run(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
         help="freeze-report.json: its in-play, passing freezes are the only skips "
         "(absent: nothing is skipped)",
     )
+    run.add_argument(
+        "--base",
+        metavar="REF",
+        help="the patch's base: the test files the patch adds or changes since its merge base "
+        "run in a pytest process apart from the others, and the receipt names that merge "
+        "base (split_base); without it one process runs the whole slice",
+    )
     run.add_argument("--signing-key", type=Path, metavar="FILE", help="Ed25519 private key (PEM)")
     run.add_argument(
         "--host-role", default="local", metavar="ROLE", help="who ran it (default: local)"

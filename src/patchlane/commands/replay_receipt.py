@@ -69,6 +69,7 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
     key = signing.configured_private_key(args.signing_key)  # before the run: fail fast
     repo = ctx.repo()
     head = git.resolve_commit(repo, "HEAD")
+    split = _split(repo, args.base, head)
     ctx.out.progress(f"replay run: {len(nodeids)} node id(s), seed {args.seed}")
     result = run_slice(
         repo,
@@ -79,6 +80,7 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
         host_role=args.host_role,
         freeze_report=args.freeze_report,
         timeout_s=args.timeout,
+        split=split,
     )
     receipt = result.receipt if key is None else signing.sign(result.receipt, key)
     rendered = receipt.render()
@@ -105,6 +107,21 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
         for nodeid in receipt.skipped_nodeids or ():
             out.say(f"  skipped by the suite: {show(nodeid)}: {one_line(results[nodeid].why)}")
     return Exit.RED if receipt.failed_nodeids else Exit.GREEN
+
+
+def _split(repo: Path, base: str | None, head: str) -> tuple[str, frozenset[str]] | None:
+    """``--base REF``: the merge base of ``REF`` and ``head`` and the paths the patch adds
+    or changes since it (their tests run apart: docs/architecture.md §4); else ``None``.
+    Raises ``GitError`` (exit 2) for a ref git cannot resolve or a missing merge base."""
+    from patchlane import git
+
+    if base is None:
+        return None
+    merge_base = git.merge_base(repo, git.resolve_commit(repo, base), head)
+    changed = frozenset(
+        c.path for c in git.diff_changes(repo, merge_base, head) if c.status[:1] != "D"
+    )
+    return merge_base, changed
 
 
 def main_verify(args: argparse.Namespace, ctx: Context) -> int:

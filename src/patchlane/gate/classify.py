@@ -621,6 +621,48 @@ def _found_control(
     settings = harness.pytest_settings(repo, base)
     for path, why in harness.shadowing(base, head, added, review_map, settings).items():
         found.setdefault(path, why)
+    kept = [c.path for c in changes if c.status[:1] != "D"]
+    for path, why in _storing_tests(repo, head, kept, review_map, settings).items():
+        found.setdefault(path, why)
+    return found
+
+
+def _storing_tests(
+    repo: Path,
+    head: harness.Snapshot,
+    paths: list[str],
+    review_map: ReviewMap,
+    settings: harness.PytestSettings,
+) -> dict[str, str]:
+    """The patch's test files (under ``replay.tests``, or test modules by the base's
+    ``python_files``) that store into the code under test or into pytest (``teststores``),
+    each with why."""
+    from patchlane.gate.teststores import harness_store
+    from patchlane.lanes.replay import importgraph
+
+    tests = review_map.replay.tests
+    wanted = [
+        p
+        for p in paths
+        if p.endswith(".py")
+        and p.rsplit("/", 1)[-1] != "conftest.py"
+        and (under_any(p, tests) or settings.modules.is_test_module(p))
+        and p in head.files
+        and head.files[p].mode in git.REGULAR_MODES
+    ]
+    if not wanted:
+        return {}
+    roots = harness.import_roots(head, review_map, settings)
+    packages = {n.split(".", 1)[0] for p in head.python for n in importgraph.module_names(p, roots)}
+    found: dict[str, str] = {}
+    blobs = git.read_blobs(repo, [head.files[p].oid for p in wanted])
+    for path, data in zip(wanted, blobs, strict=True):
+        where = harness_store(data, path, packages)
+        if where is not None:
+            found[path] = (
+                f"test code that stores into the code under test or pytest ({where}): the "
+                "base's tests beside it would not run as the project's suite runs them"
+            )
     return found
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib.machinery
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -29,6 +30,11 @@ from patchlane.config import ReviewMap
 from patchlane.inputs import untrusted
 from patchlane.inputs.paths import under, under_any
 from patchlane.lanes.replay import importgraph
+from patchlane.lanes.replay.staticrules import (
+    DEFAULT_PATTERNS,
+    DEFAULT_PYTHON_FILES,
+    ModulePatterns,
+)
 
 # Suffixes an import can load a module from (source, bytecode, extension modules).
 IMPORT_SUFFIXES = tuple(importlib.machinery.all_suffixes())
@@ -40,11 +46,9 @@ def is_gitattributes(path: str) -> bool:
     return path.rsplit("/", 1)[-1] == ".gitattributes"
 
 
-def _is_test_file(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return name.endswith(".py") and (
-        name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-    )
+def _is_test_file(path: str, patterns: ModulePatterns) -> bool:
+    """A test module under the commit's ``python_files``, or a conftest."""
+    return path.rsplit("/", 1)[-1] == "conftest.py" or patterns.is_test_module(path)
 
 
 @dataclass(frozen=True)
@@ -128,6 +132,8 @@ class PytestSettings:
 
     plugins: tuple[str, ...]
     pythonpath: tuple[str, ...]
+    # What a test module is under the configuration pytest uses (``module_patterns``).
+    modules: ModulePatterns = DEFAULT_PATTERNS
 
 
 _CONFIG_FILES = {
@@ -139,7 +145,7 @@ _CONFIG_FILES = {
 }
 
 
-def _ini_values(data: bytes, section: str) -> dict[str, str]:
+def _ini_values(data: bytes, section: str, *, entry_points: bool = True) -> dict[str, str]:
     import configparser
 
     parser = configparser.RawConfigParser(strict=False, interpolation=None)
@@ -148,7 +154,7 @@ def _ini_values(data: bytes, section: str) -> dict[str, str]:
     except (UnicodeError, configparser.Error, RecursionError, MemoryError, ValueError):
         return {}
     found = {k: v for k, v in parser.items(section)} if parser.has_section(section) else {}
-    if parser.has_section("options.entry_points"):
+    if entry_points and parser.has_section("options.entry_points"):
         found["pytest11"] = parser.get("options.entry_points", "pytest11", fallback="")
     return found
 
@@ -211,7 +217,74 @@ def pytest_settings(repo: Path, snap: Snapshot) -> PytestSettings:
             if target:
                 plugins.append(target)
         paths.extend(p.strip("/") for p in found.get("pythonpath", "").split() if p != ".")
-    return PytestSettings(tuple(dict.fromkeys(plugins)), tuple(dict.fromkeys(paths)))
+    return PytestSettings(
+        tuple(dict.fromkeys(plugins)), tuple(dict.fromkeys(paths)), module_patterns(repo, snap)
+    )
+
+
+# pytest's order for the file whose options it uses (``_pytest.config.findpaths``): the first
+# that configures pytest wins. A ``pytest.ini`` wins even empty.
+_CHOSEN_ORDER = (
+    "pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini",
+    "setup.cfg",
+)  # fmt: skip
+
+
+def _toml_options(data: bytes, name: str) -> dict[str, object] | None:
+    """The pytest options table of a TOML file (``[pytest]`` in ``pytest.toml``;
+    ``[tool.pytest.ini_options]``, or pytest 9's ``[tool.pytest]``, in ``pyproject.toml``),
+    or ``None`` when it has none (or cannot be read)."""
+    try:
+        doc = untrusted.load_toml(data)
+    except untrusted.Unreadable:
+        return None
+    if name != "pyproject.toml":
+        table = doc.get("pytest")
+        return table if isinstance(table, dict) else None
+    tool = doc.get("tool")
+    pytest_table = tool.get("pytest") if isinstance(tool, dict) else None
+    if not isinstance(pytest_table, dict):
+        return None
+    options = pytest_table.get("ini_options")
+    return options if isinstance(options, dict) else pytest_table
+
+
+def _words(value: object) -> tuple[str, ...]:
+    """An ini ``args``/``linelist`` value (whitespace-separated, or a TOML list)."""
+    if isinstance(value, list):
+        return tuple(v for v in value if isinstance(v, str) and v)
+    return tuple(value.split()) if isinstance(value, str) else ()
+
+
+def module_patterns(repo: Path, snap: Snapshot) -> ModulePatterns:
+    """Return what the commit's pytest configuration says a test module is
+    (``python_files``), from the file at the tree
+    root that pytest would use (``_CHOSEN_ORDER``); pytest's defaults where it sets nothing
+    or cannot be read (docs/architecture.md §2). Raises ``GitError``."""
+    for name in _CHOSEN_ORDER:
+        entry = snap.files.get(name)
+        if entry is None or entry.mode not in git.REGULAR_MODES:
+            continue
+        (data,) = git.read_blobs(repo, [entry.oid])
+        options: dict[str, object] | None
+        if name.endswith(".toml"):
+            options = _toml_options(data, name)
+        else:
+            section = _CONFIG_FILES[name]
+            options = dict(_ini_values(data, section, entry_points=False))
+            header = re.compile(rb"^\s*\[\s*" + re.escape(section.encode()) + rb"\s*\]", re.M)
+            if name not in ("pytest.ini", ".pytest.ini") and not header.search(data):
+                options = None  # no pytest section here: pytest looks further
+        if options is None:
+            continue
+        files = _words(options.get("python_files"))
+        return ModulePatterns(files or DEFAULT_PYTHON_FILES)
+    return ModulePatterns()
+
+
+def module_patterns_at(repo: Path, commit: str) -> ModulePatterns:
+    """``module_patterns`` of ``commit`` (one ``git ls-tree``). Raises ``GitError``."""
+    return module_patterns(repo, snapshot(repo, commit))
 
 
 def import_roots(
@@ -223,7 +296,8 @@ def import_roots(
     roots = {"", "src", *(settings.pythonpath if settings else ())}
     if review_map.property is not None:
         roots.update(p.rstrip("/") for p in review_map.property.pythonpath)
-    tests = [p for p in snap.files if _is_test_file(p)]
+    patterns = settings.modules if settings is not None else ModulePatterns()
+    tests = [p for p in snap.files if _is_test_file(p, patterns)]
     roots |= importgraph.pytest_sys_path_dirs(tests, frozenset(snap.files))
     return tuple(sorted(roots))
 
@@ -274,7 +348,11 @@ def harness_files(repo: Path, snap: Snapshot, review_map: ReviewMap) -> dict[str
             if importgraph.ANY_MODULE in imported or _edits_sys_path(tree):
                 # A computed import may load any support module; test modules and the
                 # code under test are judged as what they are.
-                targets = [p for p in python if not _is_test_file(p) and not under_any(p, code)]
+                targets = [
+                    p
+                    for p in python
+                    if not _is_test_file(p, settings.modules) and not under_any(p, code)
+                ]
             else:
                 targets = [t for name in sorted(imported) for t in names.get(name, ())]
                 targets += [t for name in sorted(hooks) for t in names.get(name, ())]
@@ -351,7 +429,8 @@ def shadowing(
     for path in sorted(added):
         entry = head.files.get(path)
         link = entry is not None and entry.mode == git.MODE_SYMLINK
-        if not (path.endswith(IMPORT_SUFFIXES) or link) or _is_test_file(path):
+        patterns = settings.modules if settings is not None else ModulePatterns()
+        if not (path.endswith(IMPORT_SUFFIXES) or link) or _is_test_file(path, patterns):
             continue
         for root in test_roots:
             name = _top_level(path, root, link)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from patchlane.lanes.replay.collect import Collected
     from patchlane.lanes.replay.depmap import DependencyMap
     from patchlane.lanes.replay.run import RunResult
-    from patchlane.lanes.replay.select import Selection
+    from patchlane.lanes.replay.select import Selection, SlicePlan
 
 # Files of the code under test that Python never runs or reads when the tests import it:
 # type stubs and the typed-package marker. A change to them needs no test to reach it.
@@ -191,8 +191,39 @@ def replay(
     if not opts.receipt_path.is_file():
         unreachable = _no_evidence(opts.mode, "unreachable", problem or "no receipt came back")
         return _with_slice(unreachable, selection)
-    return _verified_and_checked(
+    report = _verified_and_checked(
         repo, cls, opts, seed, selection, None, freeze_report, out, clock, dep_map
+    )
+    return _unsplit_host_run(cls, opts, selection, report)
+
+
+def _unsplit_host_run(
+    cls: Classification, opts: ReplayOptions, selection: Selection, report: ReplayReport
+) -> ReplayReport:
+    """Return ``report`` with a review event (rule 6) when the slice holds tests of files
+    the patch adds or changes and the host's receipt does not say that they ran apart from
+    the base's tests, from this patch's merge base (``replay run --base``): in one process
+    the patch's test code can change what the base's tests see (docs/architecture.md §4)."""
+    from patchlane.lanes.replay.receipt import ReceiptError, parse_receipt
+
+    if report.status == Status.FAIL:
+        return report
+    own = set(_added_or_changed(cls))
+    ids = [n for n in selection.nodeids if n.split("::", 1)[0] in own]
+    if not ids:
+        return report
+    try:
+        receipt = parse_receipt(opts.receipt_path.read_bytes(), str(opts.receipt_path))
+    except (OSError, ReceiptError):
+        return report  # refused already, by the verification
+    if receipt.split_base == cls.merge_base:
+        return report
+    return _with_events(
+        report,
+        f"the host ran the patch's own tests ({_quote(ids)}) in one pytest process with the "
+        "base's tests (its receipt has no split_base of this merge base: run "
+        "'patchlane replay run --base REF'); their code could change what the base's "
+        "tests see",
     )
 
 
@@ -572,14 +603,15 @@ def _replay_here(
 ) -> ReplayReport:
     """``--replay local``: one pytest child on the head commit's bytes collects the
     candidate test files, this process selects the slice from what it collected (written
-    and hashed before any test runs), and the child runs exactly that (``chosen``). The
+    and hashed before any test runs), and the child runs exactly that (``chosen``); the
+    patch's own test files are collected and run in processes of their own (``split``). The
     receipt is built, signed when a key is configured, then verified like any other.
     Raises what ``replay`` raises."""
-    from patchlane.lanes.replay.chosen import collect_and_run
     from patchlane.lanes.replay.collect import CollectionError
     from patchlane.lanes.replay.receipt import utc_stamp
     from patchlane.lanes.replay.run import RunResult, receipt_for
     from patchlane.lanes.replay.select import base_collector, decide_slice, plan_slice
+    from patchlane.lanes.replay.split import split_and_run
 
     dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
     chosen: list[Selection] = []
@@ -607,10 +639,11 @@ def _replay_here(
         started = utc_stamp()
         begun = time.perf_counter()
         try:
-            ran = collect_and_run(
+            ran = split_and_run(
                 Path(tmp) / "head",
                 plan.scope,
                 choose,
+                _own_tests(cls, plan, Path(tmp) / "head"),  # run apart (``split``)
                 seed=seed,
                 timeout_s=RUN_TIMEOUT_S,
                 freeze_report=freeze_path if freeze_path.is_file() else None,
@@ -638,6 +671,18 @@ def _replay_here(
     return _verified_and_checked(
         repo, cls, opts, seed, selection, result, freeze_report, out, clock, dep_map
     )
+
+
+def _own_tests(cls: Classification, plan: SlicePlan, tree: Path) -> tuple[str, ...]:
+    """The patch's own test files in the materialised head ``tree`` (``split``)."""
+    from patchlane.lanes.replay.split import own_test_files
+
+    return own_test_files(tree, _added_or_changed(cls), plan.scope, plan.selector.patterns)
+
+
+def _added_or_changed(cls: Classification) -> list[str]:
+    """The head's paths the patch adds, changes, copies or renames to."""
+    return [f.path for f in cls.files if f.status[:1] != "D"]
 
 
 def _plan_args(cls: Classification, opts: ReplayOptions) -> dict[str, Any]:

@@ -43,6 +43,7 @@ def full(**changes: Any) -> dict[str, Any]:
         "started": "2026-09-24T12:00:00Z",
         "finished": "2026-09-24T12:00:05Z",
         "patchlane_version": "0.1.0",
+        "split_base": "c" * 40,
     }
     value.update(changes)
     return {k: v for k, v in value.items() if v is not ...}
@@ -120,6 +121,7 @@ def test_to_json_without_signature_omits_it_and_absent_fields() -> None:
         (full(finished="2026-02-30T12:00:00Z"), "'finished'"),
         (full(finished="2026-09-24T11:00:00Z"), "before 'started'"),
         (full(patchlane_version=""), "'patchlane_version'"),
+        (full(split_base="main"), "'split_base'"),
         (full(signature="sig"), "'signature'"),
         (full(signature={"payloadType": "t", "keyid": "b" * 64}), "'signature.sig': missing"),
         (full(signature={"payloadType": "t", "keyid": "b" * 64, "sig": "x", "x": 1}), "unknown"),

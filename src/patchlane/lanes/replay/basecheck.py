@@ -28,6 +28,7 @@ from pathlib import Path
 
 from patchlane import git
 from patchlane.bytecode import is_bytecode
+from patchlane.gate.harness import module_patterns_at
 from patchlane.inputs.paths import to_fs, under_any
 from patchlane.lanes.replay.run import (
     FAILED,
@@ -94,6 +95,7 @@ def test_changes(
     commit cannot be read.
     """
     renamed = {c.path: c.renamed_to for c in changed if c.renamed_to is not None}
+    patterns = module_patterns_at(repo, merge_base)  # the base's python_files (§2)
     at_base: list[str] = []
     with tempfile.TemporaryDirectory(prefix="patchlane-base-tests-") as tmp:
         tree = Path(tmp) / "tree"
@@ -114,11 +116,10 @@ def test_changes(
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
             with os.fdopen(os.open(target, flags, 0o644), "wb") as f:
                 f.write(data)
-            if is_test_module(c.path):
+            if is_test_module(c.path, patterns):
                 at_base.append(c.path)
-        helpers = any(
-            not is_test_module(c.path) and c.path.rsplit("/", 1)[-1] != CONFTEST for c in changed
-        )
+        names = [(c.path, c.path.rsplit("/", 1)[-1]) for c in changed]
+        helpers = any(not is_test_module(p, patterns) and n != CONFTEST for p, n in names)
         # Beside a changed helper, the slice's tests in files the patch left alone run too:
         # their expectations may live in the helper. A test file the patch changed or added
         # is judged by its base version (or has none), never here.

@@ -49,11 +49,13 @@ Choose = Callable[[Collected], "Sequence[str] | None"]
 class Scope:
     """What the child collects (``collect_child.CollectScope``): the project's own choice
     plus ``extra_paths``; the doctests of ``doctest_only``; with ``only_files``, nothing but
-    those files."""
+    those files; never ``exclude_files``."""
 
     extra_paths: tuple[str, ...]
     doctest_only: tuple[str, ...]
     only_files: tuple[str, ...] | None
+    # Files this child never collects (``split``: the patch's own test modules).
+    exclude_files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,7 @@ def collect_and_run(
             "extra_paths": list(scope.extra_paths),
             "doctest_only": list(scope.doctest_only),
             "only_files": None if scope.only_files is None else list(scope.only_files),
+            "exclude_files": list(scope.exclude_files),
         }
         run = process.run_child(
             CHILD_ARGV,

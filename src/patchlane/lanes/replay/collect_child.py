@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -133,8 +134,12 @@ class CollectScope:
         extra_paths: list[str],
         doctest_only: frozenset[str],
         only_files: list[str] | None,
+        exclude_files: Sequence[str] = (),
     ) -> None:
         self.extra_paths = extra_paths
+        # Files never collected here (the patch's own test modules, run in a process of
+        # their own: docs/architecture.md §4, "Replay slice").
+        self.exclude = frozenset(exclude_files)
         self.doctest_only = doctest_only
         self.root = os.path.abspath(Path.cwd())  # noqa: PTH100 - lexical, like pytest's paths
         self.only: frozenset[str] | None = None
@@ -149,14 +154,19 @@ class CollectScope:
             self.only_dirs = frozenset(dirs)
 
     def ignore(self, collection_path: Path) -> bool | None:
-        """With ``only_files``: ``True`` for every path that is neither a wanted file nor
-        one of their directories; ``None`` (the project's own rules) for the rest."""
-        if self.only is None:
+        """``True`` for an excluded file and, with ``only_files``, for every path that is
+        neither a wanted file nor one of their directories; ``None`` (the project's own
+        rules) for the rest."""
+        if self.only is None and not self.exclude:
             return None
         rel = os.path.relpath(os.path.abspath(collection_path), self.root)  # noqa: PTH100
         if rel == os.curdir:
             return None
         rel = Path(rel).as_posix()
+        if rel in self.exclude:
+            return True
+        if self.only is None:
+            return None
         if rel.startswith("../") or rel == "..":
             return True
         return None if rel in self.only or rel in self.only_dirs else True

@@ -113,8 +113,26 @@ def merge_receipts(
         started=min(starts, key=_instant) if len(starts) == len(receipts) else None,
         finished=max(ends, key=_instant) if len(ends) == len(receipts) else None,
         patchlane_version=patchlane.__version__,
+        split_base=_one_split_base([r for _, r in receipts]),
+        isolation=_weakest_isolation([r for _, r in receipts]),
     )
     return Merged(merged, ())
+
+
+def _weakest_isolation(receipts: list[Receipt]) -> str | None:
+    """The merged run is only as isolated as its least isolated shard (``None``: a shard
+    that does not say)."""
+    kinds = [r.isolation for r in receipts]
+    if any(k is None for k in kinds):
+        return None
+    order = ("none", "netns", "bwrap")
+    return min((k for k in kinds if k is not None), key=order.index)
+
+
+def _one_split_base(receipts: list[Receipt]) -> str | None:
+    """Split only when every shard ran the patch's test files apart, from one base."""
+    bases = {r.split_base for r in receipts}
+    return bases.pop() if len(bases) == 1 else None
 
 
 def _instant(stamp: str) -> str:

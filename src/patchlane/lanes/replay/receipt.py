@@ -2,7 +2,7 @@
 
 The required fields are ``{seed, slice_sha256, failed_nodeids, skipped_by_freeze, host_role}``;
 the optional ones ``passed_nodeids``, ``skipped_nodeids``, ``head``, ``started``, ``finished``,
-``patchlane_version`` and ``signature``.
+``patchlane_version``, ``split_base`` and ``signature``.
 A receipt is the output of a host that is not trusted, so nothing in it is read loosely: unknown
 fields, wrong types, duplicate keys, NaN, repeated or empty node ids are all refused, each with a
 ``ReceiptError`` naming the file, the field and the line.
@@ -34,6 +34,7 @@ OPTIONAL = (
     "finished",
     "patchlane_version",
     "isolation",
+    "split_base",
     "signature",
 )
 # Which isolation the host's run had (``patchlane.sandbox``: the kernel sandbox, or a named
@@ -83,6 +84,10 @@ class Receipt:
     finished: str | None = None
     patchlane_version: str | None = None
     isolation: str | None = None
+    # The merge base whose diff named the patch's own test files, when they ran in a
+    # pytest process apart from the base's tests (docs/architecture.md §4); ``None``: one
+    # process ran the whole slice.
+    split_base: str | None = None
     signature: Signature | None = None
 
     def to_json(self, *, signature: bool = True) -> dict[str, Any]:
@@ -100,7 +105,7 @@ class Receipt:
             out["passed_nodeids"] = list(self.passed_nodeids)
         if self.skipped_nodeids is not None:
             out["skipped_nodeids"] = list(self.skipped_nodeids)
-        for key in ("head", "started", "finished", "patchlane_version", "isolation"):
+        for key in ("head", "started", "finished", "patchlane_version", "isolation", "split_base"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -151,6 +156,10 @@ def parse_receipt(data: bytes, label: str) -> Receipt:
         message = f"'finished' ({finished}) is before 'started' ({started})"
         raise doc.error_at(("finished",), message)
     version = r.text("patchlane_version", expected=_ONE_LINE, accept=printable, default=None)
+    split_base = r.text(
+        "split_base", expected="a full commit id (40 or 64 hex digits)", accept=_COMMIT.match,
+        default=None,
+    )  # fmt: skip
     return Receipt(
         seed=seed,
         slice_sha256=digest,
@@ -164,6 +173,7 @@ def parse_receipt(data: bytes, label: str) -> Receipt:
         finished=finished,
         patchlane_version=version,
         isolation=r.choice("isolation", ISOLATION_KINDS, default=None),
+        split_base=split_base,
         signature=_signature(r.mapping("signature")) if r.has("signature") else None,
     )
 

@@ -19,6 +19,7 @@ outcome per node and writes the receipt (docs/architecture.md, "Replay outcomes"
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 import sys
@@ -391,8 +392,13 @@ def run_slice(
     host_role: str,
     freeze_report: Path | None,
     timeout_s: float,
+    split: tuple[str, frozenset[str]] | None = None,
 ) -> RunResult:
     """Run ``nodeids`` with pytest in ``repo`` and return the (unsigned) receipt.
+
+    With ``split`` (a merge base and the paths the patch adds or changes since it), the
+    patch's own test files run in a pytest process apart from the others
+    (``split.run_apart``) and the receipt names that base (``split_base``).
 
     ``nodeids`` must be a parsed, non-empty slice (an empty one is never evidence). Never
     raises for anything pytest or the tests do; raises ``ValueError`` for an empty slice,
@@ -402,16 +408,25 @@ def run_slice(
     if not nodeids:
         raise ValueError("an empty slice: nothing to run")
     started = utc_stamp()
-    run = run_tests(
-        repo,
-        nodeids=nodeids,
-        seed=seed,
-        timeout_s=timeout_s,
-        freeze_report=freeze_report,
-    )
+    if split is not None:
+        from patchlane.lanes.replay.split import run_apart
+
+        run = run_apart(
+            repo, nodeids, split[1], seed=seed, timeout_s=timeout_s, freeze_report=freeze_report
+        )
+    else:
+        run = run_tests(
+            repo,
+            nodeids=nodeids,
+            seed=seed,
+            timeout_s=timeout_s,
+            freeze_report=freeze_report,
+        )
     receipt = receipt_for(
         run, seed=seed, slice_sha256=slice_sha256, head=head, host_role=host_role, started=started
     )
+    if split is not None:
+        receipt = dataclasses.replace(receipt, split_base=split[0])
     return RunResult(receipt, run)
 
 

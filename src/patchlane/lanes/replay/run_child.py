@@ -285,7 +285,10 @@ class _AskThenRun(_SliceRunner):
 
         self.answer_fd = int(job["answer_fd"])
         self.scope = CollectScope(
-            list(job["extra_paths"]), frozenset(job["doctest_only"]), job["only_files"]
+            list(job["extra_paths"]),
+            frozenset(job["doctest_only"]),
+            job["only_files"],
+            job.get("exclude_files", ()),
         )
 
     @pytest.hookimpl(tryfirst=True)

@@ -44,12 +44,14 @@ from patchlane.lanes.replay.staticrules import (
     BROKEN_BY_PATCH,
     CHANGED_TEST,
     CONFTEST,
+    DEFAULT_PATTERNS,
     FAILURE_LOG,
     NOT_COLLECTED,
     PROCESSES,
     READS_SOURCE,
     SHARED_STATE,
     WHOLE_SUITE,
+    ModulePatterns,
     StaticRules,
     conftests,
     is_test_module,
@@ -150,10 +152,18 @@ def _all_files(root: Path) -> list[str]:
 class _Selector:
     """One selection's state: the tree, its graph, and the reasons collected so far."""
 
-    def __init__(self, root: Path, review_map: ReviewMap, changed: frozenset[str]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        review_map: ReviewMap,
+        changed: frozenset[str],
+        patterns: ModulePatterns = DEFAULT_PATTERNS,
+    ) -> None:
         self.root = root
         self.map = review_map
         self.changed = changed
+        # What a test module is, by the base's pytest configuration (docs/architecture.md §2).
+        self.patterns = patterns
         self.sources = _python_sources(root)
         self.reasons: dict[str, list[str]] = {}
         self.rules: dict[str, set[str]] = {}
@@ -177,7 +187,7 @@ class _Selector:
             data = self.sources.get(path)
             if data is None:
                 continue
-            test = under_any(path, tests) or is_test_module(path)
+            test = under_any(path, tests) or is_test_module(path, self.patterns)
             where = shared_state_change(data, every_function=test)
             if where is not None:
                 found[path] = where
@@ -472,7 +482,9 @@ def plan_slice(
     broke them). Returns the ``SlicePlan`` for ``decide_slice``. Raises ``GitError`` when
     the head cannot be read."""
     materialised = materialise(repo, head, root)
-    selector = _Selector(root, review_map, changed_paths)
+    from patchlane.gate.harness import module_patterns_at
+
+    selector = _Selector(root, review_map, changed_paths, module_patterns_at(repo, merge_base))
     # What the real checkout has and the gate cannot replay is a review event, not a note
     # (docs/architecture.md §1 rule 6; ``unmaterialised``).
     events, notes = review_events(materialised.skipped, root, review_map)
@@ -646,7 +658,9 @@ def _map_plan(
     _load_text_tests(selector, files)
     graph = importgraph.build(selector.sources, selector.roots(), files)
     decision = selector.use_map(depmap, changes, base_by_file, graph)
-    touched = _touches_collection(changes, tests) or next(iter(selector.shared_state), None)
+    touched = _touches_collection(changes, tests, selector.patterns) or next(
+        iter(selector.shared_state), None
+    )
     if touched is not None:
         # What the patch does to the test files can change how the others collect (a
         # deleted __init__.py that makes two modules clash, a new test module that stubs
@@ -662,12 +676,14 @@ def _map_plan(
     return _MapPlan(depmap, decision, graph, frozenset(only))
 
 
-def _touches_collection(changes: list[mapselect.Change], tests: tuple[str, ...]) -> str | None:
+def _touches_collection(
+    changes: list[mapselect.Change], tests: tuple[str, ...], patterns: ModulePatterns
+) -> str | None:
     """The first changed path that can change how the suite collects: any Python file under
     the test roots (added, changed or deleted), or a test module anywhere; else ``None``."""
     for change in changes:
         if change.path.endswith(".py") and (
-            under_any(change.path, tests) or is_test_module(change.path)
+            under_any(change.path, tests) or is_test_module(change.path, patterns)
         ):
             return change.path
     return None

@@ -12,6 +12,8 @@ decides.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Protocol
 
@@ -36,15 +38,42 @@ SHARED_STATE = "a changed file changes state every test shares"
 READS_SOURCE = "may read a changed source file"
 
 
-def is_test_module(path: str) -> bool:
-    """Whether ``path`` is named as pytest's default ``python_files`` names a test module
-    (``test*.py``, ``*_test.py``; never ``conftest.py``)."""
-    name = path.rsplit("/", 1)[-1]
-    return (
-        name.endswith(".py")
-        and name != CONFTEST
-        and (name.startswith("test") or name.endswith("_test.py"))
-    )
+# pytest's own default ``python_files``: what a test module is when the configuration
+# sets nothing.
+DEFAULT_PYTHON_FILES = ("test_*.py", "*_test.py")
+
+
+@dataclass(frozen=True)
+class ModulePatterns:
+    """What the base's pytest configuration says a test module is (``python_files``),
+    read from the base commit (``gate.harness.module_patterns``), never from the patch's.
+    (Where the suite lives, ``testpaths``, the collection children ask pytest itself.)"""
+
+    python_files: tuple[str, ...] = DEFAULT_PYTHON_FILES
+
+    def is_test_module(self, path: str) -> bool:
+        """Whether pytest collects the ``.py`` file ``path`` as a test module under these
+        patterns, with pytest's semantics (``fnmatch_ex``): a pattern without ``/`` matches
+        the basename, one with ``/`` the path (any leading part). Never ``conftest.py``."""
+        name = path.rsplit("/", 1)[-1]
+        if not name.endswith(".py") or name == CONFTEST:
+            return False
+        for pattern in self.python_files:
+            if "/" in pattern:
+                if fnmatchcase("/" + path, pattern if pattern.startswith("/") else "*/" + pattern):
+                    return True
+            elif fnmatchcase(name, pattern):
+                return True
+        return False
+
+
+DEFAULT_PATTERNS = ModulePatterns()
+
+
+def is_test_module(path: str, patterns: ModulePatterns = DEFAULT_PATTERNS) -> bool:
+    """Whether ``path`` is a test module under ``patterns`` (the base's configuration;
+    pytest's defaults, ``test_*.py`` and ``*_test.py``, when it sets nothing)."""
+    return patterns.is_test_module(path)
 
 
 # A run of text between quotes or line ends: what a string literal of an unparsable

@@ -1,0 +1,188 @@
+"""The tests that judge run without the patch's test code (docs/architecture.md §4).
+
+In one pytest process a test module the patch adds or changes can put an old value back at
+import (``pkg.mod.VALUE = old``) or wrap pytest's own ``Function.runtest``, and the base's
+tests then pass beside it. So ``gate --replay local`` runs the slice in two processes:
+
+1. the chosen child (``chosen``) collects and runs the test files the patch left alone; the
+   patch's own test files (``own_test_files``) are never collected there;
+2. the patch's own test files are collected first in a collection child of their own
+   (together with the files that share a module name with one of them, so that a clash
+   the full suite would hit shows here), and their chosen node ids run afterwards in a
+   ``run_tests`` child of their own, with every file line whose file did not collect
+   beside them.
+
+Selection chooses from both collections at once, so the slice (its lines, its hash) is the
+one slice of today; the two runs fold into one ``TestRun`` and one receipt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from patchlane.inputs.paths import to_fs, under_any
+from patchlane.lanes.replay.chosen import Choose, ChosenRun, Scope, collect_and_run
+from patchlane.lanes.replay.collect import Collected, collect
+from patchlane.lanes.replay.run import TestRun, child_env, file_part, run_tests
+from patchlane.lanes.replay.staticrules import CONFTEST, ModulePatterns
+
+# The patch's test code judged in the second process, in the problems it reports.
+_SECOND = "the run of the patch's own test files"
+
+
+def own_test_files(
+    tree: Path, changed: Iterable[str], scope: Scope, patterns: ModulePatterns
+) -> tuple[str, ...]:
+    """Return the files of ``tree`` the patch adds or changes that hold tests pytest may
+    collect: test modules by the base's ``python_files`` (``patterns``), changed modules
+    whose doctests the scope collects (when they hold one), and other changed files under
+    the scope's test paths (doctest text files). A ``conftest.py`` or ``__init__.py`` is
+    never one (it is harness, judged by classify, and shapes how every module imports).
+    Sorted."""
+    doctests = frozenset(scope.doctest_only)
+    out = []
+    for path in changed:
+        name = path.rsplit("/", 1)[-1]
+        target = to_fs(tree, path)
+        if name in (CONFTEST, "__init__.py") or target.is_symlink() or not target.is_file():
+            continue
+        if (
+            patterns.is_test_module(path)
+            or (path in doctests and b">>>" in target.read_bytes())
+            or (not path.endswith(".py") and under_any(path, scope.extra_paths))
+        ):
+            out.append(path)
+    return tuple(sorted(out))
+
+
+def split_and_run(
+    tree: Path,
+    scope: Scope,
+    choose: Choose,
+    own: Sequence[str],
+    *,
+    seed: int,
+    timeout_s: float,
+    freeze_report: Path | None = None,
+) -> ChosenRun:
+    """Collect and run as ``chosen.collect_and_run`` does, with the patch's own test files
+    ``own`` (``own_test_files``) collected and run in processes of their own (see the
+    module docstring). ``choose`` sees both collections as one. Returns the ``ChosenRun``
+    (both runs folded into one ``TestRun``). Raises what ``collect_and_run`` and
+    ``collect`` raise."""
+    own = tuple(own)
+    if not own or not scope.extra_paths:
+        return collect_and_run(
+            tree, scope, choose, seed=seed, timeout_s=timeout_s, freeze_report=freeze_report
+        )
+    own_set = frozenset(own)
+    names = {p.rsplit("/", 1)[-1] for p in own if p.endswith(".py")}
+    clashing = [
+        p.relative_to(tree).as_posix()
+        for p in sorted(tree.rglob("*.py"))
+        if p.name in names and not p.is_symlink() and p.relative_to(tree).as_posix() not in own_set
+    ]
+    theirs = collect(
+        tree,
+        scope.extra_paths,
+        timeout_s=timeout_s,
+        env=child_env(seed),
+        doctest_only=[p for p in scope.doctest_only if p in own_set],
+        only_files=[*own, *clashing],
+    )
+    # A file that does not collect beside the patch's test files (a module-name clash) is
+    # judged where they are: in the base's process alone it would collect. That child is
+    # the patch's code talking: only errors of the files it was asked to collect count,
+    # and a file line only adds to the slice (its file's node ids stay in the first run).
+    asked = own_set | frozenset(clashing)
+    theirs = replace(theirs, errors=tuple(e for e in theirs.errors if e.nodeid in asked))
+    broken = frozenset(e.nodeid for e in theirs.errors)
+    second: list[str] = []
+
+    def choose_first(collected: Collected) -> Sequence[str] | None:
+        picked = choose(_merged(collected, theirs, own_set))
+        if picked is None:
+            return None
+        for nodeid in picked:
+            if file_part(nodeid) in own_set or ("::" not in nodeid and nodeid in broken):
+                second.append(nodeid)
+        moved = frozenset(second)
+        return tuple(n for n in picked if n not in moved)
+
+    first_scope = replace(
+        scope,
+        doctest_only=tuple(p for p in scope.doctest_only if p not in own_set),
+        only_files=None
+        if scope.only_files is None
+        else tuple(p for p in scope.only_files if p not in own_set),
+        exclude_files=tuple(sorted({*scope.exclude_files, *own})),
+    )
+    ran = collect_and_run(
+        tree, first_scope, choose_first, seed=seed, timeout_s=timeout_s, freeze_report=freeze_report
+    )
+    collect_s = ran.collect_s + theirs.seconds
+    if ran.run is None:
+        return ChosenRun(None, collect_s, ran.choose_s)
+    if not second:
+        return ChosenRun(ran.run, collect_s, ran.choose_s)
+    own_run = run_tests(
+        tree, nodeids=second, seed=seed, timeout_s=timeout_s, freeze_report=freeze_report
+    )
+    return ChosenRun(union(ran.run, own_run), collect_s, ran.choose_s)
+
+
+def run_apart(
+    tree: Path,
+    nodeids: Sequence[str],
+    own: frozenset[str],
+    *,
+    seed: int,
+    timeout_s: float,
+    freeze_report: Path | None = None,
+) -> TestRun:
+    """Run a slice that was chosen elsewhere (``replay run --base``) in two processes: the
+    node ids of files outside ``own`` (the paths the patch adds or changes), then those of
+    ``own`` and every file line (a file that did not collect at the head: it is judged
+    beside the patch's test files, as the full suite has it). Returns both runs folded
+    into one. Raises what ``run_tests`` raises."""
+    second = [n for n in nodeids if file_part(n) in own or "::" not in n]
+    moved = frozenset(second)
+    first = [n for n in nodeids if n not in moved]
+    runs = [
+        run_tests(tree, nodeids=ids, seed=seed, timeout_s=timeout_s, freeze_report=freeze_report)
+        for ids in (first, second)
+        if ids
+    ]
+    return runs[0] if len(runs) == 1 else union(runs[0], runs[1])
+
+
+def _merged(first: Collected, theirs: Collected, own: frozenset[str]) -> Collected:
+    """One collection from the base's process (``first``) and the patch's (``theirs``):
+    the node ids of the patch's own files from ``theirs``, every error of both."""
+    nodeids = (*first.nodeids, *(n for n in theirs.nodeids if file_part(n) in own))
+    seen = {e.nodeid for e in first.errors}
+    errors = (*first.errors, *(e for e in theirs.errors if e.nodeid not in seen))
+    plugins = tuple(sorted({*first.plugin_files, *theirs.plugin_files}))
+    return Collected(nodeids, first.network, first.seconds + theirs.seconds, errors, plugins)
+
+
+def union(first: TestRun, second: TestRun) -> TestRun:
+    """One ``TestRun`` of two runs of disjoint node ids: every outcome of both, and every
+    problem (the second's named as the patch's own test files' run). Its exit code is the
+    first nonzero one of the runs that ran something."""
+    # A run that was asked to run nothing (every chosen id was the patch's) says nothing.
+    runs = [r for r in (first, second) if r.results] or [first, second]
+    codes = [r.exit_code for r in runs]
+    code = None if None in codes else next((c for c in codes if c != 0), 0)
+    return TestRun(
+        results={**second.results, **first.results},
+        collected=(*first.collected, *second.collected),
+        collect_errors=(*first.collect_errors, *second.collect_errors),
+        exit_code=code,
+        problems=(*first.problems, *(f"{_SECOND}: {p}" for p in second.problems)),
+        timed_out=first.timed_out or second.timed_out,
+        output_tail=first.output_tail + second.output_tail,
+        plugin_files=tuple(sorted({*first.plugin_files, *second.plugin_files})),
+    )

@@ -1,0 +1,197 @@
+"""``split``: the patch's own test files are collected and run in processes of their own;
+on real trees and real pytest children."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from patchlane.lanes.replay import run as replay_run
+from patchlane.lanes.replay.chosen import Scope
+from patchlane.lanes.replay.collect import Collected
+from patchlane.lanes.replay.run import FAILED, PASSED, NodeResult
+from patchlane.lanes.replay.split import own_test_files, run_apart, split_and_run, union
+from patchlane.lanes.replay.staticrules import ModulePatterns
+from tests.lanes.replay.trees import write_tree
+
+LIMITS = "LIMIT = 10\n"
+BASE_TEST = (
+    "import limits\n\n\ndef test_limit():\n    assert limits.LIMIT == 10\n"
+    "\n\ndef test_other():\n    pass\n"
+)
+# The patch's module: changes what the base's test sees, at import, and logs that import.
+PATCH_TEST = (
+    "import limits\n\nopen({log!r}, 'a').write('imported\\n')\nlimits.LIMIT = 3\n\n\n"
+    "def test_low():\n    assert limits.LIMIT == 3\n"
+)
+SCOPE = Scope(("tests",), (), None)
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    return write_tree(tmp_path / "tree", {"src/limits.py": LIMITS, **files})
+
+
+def test_the_base_tests_run_in_a_process_without_the_patchs_module(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    tree = _tree(
+        tmp_path,
+        {"tests/test_base.py": BASE_TEST, "tests/test_new.py": PATCH_TEST.format(log=str(log))},
+    )
+    seen: list[Collected] = []
+
+    def choose(collected: Collected) -> tuple[str, ...]:
+        seen.append(collected)
+        return tuple(sorted(collected.nodeids))
+
+    ran = split_and_run(tree, SCOPE, choose, ["tests/test_new.py"], seed=3, timeout_s=120)
+    # One choice, from both collections as one.
+    (collected,) = seen
+    assert sorted(collected.nodeids) == [
+        "tests/test_base.py::test_limit",
+        "tests/test_base.py::test_other",
+        "tests/test_new.py::test_low",
+    ]
+    assert ran.run is not None
+    # In one process the base's test would see LIMIT = 3 and fail; here it passes, and the
+    # patch's own test passes in its own process: one run holds both.
+    assert ran.run.results == {
+        "tests/test_base.py::test_limit": NodeResult(PASSED),
+        "tests/test_base.py::test_other": NodeResult(PASSED),
+        "tests/test_new.py::test_low": NodeResult(PASSED),
+    }
+    assert ran.run.problems == ()
+    # Imported once to collect it and once to run it, never in the base's process.
+    assert log.read_text().splitlines() == ["imported", "imported"]
+
+
+def test_a_base_test_the_patch_breaks_fails_in_its_own_process(tmp_path: Path) -> None:
+    # The patch lowers LIMIT and restores it from its own test module at import.
+    tree = _tree(
+        tmp_path,
+        {
+            "src/limits.py": "LIMIT = 9\n",
+            "tests/test_base.py": BASE_TEST,
+            "tests/test_zz.py": "import limits\n\nlimits.LIMIT = 10\n\n\ndef test_z():\n    pass\n",
+        },
+    )
+    ran = split_and_run(
+        tree, SCOPE, lambda c: tuple(c.nodeids), ["tests/test_zz.py"], seed=3, timeout_s=120
+    )
+    assert ran.run is not None
+    assert ran.run.results["tests/test_base.py::test_limit"].outcome == FAILED
+    assert ran.run.results["tests/test_zz.py::test_z"].outcome == PASSED
+
+
+def test_only_the_patchs_files_chosen_run_nothing_in_the_base_process(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    tree = _tree(
+        tmp_path,
+        {"tests/test_base.py": BASE_TEST, "tests/test_new.py": PATCH_TEST.format(log=str(log))},
+    )
+    ran = split_and_run(
+        tree,
+        SCOPE,
+        lambda c: ("tests/test_new.py::test_low",),
+        ["tests/test_new.py"],
+        seed=3,
+        timeout_s=120,
+    )
+    assert ran.run is not None
+    assert ran.run.results == {"tests/test_new.py::test_low": NodeResult(PASSED)}
+    assert ran.run.problems == ()
+
+
+def test_a_file_that_clashes_with_the_patchs_module_is_judged_beside_it(tmp_path: Path) -> None:
+    # pytest imports both by the bare name test_q: beside each other, one does not collect.
+    tree = _tree(
+        tmp_path,
+        {"tests/test_q.py": BASE_TEST, "tests/new/test_q.py": "def test_n():\n    pass\n"},
+    )
+    seen: list[Collected] = []
+
+    def choose(collected: Collected) -> tuple[str, ...]:
+        seen.append(collected)
+        return (*collected.nodeids, *(e.nodeid for e in collected.errors))
+
+    ran = split_and_run(tree, SCOPE, choose, ["tests/new/test_q.py"], seed=3, timeout_s=120)
+    (collected,) = seen
+    broken = [e.nodeid for e in collected.errors]
+    assert len(broken) == 1
+    assert ran.run is not None
+    assert ran.run.results[broken[0]].outcome == FAILED
+
+
+def test_no_file_of_the_patchs_runs_as_one_child(tmp_path: Path) -> None:
+    tree = _tree(tmp_path, {"tests/test_base.py": BASE_TEST})
+    ran = split_and_run(tree, SCOPE, lambda c: tuple(c.nodeids), [], seed=3, timeout_s=120)
+    assert ran.run is not None
+    assert sorted(ran.run.ids(PASSED)) == [
+        "tests/test_base.py::test_limit",
+        "tests/test_base.py::test_other",
+    ]
+
+
+def test_the_patchs_own_test_files_by_the_bases_python_files(tmp_path: Path) -> None:
+    tree = _tree(
+        tmp_path,
+        {
+            "tests/check_a.py": "",
+            "tests/test_b.py": "",
+            "tests/helpers.py": "",
+            "tests/conftest.py": "",
+            "tests/__init__.py": "",
+            "tests/cases.txt": ">>> 1\n1\n",
+            "src/doc.py": '"""\n>>> 1\n1\n"""\n',
+            "src/plain.py": "X = 1\n",
+        },
+    )
+    changed = [
+        "tests/check_a.py",
+        "tests/test_b.py",
+        "tests/helpers.py",
+        "tests/conftest.py",
+        "tests/__init__.py",
+        "tests/cases.txt",
+        "src/doc.py",
+        "src/plain.py",
+        "tests/gone.py",
+    ]
+    scope = Scope(("tests",), ("src/doc.py", "src/plain.py"), None)
+    patterns = ModulePatterns(("check_*.py",))
+    assert own_test_files(tree, changed, scope, patterns) == (
+        "src/doc.py",
+        "tests/cases.txt",
+        "tests/check_a.py",
+    )
+
+
+def test_the_union_keeps_every_outcome_and_names_the_second_runs_problems() -> None:
+    first = replay_run.TestRun({"a::t": NodeResult(PASSED)}, ("a::t",), (), 0, (), False, b"one ")
+    second = replay_run.TestRun(
+        {"b::t": NodeResult(FAILED, "no outcome")}, (), (), 2, ("pytest was interrupted",), False,
+        b"two",
+    )  # fmt: skip
+    both = union(first, second)
+    assert both.results == {"a::t": NodeResult(PASSED), "b::t": NodeResult(FAILED, "no outcome")}
+    assert both.exit_code == 2
+    assert both.problems == ("the run of the patch's own test files: pytest was interrupted",)
+    assert both.output_tail == b"one two"
+
+
+def test_a_slice_chosen_elsewhere_runs_the_patchs_files_apart(tmp_path: Path) -> None:
+    tree = _tree(
+        tmp_path,
+        {
+            "src/limits.py": "LIMIT = 9\n",
+            "tests/test_base.py": BASE_TEST,
+            "tests/test_zz.py": "import limits\n\nlimits.LIMIT = 10\n\n\ndef test_z():\n    pass\n",
+        },
+    )
+    ids = [
+        "tests/test_base.py::test_limit",
+        "tests/test_base.py::test_other",
+        "tests/test_zz.py::test_z",
+    ]
+    run = run_apart(tree, ids, frozenset({"tests/test_zz.py"}), seed=3, timeout_s=120)
+    assert run.results["tests/test_base.py::test_limit"].outcome == FAILED
+    assert run.ids(PASSED) == ("tests/test_base.py::test_other", "tests/test_zz.py::test_z")
+    assert run.problems == ()
