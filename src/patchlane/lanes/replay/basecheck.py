@@ -16,6 +16,9 @@ put the base beside it, each on trees materialised from git (never the work tree
   machine lacks; a test already broken): no evidence either way, so ``undecided``.
 - ``environment_faults``: a test file that cannot import a third-party package at the base as
   well is the environment's fault (exit 2 with the package), not the patch's.
+
+With the map's build command (``build``), each tree is built before its tests run, as the
+head's is; a build that fails raises ``BuildFailed``.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from pathlib import Path
 from patchlane import git
 from patchlane.bytecode import is_bytecode
 from patchlane.inputs.paths import to_fs, under_any
+from patchlane.lanes.replay.build import Build, built
 from patchlane.lanes.replay.run import (
     FAILED,
     PASSED,
@@ -83,6 +87,7 @@ def test_changes(
     slice_ids: Sequence[str],
     seed: int,
     timeout_s: float,
+    build: Build | None = None,
 ) -> TestChanges:
     """Run the base version of every changed test file against the head's code.
 
@@ -90,8 +95,9 @@ def test_changes(
     ``head_collected``/``head_broken``: the node ids the head collects and its test files that
     do not collect. When a changed file under the test roots is not itself a test module (a
     helper, a data file), the slice's other tests also run beside the base versions, since
-    their expectations may live there. Returns the ``TestChanges``. Raises ``GitError`` when a
-    commit cannot be read.
+    their expectations may live there. With ``build``, the tree is built first. Returns the
+    ``TestChanges``. Raises ``GitError`` when a commit cannot be read, ``BuildFailed`` when
+    the build fails.
     """
     renamed = {c.path: c.renamed_to for c in changed if c.renamed_to is not None}
     at_base: list[str] = []
@@ -128,6 +134,7 @@ def test_changes(
         ]
         if not at_base and not others:
             return TestChanges((), (), 0)
+        built(build, tree, "head (with the base's test files)")
         run = run_tests(tree, nodeids=others, files=at_base, seed=seed, timeout_s=timeout_s)
     # A test moved to another file or into a class keeps its name (its last part). Counting
     # it as moved is safe: its base version has just run against the head's code, so an
@@ -155,14 +162,21 @@ def test_changes(
 
 
 def skips_that_run_at_base(
-    repo: Path, merge_base: str, nodeids: Sequence[str], *, seed: int, timeout_s: float
+    repo: Path,
+    merge_base: str,
+    nodeids: Sequence[str],
+    *,
+    seed: int,
+    timeout_s: float,
+    build: Build | None = None,
 ) -> tuple[str, ...]:
     """Return the node ids (of ``nodeids``, skipped by the suite at the head) that pass at the
     base: the patch made them skip. Raises ``GitError`` when the base cannot be read."""
     wanted = [n for n in nodeids if "::" in n]
     if not wanted:
         return ()
-    return _run_at_base(repo, merge_base, wanted, seed=seed, timeout_s=timeout_s).ids(PASSED)
+    run = _run_at_base(repo, merge_base, wanted, seed=seed, timeout_s=timeout_s, build=build)
+    return run.ids(PASSED)
 
 
 def failures_at_base(
@@ -173,6 +187,7 @@ def failures_at_base(
     seed: int,
     timeout_s: float,
     uncollected: frozenset[str] = frozenset(),
+    build: Build | None = None,
 ) -> tuple[str, ...]:
     """Return the node ids (of ``nodeids``, failed at the head) that fail at the base as well:
     the base collects and fails them, or (for ``uncollected``: ids the head's run did not
@@ -181,7 +196,7 @@ def failures_at_base(
     base does not have is the patch's own. Raises ``GitError`` when the base cannot be read."""
     if not nodeids:
         return ()
-    run = _run_at_base(repo, merge_base, nodeids, seed=seed, timeout_s=timeout_s)
+    run = _run_at_base(repo, merge_base, nodeids, seed=seed, timeout_s=timeout_s, build=build)
     collected = set(run.collected)
     broken = {e.nodeid for e in run.collect_errors}
     return tuple(
@@ -204,6 +219,7 @@ def environment_faults(
     *,
     seed: int,
     timeout_s: float,
+    build: Build | None = None,
 ) -> list[CollectError]:
     """Return the collection errors (missing modules) that the base has too.
 
@@ -216,7 +232,7 @@ def environment_faults(
         return []
     # A file's own id runs all of its tests; one the base lacks reports no collection error.
     ids = [e.nodeid for e in candidates]
-    run = _run_at_base(repo, merge_base, ids, seed=seed, timeout_s=timeout_s)
+    run = _run_at_base(repo, merge_base, ids, seed=seed, timeout_s=timeout_s, build=build)
     at_base = {e.nodeid: e for e in run.collect_errors}
     return [e for e in candidates if e.nodeid in at_base and at_base[e.nodeid].missing == e.missing]
 
@@ -229,6 +245,7 @@ def collects_at_base(
     *,
     seed: int,
     timeout_s: float,
+    build: Build | None = None,
 ) -> frozenset[str]:
     """Return the paths (of ``paths``: test files or directories that do not collect at the
     head) that the base has and collects without an error: the patch broke them (a new test
@@ -244,6 +261,7 @@ def collects_at_base(
         roots = [r for r in test_roots if to_fs(tree, r).exists()]
         if not present or not roots:
             return frozenset()
+        built(build, tree, "base")
         try:
             found = collect(
                 tree, roots, timeout_s=timeout_s, env=child_env(seed), only_files=present
@@ -255,12 +273,20 @@ def collects_at_base(
 
 
 def _run_at_base(
-    repo: Path, merge_base: str, nodeids: Sequence[str], *, seed: int, timeout_s: float
+    repo: Path,
+    merge_base: str,
+    nodeids: Sequence[str],
+    *,
+    seed: int,
+    timeout_s: float,
+    build: Build | None = None,
 ) -> TestRun:
-    """Run ``nodeids`` on the base commit, materialised from git like the head."""
+    """Run ``nodeids`` on the base commit, materialised from git like the head (and built
+    with ``build`` first: ``BuildFailed`` when that fails)."""
     with tempfile.TemporaryDirectory(prefix="patchlane-base-run-") as tmp:
         tree = Path(tmp) / "tree"
         materialise(repo, merge_base, tree)
+        built(build, tree, "base")
         return run_tests(tree, nodeids=nodeids, seed=seed, timeout_s=timeout_s)
 
 
