@@ -43,6 +43,9 @@ C_SOURCE = """\
 static PyObject *add(PyObject *self, PyObject *args) {
     long a, b;
     if (!PyArg_ParseTuple(args, "ll", &a, &b)) return NULL;
+#ifdef FASTADD_LEGACY
+    return PyLong_FromLong(a - b);
+#endif
     return PyLong_FromLong(a + b);
 }
 
@@ -118,18 +121,22 @@ def test_without_a_build_command_a_c_patch_is_undecided_although_the_stale_build
         capture_output=True,
     )
     monkeypatch.setenv("PYTHONPATH", f"{stale}:{os.environ.get('PYTHONPATH', '')}")
-    # The Python side changes too, so that the slice holds the test without the compiled rule
-    # (before issue 19 this patch earned accept_for_review).
+    # The patch turns a macro on in the build configuration (the map ignores setup.py) and
+    # touches the Python side, so that the slice holds the test: before issue 19 this patch
+    # earned accept_for_review, replayed against the stale build.
     repo.write("fastmath/__init__.py", '"""Fast maths."""\n\nfrom _fastadd import add\n')
-    hostile(repo)
+    legacy = '["csrc/fastadd.c"], define_macros=[("FASTADD_LEGACY", "1")]'
+    repo.write("setup.py", SETUP.replace('["csrc/fastadd.c"]', legacy))
+    repo.commit("faster add")
     out = tmp_path / "ev"
     assert gate(repo, out) == 3
     replay = load(out, "replay-report.json")
     assert replay["status"] == "pass"  # the stale build cannot see the patch
-    assert any(
-        "compiled source changed: replay would run the base's build (csrc/fastadd.c)" in m
-        for m in reasons(out)
-    )
+    assert reasons(out) == [
+        "compiled source changed: replay would run the base's build (setup.py); name the "
+        "command that builds it in the base's map (lanes.replay.build, e.g. \"python setup.py "
+        'build_ext --inplace") so that the replay rebuilds the head'
+    ]
 
 
 def test_with_a_build_command_the_head_is_rebuilt_and_the_broken_extension_is_rejected(
@@ -164,3 +171,13 @@ def test_a_build_that_fails_at_the_base_and_the_head_is_the_environments(
     err = capsys.readouterr().err
     assert "lanes.replay.build fails at the base and the head alike" in err
     assert "without a network" in err
+
+
+def test_with_a_build_command_a_harmless_c_patch_is_accepted(repo: GitRepo, tmp_path: Path) -> None:
+    project(repo, build=BUILD)
+    hostile(repo, "static PyObject *add(", "/* the sum */\nstatic PyObject *add(")
+    out = tmp_path / "ev"
+    assert gate(repo, out) == 0, reasons(out)
+    replay = load(out, "replay-report.json")
+    assert replay["passed"] == ["tests/test_add.py::test_add"]
+    assert replay["slice_rules"] == {"compiled code": 1}
