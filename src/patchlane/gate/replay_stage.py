@@ -677,6 +677,12 @@ def _replay_here(
     report = _verified_and_checked(
         repo, cls, opts, seed, selection, result, freeze_report, out, clock, dep_map
     )
+    return _with_build_events(report, head_build)
+
+
+def _with_build_events(report: ReplayReport, head_build: BuildResult | None) -> ReplayReport:
+    """``report`` with the review event of a head build that wrote what the diff never
+    showed (``compiled.wrote_events``), if it did."""
     from patchlane.gate.compiled import wrote_events
 
     wrote = wrote_events(head_build)

@@ -91,19 +91,17 @@ def test_changes(
 ) -> TestChanges:
     """Run the base version of every changed test file against the head's code.
 
-    ``changed`` are the changed paths under the test roots (both sides of renames).
+    ``changed``: the changed paths under the test roots (both sides of renames);
     ``head_collected``/``head_broken``: the node ids the head collects and its test files that
     do not collect. When a changed file under the test roots is not itself a test module (a
     helper, a data file), the slice's other tests also run beside the base versions, since
-    their expectations may live there. With ``build``, the tree is built first. Returns the
-    ``TestChanges``. Raises ``GitError`` when a commit cannot be read, ``BuildFailed`` when
-    the build fails.
+    their expectations may live there; with ``build``, the tree is built first. Returns the
+    ``TestChanges``. Raises ``GitError`` when a commit cannot be read, ``BuildFailed``.
     """
     renamed = {c.path: c.renamed_to for c in changed if c.renamed_to is not None}
     at_base: list[str] = []
     with tempfile.TemporaryDirectory(prefix="patchlane-base-tests-") as tmp:
-        tree = Path(tmp) / "tree"
-        materialise(repo, head, tree)
+        tree = _tree(repo, head, Path(tmp) / "tree", build, "head, again")
         for c in changed:
             if is_bytecode(c.path):
                 continue  # never written, from either side (patchlane.bytecode)
@@ -134,7 +132,6 @@ def test_changes(
         ]
         if not at_base and not others:
             return TestChanges((), (), 0)
-        built(build, tree, "head (with the base's test files)")
         run = run_tests(tree, nodeids=others, files=at_base, seed=seed, timeout_s=timeout_s)
     # A test moved to another file or into a class keeps its name (its last part). Counting
     # it as moved is safe: its base version has just run against the head's code, so an
@@ -284,10 +281,16 @@ def _run_at_base(
     """Run ``nodeids`` on the base commit, materialised from git like the head (and built
     with ``build`` first: ``BuildFailed`` when that fails)."""
     with tempfile.TemporaryDirectory(prefix="patchlane-base-run-") as tmp:
-        tree = Path(tmp) / "tree"
-        materialise(repo, merge_base, tree)
-        built(build, tree, "base")
+        tree = _tree(repo, merge_base, Path(tmp) / "tree", build, "base")
         return run_tests(tree, nodeids=nodeids, seed=seed, timeout_s=timeout_s)
+
+
+def _tree(repo: Path, commit: str, tree: Path, build: Build | None, where: str) -> Path:
+    """Return ``tree`` with ``commit`` materialised in it and built with ``build`` (``where``
+    names it). Raises ``GitError``, ``BuildFailed``."""
+    materialise(repo, commit, tree)
+    built(build, tree, where)
+    return tree
 
 
 def fault_message(fault: CollectError) -> str:
