@@ -74,10 +74,11 @@ FILES = {
 }
 
 
-def project(repo: GitRepo, build: str | None) -> GitRepo:
+def project(repo: GitRepo, build: str | None, files: dict[str, str] | None = None) -> GitRepo:
+    """Commit the project on ``main`` (``files`` written over ``FILES``); check out ``agent``."""
     line = "" if build is None else f"    build: {json.dumps(build)}\n"
     repo.write("review-map.yml", MAP.format(build=line))
-    for path, text in FILES.items():
+    for path, text in {**FILES, **(files or {})}.items():
         repo.write(path, text)
     repo.commit("fastmath with its C extension")
     repo.branch("agent")
@@ -181,3 +182,18 @@ def test_with_a_build_command_a_harmless_c_patch_is_accepted(repo: GitRepo, tmp_
     replay = load(out, "replay-report.json")
     assert replay["passed"] == ["tests/test_add.py::test_add"]
     assert replay["slice_rules"] == {"compiled code": 1}
+
+
+def test_with_a_build_command_properties_call_the_rebuilt_extension(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    # The property imports the extension: the property lane's head tree is built too, so a
+    # harmless patch is accepted and the hostile one is caught by the property itself.
+    props = "from _fastadd import add\n\n\ndef prop_add(seed, n=200):\n    assert add(2, 3) == 5\n"
+    project(repo, build=BUILD, files={"checks/props.py": props})
+    hostile(repo)
+    out = tmp_path / "ev"
+    assert gate(repo, out) == 1
+    assert load(out, "verdict.json")["reasons"][0]["rule"] == 1
+    failure = load(out, "property-report.json")["failures"][0]
+    assert (failure["property"], failure["kind"]) == ("prop_add", "assertion")
