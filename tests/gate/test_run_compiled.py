@@ -91,8 +91,8 @@ def hostile(repo: GitRepo, old: str = "a + b", new: str = "a - b") -> None:
     repo.commit("faster add")
 
 
-def gate(repo: GitRepo, out: Path) -> int:
-    argv = ["--repo", str(repo.path), "-q", "gate", "--base", "main", "--seed", "7"]
+def gate(repo: GitRepo, out: Path, *extra: str) -> int:
+    argv = ["--repo", str(repo.path), "-q", "gate", "--base", "main", "--seed", "7", *extra]
     return main([*argv, "--cases", "5", "--replay", "local", "--out-dir", str(out)])
 
 
@@ -151,6 +151,21 @@ def test_with_a_build_command_the_head_is_rebuilt_and_the_broken_extension_is_re
     assert replay["failed"] == ["tests/test_add.py::test_add"]
     assert not any("compiled source changed" in m for m in reasons(out))
     assert "replay: build" in load(out, "verdict.json")["timings"]
+
+
+def test_with_a_dependency_map_a_c_patch_still_runs_every_test(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    # The map is recorded on the base, built first; no coverage line of it names the C
+    # source, yet every test file is collected and every test runs.
+    project(repo, build=BUILD, files={"tests/test_other.py": "def test_other():\n    pass\n"})
+    hostile(repo)
+    out = tmp_path / "ev"
+    assert gate(repo, out, "--dep-map", "auto", "--dep-cache", str(tmp_path / "cache")) == 1
+    replay = load(out, "replay-report.json")
+    assert replay["dependency_map"].endswith("recorded now")
+    assert replay["failed"] == ["tests/test_add.py::test_add"]
+    assert replay["slice_count"] == 2
 
 
 def test_a_build_that_fails_only_at_the_head_is_the_patchs(repo: GitRepo, tmp_path: Path) -> None:

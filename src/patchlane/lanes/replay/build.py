@@ -29,6 +29,7 @@ from pathlib import Path, PurePosixPath
 
 from patchlane import sandbox
 from patchlane.config import DEFAULT_BUILD_TIMEOUT_S, ReplayLane
+from patchlane.errors import PatchlaneError
 from patchlane.sandbox import Confinement
 from patchlane.ui import one_line
 
@@ -137,8 +138,9 @@ class BuildResult:
         return f"the build command {how} at the {self.where}{said}"
 
 
-class BuildFailed(Exception):
-    """The build command failed in a tree (``result`` says where and how)."""
+class BuildFailed(PatchlaneError):
+    """The build command failed in a tree (``result`` says where and how). The gate's
+    replay stage judges it (``gate.compiled``); elsewhere (``replay select``) it is exit 2."""
 
     def __init__(self, result: BuildResult) -> None:
         super().__init__(result.failure())
@@ -167,7 +169,6 @@ def build_env(env: Mapping[str, str]) -> dict[str, str]:
     kept["PATH"] = os.pathsep.join(p for p in (interpreter, kept.get("PATH", os.defpath)) if p)
     kept["PYTHON"] = sys.executable
     kept["PYTHONDONTWRITEBYTECODE"] = "1"
-    kept.pop("PYTHONPATH", None)
     return kept
 
 

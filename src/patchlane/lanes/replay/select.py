@@ -647,7 +647,12 @@ def _map_plan(
     _load_text_tests(selector, files)
     graph = importgraph.build(selector.sources, selector.roots(), files)
     decision = selector.use_map(depmap, changes, base_by_file, graph)
-    touched = _touches_collection(changes, tests) or next(iter(selector.shared_state), None)
+    touched = (
+        _touches_collection(changes, tests)
+        or next(iter(selector.shared_state), None)
+        # Compiled code selects every test (``_apply_rules``): all of them are collected.
+        or next(iter(compiled_paths(selector.changed, Build.of(selector.map.replay))), None)
+    )
     if touched is not None:
         # What the patch does to the test files can change how the others collect (a
         # deleted __init__.py that makes two modules clash, a new test module that stubs
