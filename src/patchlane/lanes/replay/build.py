@@ -17,8 +17,10 @@ A patch to the C source would then be replayed against the base's binary. So:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -185,26 +187,35 @@ def run_build(build: Build, tree: Path, where: str, *, audit: bool = False) -> B
         argv = sandbox.isolation().command(["/bin/sh", "-c", build.command], confinement, tree)
         env = sandbox.confined_env(build_env(os.environ), Path(scratch))
         start = time.monotonic()
-        try:
-            proc = subprocess.run(
-                argv,
-                cwd=tree,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                timeout=build.timeout_s,
-                check=False,
-                start_new_session=True,
-            )
-        except subprocess.TimeoutExpired as e:
-            output = e.output if isinstance(e.output, bytes) else b""
-            return BuildResult(where, False, None, time.monotonic() - start, _tail(output))
+        code, output = _run(argv, tree, env, build.timeout_s)
         seconds = time.monotonic() - start
-    wrote = _wrote(before, _digests(tree)) if audit and proc.returncode == 0 else ()
-    return BuildResult(
-        where, proc.returncode == 0, proc.returncode, seconds, _tail(proc.stdout), wrote
+    wrote = _wrote(before, _digests(tree)) if audit and code == 0 else ()
+    return BuildResult(where, code == 0, code, seconds, _tail(output), wrote)
+
+
+def _run(
+    argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float
+) -> tuple[int | None, bytes]:
+    """Run ``argv`` in its own process group; return its exit status (``None`` when it ran
+    past ``timeout_s``: its whole group, a compiler's children included, is killed) and
+    its output, stdout and stderr together."""
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
+    try:
+        output, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        output, _ = proc.communicate()
+        return None, output
+    return proc.returncode, output
 
 
 def built(
