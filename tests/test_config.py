@@ -185,6 +185,17 @@ def test_fixture_roots_form() -> None:
     assert m.fixture.locks == ("tests/fixtures/billing/LOCK.json", "tests/quota.lock.json")
 
 
+def test_the_replay_build_command_and_its_timeout() -> None:
+    text = 'lanes:\n  replay:\n    build: "python setup.py build_ext --inplace"\n'
+    m = parse_review_map(text + "    build_timeout_s: 120\n", "m.yml")
+    assert (m.replay.build, m.replay.build_timeout_s) == (
+        "python setup.py build_ext --inplace",
+        120.0,
+    )
+    assert parse_review_map(text, "m.yml").replay.build_timeout_s == 900.0
+    assert DEFAULT_REPLAY.build is None
+
+
 def test_a_map_with_no_lanes_is_valid_and_empty() -> None:
     m = parse_review_map("lanes: {}\n", "m.yml")
     assert (m.property, m.fixture, m.freeze, m.ignore) == (None, None, None, ())
@@ -258,6 +269,10 @@ ERRORS: list[tuple[str, str, int, str]] = [
      6, "lanes.property.timeout_s: expected a positive number"),
     ("timeout inf", _edit('    module: "checks.props"\n', '    module: "checks.props"\n    timeout_s: .inf\n'),
      6, "lanes.property.timeout_s: must be finite"),
+    ("blank build", _edit('    tests: ["tests/"]\n', '    tests: ["tests/"]\n    build: "  "\n'),
+     13, "lanes.replay.build: expected a shell command"),
+    ("build timeout", _edit('    tests: ["tests/"]\n', '    tests: ["tests/"]\n    build_timeout_s: 0\n'),
+     13, "lanes.replay.build_timeout_s: expected a positive number"),
     ("list for mapping", _edit("  freeze:\n    registry: \"tests/flaky-freeze.yml\"\n",
                                "  freeze: [\"tests/flaky-freeze.yml\"]\n"),
      9, "lanes.freeze: expected a mapping, got a list"),

@@ -78,6 +78,8 @@ lanes:
     tests: ["tests/"]
     private: ["tests/fixtures/customer/"]
     require_signature: false
+    build: "python setup.py build_ext --inplace"
+    build_timeout_s: 600
 ignore:
   - path: "docs/"
     reason: "prose only"
@@ -91,6 +93,8 @@ ignore:
         {"lanes": {}, "extra": 1},
         {"lanes": {"fixture": {"paths": ["../x/"], "lock": "x.json"}}},
         {"lanes": {"property": {"paths": [], "module": "a", "modules": ["b"]}}},
+        {"lanes": {"replay": {"build": " "}}},
+        {"lanes": {"replay": {"build_timeout_s": 0}}},
     ],
 )
 def test_the_map_schema_refuses_what_the_loader_refuses(bad: dict[str, object]) -> None:

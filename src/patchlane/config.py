@@ -22,6 +22,8 @@ DEFAULT_AUDIT_BUDGET_S = 5.0
 DEFAULT_MAX_AGE_DAYS = 14
 DEFAULT_MAX_EXTENSIONS = 1
 DEFAULT_REPLAY_TESTS = ("tests/",)
+# A C extension's build takes seconds to minutes; a build that hangs must still end.
+DEFAULT_BUILD_TIMEOUT_S = 900.0
 # The replay passes the property seed on as PYTHONHASHSEED, which Python accepts only up to
 # 2**32 - 1 (a larger one makes every test process fail to start).
 MAX_SEED = 2**32 - 1
@@ -84,6 +86,11 @@ class ReplayLane:
     tests: tuple[str, ...]
     private: tuple[str, ...]
     require_signature: bool
+    # A shell command that builds the project's compiled code in place (``python setup.py
+    # build_ext --inplace``), run in every materialised tree before collection
+    # (docs/architecture.md §2); ``None``: nothing is built.
+    build: str | None = None
+    build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S
 
 
 @dataclass(frozen=True)
@@ -300,7 +307,7 @@ def _replay(lanes: Fields) -> ReplayLane:
     r = lanes.mapping("replay", default=None)
     if r is None:
         return ReplayLane(tests=DEFAULT_REPLAY_TESTS, private=(), require_signature=False)
-    r.only(("private", "require_signature", "tests"))
+    r.only(("build", "build_timeout_s", "private", "require_signature", "tests"))
     tests = _paths(r, "tests", DEFAULT_REPLAY_TESTS)
     if not tests:
         raise r.fail("tests", "expected at least one test path")
@@ -308,6 +315,8 @@ def _replay(lanes: Fields) -> ReplayLane:
         tests=tests,
         private=_paths(r, "private"),
         require_signature=r.boolean("require_signature", default=False),
+        build=r.text("build", expected="a shell command", default=None),
+        build_timeout_s=_seconds(r, "build_timeout_s", DEFAULT_BUILD_TIMEOUT_S),
     )
 
 

@@ -407,6 +407,8 @@ def render_map(
         f"    max_age_days: {MAX_AGE_DAYS}",
         "  replay:",
         '    tests: ["tests/"]',
+        "    # compiled code (C, Cython, Rust): the command that builds it in place",
+        '    # build: "python setup.py build_ext --inplace"',
         "# Paths no lane needs, each with a one-line reason; an unmapped change is undecided:",
         "# ignore:",
         '#   - path: "docs/"',

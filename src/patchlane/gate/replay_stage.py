@@ -31,6 +31,7 @@ from patchlane.ui import Output, one_line
 
 if TYPE_CHECKING:
     from patchlane.lanes.freeze.report import FreezeReport
+    from patchlane.lanes.replay.build import Build, BuildResult
     from patchlane.lanes.replay.collect import Collected
     from patchlane.lanes.replay.depmap import DependencyMap
     from patchlane.lanes.replay.run import RunResult
@@ -133,13 +134,38 @@ def replay(
     out: Output,
     steps: Steps | None = None,
 ) -> ReplayReport:
-    """Return the replay lane's report (and write the slice and receipt files it used).
+    """Return the replay lane's report (and write the slice and receipt files it used),
+    with the review events compiled code raises (``gate.compiled``).
 
     Raises ``UsageError`` without a seed, ``CollectionError`` when pytest cannot collect the
     suite and the patch changes no harness file (this machine's fault, not the patch's),
     ``EnvironmentFault`` for a test file that cannot import a package at base and head
-    alike.
+    alike, or for a map's build command that fails at both.
     """
+    from patchlane.gate.compiled import compiled_events, judge_build_failure
+    from patchlane.lanes.replay.build import BuildFailed
+
+    try:
+        report = _replay(repo, cls, opts, local_green, freeze_report, out, steps)
+    except BuildFailed as e:
+        report = judge_build_failure(repo, cls, opts.mode, e.result)
+    if report.skipped:
+        return report
+    events = compiled_events(repo, cls)
+    return _with_events(report, *events) if events else report
+
+
+def _replay(
+    repo: Path,
+    cls: Classification,
+    opts: ReplayOptions,
+    local_green: bool,
+    freeze_report: FreezeReport,
+    out: Output,
+    steps: Steps | None = None,
+) -> ReplayReport:
+    """The replay lane's report, as ``replay`` says; raises what it raises, and
+    ``BuildFailed`` for a map's build command that fails in a tree."""
     if not local_green:
         # A local lane that is not green is red: the verdict is already reject, and the
         # replay is skipped whatever --replay asked for (no evidence, not an error).
@@ -449,6 +475,7 @@ def _failures_at_base(
                 seed=seed,
                 timeout_s=RUN_TIMEOUT_S,
                 uncollected=uncollected,
+                build=_build(cls),
             )
         )
     report = dataclasses.replace(
@@ -484,7 +511,9 @@ def _refuse_environment_faults(
     if not any(e.missing for e in errors):
         return
     out.progress("replay: a test file does not import; checking the base")
-    faults = environment_faults(repo, cls.merge_base, errors, seed=seed, timeout_s=RUN_TIMEOUT_S)
+    faults = environment_faults(
+        repo, cls.merge_base, errors, seed=seed, timeout_s=RUN_TIMEOUT_S, build=_build(cls)
+    )
     if faults:
         raise EnvironmentFault(fault_message(faults[0]))
 
@@ -513,7 +542,7 @@ def _skips_at_base(
             f"replay: {len(to_run)} node(s) skipped by the suite; running them at the base"
         )
         hidden += skips_that_run_at_base(
-            repo, cls.merge_base, to_run, seed=seed, timeout_s=RUN_TIMEOUT_S
+            repo, cls.merge_base, to_run, seed=seed, timeout_s=RUN_TIMEOUT_S, build=_build(cls)
         )
     hidden.sort()
     report = dataclasses.replace(
@@ -566,6 +595,7 @@ def _test_changes(
         slice_ids=selection.nodeids,
         seed=seed,
         timeout_s=RUN_TIMEOUT_S,
+        build=_build(cls),
     )
     report = dataclasses.replace(
         report,
@@ -585,6 +615,13 @@ def _test_changes(
             f"{len(ids)} test(s) fails at the head: {_quote(ids)}"
         )
     return _with_events(report, *events)
+
+
+def _build(cls: Classification) -> Build | None:
+    """The map's build command, which every materialised tree runs before its tests."""
+    from patchlane.gate.compiled import build_of
+
+    return build_of(cls)
 
 
 def _quote(ids: Sequence[str], limit: int = 5) -> str:
@@ -631,6 +668,7 @@ def _replay_here(
                 ),
             )
         out.progress(plan.progress)
+        head_build = _build_head(cls, Path(tmp) / "head", out, clock)
 
         def choose(collected: Collected) -> tuple[str, ...] | None:
             chosen.append(decide_slice(plan, collected))
@@ -668,9 +706,34 @@ def _replay_here(
     )
     result = _signed(RunResult(receipt, ran.run))
     atomic_write_bytes(opts.receipt_path, result.receipt.render())
-    return _verified_and_checked(
+    report = _verified_and_checked(
         repo, cls, opts, seed, selection, result, freeze_report, out, clock, dep_map
     )
+    return _with_build_events(report, head_build)
+
+
+def _with_build_events(report: ReplayReport, head_build: BuildResult | None) -> ReplayReport:
+    """``report`` with the review event of a head build that wrote what the diff never
+    showed (``compiled.wrote_events``), if it did."""
+    from patchlane.gate.compiled import wrote_events
+
+    wrote = wrote_events(head_build)
+    return _with_events(report, *wrote) if wrote else report
+
+
+def _build_head(cls: Classification, tree: Path, out: Output, clock: Steps) -> BuildResult | None:
+    """Run the map's build command in the materialised head ``tree`` before pytest
+    collects (docs/architecture.md §2, "Compiled code"); return its result, ``None``
+    without one. Raises ``BuildFailed`` when it fails."""
+    from patchlane.gate.compiled import build_of
+    from patchlane.lanes.replay.build import built
+
+    build = build_of(cls)
+    if build is None:
+        return None
+    out.progress(f"replay: building the head ({one_line(build.command)[:120]})")
+    with clock.step("replay: build"):
+        return built(build, tree, "head", audit=True)
 
 
 def _own_tests(cls: Classification, plan: SlicePlan, tree: Path) -> tuple[str, ...]:

@@ -335,6 +335,7 @@ def _trees(
     base_commit = git.resolve_commit(repo, base) if base is not None else None
     head_root = scratch / "head"
     materialise(repo, head_commit, head_root)
+    _build_head(review_map, head_root)
     if base_commit is None:
         where = f"no base, oracles from head {head_commit[:12]}"
         return _Trees(repo, head_root, None, None, head_commit, where)
@@ -347,6 +348,19 @@ def _trees(
     return _Trees(
         repo, head_root, base_root, base_commit, head_commit, where, skipped, places, base_tests
     )
+
+
+def _build_head(review_map: ReviewMap, root: Path) -> None:
+    """Build the head's compiled code in ``root`` with the map's ``lanes.replay.build``, so
+    that properties call the patch's extension, never a stale build (docs/architecture.md
+    §2, "Compiled code"). A build that fails leaves the tree unbuilt: the replay stage
+    judges that failure (against the base's build too), and a property that imports the
+    extension errors meanwhile, which is never a pass. Raises nothing for what it does."""
+    from patchlane.lanes.replay.build import Build, run_build
+
+    build = Build.of(review_map.replay)
+    if build is not None:
+        run_build(build, root, "head")
 
 
 def _materialise_base(

@@ -16,6 +16,9 @@ put the base beside it, each on trees materialised from git (never the work tree
   machine lacks; a test already broken): no evidence either way, so ``undecided``.
 - ``environment_faults``: a test file that cannot import a third-party package at the base as
   well is the environment's fault (exit 2 with the package), not the patch's.
+
+With the map's build command (``build``), each tree is built before its tests run, as the
+head's is; a build that fails raises ``BuildFailed``.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from patchlane import git
 from patchlane.bytecode import is_bytecode
 from patchlane.gate.harness import module_patterns_at
 from patchlane.inputs.paths import to_fs, under_any
+from patchlane.lanes.replay.build import Build, built
 from patchlane.lanes.replay.run import (
     FAILED,
     PASSED,
@@ -84,22 +88,22 @@ def test_changes(
     slice_ids: Sequence[str],
     seed: int,
     timeout_s: float,
+    build: Build | None = None,
 ) -> TestChanges:
     """Run the base version of every changed test file against the head's code.
 
-    ``changed`` are the changed paths under the test roots (both sides of renames).
+    ``changed``: the changed paths under the test roots (both sides of renames);
     ``head_collected``/``head_broken``: the node ids the head collects and its test files that
     do not collect. When a changed file under the test roots is not itself a test module (a
     helper, a data file), the slice's other tests also run beside the base versions, since
-    their expectations may live there. Returns the ``TestChanges``. Raises ``GitError`` when a
-    commit cannot be read.
+    their expectations may live there; with ``build``, the tree is built first. Returns the
+    ``TestChanges``. Raises ``GitError`` when a commit cannot be read, ``BuildFailed``.
     """
     renamed = {c.path: c.renamed_to for c in changed if c.renamed_to is not None}
     patterns = module_patterns_at(repo, merge_base)  # the base's python_files (§2)
     at_base: list[str] = []
     with tempfile.TemporaryDirectory(prefix="patchlane-base-tests-") as tmp:
-        tree = Path(tmp) / "tree"
-        materialise(repo, head, tree)
+        tree = _tree(repo, head, Path(tmp) / "tree", build, "head, again")
         for c in changed:
             if is_bytecode(c.path):
                 continue  # never written, from either side (patchlane.bytecode)
@@ -156,14 +160,21 @@ def test_changes(
 
 
 def skips_that_run_at_base(
-    repo: Path, merge_base: str, nodeids: Sequence[str], *, seed: int, timeout_s: float
+    repo: Path,
+    merge_base: str,
+    nodeids: Sequence[str],
+    *,
+    seed: int,
+    timeout_s: float,
+    build: Build | None = None,
 ) -> tuple[str, ...]:
     """Return the node ids (of ``nodeids``, skipped by the suite at the head) that pass at the
     base: the patch made them skip. Raises ``GitError`` when the base cannot be read."""
     wanted = [n for n in nodeids if "::" in n]
     if not wanted:
         return ()
-    return _run_at_base(repo, merge_base, wanted, seed=seed, timeout_s=timeout_s).ids(PASSED)
+    run = _run_at_base(repo, merge_base, wanted, seed=seed, timeout_s=timeout_s, build=build)
+    return run.ids(PASSED)
 
 
 def failures_at_base(
@@ -174,6 +185,7 @@ def failures_at_base(
     seed: int,
     timeout_s: float,
     uncollected: frozenset[str] = frozenset(),
+    build: Build | None = None,
 ) -> tuple[str, ...]:
     """Return the node ids (of ``nodeids``, failed at the head) that fail at the base as well:
     the base collects and fails them, or (for ``uncollected``: ids the head's run did not
@@ -182,7 +194,7 @@ def failures_at_base(
     base does not have is the patch's own. Raises ``GitError`` when the base cannot be read."""
     if not nodeids:
         return ()
-    run = _run_at_base(repo, merge_base, nodeids, seed=seed, timeout_s=timeout_s)
+    run = _run_at_base(repo, merge_base, nodeids, seed=seed, timeout_s=timeout_s, build=build)
     collected = set(run.collected)
     broken = {e.nodeid for e in run.collect_errors}
     return tuple(
@@ -205,6 +217,7 @@ def environment_faults(
     *,
     seed: int,
     timeout_s: float,
+    build: Build | None = None,
 ) -> list[CollectError]:
     """Return the collection errors (missing modules) that the base has too.
 
@@ -217,7 +230,7 @@ def environment_faults(
         return []
     # A file's own id runs all of its tests; one the base lacks reports no collection error.
     ids = [e.nodeid for e in candidates]
-    run = _run_at_base(repo, merge_base, ids, seed=seed, timeout_s=timeout_s)
+    run = _run_at_base(repo, merge_base, ids, seed=seed, timeout_s=timeout_s, build=build)
     at_base = {e.nodeid: e for e in run.collect_errors}
     return [e for e in candidates if e.nodeid in at_base and at_base[e.nodeid].missing == e.missing]
 
@@ -230,6 +243,7 @@ def collects_at_base(
     *,
     seed: int,
     timeout_s: float,
+    build: Build | None = None,
 ) -> frozenset[str]:
     """Return the paths (of ``paths``: test files or directories that do not collect at the
     head) that the base has and collects without an error: the patch broke them (a new test
@@ -245,6 +259,7 @@ def collects_at_base(
         roots = [r for r in test_roots if to_fs(tree, r).exists()]
         if not present or not roots:
             return frozenset()
+        built(build, tree, "base")
         try:
             found = collect(
                 tree, roots, timeout_s=timeout_s, env=child_env(seed), only_files=present
@@ -256,13 +271,27 @@ def collects_at_base(
 
 
 def _run_at_base(
-    repo: Path, merge_base: str, nodeids: Sequence[str], *, seed: int, timeout_s: float
+    repo: Path,
+    merge_base: str,
+    nodeids: Sequence[str],
+    *,
+    seed: int,
+    timeout_s: float,
+    build: Build | None = None,
 ) -> TestRun:
-    """Run ``nodeids`` on the base commit, materialised from git like the head."""
+    """Run ``nodeids`` on the base commit, materialised from git like the head (and built
+    with ``build`` first: ``BuildFailed`` when that fails)."""
     with tempfile.TemporaryDirectory(prefix="patchlane-base-run-") as tmp:
-        tree = Path(tmp) / "tree"
-        materialise(repo, merge_base, tree)
+        tree = _tree(repo, merge_base, Path(tmp) / "tree", build, "base")
         return run_tests(tree, nodeids=nodeids, seed=seed, timeout_s=timeout_s)
+
+
+def _tree(repo: Path, commit: str, tree: Path, build: Build | None, where: str) -> Path:
+    """Return ``tree`` with ``commit`` materialised in it and built with ``build`` (``where``
+    names it). Raises ``GitError``, ``BuildFailed``."""
+    materialise(repo, commit, tree)
+    built(build, tree, where)
+    return tree
 
 
 def fault_message(fault: CollectError) -> str:

@@ -190,6 +190,7 @@ def record(
     with tempfile.TemporaryDirectory(prefix="patchlane-map-") as tmp:
         tree = Path(tmp) / "tree"
         materialise(repo, base, tree)
+        _build_base(review_map, tree)
         paths = [p for p in review_map.replay.tests if to_fs(tree, p).exists()]
         if out is not None:
             out.progress(f"replay map: collecting the base's tests ({base[:12]})")
@@ -209,6 +210,17 @@ def record(
         data = json.loads(recording.read_text(encoding="utf-8"))
     passed = run.ids(PASSED) if not run.problems else ()
     return from_recording(Binding.here(base), collected.nodeids, data, passed)
+
+
+def _build_base(review_map: ReviewMap, tree: Path) -> None:
+    """Run the map's build command in the base's ``tree`` before its suite runs. Raises
+    ``MapRecordingError`` when it fails (selection then keeps the static rules)."""
+    from patchlane.lanes.replay.build import Build, BuildFailed, built
+
+    try:
+        built(Build.of(review_map.replay), tree, "base")
+    except BuildFailed as e:
+        raise MapRecordingError(f"replay map: {e}") from e
 
 
 def obtain(

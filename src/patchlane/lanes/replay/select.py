@@ -35,6 +35,7 @@ from typing import Any
 from patchlane.config import ReviewMap
 from patchlane.inputs.paths import to_fs, under, under_any
 from patchlane.lanes.replay import importgraph, mapselect, slicefile
+from patchlane.lanes.replay.build import COMPILED_RULE, Build, built, compiled_paths
 from patchlane.lanes.replay.chosen import Scope
 from patchlane.lanes.replay.collect import DEFAULT_TIMEOUT_S, Collected, collect
 from patchlane.lanes.replay.depmap import DependencyMap
@@ -397,7 +398,7 @@ def select_slice(
     the ``Selection``. Raises
     ``GitError`` when the head cannot be read, ``CollectionError`` when pytest cannot
     collect the head's tests, ``SliceError`` when a collected node id cannot be a slice
-    line.
+    line, ``BuildFailed`` when the map's build command fails at the head.
     """
     del base  # the diff arrives as changed_paths
     with tempfile.TemporaryDirectory(prefix="patchlane-select-") as tmp:
@@ -417,6 +418,8 @@ def select_slice(
         )
         if out is not None:
             out.progress(plan.progress)
+        # The map's build command runs before pytest collects, as in ``--replay local``.
+        built(Build.of(review_map.replay), root, "head")
         env = None if seed is None else child_env(seed)
         scope = plan.scope
         result = collect(
@@ -441,7 +444,15 @@ def base_collector(
 
         tests = review_map.replay.tests
         seed_or_0 = 0 if seed is None else seed
-        return collects_at_base(repo, merge_base, paths, tests, seed=seed_or_0, timeout_s=timeout_s)
+        return collects_at_base(
+            repo,
+            merge_base,
+            paths,
+            tests,
+            seed=seed_or_0,
+            timeout_s=timeout_s,
+            build=Build.of(review_map.replay),
+        )
 
     return ask
 
@@ -591,6 +602,13 @@ def _apply_rules(
             why = f"{path} changes state every later test shares ({where})"
             for nodeid in [*result.nodeids, *broken]:
                 selector.add(nodeid, why, SHARED_STATE)
+        for path in compiled_paths(selector.changed, Build.of(selector.map.replay)):
+            # No graph or map sees through an extension: which test runs its code is
+            # unknown, so every test does (docs/architecture.md §2, "Compiled code").
+            why = f"{path} is compiled code, which no import graph follows"
+            for nodeid in [*result.nodeids, *broken]:
+                selector.add(nodeid, why, COMPILED_RULE)
+            selector.reach(path, "*")
     selector.by_failure_log(failure_log, by_file)
     for path in broken:
         if path in selector.reasons:
@@ -658,8 +676,11 @@ def _map_plan(
     _load_text_tests(selector, files)
     graph = importgraph.build(selector.sources, selector.roots(), files)
     decision = selector.use_map(depmap, changes, base_by_file, graph)
-    touched = _touches_collection(changes, tests, selector.patterns) or next(
-        iter(selector.shared_state), None
+    touched = (
+        _touches_collection(changes, tests, selector.patterns)
+        or next(iter(selector.shared_state), None)
+        # Compiled code selects every test (``_apply_rules``): all of them are collected.
+        or next(iter(compiled_paths(selector.changed, Build.of(selector.map.replay))), None)
     )
     if touched is not None:
         # What the patch does to the test files can change how the others collect (a
