@@ -55,7 +55,12 @@ def test_a_gate_runs_evidence_reads_back_as_itself(repo: GitRepo, tmp_path: Path
     cls = classify(repo.path, "main", "HEAD", None)
     assert evidence.classification == cls.summary()
     facts = evidence.classification.facts
-    verdict = decide(reports.property, reports.fixture, reports.freeze, reports.replay, facts)
+    # Which isolation ran is a fact of the machine, not of the reports: read back with them.
+    isolation = evidence.verdict.isolation
+    assert isolation is not None
+    verdict = decide(
+        reports.property, reports.fixture, reports.freeze, reports.replay, facts, isolation
+    )
     assert verdict == evidence.verdict
     note = build_note(evidence.classification, reports, evidence.verdict)
     assert note.to_markdown() == (out / FILE_NAMES["review"]).read_text("utf-8")

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from patchlane.lanes.replay.build import Build, BuildResult
     from patchlane.lanes.replay.collect import Collected
     from patchlane.lanes.replay.depmap import DependencyMap
-    from patchlane.lanes.replay.run import RunResult
+    from patchlane.lanes.replay.run import RunResult, TestRun
     from patchlane.lanes.replay.select import Selection, SlicePlan
 
 # Files of the code under test that Python never runs or reads when the tests import it:
@@ -646,7 +646,6 @@ def _replay_here(
     Raises what ``replay`` raises."""
     from patchlane.lanes.replay.collect import CollectionError
     from patchlane.lanes.replay.receipt import utc_stamp
-    from patchlane.lanes.replay.run import RunResult, receipt_for
     from patchlane.lanes.replay.select import base_collector, decide_slice, plan_slice
     from patchlane.lanes.replay.split import split_and_run
 
@@ -696,20 +695,32 @@ def _replay_here(
     selection = chosen[0]
     if ran.run is None:
         return _with_slice(_empty(opts.mode), selection)
-    receipt = receipt_for(
-        ran.run,
-        seed=seed,
-        slice_sha256=selection.sha256,
-        head=cls.head,
-        host_role="local",
-        started=started,
-    )
-    result = _signed(RunResult(receipt, ran.run))
-    atomic_write_bytes(opts.receipt_path, result.receipt.render())
+    result = _local_receipt(cls, opts, seed, selection, ran.run, started)
     report = _verified_and_checked(
         repo, cls, opts, seed, selection, result, freeze_report, out, clock, dep_map
     )
     return _with_build_events(report, head_build)
+
+
+def _local_receipt(
+    cls: Classification,
+    opts: ReplayOptions,
+    seed: int,
+    selection: Selection,
+    run: TestRun,
+    started: str,
+) -> RunResult:
+    """The receipt of a local run, signed when a key is configured, written to the
+    evidence directory."""
+    from patchlane.lanes.replay.run import RunResult, receipt_for
+
+    receipt = receipt_for(
+        run, seed=seed, slice_sha256=selection.sha256, head=cls.head, host_role="local",
+        started=started,
+    )  # fmt: skip
+    result = _signed(RunResult(receipt, run))
+    atomic_write_bytes(opts.receipt_path, result.receipt.render())
+    return result
 
 
 def _with_build_events(report: ReplayReport, head_build: BuildResult | None) -> ReplayReport:
