@@ -198,3 +198,33 @@ def test_the_bwrap_command_hides_home_and_cache_and_binds_only_the_writable_plac
     assert f"--bind {tree} {tree}" in text and f"--bind {scratch} {scratch}" in text
     assert text.index(f"--tmpfs {home}") < text.index(f"--ro-bind {interpreter}")
     assert argv[argv.index("--chdir") + 1] == str(tree)
+
+
+@needs_bwrap
+def test_a_test_cannot_reach_a_hosts_unix_socket_or_read_a_hidden_secret(tmp_path: Path) -> None:
+    # A unix socket is a file, beyond a network namespace's reach: an ssh agent or a
+    # docker socket would be one. A secret file the process holds (a signing key) and the
+    # system's password file read as nothing a test could leak through its node ids.
+    sock = tmp_path / "agent.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(sock))
+    server.listen()
+    server.settimeout(0.2)
+    secret = tmp_path / "host.key"
+    secret.write_text("private")
+    sandbox.hide_file(secret)
+    tests = (
+        "import socket\n\n"
+        f"def test_socket():\n    s = socket.socket(socket.AF_UNIX)\n    s.connect({str(sock)!r})\n\n"
+        f"def test_secret():\n    assert open({str(secret)!r}).read() == 'private'\n\n"
+        "def test_shadow():\n    assert open('/etc/shadow').read()\n"
+    )
+    tree = write_tree(tmp_path / "tree", {"tests/test_reach.py": tests})
+    ids = [f"tests/test_reach.py::test_{n}" for n in ("socket", "secret", "shadow")]
+    try:
+        run = run_tests(tree, nodeids=ids, seed=3, timeout_s=120)
+        with pytest.raises(TimeoutError):
+            server.accept()
+    finally:
+        server.close()
+    assert {n: r.outcome for n, r in run.results.items()} == dict.fromkeys(ids, FAILED)

@@ -61,6 +61,21 @@ _CREDENTIAL_PREFIXES = ("AWS_", "AZURE_", "GOOGLE_", "GCP_", "ACTIONS_", "PATCHL
 # The repositories this process works on (``show``): read-only in every sandbox, also where
 # they lie in the user's home (a head checkout's objects, an editable install's paths).
 _REPOSITORIES: set[Path] = set()
+# Secret files this process holds (``hide_file``: a signing key), and the system's own,
+# each replaced by an empty file in every sandbox: what a test can read, it can leak
+# through its node ids into a receipt.
+_SECRET_FILES: set[Path] = set()
+_SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh")
+# Shared places a child must not reach: other processes' temporary files and the sockets of
+# the machine's services (a unix socket is a file: a network namespace does not stop it).
+# ``/dev/shm`` is the fresh ``/dev``'s own.
+_SHARED_PLACES = ("/tmp", "/var/tmp", "/run", "/var/run")  # noqa: S108
+
+
+def hide_file(path: Path) -> None:
+    """Hide the secret file ``path`` (its contents) from every sandboxed child this process
+    starts from now on."""
+    _SECRET_FILES.add(_real(path))
 
 
 def show(repo: Path) -> None:
@@ -95,6 +110,7 @@ class Isolation:
     netns_prefix: tuple[str, ...] = ()
     hidden: tuple[Path, ...] = field(default=(), compare=False)
     shown: tuple[Path, ...] = field(default=(), compare=False)
+    secrets: tuple[Path, ...] = field(default=(), compare=False)
 
     @property
     def sandboxed(self) -> bool:
@@ -140,12 +156,17 @@ def bwrap_args(isolation: Isolation, confinement: Confinement, cwd: Path) -> lis
     hidden = [h for h in isolation.hidden if not any(_below(h, w) for w in writable)]
     for place in sorted(set(hidden), key=_depth):
         args += ["--tmpfs", os.fspath(place)]
+
     shown = {_real(p) for p in (*isolation.shown, *_REPOSITORIES, *confinement.readable)}
     for place in sorted(shown, key=_depth):
         if any(_below(place, h) and place != h for h in hidden) and place.exists():
             args += ["--ro-bind", os.fspath(place), os.fspath(place)]
     for place in sorted(set(writable), key=_depth):
         args += ["--bind", os.fspath(place), os.fspath(place)]
+    # After every bind that could show them again: a secret file reads as empty.
+    for secret in sorted(_SECRET_FILES | set(isolation.secrets)):
+        if secret.is_file():
+            args += ["--ro-bind", "/dev/null", os.fspath(secret)]
     # Last, once every mount point below them exists: a write into a hidden place fails
     # instead of landing in a throwaway directory, so the attempt shows.
     for place in sorted(set(hidden), key=_depth):
@@ -177,7 +198,7 @@ def is_credential(name: str) -> bool:
 def isolation() -> Isolation:
     """Return the isolation children get here, probed once per process: ``bwrap`` when a
     real sandboxed child starts, else a network namespace from ``unshare``, else none."""
-    hidden, shown = _hidden_and_shown()
+    hidden, shown, secrets = _hidden_and_shown()
     wanted = os.environ.get(BWRAP_ENV, "")
     if wanted.lower() == "none":
         why = f"{BWRAP_ENV}=none"
@@ -186,13 +207,13 @@ def isolation() -> Isolation:
         if found is None:
             why = "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
         else:
-            probe = Isolation(BWRAP, "", found, (), hidden, shown)
+            probe = Isolation(BWRAP, "", found, (), hidden, shown, secrets)
             why = _probe(probe)
             if not why:
                 return probe
     prefix = _netns_prefix()
     kind = FALLBACK_NETNS if prefix else FALLBACK_NONE
-    return Isolation(kind, why, None, prefix, hidden, shown)
+    return Isolation(kind, why, None, prefix, hidden, shown, secrets)
 
 
 def _probe(candidate: Isolation) -> str:
@@ -244,21 +265,33 @@ def _netns_prefix() -> tuple[str, ...]:
     return ()
 
 
-def _hidden_and_shown() -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+def _hidden_and_shown() -> tuple[tuple[Path, ...], tuple[Path, ...], tuple[Path, ...]]:
     """The places a sandboxed child must not see (the user's home, patchlane's cache and
-    key directories) and those it needs from inside them (the interpreter, this process's
-    ``sys.path``, the bytecode prefix), all resolved."""
+    key directories, the shared temporary and run-time directories), those it needs from
+    inside them (the interpreter, this process's ``sys.path``, the bytecode prefix), and
+    the secret files to empty (a signing key named by the environment, the system's
+    password and host-key files), all resolved."""
+    import tempfile
+
     from patchlane.cache import default_cache
     from patchlane.cachekey import key_dir
 
-    hidden = [
-        _real(p)
-        for p in (Path.home(), default_cache(), key_dir())
-        if p.is_dir() and _real(p) != Path("/")
-    ]
+    places = [Path.home(), default_cache(), key_dir(), Path(tempfile.gettempdir())]
+    places += [Path(p) for p in _SHARED_PLACES if not Path(p).is_symlink()]
+    hidden = {_real(p) for p in places if p.is_dir() and _real(p) != Path("/")}
     shown = {_real(Path(p)) for p in _interpreter_places()}
     shown |= {_real(Path(p)) for p in sys.path if p and Path(p).is_dir()}
-    return tuple(hidden), tuple(sorted(p for p in shown if p != Path("/")))
+    named = [os.environ[k] for k in ("PATCHLANE_SIGNING_KEY",) if os.environ.get(k)]
+    secrets: set[Path] = set()
+    for entry in (*_SYSTEM_SECRETS, *named):
+        path = Path(entry)
+        found = sorted(path.glob("ssh_host_*key")) if path.is_dir() else [path]
+        secrets |= {_real(p) for p in found}
+    return (
+        tuple(sorted(hidden, key=_depth)),
+        tuple(sorted(p for p in shown if p != Path("/"))),
+        tuple(sorted(secrets)),
+    )
 
 
 def _interpreter_places() -> Iterable[str]:

@@ -99,7 +99,12 @@ def _read(path: Path) -> bytes:
 
 
 def load_private_key(path: Path) -> Ed25519PrivateKey:
-    """Read an unencrypted Ed25519 private key (PEM, PKCS#8). Raises ``KeyFileError``."""
+    """Read an unencrypted Ed25519 private key (PEM, PKCS#8), and hide its file from every
+    sandboxed child started from now on (a test could read it and leak it through its node
+    ids). Raises ``KeyFileError``."""
+    from patchlane.sandbox import hide_file
+
+    hide_file(path)
     try:
         key = serialization.load_pem_private_key(_read(path), password=None)
     except (ValueError, TypeError) as e:
