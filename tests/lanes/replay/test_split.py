@@ -11,6 +11,7 @@ from patchlane.lanes.replay.collect import Collected
 from patchlane.lanes.replay.run import FAILED, PASSED, NodeResult
 from patchlane.lanes.replay.split import own_test_files, run_apart, split_and_run, union
 from patchlane.lanes.replay.staticrules import ModulePatterns
+from patchlane.sandbox import isolation
 from tests.lanes.replay.trees import write_tree
 
 LIMITS = "LIMIT = 10\n"
@@ -18,9 +19,12 @@ BASE_TEST = (
     "import limits\n\n\ndef test_limit():\n    assert limits.LIMIT == 10\n"
     "\n\ndef test_other():\n    pass\n"
 )
-# The patch's module: changes what the base's test sees, at import, and logs that import.
+# The patch's module: changes what the base's test sees, at import, and logs that import
+# where it can (in the sandbox, only a test run's tree is writable: a collection's is not).
 PATCH_TEST = (
-    "import limits\n\nopen({log!r}, 'a').write('imported\\n')\nlimits.LIMIT = 3\n\n\n"
+    "import limits\nfrom pathlib import Path\n\ntry:\n"
+    "    with Path(__file__).with_name('log.txt').open('a') as f:\n"
+    "        f.write('imported\\n')\nexcept OSError:\n    pass\nlimits.LIMIT = 3\n\n\n"
     "def test_low():\n    assert limits.LIMIT == 3\n"
 )
 SCOPE = Scope(("tests",), (), None)
@@ -31,11 +35,8 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def test_the_base_tests_run_in_a_process_without_the_patchs_module(tmp_path: Path) -> None:
-    log = tmp_path / "log.txt"
-    tree = _tree(
-        tmp_path,
-        {"tests/test_base.py": BASE_TEST, "tests/test_new.py": PATCH_TEST.format(log=str(log))},
-    )
+    log = tmp_path / "tree" / "tests" / "log.txt"
+    tree = _tree(tmp_path, {"tests/test_base.py": BASE_TEST, "tests/test_new.py": PATCH_TEST})
     seen: list[Collected] = []
 
     def choose(collected: Collected) -> tuple[str, ...]:
@@ -59,8 +60,10 @@ def test_the_base_tests_run_in_a_process_without_the_patchs_module(tmp_path: Pat
         "tests/test_new.py::test_low": NodeResult(PASSED),
     }
     assert ran.run.problems == ()
-    # Imported once to collect it and once to run it, never in the base's process.
-    assert log.read_text().splitlines() == ["imported", "imported"]
+    # Imported once to collect it (logged only where the collection may write) and once to
+    # run it, never in the base's process.
+    runs = 1 if isolation().sandboxed else 2
+    assert log.read_text().splitlines() == ["imported"] * runs
 
 
 def test_a_base_test_the_patch_breaks_fails_in_its_own_process(tmp_path: Path) -> None:
@@ -82,11 +85,7 @@ def test_a_base_test_the_patch_breaks_fails_in_its_own_process(tmp_path: Path) -
 
 
 def test_only_the_patchs_files_chosen_run_nothing_in_the_base_process(tmp_path: Path) -> None:
-    log = tmp_path / "log.txt"
-    tree = _tree(
-        tmp_path,
-        {"tests/test_base.py": BASE_TEST, "tests/test_new.py": PATCH_TEST.format(log=str(log))},
-    )
+    tree = _tree(tmp_path, {"tests/test_base.py": BASE_TEST, "tests/test_new.py": PATCH_TEST})
     ran = split_and_run(
         tree,
         SCOPE,
