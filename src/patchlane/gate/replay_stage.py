@@ -161,13 +161,18 @@ def replay(
     if seed is None:
         raise UsageError("--replay needs a seed: pass --seed N or set lanes.property.seed")
     from patchlane.lanes.replay.collect import CollectionError
+    from patchlane.lanes.replay.run import draw_hash_seed
 
     clock = steps if steps is not None else Steps(Output(quiet=True))
+    # The PYTHONHASHSEED and Hypothesis seed of every child this stage starts on the head
+    # or the base (the run, and the checks beside it at the base, alike): drawn afresh for
+    # each gate, never from the public seed, which a patch could be tuned to.
+    hash_seed = draw_hash_seed()
     if opts.mode == "local":
-        return _replay_here(repo, cls, opts, seed, freeze_report, out, clock)
+        return _replay_here(repo, cls, opts, (seed, hash_seed), freeze_report, out, clock)
     try:
         dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
-        selection = _select(repo, cls, opts, seed, out, clock, (dep_map, note))
+        selection = _select(repo, cls, opts, hash_seed, out, clock, (dep_map, note))
     except CollectionError as e:
         if not cls.harness_changed:
             raise
@@ -185,7 +190,7 @@ def replay(
             ),
             selection,
         )
-    _refuse_environment_faults(repo, cls, selection, seed, out)
+    _refuse_environment_faults(repo, cls, selection, hash_seed, out)
     with clock.step("replay: run"):
         # A receipt that came back is evidence whatever the command exited with (a runner
         # that ran the slice and saw a failure may well exit 1); verified below.
@@ -194,7 +199,7 @@ def replay(
         unreachable = _no_evidence(opts.mode, "unreachable", problem or "no receipt came back")
         return _with_slice(unreachable, selection)
     return _verified_and_checked(
-        repo, cls, opts, seed, selection, None, freeze_report, out, clock, dep_map
+        repo, cls, opts, (seed, hash_seed), selection, None, freeze_report, out, clock, dep_map
     )
 
 
@@ -202,7 +207,7 @@ def _verified_and_checked(
     repo: Path,
     cls: Classification,
     opts: ReplayOptions,
-    seed: int,
+    seeds: tuple[int, int],
     selection: Selection,
     run: RunResult | None,
     freeze_report: FreezeReport,
@@ -210,23 +215,27 @@ def _verified_and_checked(
     clock: Steps,
     dep_map: DependencyMap | None,
 ) -> ReplayReport:
-    """The receipt verified against the slice, then the gate's own checks (``_checked``)."""
+    """The receipt verified against the slice (``seeds``: the public seed it answers to,
+    and the hash seed of the gate's own children), then the gate's own checks
+    (``_checked``)."""
+    seed, hash_seed = seeds
     report = _with_slice(_verify(cls, opts, seed, selection, freeze_report), selection)
     with clock.step("replay: checks at the base"):
-        return _checked(repo, cls, seed, selection, run, report, out, dep_map)
+        return _checked(repo, cls, hash_seed, selection, run, report, out, dep_map)
 
 
 def _select(
     repo: Path,
     cls: Classification,
     opts: ReplayOptions,
-    seed: int,
+    hash_seed: int,
     out: Output,
     clock: Steps,
     the_map: tuple[DependencyMap | None, str],
 ) -> Selection:
-    """Select the slice for the patch with ``the_map`` (the map, and its note). Raises
-    ``CollectionError`` when pytest cannot collect the head's suite."""
+    """Select the slice for the patch with ``the_map`` (the map, and its note), collecting
+    under ``hash_seed``. Raises ``CollectionError`` when pytest cannot collect the head's
+    suite."""
     from patchlane.lanes.replay.select import select_slice
 
     patch = cls.patch
@@ -242,7 +251,7 @@ def _select(
             failure_log=opts.failure_log,
             all_tests=False,
             out=out,
-            seed=seed,
+            seed=hash_seed,
             dep_map=dep_map,
             dep_map_note=note,
         )
@@ -279,7 +288,7 @@ def _dependency_map(
 def _checked(
     repo: Path,
     cls: Classification,
-    seed: int,
+    hash_seed: int,
     selection: Selection,
     run: RunResult | None,
     report: ReplayReport,
@@ -290,7 +299,8 @@ def _checked(
     plugins pytest loaded, skips and failures against the base, the patch's test changes,
     and the changed code no passing base test reaches. With ``dep_map`` (the merge base's),
     a node that passed when the map was recorded is known to pass at the base
-    (``_known_at_base``) and is not run there again."""
+    (``_known_at_base``) and is not run there again. The base's runs get ``hash_seed``,
+    the head run's, so that a node is compared under the same seed."""
     loaded = set(selection.plugin_files) | set(run.run.plugin_files if run else ())
     report = _plugins_outside_the_harness(cls, sorted(loaded), report)
     if run is not None:
@@ -302,11 +312,11 @@ def _checked(
         )
     known = _known_at_base(dep_map)
     if report.status == Status.PASS:
-        report = _skips_at_base(repo, cls, seed, report, out, known)
+        report = _skips_at_base(repo, cls, hash_seed, report, out, known)
     if report.status == Status.FAIL:
-        report = _failures_at_base(repo, cls, seed, report, out, known)
+        report = _failures_at_base(repo, cls, hash_seed, report, out, known)
     if report.status != Status.FAIL:
-        report = _test_changes(repo, cls, seed, selection, report, out)
+        report = _test_changes(repo, cls, hash_seed, selection, report, out)
     unreached = unreached_code(cls, selection, frozenset(report.passed))
     report = dataclasses.replace(report, unreached=tuple(unreached))
     if unreached and report.status != Status.FAIL:
@@ -392,7 +402,7 @@ def _split_known(nodes: Sequence[str], known: frozenset[str] | None) -> tuple[li
 def _failures_at_base(
     repo: Path,
     cls: Classification,
-    seed: int,
+    hash_seed: int,
     report: ReplayReport,
     out: Output,
     known: frozenset[str] | None = None,
@@ -416,7 +426,7 @@ def _failures_at_base(
                 repo,
                 cls.merge_base,
                 to_run,
-                seed=seed,
+                hash_seed=hash_seed,
                 timeout_s=RUN_TIMEOUT_S,
                 uncollected=uncollected,
             )
@@ -443,7 +453,7 @@ def _failures_at_base(
 
 
 def _refuse_environment_faults(
-    repo: Path, cls: Classification, selection: Selection, seed: int, out: Output
+    repo: Path, cls: Classification, selection: Selection, hash_seed: int, out: Output
 ) -> None:
     """Raise ``EnvironmentFault`` (exit 2) when a test file of the slice cannot import a
     package at the base and the head alike: the environment's fault, not the patch's."""
@@ -454,7 +464,9 @@ def _refuse_environment_faults(
     if not any(e.missing for e in errors):
         return
     out.progress("replay: a test file does not import; checking the base")
-    faults = environment_faults(repo, cls.merge_base, errors, seed=seed, timeout_s=RUN_TIMEOUT_S)
+    faults = environment_faults(
+        repo, cls.merge_base, errors, hash_seed=hash_seed, timeout_s=RUN_TIMEOUT_S
+    )
     if faults:
         raise EnvironmentFault(fault_message(faults[0]))
 
@@ -462,7 +474,7 @@ def _refuse_environment_faults(
 def _skips_at_base(
     repo: Path,
     cls: Classification,
-    seed: int,
+    hash_seed: int,
     report: ReplayReport,
     out: Output,
     known: frozenset[str] | None = None,
@@ -483,7 +495,7 @@ def _skips_at_base(
             f"replay: {len(to_run)} node(s) skipped by the suite; running them at the base"
         )
         hidden += skips_that_run_at_base(
-            repo, cls.merge_base, to_run, seed=seed, timeout_s=RUN_TIMEOUT_S
+            repo, cls.merge_base, to_run, hash_seed=hash_seed, timeout_s=RUN_TIMEOUT_S
         )
     hidden.sort()
     report = dataclasses.replace(
@@ -506,7 +518,7 @@ def _skips_at_base(
 def _test_changes(
     repo: Path,
     cls: Classification,
-    seed: int,
+    hash_seed: int,
     selection: Selection,
     report: ReplayReport,
     out: Output,
@@ -534,7 +546,7 @@ def _test_changes(
         head_collected=frozenset(selection.collected),
         head_broken=frozenset(e.nodeid for e in selection.collect_errors),
         slice_ids=selection.nodeids,
-        seed=seed,
+        hash_seed=hash_seed,
         timeout_s=RUN_TIMEOUT_S,
     )
     report = dataclasses.replace(
@@ -566,15 +578,16 @@ def _replay_here(
     repo: Path,
     cls: Classification,
     opts: ReplayOptions,
-    seed: int,
+    seeds: tuple[int, int],
     freeze_report: FreezeReport,
     out: Output,
     clock: Steps,
 ) -> ReplayReport:
     """``--replay local``: one pytest child on the head commit's bytes collects the
-    candidate test files, this process selects the slice from what it collected (written
-    and hashed before any test runs), and the child runs exactly that (``chosen``). The
-    receipt is built, signed when a key is configured, then verified like any other.
+    candidate test files, this process selects the slice from what it
+    collected (written and hashed before any test runs), and the child runs exactly that
+    (``chosen``), under the drawn hash seed of ``seeds`` (the public seed, the hash seed).
+    The receipt is built, signed when a key is configured, then verified like any other.
     Raises what ``replay`` raises."""
     from patchlane.lanes.replay.chosen import collect_and_run
     from patchlane.lanes.replay.collect import CollectionError
@@ -582,6 +595,7 @@ def _replay_here(
     from patchlane.lanes.replay.run import RunResult, receipt_for
     from patchlane.lanes.replay.select import base_collector, decide_slice, plan_slice
 
+    seed, hash_seed = seeds
     dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
     chosen: list[Selection] = []
     freeze_path = opts.receipt_path.parent / "freeze-report.json"
@@ -596,14 +610,14 @@ def _replay_here(
                 dep_map=dep_map,
                 dep_map_note=note,
                 collects_at_base=base_collector(
-                    repo, cls.patch.review_map, cls.merge_base, seed, RUN_TIMEOUT_S
+                    repo, cls.patch.review_map, cls.merge_base, hash_seed, RUN_TIMEOUT_S
                 ),
             )
         out.progress(plan.progress)
 
         def choose(collected: Collected) -> tuple[str, ...] | None:
             chosen.append(decide_slice(plan, collected))
-            return _to_run(repo, cls, opts, seed, chosen[0], out)
+            return _to_run(repo, cls, opts, hash_seed, chosen[0], out)
 
         started = utc_stamp()
         begun = time.perf_counter()
@@ -612,7 +626,7 @@ def _replay_here(
                 Path(tmp) / "head",
                 plan.scope,
                 choose,
-                seed=seed,
+                hash_seed=hash_seed,
                 timeout_s=RUN_TIMEOUT_S,
                 freeze_report=freeze_path if freeze_path.is_file() else None,
             )
@@ -629,6 +643,7 @@ def _replay_here(
     receipt = receipt_for(
         ran.run,
         seed=seed,
+        hash_seed=hash_seed,
         slice_sha256=selection.sha256,
         head=cls.head,
         host_role="local",
@@ -637,7 +652,7 @@ def _replay_here(
     result = _signed(RunResult(receipt, ran.run))
     atomic_write_bytes(opts.receipt_path, result.receipt.render())
     return _verified_and_checked(
-        repo, cls, opts, seed, selection, result, freeze_report, out, clock, dep_map
+        repo, cls, opts, seeds, selection, result, freeze_report, out, clock, dep_map
     )
 
 
@@ -656,7 +671,7 @@ def _to_run(
     repo: Path,
     cls: Classification,
     opts: ReplayOptions,
-    seed: int,
+    hash_seed: int,
     selection: Selection,
     out: Output,
 ) -> tuple[str, ...] | None:
@@ -665,7 +680,7 @@ def _to_run(
     atomic_write_bytes(opts.slice_path, selection.slice_bytes)
     if not selection.nodeids:
         return None
-    _refuse_environment_faults(repo, cls, selection, seed, out)
+    _refuse_environment_faults(repo, cls, selection, hash_seed, out)
     out.progress(f"replay: running {len(selection.nodeids)} node id(s) with pytest")
     return selection.nodeids
 

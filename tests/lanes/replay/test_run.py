@@ -33,8 +33,10 @@ import pytest
 
 
 def test_pass():
-    assert os.environ["PATCHLANE_SEED"] == "4242"
-    assert os.environ["PYTHONHASHSEED"] == "4242"
+    # One drawn value seeds hashing and Hypothesis; written down for the receipt's check.
+    assert os.environ["PATCHLANE_SEED"] == os.environ["PYTHONHASHSEED"]
+    with open("seen-hash-seed.txt", "w") as f:
+        f.write(os.environ["PYTHONHASHSEED"])
 
 
 def test_fail():
@@ -162,6 +164,15 @@ def big_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, RunResul
 def test_only_a_pass_is_passed(big_run: tuple[GitRepo, RunResult]) -> None:
     _, result = big_run
     assert result.receipt.passed_nodeids == tuple(sorted([PASS, P1, KEPT]))
+
+
+def test_the_receipt_records_the_hash_seed_the_run_drew(big_run: tuple[GitRepo, RunResult]) -> None:
+    repo, result = big_run
+    seen = (repo.path / "seen-hash-seed.txt").read_text(encoding="utf-8")
+    assert result.receipt.seed == 4242  # the public seed the receipt answers to
+    assert result.receipt.hash_seed is not None and 0 <= result.receipt.hash_seed < 2**32
+    assert seen == str(result.receipt.hash_seed)
+    assert result.receipt.to_json()["hash_seed"] == result.receipt.hash_seed
 
 
 @pytest.mark.parametrize(

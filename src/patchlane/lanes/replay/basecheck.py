@@ -81,7 +81,7 @@ def test_changes(
     head_collected: frozenset[str],
     head_broken: frozenset[str],
     slice_ids: Sequence[str],
-    seed: int,
+    hash_seed: int,
     timeout_s: float,
 ) -> TestChanges:
     """Run the base version of every changed test file against the head's code.
@@ -128,7 +128,9 @@ def test_changes(
         ]
         if not at_base and not others:
             return TestChanges((), (), 0)
-        run = run_tests(tree, nodeids=others, files=at_base, seed=seed, timeout_s=timeout_s)
+        run = run_tests(
+            tree, nodeids=others, files=at_base, hash_seed=hash_seed, timeout_s=timeout_s
+        )
     # A test moved to another file or into a class keeps its name (its last part). Counting
     # it as moved is safe: its base version has just run against the head's code, so an
     # expectation changed on the way shows up as an edited one.
@@ -155,14 +157,15 @@ def test_changes(
 
 
 def skips_that_run_at_base(
-    repo: Path, merge_base: str, nodeids: Sequence[str], *, seed: int, timeout_s: float
+    repo: Path, merge_base: str, nodeids: Sequence[str], *, hash_seed: int, timeout_s: float
 ) -> tuple[str, ...]:
     """Return the node ids (of ``nodeids``, skipped by the suite at the head) that pass at the
     base: the patch made them skip. Raises ``GitError`` when the base cannot be read."""
     wanted = [n for n in nodeids if "::" in n]
     if not wanted:
         return ()
-    return _run_at_base(repo, merge_base, wanted, seed=seed, timeout_s=timeout_s).ids(PASSED)
+    run = _run_at_base(repo, merge_base, wanted, hash_seed=hash_seed, timeout_s=timeout_s)
+    return run.ids(PASSED)
 
 
 def failures_at_base(
@@ -170,7 +173,7 @@ def failures_at_base(
     merge_base: str,
     nodeids: Sequence[str],
     *,
-    seed: int,
+    hash_seed: int,
     timeout_s: float,
     uncollected: frozenset[str] = frozenset(),
 ) -> tuple[str, ...]:
@@ -181,7 +184,7 @@ def failures_at_base(
     base does not have is the patch's own. Raises ``GitError`` when the base cannot be read."""
     if not nodeids:
         return ()
-    run = _run_at_base(repo, merge_base, nodeids, seed=seed, timeout_s=timeout_s)
+    run = _run_at_base(repo, merge_base, nodeids, hash_seed=hash_seed, timeout_s=timeout_s)
     collected = set(run.collected)
     broken = {e.nodeid for e in run.collect_errors}
     return tuple(
@@ -202,7 +205,7 @@ def environment_faults(
     merge_base: str,
     errors: Sequence[CollectError],
     *,
-    seed: int,
+    hash_seed: int,
     timeout_s: float,
 ) -> list[CollectError]:
     """Return the collection errors (missing modules) that the base has too.
@@ -216,7 +219,7 @@ def environment_faults(
         return []
     # A file's own id runs all of its tests; one the base lacks reports no collection error.
     ids = [e.nodeid for e in candidates]
-    run = _run_at_base(repo, merge_base, ids, seed=seed, timeout_s=timeout_s)
+    run = _run_at_base(repo, merge_base, ids, hash_seed=hash_seed, timeout_s=timeout_s)
     at_base = {e.nodeid: e for e in run.collect_errors}
     return [e for e in candidates if e.nodeid in at_base and at_base[e.nodeid].missing == e.missing]
 
@@ -227,7 +230,7 @@ def collects_at_base(
     paths: Sequence[str],
     test_roots: Sequence[str],
     *,
-    seed: int,
+    hash_seed: int,
     timeout_s: float,
 ) -> frozenset[str]:
     """Return the paths (of ``paths``: test files or directories that do not collect at the
@@ -246,7 +249,7 @@ def collects_at_base(
             return frozenset()
         try:
             found = collect(
-                tree, roots, timeout_s=timeout_s, env=child_env(seed), only_files=present
+                tree, roots, timeout_s=timeout_s, env=child_env(hash_seed), only_files=present
             )
         except CollectionError:
             return frozenset()
@@ -255,13 +258,13 @@ def collects_at_base(
 
 
 def _run_at_base(
-    repo: Path, merge_base: str, nodeids: Sequence[str], *, seed: int, timeout_s: float
+    repo: Path, merge_base: str, nodeids: Sequence[str], *, hash_seed: int, timeout_s: float
 ) -> TestRun:
     """Run ``nodeids`` on the base commit, materialised from git like the head."""
     with tempfile.TemporaryDirectory(prefix="patchlane-base-run-") as tmp:
         tree = Path(tmp) / "tree"
         materialise(repo, merge_base, tree)
-        return run_tests(tree, nodeids=nodeids, seed=seed, timeout_s=timeout_s)
+        return run_tests(tree, nodeids=nodeids, hash_seed=hash_seed, timeout_s=timeout_s)
 
 
 def fault_message(fault: CollectError) -> str:

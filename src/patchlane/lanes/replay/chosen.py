@@ -71,12 +71,13 @@ def collect_and_run(
     scope: Scope,
     choose: Choose,
     *,
-    seed: int,
+    hash_seed: int,
     timeout_s: float,
     freeze_report: Path | None = None,
 ) -> ChosenRun:
     """Start pytest in ``tree``, let ``choose`` pick from what it collected, run that.
 
+    ``hash_seed``: the run's ``PYTHONHASHSEED`` and Hypothesis seed (``run.child_env``).
     Returns the ``ChosenRun``. Raises ``CollectionError`` when the child never asks
     (pytest could not collect: a broken conftest, a usage error, a timeout) or reports an
     error that is not one file's; what ``choose`` raises (the child killed first);
@@ -93,7 +94,11 @@ def collect_and_run(
         if not picked:
             return ChosenRun(None, 0.0, choose_s)
         direct = run_tests(
-            tree, nodeids=picked, seed=seed, timeout_s=timeout_s, freeze_report=freeze_report
+            tree,
+            nodeids=picked,
+            hash_seed=hash_seed,
+            timeout_s=timeout_s,
+            freeze_report=freeze_report,
         )
         return ChosenRun(direct, 0.0, choose_s)
     asked: list[Sequence[str] | None] = []
@@ -120,7 +125,7 @@ def collect_and_run(
             token=secrets.token_hex(16),
             timeout_s=timeout_s,
             cwd=tree,
-            env=child_env(seed, pycache=True),
+            env=child_env(hash_seed, pycache=True),
             # The test run may write its own tree, as the project's tests do in a checkout;
             # the tree is this run's alone and is removed after it.
             confinement=run_confinement(Path(tmp), tree),

@@ -100,6 +100,9 @@ def merge_receipts(
             roles.append(r.host_role)
     starts = [r.started for _, r in receipts if r.started is not None]
     ends = [r.finished for _, r in receipts if r.finished is not None]
+    # Each shard drew its own hash seed; the whole slice ran under one only if all agree
+    # (each shard's receipt still records its own).
+    hash_seeds = {r.hash_seed for _, r in receipts}
     merged = Receipt(
         seed=receipts[0][1].seed,
         slice_sha256=slicefile.sha256(whole),
@@ -113,6 +116,7 @@ def merge_receipts(
         started=min(starts, key=_instant) if len(starts) == len(receipts) else None,
         finished=max(ends, key=_instant) if len(ends) == len(receipts) else None,
         patchlane_version=patchlane.__version__,
+        hash_seed=hash_seeds.pop() if len(hash_seeds) == 1 else None,
     )
     return Merged(merged, ())
 

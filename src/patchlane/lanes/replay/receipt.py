@@ -2,7 +2,7 @@
 
 The required fields are ``{seed, slice_sha256, failed_nodeids, skipped_by_freeze, host_role}``;
 the optional ones ``passed_nodeids``, ``skipped_nodeids``, ``head``, ``started``, ``finished``,
-``patchlane_version`` and ``signature``.
+``patchlane_version``, ``hash_seed`` and ``signature``.
 A receipt is the output of a host that is not trusted, so nothing in it is read loosely: unknown
 fields, wrong types, duplicate keys, NaN, repeated or empty node ids are all refused, each with a
 ``ReceiptError`` naming the file, the field and the line.
@@ -33,6 +33,7 @@ OPTIONAL = (
     "started",
     "finished",
     "patchlane_version",
+    "hash_seed",
     "signature",
 )
 SIGNATURE_FIELDS = ("payloadType", "keyid", "sig")
@@ -43,6 +44,8 @@ _COMMIT = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 _STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?Z\Z")
 _STAMP_EXPECTED = "a UTC time YYYY-MM-DDTHH:MM:SSZ"
 _ONE_LINE = "a non-empty one-line string"
+# What PYTHONHASHSEED accepts (config.MAX_SEED, not imported: it would load the YAML reader).
+_MAX_HASH_SEED = 2**32 - 1
 
 
 class ReceiptError(InputError):
@@ -78,6 +81,9 @@ class Receipt:
     started: str | None = None
     finished: str | None = None
     patchlane_version: str | None = None
+    # The PYTHONHASHSEED (and Hypothesis seed) the run drew, never derived from ``seed``:
+    # what reproduces the run (``replay run --hash-seed``); nothing is checked against it.
+    hash_seed: int | None = None
     signature: Signature | None = None
 
     def to_json(self, *, signature: bool = True) -> dict[str, Any]:
@@ -95,7 +101,7 @@ class Receipt:
             out["passed_nodeids"] = list(self.passed_nodeids)
         if self.skipped_nodeids is not None:
             out["skipped_nodeids"] = list(self.skipped_nodeids)
-        for key in ("head", "started", "finished", "patchlane_version"):
+        for key in ("head", "started", "finished", "patchlane_version", "hash_seed"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -146,6 +152,7 @@ def parse_receipt(data: bytes, label: str) -> Receipt:
         message = f"'finished' ({finished}) is before 'started' ({started})"
         raise doc.error_at(("finished",), message)
     version = r.text("patchlane_version", expected=_ONE_LINE, accept=printable, default=None)
+    hash_seed = r.integer("hash_seed", lo=0, hi=_MAX_HASH_SEED, default=None)
     return Receipt(
         seed=seed,
         slice_sha256=digest,
@@ -158,6 +165,7 @@ def parse_receipt(data: bytes, label: str) -> Receipt:
         started=started,
         finished=finished,
         patchlane_version=version,
+        hash_seed=hash_seed,
         signature=_signature(r.mapping("signature")) if r.has("signature") else None,
     )
 

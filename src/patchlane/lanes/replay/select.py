@@ -417,7 +417,9 @@ def base_collector(
 
         tests = review_map.replay.tests
         seed_or_0 = 0 if seed is None else seed
-        return collects_at_base(repo, merge_base, paths, tests, seed=seed_or_0, timeout_s=timeout_s)
+        return collects_at_base(
+            repo, merge_base, paths, tests, hash_seed=seed_or_0, timeout_s=timeout_s
+        )
 
     return ask
 
