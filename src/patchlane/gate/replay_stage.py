@@ -583,12 +583,14 @@ def _replay_here(
     out: Output,
     clock: Steps,
 ) -> ReplayReport:
-    """``--replay local``: one pytest child on the head commit's bytes collects the
-    candidate test files, this process selects the slice from what it
+    """``--replay local``: one pytest child in a detached checkout of the head commit
+    collects the candidate test files, this process selects the slice from what it
     collected (written and hashed before any test runs), and the child runs exactly that
     (``chosen``), under the drawn hash seed of ``seeds`` (the public seed, the hash seed).
     The receipt is built, signed when a key is configured, then verified like any other.
     Raises what ``replay`` raises."""
+    from patchlane import git
+    from patchlane.errors import GitError
     from patchlane.lanes.replay.chosen import collect_and_run
     from patchlane.lanes.replay.collect import CollectionError
     from patchlane.lanes.replay.receipt import utc_stamp
@@ -613,6 +615,17 @@ def _replay_here(
                     repo, cls.patch.review_map, cls.merge_base, hash_seed, RUN_TIMEOUT_S
                 ),
             )
+            # The tests run in a real checkout of the head (``.git`` present, as where the
+            # project runs them); selection reads the materialised copy beside it, which
+            # no test can write (docs/architecture.md §4, "Replay slice").
+            try:
+                git.checkout_detached(repo, cls.head, Path(tmp) / "run")
+            except GitError as e:
+                return _no_evidence(
+                    opts.mode,
+                    "not_run",
+                    f"replay not run: git cannot check out the head ({one_line(str(e))[:300]})",
+                )
         out.progress(plan.progress)
 
         def choose(collected: Collected) -> tuple[str, ...] | None:
@@ -623,7 +636,7 @@ def _replay_here(
         begun = time.perf_counter()
         try:
             ran = collect_and_run(
-                Path(tmp) / "head",
+                Path(tmp) / "run",
                 plan.scope,
                 choose,
                 hash_seed=hash_seed,

@@ -1,7 +1,8 @@
 """What the head's tests mean only beside the base (docs/architecture.md, "Evidence rules").
 
 A replay of the head's own tests cannot see what the patch did to those tests. Three checks
-put the base beside it, each on trees materialised from git (never the work tree):
+put the base beside it, each on trees made from git (never the work tree; a run at the base
+is in a detached checkout of it, as the head's run is):
 
 - ``test_changes``: the base version of every changed test file runs against the head's code.
   A base node id of a changed test file that the head no longer collects is a *deleted* test
@@ -260,10 +261,12 @@ def collects_at_base(
 def _run_at_base(
     repo: Path, merge_base: str, nodeids: Sequence[str], *, hash_seed: int, timeout_s: float
 ) -> TestRun:
-    """Run ``nodeids`` on the base commit, materialised from git like the head."""
+    """Run ``nodeids`` on the base commit, in a detached checkout of it as the head's run
+    has (``git.checkout_detached``: ``.git`` present), so a node runs the same way on both
+    sides."""
     with tempfile.TemporaryDirectory(prefix="patchlane-base-run-") as tmp:
         tree = Path(tmp) / "tree"
-        materialise(repo, merge_base, tree)
+        git.checkout_detached(repo, merge_base, tree)
         return run_tests(tree, nodeids=nodeids, hash_seed=hash_seed, timeout_s=timeout_s)
 
 
