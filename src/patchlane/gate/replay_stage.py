@@ -299,8 +299,10 @@ def _checked(
     plugins pytest loaded, skips and failures against the base, the patch's test changes,
     and the changed code no passing base test reaches. With ``dep_map`` (the merge base's),
     a node that passed when the map was recorded is known to pass at the base
-    (``_known_at_base``) and is not run there again. The base's runs get ``hash_seed``,
-    the head run's, so that a node is compared under the same seed."""
+    (``_known_at_base``) and is not run there again. The base's runs get ``hash_seed``:
+    with ``--replay local`` the head run's, so that a node is compared under the same seed;
+    after a command, the gate's own (the receipt's ``hash_seed`` is the host's word, and a
+    host's choice must not decide what the base does)."""
     loaded = set(selection.plugin_files) | set(run.run.plugin_files if run else ())
     report = _plugins_outside_the_harness(cls, sorted(loaded), report)
     if run is not None:
