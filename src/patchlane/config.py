@@ -22,7 +22,7 @@ DEFAULT_AUDIT_BUDGET_S = 5.0
 DEFAULT_MAX_AGE_DAYS = 14
 DEFAULT_MAX_EXTENSIONS = 1
 DEFAULT_REPLAY_TESTS = ("tests/",)
-# The seed can become a child's PYTHONHASHSEED (``replay map`` records the base under it),
+# A seed can become a child's PYTHONHASHSEED (``replay map`` records the base under it),
 # which Python accepts only up to 2**32 - 1 (a larger one makes every test process fail to
 # start). The replay's own runs draw theirs (``replay.run.draw_hash_seed``).
 MAX_SEED = 2**32 - 1

@@ -591,8 +591,6 @@ def _replay_here(
     (``chosen``), under the drawn hash seed of ``seeds`` (the public seed, the hash seed).
     The receipt is built, signed when a key is configured, then verified like any other.
     Raises what ``replay`` raises."""
-    from patchlane import git
-    from patchlane.errors import GitError
     from patchlane.lanes.replay.chosen import collect_and_run
     from patchlane.lanes.replay.collect import CollectionError
     from patchlane.lanes.replay.receipt import utc_stamp
@@ -617,17 +615,9 @@ def _replay_here(
                     repo, cls.patch.review_map, cls.merge_base, hash_seed, RUN_TIMEOUT_S
                 ),
             )
-            # The tests run in a real checkout of the head (``.git`` present, as where the
-            # project runs them); selection reads the materialised copy beside it, which
-            # no test can write (docs/architecture.md §4, "Replay slice").
-            try:
-                git.checkout_detached(repo, cls.head, Path(tmp) / "run")
-            except GitError as e:
-                return _no_evidence(
-                    opts.mode,
-                    "not_run",
-                    f"replay not run: git cannot check out the head ({one_line(str(e))[:300]})",
-                )
+            not_run = _check_out(repo, cls.head, Path(tmp) / "run", opts.mode)
+            if not_run is not None:
+                return not_run
         out.progress(plan.progress)
 
         def choose(collected: Collected) -> tuple[str, ...] | None:
@@ -656,19 +646,30 @@ def _replay_here(
     if ran.run is None:
         return _with_slice(_empty(opts.mode), selection)
     receipt = receipt_for(
-        ran.run,
-        seed=seed,
-        hash_seed=hash_seed,
-        slice_sha256=selection.sha256,
-        head=cls.head,
-        host_role="local",
-        started=started,
-    )
+        ran.run, seed=seed, hash_seed=hash_seed, slice_sha256=selection.sha256,
+        head=cls.head, host_role="local", started=started,
+    )  # fmt: skip
     result = _signed(RunResult(receipt, ran.run))
     atomic_write_bytes(opts.receipt_path, result.receipt.render())
     return _verified_and_checked(
         repo, cls, opts, seeds, selection, result, freeze_report, out, clock, dep_map
     )
+
+
+def _check_out(repo: Path, head: str, dest: Path, mode: str) -> ReplayReport | None:
+    """Make ``dest`` the run's tree: a real detached checkout of ``head`` (``.git`` present,
+    as where the project runs its tests), beside the materialised copy selection reads,
+    which no test can write (docs/architecture.md §2). Returns ``None``, or the report of a
+    replay that cannot run because git cannot check the head out (never a pass)."""
+    from patchlane import git
+    from patchlane.errors import GitError
+
+    try:
+        git.checkout_detached(repo, head, dest)
+    except GitError as e:
+        why = f"replay not run: git cannot check out the head ({one_line(str(e))[:300]})"
+        return _no_evidence(mode, "not_run", why)
+    return None
 
 
 def _plan_args(cls: Classification, opts: ReplayOptions) -> dict[str, Any]:

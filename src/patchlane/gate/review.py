@@ -305,7 +305,7 @@ def _replay_field(report: ReplayReport | None) -> Field:
             skipped = join(", ", (fmt("{}", n) for n in report.skipped_by_freeze))
             extra += fmt("; skipped by freeze: {}", skipped)
         status = report.status.value
-        # The seed the run drew (not the public one): what a person reproducing it needs.
+        # The hash seed the run drew (not the public one): what reproducing it needs.
         drawn = fmt("") if report.hash_seed is None else fmt(", hash seed {}", report.hash_seed)
         return _field(
             "replay", fmt("receipt sha256 {}{} ({}{})", digest, drawn, status, extra), True

@@ -95,28 +95,10 @@ def test_changes(
     commit cannot be read.
     """
     renamed = {c.path: c.renamed_to for c in changed if c.renamed_to is not None}
-    at_base: list[str] = []
     with tempfile.TemporaryDirectory(prefix="patchlane-base-tests-") as tmp:
         tree = Path(tmp) / "tree"
         materialise(repo, head, tree)
-        for c in changed:
-            if is_bytecode(c.path):
-                continue  # never written, from either side (patchlane.bytecode)
-            target = to_fs(tree, c.path)
-            if target.is_symlink() or target.is_file():
-                target.unlink()
-            found = git.read_file_at(repo, merge_base, c.path)
-            if found is None:
-                continue  # new at the head: the base has no expectation here
-            entry, data = found
-            if entry.mode == git.MODE_SYMLINK:
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            with os.fdopen(os.open(target, flags, 0o644), "wb") as f:
-                f.write(data)
-            if is_test_module(c.path):
-                at_base.append(c.path)
+        at_base = _write_base_versions(repo, merge_base, tree, changed)
         helpers = any(
             not is_test_module(c.path) and c.path.rsplit("/", 1)[-1] != CONFTEST for c in changed
         )
@@ -155,6 +137,33 @@ def test_changes(
         if e.nodeid in at_base
     ]
     return TestChanges(tuple(sorted(deleted)), tuple(edited), len(run.results))
+
+
+def _write_base_versions(
+    repo: Path, merge_base: str, tree: Path, changed: Sequence[ChangedPath]
+) -> list[str]:
+    """Put the base version of each changed path into the materialised ``tree`` (none for a
+    path new at the head); return the test modules written."""
+    at_base: list[str] = []
+    for c in changed:
+        if is_bytecode(c.path):
+            continue  # never written, from either side (patchlane.bytecode)
+        target = to_fs(tree, c.path)
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        found = git.read_file_at(repo, merge_base, c.path)
+        if found is None:
+            continue  # new at the head: the base has no expectation here
+        entry, data = found
+        if entry.mode == git.MODE_SYMLINK:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with os.fdopen(os.open(target, flags, 0o644), "wb") as f:
+            f.write(data)
+        if is_test_module(c.path):
+            at_base.append(c.path)
+    return at_base
 
 
 def skips_that_run_at_base(

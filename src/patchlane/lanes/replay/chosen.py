@@ -77,7 +77,6 @@ def collect_and_run(
 ) -> ChosenRun:
     """Start pytest in ``tree``, let ``choose`` pick from what it collected, run that.
 
-    ``hash_seed``: the run's ``PYTHONHASHSEED`` and Hypothesis seed (``run.child_env``).
     Returns the ``ChosenRun``. Raises ``CollectionError`` when the child never asks
     (pytest could not collect: a broken conftest, a usage error, a timeout) or reports an
     error that is not one file's; what ``choose`` raises (the child killed first);

@@ -100,9 +100,6 @@ def merge_receipts(
             roles.append(r.host_role)
     starts = [r.started for _, r in receipts if r.started is not None]
     ends = [r.finished for _, r in receipts if r.finished is not None]
-    # Each shard drew its own hash seed; the whole slice ran under one only if all agree
-    # (each shard's receipt still records its own).
-    hash_seeds = {r.hash_seed for _, r in receipts}
     merged = Receipt(
         seed=receipts[0][1].seed,
         slice_sha256=slicefile.sha256(whole),
@@ -116,9 +113,16 @@ def merge_receipts(
         started=min(starts, key=_instant) if len(starts) == len(receipts) else None,
         finished=max(ends, key=_instant) if len(ends) == len(receipts) else None,
         patchlane_version=patchlane.__version__,
-        hash_seed=hash_seeds.pop() if len(hash_seeds) == 1 else None,
+        hash_seed=_one_hash_seed(r for _, r in receipts),
     )
     return Merged(merged, ())
+
+
+def _one_hash_seed(receipts: Iterable[Receipt]) -> int | None:
+    """The hash seed every shard drew, or ``None`` when they differ (each drew its own, and
+    each shard's receipt still records it) or one has none."""
+    seeds = {r.hash_seed for r in receipts}
+    return seeds.pop() if len(seeds) == 1 else None
 
 
 def _instant(stamp: str) -> str:
