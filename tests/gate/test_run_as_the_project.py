@@ -201,6 +201,27 @@ def test_a_head_with_an_entry_materialise_refuses_still_gets_a_verdict(
     assert (out / "verdict.json").is_file()
 
 
+def test_a_head_git_cannot_check_out_is_undecided(project: GitRepo, tmp_path: Path) -> None:
+    # A tree entry under ".git" (made with plumbing; git refuses to write it out): the
+    # project's own checkout fails, so its suite never runs, and neither does the replay.
+    project.branch("agent")
+    project.write("src/billing/calc.py", CALC + "\n")
+    good = project.commit("a change")
+    blob = project.git("hash-object", "-w", "--stdin", stdin=b"evil\n").strip()
+    inner = project.git("mktree", stdin=f"100644 blob {blob}\thooks-x\n".encode()).strip()
+    listing = project.git("ls-tree", good) + f"040000 tree {inner}\t.git\n"
+    tree = project.git("mktree", stdin=listing.encode()).strip()
+    bad = project.git("commit-tree", tree, "-p", good, "-m", "a path git refuses").strip()
+    project.git("branch", "refused", bad)
+    out = tmp_path / "ev"
+    argv = ["--repo", str(project.path), "-q", "gate", "--base", "main", "--head", "refused"]
+    argv += ["--seed", "7", "--cases", "20", "--replay", "local", "--out-dir", str(out)]
+    assert main(argv) == 3
+    replay = load(out, "replay-report.json")
+    assert replay["outcome"] == "not_run"
+    assert "git cannot check out the head" in replay["reason"]
+
+
 # --- the hash seed: drawn, never the public one -----------------------------------------------
 
 TUNED = """\
