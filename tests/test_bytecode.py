@@ -210,7 +210,7 @@ def test_a_base_run_judges_the_base_source(repo: GitRepo) -> None:
     plant_cached(repo.path, "calc.py", HOSTILE_CALC)
     base = repo.commit("a base whose committed bytecode would fail its test")
     nodeid = "tests/test_calc.py::test_answer"
-    assert failures_at_base(repo.path, base, [nodeid], seed=1, timeout_s=120.0) == ()
+    assert failures_at_base(repo.path, base, [nodeid], hash_seed=1, timeout_s=120.0) == ()
 
 
 HELPERS = "PARAMS = [1]\n"

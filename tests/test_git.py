@@ -266,3 +266,86 @@ def test_read_blobs_streams_many_large_blobs(repo: GitRepo) -> None:
 def test_out_raises_git_error_with_gits_message(repo: GitRepo) -> None:
     with pytest.raises(GitError, match="git cat-file failed"):
         git.out(repo.path, "cat-file", "blob", "0" * 40)
+
+
+# --- checkout_detached: the replay's run tree ------------------------------------------------
+
+
+def test_a_detached_checkout_is_a_repository_of_its_own_at_the_commit(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.write("keep.txt", "base\n")
+    repo.commit("base")
+    repo.branch("agent")
+    for name in ODD_NAMES:
+        repo.write(name, name)
+    repo.write("src/mod.py", "VALUE = 1\n")
+    head = repo.commit("the head")
+    repo.checkout("main")
+    repo.git("branch", "-D", "agent")  # the head is on no branch: only its objects remain
+    refs_before = repo.git("for-each-ref")
+    dest = tmp_path / "run"
+    git.checkout_detached(repo.path, head, dest)
+    assert (dest / ".git").is_dir()
+    assert git_at(dest, "rev-parse", "HEAD").strip() == head
+    assert git_at(dest, "status", "--porcelain", "--untracked-files=all") == ""
+    assert git_at(dest, "rev-list", "--count", "HEAD").strip() == "1"  # depth 1, as on CI
+    assert git_at(dest, "symbolic-ref", "-q", "HEAD", check=False) == ""  # detached
+    for name in ODD_NAMES:
+        assert (dest / os.fsdecode(name)).read_bytes() == name
+    assert (dest / "src/mod.py").read_text() == "VALUE = 1\n"
+    # Self-contained (no alternates into the repository) and nothing written there.
+    assert not (dest / ".git/objects/info/alternates").exists()
+    assert repo.git("for-each-ref") == refs_before
+    assert repo.git("worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_entries_materialise_refuses_are_checked_out_as_git_has_them(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.write("tests/test_a.py", "def test_a():\n    pass\n")
+    add_symlink(repo, "tests/out", "../../outside")
+    add_symlink(repo, "tests/abs", "/etc/hostname")
+    repo.write("pkg/__pycache__/mod.cpython-311.pyc", b"\x00bytecode")
+    repo.git("add", "-A")
+    add_gitlink(repo, "vendor/sub", "d" * 40)
+    head = commit_staged(repo, "what a real checkout has")
+    dest = tmp_path / "run"
+    git.checkout_detached(repo.path, head, dest)
+    assert (dest / "tests/out").readlink() == Path("../../outside")
+    assert (dest / "tests/abs").readlink() == Path("/etc/hostname")
+    assert (dest / "pkg/__pycache__/mod.cpython-311.pyc").read_bytes() == b"\x00bytecode"
+    assert (dest / "vendor/sub").is_dir() and not any((dest / "vendor/sub").iterdir())
+
+
+def test_the_users_configuration_neither_filters_nor_hooks_the_checkout(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    hooks = home / "hooks"
+    hooks.mkdir(parents=True)
+    marker = tmp_path / "hook-ran"
+    hook = hooks / "post-checkout"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    (home / ".gitconfig").write_text(
+        f"[core]\n\tautocrlf = true\n\thooksPath = {hooks}\n"
+        '[filter "shout"]\n\tsmudge = tr a-z A-Z\n\tclean = cat\n\trequired = true\n'
+    )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    repo.write(".gitattributes", "*.txt filter=shout\n")
+    repo.write("a.txt", "abc\n")
+    head = repo.commit("a file a configured filter would rewrite")
+    dest = tmp_path / "run"
+    git.checkout_detached(repo.path, head, dest)
+    assert (dest / "a.txt").read_bytes() == b"abc\n"  # no smudge filter, no CRLF
+    assert not marker.exists()
+
+
+def test_a_checkout_of_a_commit_the_repository_lacks_is_a_git_error(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.commit("base")
+    with pytest.raises(GitError, match=r"git fetch of deadbeefdead failed: .*not our ref"):
+        git.checkout_detached(repo.path, "deadbeef" * 5, tmp_path / "run")

@@ -81,7 +81,7 @@ def test_a_test_run_cannot_write_outside_its_tree_or_reach_the_network(
     ids = [f"tests/test_escape.py::test_write_{n}" for n in targets]
     ids += [f"tests/test_escape.py::test_{n}" for n in ("connect", "write_own_tree", "environment")]
 
-    run = run_tests(tree, nodeids=ids, seed=3, timeout_s=120)
+    run = run_tests(tree, nodeids=ids, hash_seed=3, timeout_s=120)
 
     outcomes = {n: r.outcome for n, r in run.results.items()}
     assert outcomes == {
@@ -222,7 +222,7 @@ def test_a_test_cannot_reach_a_hosts_unix_socket_or_read_a_hidden_secret(tmp_pat
     tree = write_tree(tmp_path / "tree", {"tests/test_reach.py": tests})
     ids = [f"tests/test_reach.py::test_{n}" for n in ("socket", "secret", "shadow")]
     try:
-        run = run_tests(tree, nodeids=ids, seed=3, timeout_s=120)
+        run = run_tests(tree, nodeids=ids, hash_seed=3, timeout_s=120)
         with pytest.raises(TimeoutError):
             server.accept()
     finally:

@@ -24,8 +24,9 @@ DEFAULT_MAX_EXTENSIONS = 1
 DEFAULT_REPLAY_TESTS = ("tests/",)
 # A C extension's build takes seconds to minutes; a build that hangs must still end.
 DEFAULT_BUILD_TIMEOUT_S = 900.0
-# The replay passes the property seed on as PYTHONHASHSEED, which Python accepts only up to
-# 2**32 - 1 (a larger one makes every test process fail to start).
+# A seed can become a child's PYTHONHASHSEED (``replay map`` records the base under it),
+# which Python accepts only up to 2**32 - 1 (a larger one makes every test process fail to
+# start). The replay's own runs draw theirs (``replay.run.draw_hash_seed``).
 MAX_SEED = 2**32 - 1
 # ``today + max_age_days`` must stay a date (year 9999 at most); a century is already
 # beyond any review period.

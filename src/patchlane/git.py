@@ -426,3 +426,42 @@ def worktree_changes(repo: Path) -> list[tuple[str, str]]:
         for record in proc.stdout.split(b"\0")
         if len(record) > 3
     ]
+
+
+# --- A checkout of its own (the replay's run tree, docs/architecture.md §4) ------------------
+# Hooks never run in it: ``--template=`` gives the new repository none, and
+# ``core.hooksPath`` points at nothing, so neither the template nor the user's hooks do.
+_NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
+# The checkout itself ignores the user's and the system's configuration: no filter driver,
+# ``core.autocrlf`` or ``core.eol`` of this machine rewrites what the commit holds; only the
+# commit's own ``.gitattributes`` apply, as in any clone.
+_NO_USER_CONFIG = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def checkout_detached(repo: Path, commit: str, dest: Path) -> None:
+    """Make ``dest`` (a path that does not exist yet) a repository of its own with a
+    detached checkout of ``commit``: ``.git`` present, ``HEAD`` at ``commit``, the files as
+    ``git checkout`` writes them. Only that commit is fetched (a depth-1 history, as a CI
+    checkout has), so git works inside ``dest`` without reaching ``repo``, and nothing of
+    ``repo`` is written (no worktree is registered there). Returns nothing; raises
+    ``GitError`` with git's message when git cannot fetch or check out the commit (a path
+    git refuses to write, a commit ``repo`` does not have)."""
+    dest.mkdir()
+    source = os.fspath(repo.absolute())
+    steps: tuple[tuple[tuple[str, ...], Mapping[str, str] | None], ...] = (
+        (("init", "--quiet", "--template="), None),
+        ((*_NO_HOOKS, "fetch", "--quiet", "--no-tags", "--depth=1", source, commit), None),
+        (
+            (*_NO_HOOKS, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach",
+             commit, "--"),
+            _NO_USER_CONFIG,
+        ),
+    )  # fmt: skip
+    for args, env in steps:
+        proc = run(dest, *args, env=env)
+        if proc.returncode != 0:
+            said = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            verb = next(a for a in args if a in ("init", "fetch", "checkout"))
+            raise GitError(
+                f"git {verb} of {commit[:12]} failed: {said[-1] if said else proc.returncode}"
+            )

@@ -122,6 +122,39 @@ def test_a_clean_run_verifies_with_exit_0_and_json_is_the_report(
     assert report(f)["status"] == "pass" and report(f)["refusals"] == []
 
 
+SEES_SEED = """\
+import os
+
+
+def test_seed():
+    with open("seen-hash-seed.txt", "w") as f:
+        f.write(os.environ["PYTHONHASHSEED"])
+"""
+
+
+def test_each_run_draws_a_hash_seed_and_hash_seed_reproduces_one(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    project.write("tests/test_seed.py", SEES_SEED)
+    project.commit("a test that says what its PYTHONHASHSEED is")
+    seen = project.path / "seen-hash-seed.txt"
+    f = files(tmp_path, ["tests/test_seed.py::test_seed"])
+    drawn = []
+    for _ in range(2):
+        assert run_cmd(project, f) == 0
+        receipt = json.loads(f["receipt"].read_text())
+        assert receipt["seed"] == 4242 and seen.read_text() == str(receipt["hash_seed"])
+        drawn.append(receipt["hash_seed"])
+    assert drawn[0] != drawn[1] and 4242 not in drawn  # afresh, and never the public seed
+    assert run_cmd(project, f, "--hash-seed", str(drawn[0])) == 0  # a person reproducing it
+    assert json.loads(f["receipt"].read_text())["hash_seed"] == drawn[0]
+    assert seen.read_text() == str(drawn[0])
+    assert verify_cmd(project, f) == 0  # nothing is checked against the drawn seed
+    assert report(f)["hash_seed"] == drawn[0]
+    assert replay(project, "run", "--slice", f["slice"], "--seed", "1", "--hash-seed",
+                  str(2**32), "--out", f["receipt"]) == 2  # fmt: skip
+
+
 def test_a_tampered_receipt_is_refused_with_exit_3(project: GitRepo, tmp_path: Path) -> None:
     f = files(tmp_path, [GOOD, BAD])
     run_cmd(project, f)

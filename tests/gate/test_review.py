@@ -165,6 +165,13 @@ def test_replay_without_a_receipt_is_undecided() -> None:
     assert n.fields[3].filled
 
 
+def test_the_replay_field_names_the_hash_seed_the_run_drew_and_the_note_keeps_four() -> None:
+    n = note(replay=dict(REPLAY, hash_seed=3141592653))
+    assert n.fields[3].text == f"receipt sha256 {'ab' * 32}, hash seed 3141592653 (pass)"
+    assert [f.name for f in n.fields] == ["property", "fixture", "freeze", "replay"]
+    assert sum(line.startswith("- **") for line in n.to_markdown().splitlines()) == 4
+
+
 def test_no_verdict_is_not_reviewed() -> None:
     assert not note(verdict=None).reviewed
 

@@ -396,11 +396,13 @@ def test_what_the_environment_gives_the_run_it_gives_collection_too(
 def test_a_test_that_fails_at_the_base_too_is_no_evidence_against_the_patch(
     project: GitRepo, tmp_path: Path
 ) -> None:
-    with on_base(project, "a test that needs a git checkout"):
+    # A variable this machine lacks (a test that needs a git checkout now has one: it runs
+    # in a checkout of the head, and of the base).
+    with on_base(project, "a test that needs a variable"):
         project.write(
-            "tests/test_checkout.py",
-            "import subprocess\n\nfrom billing.calc import add\n\n\ndef test_in_a_checkout():\n"
-            "    subprocess.run(['git', 'rev-parse', 'HEAD'], check=True)\n    assert add(1, 1) == 2\n",
+            "tests/test_needs_env.py",
+            "import os\n\nfrom billing.calc import add\n\n\ndef test_with_a_database():\n"
+            "    assert os.environ['BILLING_DATABASE_URL']\n    assert add(1, 1) == 2\n",
         )
     project.write("src/billing/calc.py", CALC + "\n# a comment\n")
     project.commit("harmless")
@@ -408,7 +410,7 @@ def test_a_test_that_fails_at_the_base_too_is_no_evidence_against_the_patch(
     assert gate(project, out) == 3
     replay = load(out, "replay-report.json")
     assert replay["outcome"] == "fails_at_base"
-    assert replay["fail_at_base_too"] == ["tests/test_checkout.py::test_in_a_checkout"]
+    assert replay["fail_at_base_too"] == ["tests/test_needs_env.py::test_with_a_database"]
 
 
 def test_a_test_the_patch_adds_is_no_evidence_that_its_change_is_reached(
@@ -430,12 +432,14 @@ def test_a_test_the_patch_adds_is_no_evidence_that_its_change_is_reached(
 
 
 def test_a_reaching_test_that_only_skips_is_no_evidence(project: GitRepo, tmp_path: Path) -> None:
-    with on_base(project, "a test that skips outside a git checkout"):
+    # A skip on a variable this machine lacks (one on `.git` now runs: the replay is a
+    # checkout).
+    with on_base(project, "a test that skips unless end to end"):
         project.write("src/billing/cli.py", "def main():\n    return 0\n")
         project.write(
             "tests/test_cli.py",
             "import os\n\nimport pytest\n\nfrom billing import cli\n\n\n"
-            "@pytest.mark.skipif(not os.path.isdir('.git'), reason='needs a checkout')\n"
+            "@pytest.mark.skipif(not os.environ.get('BILLING_E2E'), reason='end to end only')\n"
             "def test_main():\n    assert cli.main() == 0\n",
         )
     project.write("src/billing/cli.py", "def main():\n    return 1\n")

@@ -108,7 +108,14 @@ def _add_run(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
         type=seed_value,
         required=True,
         metavar="N",
-        help="seed for the tests (their PYTHONHASHSEED), recorded in the receipt",
+        help="the public seed the receipt answers to (replay verify checks it)",
+    )
+    run.add_argument(
+        "--hash-seed",
+        type=seed_value,
+        metavar="N",
+        help="PYTHONHASHSEED and Hypothesis seed of the run (default: drawn afresh from "
+        "os.urandom); recorded in the receipt as hash_seed: pass a receipt's to reproduce it",
     )
     run.add_argument(
         "--freeze-report",

@@ -54,7 +54,7 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane import git
     from patchlane.inputs.jsonio import atomic_write_bytes
     from patchlane.lanes.replay import signing, slicefile
-    from patchlane.lanes.replay.run import run_slice
+    from patchlane.lanes.replay.run import draw_hash_seed, run_slice
 
     data = _read(args.slice, slicefile.SliceError)
     nodeids = slicefile.parse(data, os.fspath(args.slice))
@@ -70,7 +70,11 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
     repo = ctx.repo()
     head = git.resolve_commit(repo, "HEAD")
     split = _split(repo, args.base, head)
-    ctx.out.progress(f"replay run: {len(nodeids)} node id(s), seed {args.seed}")
+    # Drawn afresh unless a person reproduces a receipt's run (docs/architecture.md §4).
+    hash_seed = draw_hash_seed() if args.hash_seed is None else args.hash_seed
+    ctx.out.progress(
+        f"replay run: {len(nodeids)} node id(s), seed {args.seed}, hash seed {hash_seed}"
+    )
     result = run_slice(
         repo,
         nodeids,
@@ -81,6 +85,7 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
         freeze_report=args.freeze_report,
         timeout_s=args.timeout,
         split=split,
+        hash_seed=hash_seed,
     )
     receipt = result.receipt if key is None else signing.sign(result.receipt, key)
     rendered = receipt.render()

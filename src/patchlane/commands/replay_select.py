@@ -51,6 +51,7 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.lanes.freeze.failure_log import read_failure_log
     from patchlane.lanes.property.report import PropertyReport
     from patchlane.lanes.replay.maprecord import obtain
+    from patchlane.lanes.replay.run import draw_hash_seed
     from patchlane.lanes.replay.select import select_slice
 
     if args.out is None:
@@ -90,9 +91,10 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
             failure_log=failed,
             all_tests=bool(args.all),
             out=ctx.out,
-            # Collected in the environment `replay run --seed` gives the tests (the map's
-            # seed): node ids computed from it are then the ones the run sees.
-            seed=seed,
+            # Collected in the environment `replay run` gives the tests, under a hash seed
+            # of its own as the run draws one (never the map's seed, which a patch could be
+            # tuned to): a node id that depends on it fails the run as not collected.
+            seed=draw_hash_seed(),
             dep_map=dep_map,
             dep_map_note=note,
         )

@@ -176,13 +176,18 @@ def _replay(
     if seed is None:
         raise UsageError("--replay needs a seed: pass --seed N or set lanes.property.seed")
     from patchlane.lanes.replay.collect import CollectionError
+    from patchlane.lanes.replay.run import draw_hash_seed
 
     clock = steps if steps is not None else Steps(Output(quiet=True))
+    # The PYTHONHASHSEED and Hypothesis seed of every child this stage starts on the head
+    # or the base (the run, and the checks beside it at the base, alike): drawn afresh for
+    # each gate, never from the public seed, which a patch could be tuned to.
+    hash_seed = draw_hash_seed()
     if opts.mode == "local":
-        return _replay_here(repo, cls, opts, seed, freeze_report, out, clock)
+        return _replay_here(repo, cls, opts, (seed, hash_seed), freeze_report, out, clock)
     try:
         dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
-        selection = _select(repo, cls, opts, seed, out, clock, (dep_map, note))
+        selection = _select(repo, cls, opts, hash_seed, out, clock, (dep_map, note))
     except CollectionError as e:
         if not cls.harness_changed:
             raise
@@ -200,7 +205,7 @@ def _replay(
             ),
             selection,
         )
-    _refuse_environment_faults(repo, cls, selection, seed, out)
+    _refuse_environment_faults(repo, cls, selection, hash_seed, out)
     assert opts.command is not None  # noqa: S101 - the options of a command carry it
     with clock.step("replay: run"):
         # A receipt that came back is evidence whatever the command exited with (a runner
@@ -218,7 +223,7 @@ def _replay(
         unreachable = _no_evidence(opts.mode, "unreachable", problem or "no receipt came back")
         return _with_slice(unreachable, selection)
     report = _verified_and_checked(
-        repo, cls, opts, seed, selection, None, freeze_report, out, clock, dep_map
+        repo, cls, opts, (seed, hash_seed), selection, None, freeze_report, out, clock, dep_map
     )
     return _unsplit_host_run(cls, opts, selection, report)
 
@@ -257,7 +262,7 @@ def _verified_and_checked(
     repo: Path,
     cls: Classification,
     opts: ReplayOptions,
-    seed: int,
+    seeds: tuple[int, int],
     selection: Selection,
     run: RunResult | None,
     freeze_report: FreezeReport,
@@ -265,24 +270,28 @@ def _verified_and_checked(
     clock: Steps,
     dep_map: DependencyMap | None,
 ) -> ReplayReport:
-    """The receipt verified against the slice, then the gate's own checks (``_checked``)."""
+    """The receipt verified against the slice (``seeds``: the public seed it answers to,
+    and the hash seed of the gate's own children), then the gate's own checks
+    (``_checked``)."""
+    seed, hash_seed = seeds
     verified = _verify(cls, opts, seed, selection, freeze_report)
     report = _with_events(_with_slice(verified, selection), *(verified.review_events or ()))
     with clock.step("replay: checks at the base"):
-        return _checked(repo, cls, seed, selection, run, report, out, dep_map)
+        return _checked(repo, cls, hash_seed, selection, run, report, out, dep_map)
 
 
 def _select(
     repo: Path,
     cls: Classification,
     opts: ReplayOptions,
-    seed: int,
+    hash_seed: int,
     out: Output,
     clock: Steps,
     the_map: tuple[DependencyMap | None, str],
 ) -> Selection:
-    """Select the slice for the patch with ``the_map`` (the map, and its note). Raises
-    ``CollectionError`` when pytest cannot collect the head's suite."""
+    """Select the slice for the patch with ``the_map`` (the map, and its note), collecting
+    under ``hash_seed``. Raises ``CollectionError`` when pytest cannot collect the head's
+    suite."""
     from patchlane.lanes.replay.select import select_slice
 
     patch = cls.patch
@@ -298,7 +307,7 @@ def _select(
             failure_log=opts.failure_log,
             all_tests=False,
             out=out,
-            seed=seed,
+            seed=hash_seed,
             dep_map=dep_map,
             dep_map_note=note,
         )
@@ -335,7 +344,7 @@ def _dependency_map(
 def _checked(
     repo: Path,
     cls: Classification,
-    seed: int,
+    hash_seed: int,
     selection: Selection,
     run: RunResult | None,
     report: ReplayReport,
@@ -346,7 +355,10 @@ def _checked(
     plugins pytest loaded, skips and failures against the base, the patch's test changes,
     and the changed code no passing base test reaches. With ``dep_map`` (the merge base's),
     a node that passed when the map was recorded is known to pass at the base
-    (``_known_at_base``) and is not run there again."""
+    (``_known_at_base``) and is not run there again. The base's runs get ``hash_seed``:
+    with ``--replay local`` the head run's, so that a node is compared under the same seed;
+    after a command, the gate's own (the receipt's ``hash_seed`` is the host's word, and a
+    host's choice must not decide what the base does)."""
     loaded = set(selection.plugin_files) | set(run.run.plugin_files if run else ())
     report = _plugins_outside_the_harness(cls, sorted(loaded), report)
     if run is not None:
@@ -358,11 +370,11 @@ def _checked(
         )
     known = _known_at_base(dep_map)
     if report.status == Status.PASS:
-        report = _skips_at_base(repo, cls, seed, report, out, known)
+        report = _skips_at_base(repo, cls, hash_seed, report, out, known)
     if report.status == Status.FAIL:
-        report = _failures_at_base(repo, cls, seed, report, out, known)
+        report = _failures_at_base(repo, cls, hash_seed, report, out, known)
     if report.status != Status.FAIL:
-        report = _test_changes(repo, cls, seed, selection, report, out)
+        report = _test_changes(repo, cls, hash_seed, selection, report, out)
     unreached = unreached_code(cls, selection, frozenset(report.passed))
     report = dataclasses.replace(report, unreached=tuple(unreached))
     if unreached and report.status != Status.FAIL:
@@ -448,7 +460,7 @@ def _split_known(nodes: Sequence[str], known: frozenset[str] | None) -> tuple[li
 def _failures_at_base(
     repo: Path,
     cls: Classification,
-    seed: int,
+    hash_seed: int,
     report: ReplayReport,
     out: Output,
     known: frozenset[str] | None = None,
@@ -472,7 +484,7 @@ def _failures_at_base(
                 repo,
                 cls.merge_base,
                 to_run,
-                seed=seed,
+                hash_seed=hash_seed,
                 timeout_s=RUN_TIMEOUT_S,
                 uncollected=uncollected,
                 build=_build(cls),
@@ -500,7 +512,7 @@ def _failures_at_base(
 
 
 def _refuse_environment_faults(
-    repo: Path, cls: Classification, selection: Selection, seed: int, out: Output
+    repo: Path, cls: Classification, selection: Selection, hash_seed: int, out: Output
 ) -> None:
     """Raise ``EnvironmentFault`` (exit 2) when a test file of the slice cannot import a
     package at the base and the head alike: the environment's fault, not the patch's."""
@@ -512,7 +524,12 @@ def _refuse_environment_faults(
         return
     out.progress("replay: a test file does not import; checking the base")
     faults = environment_faults(
-        repo, cls.merge_base, errors, seed=seed, timeout_s=RUN_TIMEOUT_S, build=_build(cls)
+        repo,
+        cls.merge_base,
+        errors,
+        hash_seed=hash_seed,
+        timeout_s=RUN_TIMEOUT_S,
+        build=_build(cls),
     )
     if faults:
         raise EnvironmentFault(fault_message(faults[0]))
@@ -521,7 +538,7 @@ def _refuse_environment_faults(
 def _skips_at_base(
     repo: Path,
     cls: Classification,
-    seed: int,
+    hash_seed: int,
     report: ReplayReport,
     out: Output,
     known: frozenset[str] | None = None,
@@ -542,7 +559,12 @@ def _skips_at_base(
             f"replay: {len(to_run)} node(s) skipped by the suite; running them at the base"
         )
         hidden += skips_that_run_at_base(
-            repo, cls.merge_base, to_run, seed=seed, timeout_s=RUN_TIMEOUT_S, build=_build(cls)
+            repo,
+            cls.merge_base,
+            to_run,
+            hash_seed=hash_seed,
+            timeout_s=RUN_TIMEOUT_S,
+            build=_build(cls),
         )
     hidden.sort()
     report = dataclasses.replace(
@@ -565,7 +587,7 @@ def _skips_at_base(
 def _test_changes(
     repo: Path,
     cls: Classification,
-    seed: int,
+    hash_seed: int,
     selection: Selection,
     report: ReplayReport,
     out: Output,
@@ -593,7 +615,7 @@ def _test_changes(
         head_collected=frozenset(selection.collected),
         head_broken=frozenset(e.nodeid for e in selection.collect_errors),
         slice_ids=selection.nodeids,
-        seed=seed,
+        hash_seed=hash_seed,
         timeout_s=RUN_TIMEOUT_S,
         build=_build(cls),
     )
@@ -633,22 +655,25 @@ def _replay_here(
     repo: Path,
     cls: Classification,
     opts: ReplayOptions,
-    seed: int,
+    seeds: tuple[int, int],
     freeze_report: FreezeReport,
     out: Output,
     clock: Steps,
 ) -> ReplayReport:
-    """``--replay local``: one pytest child on the head commit's bytes collects the
-    candidate test files, this process selects the slice from what it collected (written
-    and hashed before any test runs), and the child runs exactly that (``chosen``); the
-    patch's own test files are collected and run in processes of their own (``split``). The
-    receipt is built, signed when a key is configured, then verified like any other.
+    """``--replay local``: one pytest child in a detached checkout of the head commit
+    collects the candidate test files, this process selects the slice from what it
+    collected (written and hashed before any test runs), and the child runs exactly that
+    (``chosen``), under the drawn hash seed of ``seeds`` (the public seed, the hash seed);
+    the patch's own test files are collected and run in processes of their own
+    (``split``). The receipt is built, signed when a key is configured, then verified like
+    any other.
     Raises what ``replay`` raises."""
     from patchlane.lanes.replay.collect import CollectionError
     from patchlane.lanes.replay.receipt import utc_stamp
     from patchlane.lanes.replay.select import base_collector, decide_slice, plan_slice
     from patchlane.lanes.replay.split import split_and_run
 
+    seed, hash_seed = seeds
     dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
     chosen: list[Selection] = []
     freeze_path = opts.receipt_path.parent / "freeze-report.json"
@@ -663,25 +688,29 @@ def _replay_here(
                 dep_map=dep_map,
                 dep_map_note=note,
                 collects_at_base=base_collector(
-                    repo, cls.patch.review_map, cls.merge_base, seed, RUN_TIMEOUT_S
+                    repo, cls.patch.review_map, cls.merge_base, hash_seed, RUN_TIMEOUT_S
                 ),
             )
+            not_run = _check_out(repo, cls.head, Path(tmp) / "run", opts.mode)
+            if not_run is not None:
+                return not_run
         out.progress(plan.progress)
-        head_build = _build_head(cls, Path(tmp) / "head", out, clock)
+        # Built where the tests run: the checkout (selection read the copy beside it).
+        head_build = _build_head(cls, Path(tmp) / "run", out, clock)
 
         def choose(collected: Collected) -> tuple[str, ...] | None:
             chosen.append(decide_slice(plan, collected))
-            return _to_run(repo, cls, opts, seed, chosen[0], out)
+            return _to_run(repo, cls, opts, hash_seed, chosen[0], out)
 
         started = utc_stamp()
         begun = time.perf_counter()
         try:
             ran = split_and_run(
-                Path(tmp) / "head",
+                Path(tmp) / "run",
                 plan.scope,
                 choose,
                 _own_tests(cls, plan, Path(tmp) / "head"),  # run apart (``split``)
-                seed=seed,
+                hash_seed=hash_seed,
                 timeout_s=RUN_TIMEOUT_S,
                 freeze_report=freeze_path if freeze_path.is_file() else None,
             )
@@ -695,9 +724,9 @@ def _replay_here(
     selection = chosen[0]
     if ran.run is None:
         return _with_slice(_empty(opts.mode), selection)
-    result = _local_receipt(cls, opts, seed, selection, ran.run, started)
+    result = _local_receipt(cls, opts, seeds, selection, ran.run, started)
     report = _verified_and_checked(
-        repo, cls, opts, seed, selection, result, freeze_report, out, clock, dep_map
+        repo, cls, opts, seeds, selection, result, freeze_report, out, clock, dep_map
     )
     return _with_build_events(report, head_build)
 
@@ -705,18 +734,19 @@ def _replay_here(
 def _local_receipt(
     cls: Classification,
     opts: ReplayOptions,
-    seed: int,
+    seeds: tuple[int, int],
     selection: Selection,
     run: TestRun,
     started: str,
 ) -> RunResult:
-    """The receipt of a local run, signed when a key is configured, written to the
-    evidence directory."""
+    """The receipt of a local run (``seeds``: the public seed, the drawn hash seed), signed
+    when a key is configured, written to the evidence directory."""
     from patchlane.lanes.replay.run import RunResult, receipt_for
 
+    seed, hash_seed = seeds
     receipt = receipt_for(
-        run, seed=seed, slice_sha256=selection.sha256, head=cls.head, host_role="local",
-        started=started,
+        run, seed=seed, hash_seed=hash_seed, slice_sha256=selection.sha256, head=cls.head,
+        host_role="local", started=started,
     )  # fmt: skip
     result = _signed(RunResult(receipt, run))
     atomic_write_bytes(opts.receipt_path, result.receipt.render())
@@ -759,6 +789,22 @@ def _added_or_changed(cls: Classification) -> list[str]:
     return [f.path for f in cls.files if f.status[:1] != "D"]
 
 
+def _check_out(repo: Path, head: str, dest: Path, mode: str) -> ReplayReport | None:
+    """Make ``dest`` the run's tree: a real detached checkout of ``head`` (``.git`` present,
+    as where the project runs its tests), beside the materialised copy selection reads,
+    which no test can write (docs/architecture.md §2). Returns ``None``, or the report of a
+    replay that cannot run because git cannot check the head out (never a pass)."""
+    from patchlane import git
+    from patchlane.errors import GitError
+
+    try:
+        git.checkout_detached(repo, head, dest)
+    except GitError as e:
+        why = f"replay not run: git cannot check out the head ({one_line(str(e))[:300]})"
+        return _no_evidence(mode, "not_run", why)
+    return None
+
+
 def _plan_args(cls: Classification, opts: ReplayOptions) -> dict[str, Any]:
     """``plan_slice``'s description of the patch."""
     return {
@@ -774,7 +820,7 @@ def _to_run(
     repo: Path,
     cls: Classification,
     opts: ReplayOptions,
-    seed: int,
+    hash_seed: int,
     selection: Selection,
     out: Output,
 ) -> tuple[str, ...] | None:
@@ -783,7 +829,7 @@ def _to_run(
     atomic_write_bytes(opts.slice_path, selection.slice_bytes)
     if not selection.nodeids:
         return None
-    _refuse_environment_faults(repo, cls, selection, seed, out)
+    _refuse_environment_faults(repo, cls, selection, hash_seed, out)
     out.progress(f"replay: running {len(selection.nodeids)} node id(s) with pytest")
     return selection.nodeids
 

@@ -305,7 +305,11 @@ def _replay_field(report: ReplayReport | None) -> Field:
             skipped = join(", ", (fmt("{}", n) for n in report.skipped_by_freeze))
             extra += fmt("; skipped by freeze: {}", skipped)
         status = report.status.value
-        return _field("replay", fmt("receipt sha256 {} ({}{})", digest, status, extra), True)
+        # The hash seed the run drew (not the public one): what reproducing it needs.
+        drawn = fmt("") if report.hash_seed is None else fmt(", hash seed {}", report.hash_seed)
+        return _field(
+            "replay", fmt("receipt sha256 {}{} ({}{})", digest, drawn, status, extra), True
+        )
     return _field("replay", fmt("undecided ({})", report.reason), True)
 
 

@@ -29,7 +29,7 @@ def _run(
     tree: Path, choose: object, *, only: Sequence[str] | None = None, doctests: Sequence[str] = ()
 ) -> ChosenRun:
     scope = Scope(("tests",), tuple(doctests), None if only is None else tuple(only))
-    return collect_and_run(tree, scope, choose, seed=3, timeout_s=120)  # type: ignore[arg-type]
+    return collect_and_run(tree, scope, choose, hash_seed=3, timeout_s=120)  # type: ignore[arg-type]
 
 
 def test_the_child_runs_exactly_the_choice_after_one_collection(tmp_path: Path) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from patchlane.lanes.replay.collect import CollectionError, collect
+from patchlane.lanes.replay.collect import CollectionError, collect, pytest_args
+from patchlane.lanes.replay.run import child_env
+from tests.lanes.replay.trees import wheel_site
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -102,3 +105,21 @@ def test_the_caller_environment_does_not_reach_the_child(
     )
     root = write(tmp_path, {"tests/test_env.py": code})
     assert collect(root, ["tests"]).nodeids == ("tests/test_env.py::test_clean",)
+
+
+def test_patchlane_installed_from_a_wheel_collects_where_warnings_are_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No -W of patchlane's outranks the project's filters, and none is needed: the package's
+    # docstring keeps pytest from warning that it was imported before rewriting began.
+    site = wheel_site(tmp_path / "site")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+    root = write(
+        tmp_path / "tree",
+        {
+            "pytest.ini": "[pytest]\nfilterwarnings = error\n",
+            "tests/test_a.py": "def test_a(): pass\n",
+        },
+    )
+    assert "-W" not in pytest_args(root, ["tests/"])
+    assert collect(root, ["tests/"], env=child_env(1)).nodeids == ("tests/test_a.py::test_a",)

@@ -86,6 +86,18 @@ def test_equal_roles_are_not_repeated() -> None:
     assert merged is not None and merged.host_role == "shard"
 
 
+@pytest.mark.parametrize(("first", "second", "merged"), [(5, 5, 5), (5, 6, None), (5, None, None)])
+def test_the_merged_receipt_has_a_hash_seed_only_when_every_shard_drew_the_same(
+    first: int, second: int | None, merged: int | None
+) -> None:
+    shards = [
+        shard(ONE, shard_receipt(ONE, hash_seed=first), "one"),
+        shard(TWO, shard_receipt(TWO, hash_seed=second), "two"),
+    ]
+    receipt = merge_receipts(WHOLE, shards, public_key=None).receipt
+    assert receipt is not None and receipt.hash_seed == merged
+
+
 def refusals(shards: list[Shard], whole: bytes = WHOLE, **kwargs: Any) -> str:
     merged = merge_receipts(whole, shards, **{"public_key": None, **kwargs})
     assert merged.receipt is None

@@ -84,6 +84,14 @@ def test_render_is_deterministic_and_round_trips() -> None:
     assert list(json.loads(data))[:5] == list(full())[:5]  # the seed's fields first
 
 
+def test_the_drawn_hash_seed_round_trips_and_is_signed_with_the_rest() -> None:
+    receipt = parse(full(hash_seed=2**32 - 1))
+    assert receipt.hash_seed == 2**32 - 1 and receipt.seed == 7
+    assert receipt.to_json(signature=False)["hash_seed"] == 2**32 - 1  # the signed payload
+    assert parse_receipt(receipt.render(), "r") == receipt
+    assert parse(full()).hash_seed is None  # optional: a receipt of an older host
+
+
 def test_to_json_without_signature_omits_it_and_absent_fields() -> None:
     receipt = Receipt(7, HASH, (), (), "ci", signature=Signature("t", "b" * 64, "AA=="))
     assert "signature" not in receipt.to_json(signature=False)
@@ -122,6 +130,10 @@ def test_to_json_without_signature_omits_it_and_absent_fields() -> None:
         (full(finished="2026-09-24T11:00:00Z"), "before 'started'"),
         (full(patchlane_version=""), "'patchlane_version'"),
         (full(split_base="main"), "'split_base'"),
+        (full(hash_seed=-1), "'hash_seed'"),
+        (full(hash_seed=2**32), "'hash_seed'"),
+        (full(hash_seed="7"), "'hash_seed'"),
+        (full(hash_seed=True), "'hash_seed'"),
         (full(signature="sig"), "'signature'"),
         (full(signature={"payloadType": "t", "keyid": "b" * 64}), "'signature.sig': missing"),
         (full(signature={"payloadType": "t", "keyid": "b" * 64, "sig": "x", "x": 1}), "unknown"),

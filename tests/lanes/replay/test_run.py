@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -17,11 +19,14 @@ from patchlane.lanes.replay.run import (
     RunResult,
     child_env,
     fold,
+    pytest_args,
     run_slice,
+    run_tests,
 )
 from patchlane.lanes.replay.run import FROZEN as FROZEN_OUTCOME
 from tests.gitrepo import GitRepo
 from tests.lanes.replay.test_verify import freeze_record, freeze_report
+from tests.lanes.replay.trees import wheel_site, write_tree
 
 # ``big_run`` (module scope) is one real pytest run: built once, on one xdist worker.
 pytestmark = pytest.mark.xdist_group("replay-run")
@@ -33,8 +38,10 @@ import pytest
 
 
 def test_pass():
-    assert os.environ["PATCHLANE_SEED"] == "4242"
-    assert os.environ["PYTHONHASHSEED"] == "4242"
+    # One drawn value seeds hashing and Hypothesis; written down for the receipt's check.
+    assert os.environ["PATCHLANE_SEED"] == os.environ["PYTHONHASHSEED"]
+    with open("seen-hash-seed.txt", "w") as f:
+        f.write(os.environ["PYTHONHASHSEED"])
 
 
 def test_fail():
@@ -162,6 +169,15 @@ def big_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, RunResul
 def test_only_a_pass_is_passed(big_run: tuple[GitRepo, RunResult]) -> None:
     _, result = big_run
     assert result.receipt.passed_nodeids == tuple(sorted([PASS, P1, KEPT]))
+
+
+def test_the_receipt_records_the_hash_seed_the_run_drew(big_run: tuple[GitRepo, RunResult]) -> None:
+    repo, result = big_run
+    seen = (repo.path / "seen-hash-seed.txt").read_text(encoding="utf-8")
+    assert result.receipt.seed == 4242  # the public seed the receipt answers to
+    assert result.receipt.hash_seed is not None and 0 <= result.receipt.hash_seed < 2**32
+    assert seen == str(result.receipt.hash_seed)
+    assert result.receipt.to_json()["hash_seed"] == result.receipt.hash_seed
 
 
 @pytest.mark.parametrize(
@@ -594,3 +610,61 @@ def test_the_child_does_not_inherit_a_calling_pytest_session(
     assert not [k for k in env if k.startswith(("PYTEST_XDIST_", "PYTEST_CURRENT", "PYTEST_ADD"))]
     assert env["PATCHLANE_TEST_KEPT"] == "1"
     assert env["PYTHONHASHSEED"] == "11"
+
+
+# --- the project's own warning filters (issue 19) ---------------------------------------------
+
+WARNS = """\
+import warnings
+
+import pytest
+
+
+def test_green():
+    pass
+
+
+def test_warns():
+    warnings.warn("a notice", {category})
+"""
+ERRORS_INI = "[pytest]\nfilterwarnings = error\n"
+
+
+def _plain_pytest(tree: Path) -> int:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    return subprocess.run(argv, cwd=tree, env=env, capture_output=True, check=False).returncode
+
+
+@pytest.mark.parametrize(
+    "category", ["pytest.PytestAssertRewriteWarning", "UserWarning", "DeprecationWarning"]
+)
+def test_a_warning_the_projects_filterwarnings_makes_an_error_fails_as_under_plain_pytest(
+    tmp_path: Path, category: str
+) -> None:
+    tree = write_tree(
+        tmp_path / "tree",
+        {"pytest.ini": ERRORS_INI, "tests/test_w.py": WARNS.format(category=category)},
+    )
+    assert _plain_pytest(tree) == 1
+    ids = ["tests/test_w.py::test_green", "tests/test_w.py::test_warns"]
+    run = run_tests(tree, nodeids=ids, hash_seed=1, timeout_s=60)
+    assert {n: r.outcome for n, r in run.results.items()} == {ids[0]: PASSED, ids[1]: FAILED}
+    assert "-W" not in pytest_args(tree, None)
+
+
+def test_patchlane_installed_from_a_wheel_starts_where_warnings_are_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pytest marks an installed plugin's package for rewriting and warns when it is already
+    # imported, as the child's patchlane is: under `filterwarnings = error` no test could
+    # run. The package's docstring says PYTEST_DONT_REWRITE, so no -W is needed to hide it.
+    site = wheel_site(tmp_path / "site")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+    tree = write_tree(
+        tmp_path / "tree",
+        {"pytest.ini": ERRORS_INI, "tests/test_w.py": "def test_a():\n    pass\n"},
+    )
+    run = run_tests(tree, nodeids=["tests/test_w.py::test_a"], hash_seed=1, timeout_s=60)
+    assert run.results["tests/test_w.py::test_a"].outcome == PASSED, run.output_tail
+    assert run.problems == ()

@@ -1,5 +1,6 @@
-"""Hypothesis tests in the replay slice (issue 11): reproducible under the run's seed, run
-under more seeds when they pass, and drawing from the project's constants, not patchlane's."""
+"""Hypothesis tests in the replay slice (issues 11, 19): seeded by the hash seed each run draws
+afresh and records in its receipt (the recorded one reproduces the examples), run under more
+seeds when they pass, and drawing from the project's constants, not patchlane's."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from patchlane.lanes.replay import run as replay_run
-from patchlane.lanes.replay.run import FAILED, PASSED, run_tests
+from patchlane.lanes.replay import slicefile
+from patchlane.lanes.replay.run import FAILED, PASSED, run_slice, run_tests
 from tests.lanes.replay.trees import write_tree
 
 
@@ -29,26 +31,46 @@ def _draws(log: Path) -> str:
 CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "TF_BUILD", "BUILDKITE", "CIRCLECI", "CIRRUS_CI")
 
 
+def _draw(tree: Path, log: Path, hash_seed: int | None) -> tuple[int, str]:
+    """One ``run_slice`` of the draws test: the hash seed its receipt records, what it drew."""
+    log.unlink(missing_ok=True)
+    data = slicefile.render(["tests/test_draws.py::test_draws"])
+    result = run_slice(
+        tree,
+        slicefile.parse(data, "slice"),
+        slicefile.sha256(data),
+        seed=5,
+        head=None,
+        host_role="test",
+        freeze_report=None,
+        timeout_s=60,
+        hash_seed=hash_seed,
+    )
+    assert _outcomes(result.run) == {"tests/test_draws.py::test_draws": PASSED}
+    assert result.receipt.seed == 5 and result.receipt.hash_seed is not None
+    return result.receipt.hash_seed, log.read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("ci", [None, "CI", "GITHUB_ACTIONS"])
-def test_the_same_seed_draws_the_same_examples_and_another_seed_others(
+def test_each_run_draws_its_own_seed_and_the_recorded_one_draws_the_same_examples(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ci: str | None
 ) -> None:
-    # On a CI runner Hypothesis loads its "ci" profile by itself, which derandomizes: the
-    # seed would be ignored there and the host would draw other examples than a laptop.
+    # The public seed (5) is the same for every run; the examples are not tied to it. On a
+    # CI runner Hypothesis loads its "ci" profile by itself, which derandomizes: the seed
+    # would be ignored there and a reproduction would draw other examples than the run.
     for name in CI_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     if ci is not None:
         monkeypatch.setenv(ci, "true")
     log = tmp_path / "tree" / "draws.txt"
     tree = write_tree(tmp_path / "tree", {"tests/test_draws.py": _draws(log)})
-    seen = []
-    for seed in (5, 5, 6):
-        log.unlink(missing_ok=True)
-        run = run_tests(tree, nodeids=["tests/test_draws.py::test_draws"], seed=seed, timeout_s=60)
-        assert _outcomes(run) == {"tests/test_draws.py::test_draws": PASSED}
-        seen.append(log.read_text(encoding="utf-8"))
-    assert seen[0] == seen[1]
-    assert seen[0] != seen[2]
+    first_seed, first = _draw(tree, log, None)
+    second_seed, second = _draw(tree, log, None)
+    assert first_seed != second_seed  # drawn afresh (a 2**-32 chance of a tie)
+    assert first != second
+    again_seed, again = _draw(tree, log, first_seed)  # replay run --hash-seed FIRST
+    assert again_seed == first_seed
+    assert again == first
 
 
 def test_a_derandomizing_profile_the_project_loads_itself_is_kept(
@@ -67,7 +89,9 @@ def test_a_derandomizing_profile_the_project_loads_itself_is_kept(
     seen = []
     for seed in (5, 6):
         log.unlink(missing_ok=True)
-        run = run_tests(tree, nodeids=["tests/test_draws.py::test_draws"], seed=seed, timeout_s=60)
+        run = run_tests(
+            tree, nodeids=["tests/test_draws.py::test_draws"], hash_seed=seed, timeout_s=60
+        )
         assert _outcomes(run) == {"tests/test_draws.py::test_draws": PASSED}
         seen.append(log.read_text(encoding="utf-8"))
     assert seen[0] == seen[1]
@@ -102,7 +126,7 @@ def test_a_passing_hypothesis_test_runs_again_under_two_more_seeds_and_fails_the
     log = tmp_path / "tree" / "runs.txt"
     tree = write_tree(tmp_path / "tree", {"tests/test_runs.py": RUNS.format(log=str(log))})
     ids = ["tests/test_runs.py::test_third_run_fails", "tests/test_runs.py::test_plain"]
-    run = run_tests(tree, nodeids=ids, seed=3, timeout_s=60)
+    run = run_tests(tree, nodeids=ids, hash_seed=3, timeout_s=60)
     assert _outcomes(run) == {ids[0]: FAILED, ids[1]: PASSED}
     assert b"the third seed found it" in run.output_tail
     assert log.read_text(encoding="utf-8").count("plain\n") == 1  # not a Hypothesis test
@@ -130,5 +154,7 @@ def test_hypothesis_draws_from_the_projects_constants_not_patchlanes(tmp_path: P
             "tests/test_constants.py": CONSTANTS,
         },
     )
-    run = run_tests(tree, nodeids=["tests/test_constants.py::test_constants"], seed=1, timeout_s=60)
+    run = run_tests(
+        tree, nodeids=["tests/test_constants.py::test_constants"], hash_seed=1, timeout_s=60
+    )
     assert _outcomes(run) == {"tests/test_constants.py::test_constants": PASSED}, run.output_tail

@@ -43,7 +43,7 @@ def test_the_base_tests_run_in_a_process_without_the_patchs_module(tmp_path: Pat
         seen.append(collected)
         return tuple(sorted(collected.nodeids))
 
-    ran = split_and_run(tree, SCOPE, choose, ["tests/test_new.py"], seed=3, timeout_s=120)
+    ran = split_and_run(tree, SCOPE, choose, ["tests/test_new.py"], hash_seed=3, timeout_s=120)
     # One choice, from both collections as one.
     (collected,) = seen
     assert sorted(collected.nodeids) == [
@@ -77,7 +77,7 @@ def test_a_base_test_the_patch_breaks_fails_in_its_own_process(tmp_path: Path) -
         },
     )
     ran = split_and_run(
-        tree, SCOPE, lambda c: tuple(c.nodeids), ["tests/test_zz.py"], seed=3, timeout_s=120
+        tree, SCOPE, lambda c: tuple(c.nodeids), ["tests/test_zz.py"], hash_seed=3, timeout_s=120
     )
     assert ran.run is not None
     assert ran.run.results["tests/test_base.py::test_limit"].outcome == FAILED
@@ -91,7 +91,7 @@ def test_only_the_patchs_files_chosen_run_nothing_in_the_base_process(tmp_path: 
         SCOPE,
         lambda c: ("tests/test_new.py::test_low",),
         ["tests/test_new.py"],
-        seed=3,
+        hash_seed=3,
         timeout_s=120,
     )
     assert ran.run is not None
@@ -111,7 +111,7 @@ def test_a_file_that_clashes_with_the_patchs_module_is_judged_beside_it(tmp_path
         seen.append(collected)
         return (*collected.nodeids, *(e.nodeid for e in collected.errors))
 
-    ran = split_and_run(tree, SCOPE, choose, ["tests/new/test_q.py"], seed=3, timeout_s=120)
+    ran = split_and_run(tree, SCOPE, choose, ["tests/new/test_q.py"], hash_seed=3, timeout_s=120)
     (collected,) = seen
     broken = [e.nodeid for e in collected.errors]
     assert len(broken) == 1
@@ -121,7 +121,7 @@ def test_a_file_that_clashes_with_the_patchs_module_is_judged_beside_it(tmp_path
 
 def test_no_file_of_the_patchs_runs_as_one_child(tmp_path: Path) -> None:
     tree = _tree(tmp_path, {"tests/test_base.py": BASE_TEST})
-    ran = split_and_run(tree, SCOPE, lambda c: tuple(c.nodeids), [], seed=3, timeout_s=120)
+    ran = split_and_run(tree, SCOPE, lambda c: tuple(c.nodeids), [], hash_seed=3, timeout_s=120)
     assert ran.run is not None
     assert sorted(ran.run.ids(PASSED)) == [
         "tests/test_base.py::test_limit",
@@ -190,7 +190,7 @@ def test_a_slice_chosen_elsewhere_runs_the_patchs_files_apart(tmp_path: Path) ->
         "tests/test_base.py::test_other",
         "tests/test_zz.py::test_z",
     ]
-    run = run_apart(tree, ids, frozenset({"tests/test_zz.py"}), seed=3, timeout_s=120)
+    run = run_apart(tree, ids, frozenset({"tests/test_zz.py"}), hash_seed=3, timeout_s=120)
     assert run.results["tests/test_base.py::test_limit"].outcome == FAILED
     assert run.ids(PASSED) == ("tests/test_base.py::test_other", "tests/test_zz.py::test_z")
     assert run.problems == ()

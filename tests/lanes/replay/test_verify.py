@@ -129,6 +129,18 @@ def test_a_different_seed_is_refused() -> None:
     assert "seed 1 is not the expected seed" in refusal(good(seed=1))
 
 
+@pytest.mark.parametrize("hash_seed", [None, 0, SEED, 2**32 - 1])
+def test_whatever_hash_seed_the_run_drew_verifies_and_reaches_the_report(
+    hash_seed: int | None,
+) -> None:
+    # Drawn by the host, never derived from the seed: nothing is checked against it.
+    v = check(good(failed_nodeids=(), passed_nodeids=(A, B), hash_seed=hash_seed))
+    assert (v.outcome, v.reasons) == ("pass", ())
+    report = replay_report(v, slice_sha256=hashlib.sha256(SLICE).hexdigest(), seed=SEED, head=HEAD)
+    assert report.hash_seed == hash_seed
+    assert report.to_json().get("hash_seed") == hash_seed
+
+
 def test_a_different_head_is_refused() -> None:
     assert "head" in refusal(good(head="d" * 40))
 

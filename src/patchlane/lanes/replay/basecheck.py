@@ -1,7 +1,8 @@
 """What the head's tests mean only beside the base (docs/architecture.md, "Evidence rules").
 
 A replay of the head's own tests cannot see what the patch did to those tests. Three checks
-put the base beside it, each on trees materialised from git (never the work tree):
+put the base beside it, each on trees made from git (never the work tree; a run at the base
+is in a detached checkout of it, as the head's run is):
 
 - ``test_changes``: the base version of every changed test file runs against the head's code.
   A base node id of a changed test file that the head no longer collects is a *deleted* test
@@ -42,7 +43,7 @@ from patchlane.lanes.replay.run import (
     child_env,
     run_tests,
 )
-from patchlane.lanes.replay.staticrules import CONFTEST, is_test_module
+from patchlane.lanes.replay.staticrules import CONFTEST, ModulePatterns, is_test_module
 from patchlane.tree import materialise
 
 
@@ -86,7 +87,7 @@ def test_changes(
     head_collected: frozenset[str],
     head_broken: frozenset[str],
     slice_ids: Sequence[str],
-    seed: int,
+    hash_seed: int,
     timeout_s: float,
     build: Build | None = None,
 ) -> TestChanges:
@@ -101,27 +102,9 @@ def test_changes(
     """
     renamed = {c.path: c.renamed_to for c in changed if c.renamed_to is not None}
     patterns = module_patterns_at(repo, merge_base)  # the base's python_files (§2)
-    at_base: list[str] = []
     with tempfile.TemporaryDirectory(prefix="patchlane-base-tests-") as tmp:
         tree = _tree(repo, head, Path(tmp) / "tree", build, "head, again")
-        for c in changed:
-            if is_bytecode(c.path):
-                continue  # never written, from either side (patchlane.bytecode)
-            target = to_fs(tree, c.path)
-            if target.is_symlink() or target.is_file():
-                target.unlink()
-            found = git.read_file_at(repo, merge_base, c.path)
-            if found is None:
-                continue  # new at the head: the base has no expectation here
-            entry, data = found
-            if entry.mode == git.MODE_SYMLINK:
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            with os.fdopen(os.open(target, flags, 0o644), "wb") as f:
-                f.write(data)
-            if is_test_module(c.path, patterns):
-                at_base.append(c.path)
+        at_base = _write_base_versions(repo, merge_base, tree, changed, patterns)
         names = [(c.path, c.path.rsplit("/", 1)[-1]) for c in changed]
         helpers = any(not is_test_module(p, patterns) and n != CONFTEST for p, n in names)
         # Beside a changed helper, the slice's tests in files the patch left alone run too:
@@ -133,7 +116,9 @@ def test_changes(
         ]
         if not at_base and not others:
             return TestChanges((), (), 0)
-        run = run_tests(tree, nodeids=others, files=at_base, seed=seed, timeout_s=timeout_s)
+        run = run_tests(
+            tree, nodeids=others, files=at_base, hash_seed=hash_seed, timeout_s=timeout_s
+        )
     # A test moved to another file or into a class keeps its name (its last part). Counting
     # it as moved is safe: its base version has just run against the head's code, so an
     # expectation changed on the way shows up as an edited one.
@@ -159,12 +144,43 @@ def test_changes(
     return TestChanges(tuple(sorted(deleted)), tuple(edited), len(run.results))
 
 
+def _write_base_versions(
+    repo: Path,
+    merge_base: str,
+    tree: Path,
+    changed: Sequence[ChangedPath],
+    patterns: ModulePatterns,
+) -> list[str]:
+    """Put the base version of each changed path into the materialised ``tree`` (none for a
+    path new at the head); return the test modules written."""
+    at_base: list[str] = []
+    for c in changed:
+        if is_bytecode(c.path):
+            continue  # never written, from either side (patchlane.bytecode)
+        target = to_fs(tree, c.path)
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        found = git.read_file_at(repo, merge_base, c.path)
+        if found is None:
+            continue  # new at the head: the base has no expectation here
+        entry, data = found
+        if entry.mode == git.MODE_SYMLINK:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with os.fdopen(os.open(target, flags, 0o644), "wb") as f:
+            f.write(data)
+        if is_test_module(c.path, patterns):
+            at_base.append(c.path)
+    return at_base
+
+
 def skips_that_run_at_base(
     repo: Path,
     merge_base: str,
     nodeids: Sequence[str],
     *,
-    seed: int,
+    hash_seed: int,
     timeout_s: float,
     build: Build | None = None,
 ) -> tuple[str, ...]:
@@ -173,7 +189,9 @@ def skips_that_run_at_base(
     wanted = [n for n in nodeids if "::" in n]
     if not wanted:
         return ()
-    run = _run_at_base(repo, merge_base, wanted, seed=seed, timeout_s=timeout_s, build=build)
+    run = _run_at_base(
+        repo, merge_base, wanted, hash_seed=hash_seed, timeout_s=timeout_s, build=build
+    )
     return run.ids(PASSED)
 
 
@@ -182,7 +200,7 @@ def failures_at_base(
     merge_base: str,
     nodeids: Sequence[str],
     *,
-    seed: int,
+    hash_seed: int,
     timeout_s: float,
     uncollected: frozenset[str] = frozenset(),
     build: Build | None = None,
@@ -194,7 +212,9 @@ def failures_at_base(
     base does not have is the patch's own. Raises ``GitError`` when the base cannot be read."""
     if not nodeids:
         return ()
-    run = _run_at_base(repo, merge_base, nodeids, seed=seed, timeout_s=timeout_s, build=build)
+    run = _run_at_base(
+        repo, merge_base, nodeids, hash_seed=hash_seed, timeout_s=timeout_s, build=build
+    )
     collected = set(run.collected)
     broken = {e.nodeid for e in run.collect_errors}
     return tuple(
@@ -215,7 +235,7 @@ def environment_faults(
     merge_base: str,
     errors: Sequence[CollectError],
     *,
-    seed: int,
+    hash_seed: int,
     timeout_s: float,
     build: Build | None = None,
 ) -> list[CollectError]:
@@ -230,7 +250,7 @@ def environment_faults(
         return []
     # A file's own id runs all of its tests; one the base lacks reports no collection error.
     ids = [e.nodeid for e in candidates]
-    run = _run_at_base(repo, merge_base, ids, seed=seed, timeout_s=timeout_s, build=build)
+    run = _run_at_base(repo, merge_base, ids, hash_seed=hash_seed, timeout_s=timeout_s, build=build)
     at_base = {e.nodeid: e for e in run.collect_errors}
     return [e for e in candidates if e.nodeid in at_base and at_base[e.nodeid].missing == e.missing]
 
@@ -241,7 +261,7 @@ def collects_at_base(
     paths: Sequence[str],
     test_roots: Sequence[str],
     *,
-    seed: int,
+    hash_seed: int,
     timeout_s: float,
     build: Build | None = None,
 ) -> frozenset[str]:
@@ -262,7 +282,7 @@ def collects_at_base(
         built(build, tree, "base")
         try:
             found = collect(
-                tree, roots, timeout_s=timeout_s, env=child_env(seed), only_files=present
+                tree, roots, timeout_s=timeout_s, env=child_env(hash_seed), only_files=present
             )
         except CollectionError:
             return frozenset()
@@ -275,15 +295,18 @@ def _run_at_base(
     merge_base: str,
     nodeids: Sequence[str],
     *,
-    seed: int,
+    hash_seed: int,
     timeout_s: float,
     build: Build | None = None,
 ) -> TestRun:
-    """Run ``nodeids`` on the base commit, materialised from git like the head (and built
-    with ``build`` first: ``BuildFailed`` when that fails)."""
+    """Run ``nodeids`` on the base commit, in a detached checkout of it as the head's run
+    has (``git.checkout_detached``: ``.git`` present), so a node runs the same way on both
+    sides; built with ``build`` first (``BuildFailed`` when that fails)."""
     with tempfile.TemporaryDirectory(prefix="patchlane-base-run-") as tmp:
-        tree = _tree(repo, merge_base, Path(tmp) / "tree", build, "base")
-        return run_tests(tree, nodeids=nodeids, seed=seed, timeout_s=timeout_s)
+        tree = Path(tmp) / "tree"
+        git.checkout_detached(repo, merge_base, tree)
+        built(build, tree, "base")
+        return run_tests(tree, nodeids=nodeids, hash_seed=hash_seed, timeout_s=timeout_s)
 
 
 def _tree(repo: Path, commit: str, tree: Path, build: Build | None, where: str) -> Path:

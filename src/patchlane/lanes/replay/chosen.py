@@ -73,7 +73,7 @@ def collect_and_run(
     scope: Scope,
     choose: Choose,
     *,
-    seed: int,
+    hash_seed: int,
     timeout_s: float,
     freeze_report: Path | None = None,
 ) -> ChosenRun:
@@ -95,7 +95,11 @@ def collect_and_run(
         if not picked:
             return ChosenRun(None, 0.0, choose_s)
         direct = run_tests(
-            tree, nodeids=picked, seed=seed, timeout_s=timeout_s, freeze_report=freeze_report
+            tree,
+            nodeids=picked,
+            hash_seed=hash_seed,
+            timeout_s=timeout_s,
+            freeze_report=freeze_report,
         )
         return ChosenRun(direct, 0.0, choose_s)
     asked: list[Sequence[str] | None] = []
@@ -123,7 +127,7 @@ def collect_and_run(
             token=secrets.token_hex(16),
             timeout_s=timeout_s,
             cwd=tree,
-            env=child_env(seed, pycache=True),
+            env=child_env(hash_seed, pycache=True),
             # The test run may write its own tree, as the project's tests do in a checkout;
             # the tree is this run's alone and is removed after it.
             confinement=run_confinement(Path(tmp), tree),

@@ -72,10 +72,9 @@ def pytest_args(root: Path, test_paths: Sequence[str]) -> list[str]:
         "no:patchlane",
         "-p",
         "no:randomly",
-        # patchlane is imported before pytest marks installed plugins for rewriting; under a
-        # project's `filterwarnings = error` that notice would stop the whole run.
-        "-W",
-        "ignore::pytest.PytestAssertRewriteWarning",
+        # No ``-W`` of patchlane's: it would outrank the project's own ``filterwarnings``.
+        # The notice that once needed one (patchlane imported before pytest marks installed
+        # plugins for rewriting) is gone: the package docstring says PYTEST_DONT_REWRITE.
         f"--rootdir={root}",
         *test_paths,
     ]

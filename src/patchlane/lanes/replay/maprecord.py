@@ -198,8 +198,9 @@ def record(
         if out is not None:
             out.progress(f"replay map: running {len(collected.nodeids)} test(s) with coverage")
         recording = Path(tmp) / "recording.json"
+        # The base's own suite under the pinned seed: no patch code runs here to be tuned.
         run = run_tests(
-            tree, nodeids=collected.nodeids, seed=seed, timeout_s=timeout_s, record=recording
+            tree, nodeids=collected.nodeids, hash_seed=seed, timeout_s=timeout_s, record=recording
         )
         if run.timed_out or not recording.is_file():
             why = "timed out" if run.timed_out else "ended without writing its recording"

@@ -115,6 +115,7 @@ def merge_receipts(
         patchlane_version=patchlane.__version__,
         split_base=_one_split_base([r for _, r in receipts]),
         isolation=_weakest_isolation([r for _, r in receipts]),
+        hash_seed=_one_hash_seed(r for _, r in receipts),
     )
     return Merged(merged, ())
 
@@ -133,6 +134,13 @@ def _one_split_base(receipts: list[Receipt]) -> str | None:
     """Split only when every shard ran the patch's test files apart, from one base."""
     bases = {r.split_base for r in receipts}
     return bases.pop() if len(bases) == 1 else None
+
+
+def _one_hash_seed(receipts: Iterable[Receipt]) -> int | None:
+    """The hash seed every shard drew, or ``None`` when they differ (each drew its own, and
+    each shard's receipt still records it) or one has none."""
+    seeds = {r.hash_seed for r in receipts}
+    return seeds.pop() if len(seeds) == 1 else None
 
 
 def _instant(stamp: str) -> str:

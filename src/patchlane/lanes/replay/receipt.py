@@ -2,7 +2,7 @@
 
 The required fields are ``{seed, slice_sha256, failed_nodeids, skipped_by_freeze, host_role}``;
 the optional ones ``passed_nodeids``, ``skipped_nodeids``, ``head``, ``started``, ``finished``,
-``patchlane_version``, ``split_base`` and ``signature``.
+``patchlane_version``, ``isolation``, ``split_base``, ``hash_seed`` and ``signature``.
 A receipt is the output of a host that is not trusted, so nothing in it is read loosely: unknown
 fields, wrong types, duplicate keys, NaN, repeated or empty node ids are all refused, each with a
 ``ReceiptError`` naming the file, the field and the line.
@@ -35,6 +35,7 @@ OPTIONAL = (
     "patchlane_version",
     "isolation",
     "split_base",
+    "hash_seed",
     "signature",
 )
 # Which isolation the host's run had (``patchlane.sandbox``: the kernel sandbox, or a named
@@ -48,6 +49,8 @@ _COMMIT = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 _STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?Z\Z")
 _STAMP_EXPECTED = "a UTC time YYYY-MM-DDTHH:MM:SSZ"
 _ONE_LINE = "a non-empty one-line string"
+# What PYTHONHASHSEED accepts (config.MAX_SEED, not imported: it would load the YAML reader).
+_MAX_HASH_SEED = 2**32 - 1
 
 
 class ReceiptError(InputError):
@@ -88,6 +91,9 @@ class Receipt:
     # pytest process apart from the base's tests (docs/architecture.md §4); ``None``: one
     # process ran the whole slice.
     split_base: str | None = None
+    # The PYTHONHASHSEED (and Hypothesis seed) the run drew, never derived from ``seed``:
+    # what reproduces the run (``replay run --hash-seed``); nothing is checked against it.
+    hash_seed: int | None = None
     signature: Signature | None = None
 
     def to_json(self, *, signature: bool = True) -> dict[str, Any]:
@@ -105,7 +111,10 @@ class Receipt:
             out["passed_nodeids"] = list(self.passed_nodeids)
         if self.skipped_nodeids is not None:
             out["skipped_nodeids"] = list(self.skipped_nodeids)
-        for key in ("head", "started", "finished", "patchlane_version", "isolation", "split_base"):
+        for key in (
+            "head", "started", "finished", "patchlane_version", "isolation", "split_base",
+            "hash_seed",
+        ):  # fmt: skip
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -160,6 +169,7 @@ def parse_receipt(data: bytes, label: str) -> Receipt:
         "split_base", expected="a full commit id (40 or 64 hex digits)", accept=_COMMIT.match,
         default=None,
     )  # fmt: skip
+    hash_seed = r.integer("hash_seed", lo=0, hi=_MAX_HASH_SEED, default=None)
     return Receipt(
         seed=seed,
         slice_sha256=digest,
@@ -174,6 +184,7 @@ def parse_receipt(data: bytes, label: str) -> Receipt:
         patchlane_version=version,
         isolation=r.choice("isolation", ISOLATION_KINDS, default=None),
         split_base=split_base,
+        hash_seed=hash_seed,
         signature=_signature(r.mapping("signature")) if r.has("signature") else None,
     )
 

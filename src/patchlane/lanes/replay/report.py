@@ -65,6 +65,8 @@ class ReplayReport:
     receipt_sha256: str | None = None
     seed: int | None = None
     head: str | None = None
+    # The receipt's ``hash_seed``: the PYTHONHASHSEED and Hypothesis seed the run drew.
+    hash_seed: int | None = None
     failed: tuple[str, ...] = ()
     skipped_by_freeze: tuple[str, ...] = ()
     skipped_by_suite: tuple[str, ...] = ()
@@ -125,6 +127,8 @@ class ReplayReport:
                     "refusals": list(self.refusals),
                 }
             )
+            if self.hash_seed is not None:
+                data["hash_seed"] = self.hash_seed
         if self.mode is not None:
             data["mode"] = self.mode
         if not verified and self.slice_sha256 is not None:
@@ -197,6 +201,7 @@ def _parse(doc: Document, value: object) -> ReplayReport:
         receipt_sha256=digest,
         seed=top.integer("seed", default=None),
         head=top.string("head", null=True, default=None),
+        hash_seed=top.integer("hash_seed", lo=0, default=None),
         failed=top.text_list("failed", item=None, default=()),
         skipped_by_freeze=top.text_list("skipped_by_freeze", item=None, default=()),
         skipped_by_suite=top.text_list("skipped_by_suite", item=None, default=()),

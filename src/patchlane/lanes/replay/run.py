@@ -120,9 +120,19 @@ def file_part(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
-def child_env(seed: int, *, pycache: bool = False) -> dict[str, str]:
-    """Return pytest's environment: the host's, with its seed pinned and without the variables
-    that would change which tests run or how, or keep patchlane's own plugin from loading.
+def draw_hash_seed() -> int:
+    """Return a hash seed for one replay run, drawn from ``os.urandom`` (0..4294967295, what
+    ``PYTHONHASHSEED`` accepts). Never derived from the public seed: a patch tuned to pass
+    under one known ``PYTHONHASHSEED`` or Hypothesis seed cannot know this one
+    (docs/architecture.md §4, "Receipt")."""
+    return int.from_bytes(os.urandom(4), "big")
+
+
+def child_env(hash_seed: int, *, pycache: bool = False) -> dict[str, str]:
+    """Return pytest's environment: the host's, with ``hash_seed`` as its ``PYTHONHASHSEED``
+    and its Hypothesis seed (``PATCHLANE_SEED``, read by ``run_child``), and without the
+    variables that would change which tests run or how, or keep patchlane's own plugin from
+    loading.
 
     With ``pycache``, ``PYTHONPYCACHEPREFIX`` names the process's bytecode prefix
     (``patchlane.bytecode.process_pycache``), so that no bytecode committed to the tree is
@@ -137,8 +147,10 @@ def child_env(seed: int, *, pycache: bool = False) -> dict[str, str]:
     }
     env.pop("PYTHONPYCACHEPREFIX", None)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONHASHSEED"] = str(seed)
-    env["PATCHLANE_SEED"] = str(seed)
+    # One drawn value seeds both: the receipt records it, and a run given it again
+    # (``replay run --hash-seed``) draws the same examples.
+    env["PYTHONHASHSEED"] = str(hash_seed)
+    env["PATCHLANE_SEED"] = str(hash_seed)
     if pycache:
         env["PYTHONPYCACHEPREFIX"] = process_pycache()
     return env
@@ -158,8 +170,7 @@ def pytest_args(repo: Path, freeze: tuple[Path, Path] | None) -> list[str]:
         "-p", "no:cacheprovider", "-p", "no:randomly",
         f"--rootdir={repo}",  # node ids are relative to the rootdir, which is the repo root
         "-q", "--no-header", "-rN", "--continue-on-collection-errors",
-        # See collect.pytest_args: patchlane is imported before pytest's rewrite marking.
-        "-W", "ignore::pytest.PytestAssertRewriteWarning",
+        # No -W: the project's own filterwarnings decide (see collect.pytest_args).
     ]  # fmt: skip
     if freeze is not None:
         args += [f"--patchlane-freeze-report={freeze[0]}", f"--patchlane-skip-record={freeze[1]}"]
@@ -171,13 +182,14 @@ def run_tests(
     *,
     nodeids: Sequence[str] = (),
     files: Sequence[str] = (),
-    seed: int,
+    hash_seed: int,
     timeout_s: float,
     freeze_report: Path | None = None,
     record: Path | None = None,
 ) -> TestRun:
     """Run ``nodeids`` (and every test of ``files``) with pytest in ``tree``; fold the stream.
 
+    ``hash_seed`` is the run's ``PYTHONHASHSEED`` and Hypothesis seed (``child_env``).
     ``freeze_report`` (a file) is handed to the child's pytest plugin, which skips what it
     grants. With ``record`` (a path in a directory the caller made), the child also records
     what each test depended on and writes it there (``lanes.replay.recorder``). Never raises
@@ -199,7 +211,7 @@ def run_tests(
             token=secrets.token_hex(16),
             timeout_s=timeout_s,
             cwd=tree,
-            env=child_env(seed, pycache=True),
+            env=child_env(hash_seed, pycache=True),
             # The test run may write its own tree, as the project's tests do in a checkout;
             # the tree is this run's alone and is removed after it.
             confinement=run_confinement(Path(tmp), tree, record),
@@ -393,12 +405,16 @@ def run_slice(
     freeze_report: Path | None,
     timeout_s: float,
     split: tuple[str, frozenset[str]] | None = None,
+    hash_seed: int | None = None,
 ) -> RunResult:
     """Run ``nodeids`` with pytest in ``repo`` and return the (unsigned) receipt.
 
-    With ``split`` (a merge base and the paths the patch adds or changes since it), the
-    patch's own test files run in a pytest process apart from the others
-    (``split.run_apart``) and the receipt names that base (``split_base``).
+    ``seed`` is the public seed the receipt answers to; the run's own ``PYTHONHASHSEED`` and
+    Hypothesis seed is ``hash_seed``, drawn afresh (``draw_hash_seed``) unless given (to
+    reproduce a receipt's run), and recorded in the receipt. With ``split`` (a merge base and
+    the paths the patch adds or changes since it), the patch's own test files run in a
+    pytest process apart from the others (``split.run_apart``) and the receipt names that
+    base (``split_base``).
 
     ``nodeids`` must be a parsed, non-empty slice (an empty one is never evidence). Never
     raises for anything pytest or the tests do; raises ``ValueError`` for an empty slice,
@@ -408,22 +424,30 @@ def run_slice(
     if not nodeids:
         raise ValueError("an empty slice: nothing to run")
     started = utc_stamp()
+    drawn = draw_hash_seed() if hash_seed is None else hash_seed
     if split is not None:
         from patchlane.lanes.replay.split import run_apart
 
         run = run_apart(
-            repo, nodeids, split[1], seed=seed, timeout_s=timeout_s, freeze_report=freeze_report
-        )
+            repo, nodeids, split[1], hash_seed=drawn, timeout_s=timeout_s,
+            freeze_report=freeze_report,
+        )  # fmt: skip
     else:
         run = run_tests(
             repo,
             nodeids=nodeids,
-            seed=seed,
+            hash_seed=drawn,
             timeout_s=timeout_s,
             freeze_report=freeze_report,
         )
     receipt = receipt_for(
-        run, seed=seed, slice_sha256=slice_sha256, head=head, host_role=host_role, started=started
+        run,
+        seed=seed,
+        hash_seed=drawn,
+        slice_sha256=slice_sha256,
+        head=head,
+        host_role=host_role,
+        started=started,
     )
     if split is not None:
         receipt = dataclasses.replace(receipt, split_base=split[0])
@@ -431,10 +455,17 @@ def run_slice(
 
 
 def receipt_for(
-    run: TestRun, *, seed: int, slice_sha256: str, head: str | None, host_role: str, started: str
+    run: TestRun,
+    *,
+    seed: int,
+    hash_seed: int,
+    slice_sha256: str,
+    head: str | None,
+    host_role: str,
+    started: str,
 ) -> Receipt:
-    """Return the (unsigned) receipt of ``run``, a run of the slice ``slice_sha256`` that
-    began at ``started`` and ends now."""
+    """Return the (unsigned) receipt of ``run``, a run of the slice ``slice_sha256`` under
+    ``hash_seed`` that began at ``started`` and ends now."""
     return Receipt(
         seed=seed,
         slice_sha256=slice_sha256,
@@ -448,4 +479,5 @@ def receipt_for(
         finished=utc_stamp(),
         patchlane_version=patchlane.__version__,
         isolation=isolation().kind,
+        hash_seed=hash_seed,
     )

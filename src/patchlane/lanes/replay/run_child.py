@@ -84,9 +84,10 @@ class _NoRerun:
 class _HypothesisAsInPytest:
     """Hypothesis in the slice as in the project's own ``pytest`` run, but reproducible.
 
-    - Its examples come from the run's seed (``--hypothesis-seed``, unless the project's
-      configuration sets one): the same slice and seed draw the same examples here and on
-      the host, so the receipt's seed stands for them too.
+    - Its examples come from the run's hash seed (``--hypothesis-seed``, unless the
+      project's configuration sets one), drawn afresh for each run and never the public
+      seed: the receipt's ``hash_seed`` stands for them, and a run given it again
+      (``replay run --hash-seed``) draws the same examples.
     - patchlane's own modules are not the project's: Hypothesis draws some examples from the
       constants of "local" modules (not in site-packages), and an editable install of
       patchlane would add thousands of its constants to the project's few, so a value the

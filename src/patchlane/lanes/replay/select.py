@@ -449,7 +449,7 @@ def base_collector(
             merge_base,
             paths,
             tests,
-            seed=seed_or_0,
+            hash_seed=seed_or_0,
             timeout_s=timeout_s,
             build=Build.of(review_map.replay),
         )

@@ -63,7 +63,7 @@ def split_and_run(
     choose: Choose,
     own: Sequence[str],
     *,
-    seed: int,
+    hash_seed: int,
     timeout_s: float,
     freeze_report: Path | None = None,
 ) -> ChosenRun:
@@ -75,7 +75,12 @@ def split_and_run(
     own = tuple(own)
     if not own or not scope.extra_paths:
         return collect_and_run(
-            tree, scope, choose, seed=seed, timeout_s=timeout_s, freeze_report=freeze_report
+            tree,
+            scope,
+            choose,
+            hash_seed=hash_seed,
+            timeout_s=timeout_s,
+            freeze_report=freeze_report,
         )
     own_set = frozenset(own)
     names = {p.rsplit("/", 1)[-1] for p in own if p.endswith(".py")}
@@ -88,7 +93,7 @@ def split_and_run(
         tree,
         scope.extra_paths,
         timeout_s=timeout_s,
-        env=child_env(seed),
+        env=child_env(hash_seed),
         doctest_only=[p for p in scope.doctest_only if p in own_set],
         only_files=[*own, *clashing],
     )
@@ -120,7 +125,12 @@ def split_and_run(
         exclude_files=tuple(sorted({*scope.exclude_files, *own})),
     )
     ran = collect_and_run(
-        tree, first_scope, choose_first, seed=seed, timeout_s=timeout_s, freeze_report=freeze_report
+        tree,
+        first_scope,
+        choose_first,
+        hash_seed=hash_seed,
+        timeout_s=timeout_s,
+        freeze_report=freeze_report,
     )
     collect_s = ran.collect_s + theirs.seconds
     if ran.run is None:
@@ -128,7 +138,7 @@ def split_and_run(
     if not second:
         return ChosenRun(ran.run, collect_s, ran.choose_s)
     own_run = run_tests(
-        tree, nodeids=second, seed=seed, timeout_s=timeout_s, freeze_report=freeze_report
+        tree, nodeids=second, hash_seed=hash_seed, timeout_s=timeout_s, freeze_report=freeze_report
     )
     return ChosenRun(union(ran.run, own_run), collect_s, ran.choose_s)
 
@@ -138,7 +148,7 @@ def run_apart(
     nodeids: Sequence[str],
     own: frozenset[str],
     *,
-    seed: int,
+    hash_seed: int,
     timeout_s: float,
     freeze_report: Path | None = None,
 ) -> TestRun:
@@ -151,7 +161,9 @@ def run_apart(
     moved = frozenset(second)
     first = [n for n in nodeids if n not in moved]
     runs = [
-        run_tests(tree, nodeids=ids, seed=seed, timeout_s=timeout_s, freeze_report=freeze_report)
+        run_tests(
+            tree, nodeids=ids, hash_seed=hash_seed, timeout_s=timeout_s, freeze_report=freeze_report
+        )
         for ids in (first, second)
         if ids
     ]

@@ -264,4 +264,6 @@ def replay_report(
         passed=verification.passed,
         signature=verification.signature,
         refusals=verification.reasons if verification.outcome == "refused" else (),
+        # What the receipt says the run drew; recorded, never checked (nothing derives it).
+        hash_seed=None if verification.receipt is None else verification.receipt.hash_seed,
     )
