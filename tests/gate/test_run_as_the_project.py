@@ -69,7 +69,13 @@ def patch(repo: GitRepo, files: dict[str, str]) -> str:
 
 def own_pytest(repo: GitRepo) -> int:
     """The project's own run at the head: plain pytest in the checkout, a random hash seed."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONHASHSEED", "PATCHLANE_SEED")}
+    # As a user's shell has it: not this suite's xdist worker variables, which switch plugins.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONHASHSEED", "PATCHLANE_SEED")
+        and not k.startswith(("PYTEST_XDIST_", "PYTEST_CURRENT_TEST"))
+    }
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"],
         cwd=repo.path,

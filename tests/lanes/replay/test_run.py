@@ -631,7 +631,13 @@ ERRORS_INI = "[pytest]\nfilterwarnings = error\n"
 
 
 def _plain_pytest(tree: Path) -> int:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+    # As a user's shell has it: not this suite's xdist worker variables, which switch plugins
+    # (pytest-benchmark warns, and the project makes warnings errors).
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k != "PYTHONHASHSEED" and not k.startswith(("PYTEST_XDIST_", "PYTEST_CURRENT_TEST"))
+    }
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
     return subprocess.run(argv, cwd=tree, env=env, capture_output=True, check=False).returncode
 

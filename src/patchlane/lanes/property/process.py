@@ -10,6 +10,7 @@ without reaping (``waitid(WNOWAIT)``), so the group id cannot have been reused b
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -201,6 +202,11 @@ def _confined(
         return argv, env, False
     layers = isolation if isolation is not None else sandbox.isolation()
     env = sandbox.confined_env(env, confinement.scratch)
+    # The child's own import path is part of its environment: shown, read-only.
+    paths = [Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    confinement = dataclasses.replace(
+        confinement, readable=(*confinement.readable, *(p for p in paths if p.is_dir()))
+    )
     if layers.sandboxed:
         prepare_prefix(env.get("PYTHONPYCACHEPREFIX"), confinement, cwd)
     return layers.command(argv, confinement, cwd), env, layers.sandboxed

@@ -130,7 +130,7 @@ def collect_and_run(
             env=child_env(hash_seed, pycache=True),
             # The test run may write its own tree, as the project's tests do in a checkout;
             # the tree is this run's alone and is removed after it.
-            confinement=run_confinement(Path(tmp), tree),
+            confinement=run_confinement(Path(tmp), tree, freeze=freeze),
             result_limit=RESULT_LIMIT,
             answer=answer,
         )

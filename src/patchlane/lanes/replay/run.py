@@ -156,12 +156,18 @@ def child_env(hash_seed: int, *, pycache: bool = False) -> dict[str, str]:
     return env
 
 
-def run_confinement(tmp: Path, tree: Path, record: Path | None = None) -> Confinement:
+def run_confinement(
+    tmp: Path,
+    tree: Path,
+    record: Path | None = None,
+    freeze: tuple[Path, Path] | None = None,
+) -> Confinement:
     """The sandbox of a test run in ``tree``: ``tmp`` its scratch (its home, and where its
     plugin writes the freeze skips it made), the tree writable, and the directory of the
-    ``record`` it writes, nothing else."""
+    ``record`` it writes, nothing else; the ``freeze`` report its plugin reads, read-only."""
     places = (tree,) if record is None else (tree, record.parent)
-    return Confinement(tmp, writable=places)
+    readable = () if freeze is None else (freeze[0],)
+    return Confinement(tmp, writable=places, readable=readable)
 
 
 def pytest_args(repo: Path, freeze: tuple[Path, Path] | None) -> list[str]:
@@ -214,7 +220,7 @@ def run_tests(
             env=child_env(hash_seed, pycache=True),
             # The test run may write its own tree, as the project's tests do in a checkout;
             # the tree is this run's alone and is removed after it.
-            confinement=run_confinement(Path(tmp), tree, record),
+            confinement=run_confinement(Path(tmp), tree, record, freeze),
             result_limit=RESULT_LIMIT,
         )
     tail = run.stdout_tail + run.stderr_tail
