@@ -136,8 +136,8 @@ def _refuse_a_dirty_tree(repo: Path, given: tuple[Path | None, ...]) -> None:
     raise UsageError(
         f"{show(where)} {what}: replay run tests this work tree and names its HEAD in the "
         "receipt, so the tree must hold HEAD and nothing else; commit or stash it "
-        "(git stash -u), or run on a clean checkout of the head "
-        "(git worktree add --detach DIR HEAD)"
+        "(git stash -u), ignore it (.gitignore, .git/info/exclude), or run on a clean "
+        "checkout of the head (git worktree add --detach DIR HEAD)"
     )
 
 
