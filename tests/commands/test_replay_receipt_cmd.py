@@ -420,3 +420,13 @@ def test_run_in_a_clean_tree_beside_its_evidence_and_ignored_files(
     assert run_cmd(project, {**given, **inside}) == 0
     assert json.loads(inside["receipt"].read_text())["passed_nodeids"] == [GOOD]
     assert run_cmd(project, {**given, **inside}) == 0  # its own receipt from before, too
+
+
+def test_run_never_takes_a_failing_git_status_for_a_clean_tree(
+    project: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = files(tmp_path, [GOOD])
+    (project.path / ".git" / "index").write_bytes(b"not an index")
+    assert run_cmd(project, f) == 2
+    assert "git status failed" in capsys.readouterr().err
+    assert not f["receipt"].exists()

@@ -107,10 +107,11 @@ def first_difference(repo: Path, exempt: Iterable[str] = ()) -> tuple[str, str] 
 
     Entries under patchlane's evidence directory (``.patchlane/``) and the repository paths
     ``exempt`` (the files a ``replay run`` was told to read or write) are not differences:
-    the gate writes them there. Raises ``GitError`` when git cannot run.
+    the gate writes them there. Raises ``GitError`` when ``git status`` fails (never taken
+    for a clean tree).
     """
     skipped = frozenset(exempt)
-    for code, path in git.worktree_changes(repo):
+    for code, path in git.worktree_changes(repo, strict=True):
         if path.startswith(EVIDENCE_DIR) or path in skipped:
             continue
         return code, path
