@@ -411,15 +411,20 @@ def commit_tree(
     return raw.decode("ascii").strip()
 
 
-def worktree_changes(repo: Path) -> list[tuple[str, str]]:
+def worktree_changes(repo: Path, *, strict: bool = False) -> list[tuple[str, str]]:
     """Return what the work tree holds that ``HEAD`` does not: ``git status`` entries as
     (two-letter code, path), changes to tracked files (staged or not) and untracked files
-    git does not ignore (``??``). Empty for a clean tree or a repository without one."""
+    git does not ignore (``??``). Empty for a clean tree or a repository without one; with
+    ``strict``, a ``git status`` that fails raises ``GitError`` instead (a caller that
+    must know the tree is clean never takes a failure for it)."""
     proc = run(
         repo, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all",
         "--ignore-submodules=none",
     )  # fmt: skip
     if proc.returncode != 0:  # a bare repository: nothing uncommitted to speak of
+        if strict:
+            message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise GitError(f"git status failed: {message[-1] if message else proc.returncode}")
         return []
     return [
         (record[:2].decode("ascii", "replace"), os.fsdecode(record[3:]))

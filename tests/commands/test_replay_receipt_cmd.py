@@ -402,3 +402,64 @@ def test_run_with_a_base_runs_the_patchs_test_files_apart_and_says_so(
 def test_run_with_an_unknown_base_is_bad_input(project: GitRepo, tmp_path: Path) -> None:
     f = files(tmp_path, [GOOD])
     assert run_cmd(project, f, "--base", "no-such-ref") == 2
+
+
+@pytest.mark.parametrize(
+    ("path", "change"),
+    [
+        ("tests/test_x.py", "modified"),  # an uncommitted fix
+        ("tests/test_x.py", "staged"),
+        ("conftest.py", "untracked"),  # a hook pytest would load from the work tree
+        ("src/helper.py", "untracked"),
+    ],
+)
+def test_run_refuses_a_work_tree_that_differs_from_head(
+    project: GitRepo,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    path: str,
+    change: str,
+) -> None:
+    # The receipt names HEAD: a tree holding more than HEAD would vouch for an untested commit.
+    f = files(tmp_path, [GOOD, BAD])
+    project.write(path, "def test_bad():\n    pass\n")
+    if change == "staged":
+        project.git("add", path)
+    assert run_cmd(project, f) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    what = "is untracked" if change == "untracked" else "differs from HEAD"
+    assert f"{path} {what}" in err
+    assert "commit or stash it" in err and "clean checkout of the head" in err
+    assert not f["receipt"].exists()
+
+
+def test_run_in_a_clean_tree_beside_its_evidence_and_ignored_files(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    # The gate's evidence directory, the files given on the command line and what git
+    # ignores are not differences from HEAD; the slice runs.
+    project.write(".gitignore", "*.log\n")
+    project.commit("ignore logs")
+    project.write("build.log", "ignored\n")
+    evidence = project.path / ".patchlane"
+    evidence.mkdir()
+    (evidence / "classify.json").write_text("{}\n")
+    f = files(evidence, [GOOD, FROZEN])
+    assert run_cmd(project, f) == 0
+    given = files(tmp_path, [GOOD])
+    inside = {"slice": project.path / "slice.txt", "receipt": project.path / "receipt.json"}
+    inside["slice"].write_bytes(given["slice"].read_bytes())
+    assert run_cmd(project, {**given, **inside}) == 0
+    assert json.loads(inside["receipt"].read_text())["passed_nodeids"] == [GOOD]
+    assert run_cmd(project, {**given, **inside}) == 0  # its own receipt from before, too
+
+
+def test_run_never_takes_a_failing_git_status_for_a_clean_tree(
+    project: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = files(tmp_path, [GOOD])
+    (project.path / ".git" / "index").write_bytes(b"not an index")
+    assert run_cmd(project, f) == 2
+    assert "git status failed" in capsys.readouterr().err
+    assert not f["receipt"].exists()

@@ -600,3 +600,48 @@ def test_a_docs_change_does_not_make_the_property_lane_applicable(repo: GitRepo)
     repo.write("docs/guide.md", "# Guide, longer\n")
     repo.commit()
     assert run(repo)["lanes"]["property"]["status"] == "not_applicable"
+
+
+DOCTEST_CONFIG = """\
+[tool.pytest.ini_options]
+testpaths = ["tests", "docs"]
+addopts = "--doctest-glob=*.md"
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "config", "collected"),
+    [
+        ("docs/guide.md", DOCTEST_CONFIG, "a text doctest by --doctest-glob *.md"),
+        ("docs/test_api.py", None, "a test module by python_files (test_*.py *_test.py)"),
+        ("docs/test_guide.txt", None, "a text doctest by --doctest-glob test*.txt"),
+        ("docs/conf.py", DOCTEST_CONFIG, None),  # not a test module: still prose
+        ("docs/guide.md", DOCTEST_CONFIG.replace(', "docs"', ""), None),  # outside testpaths
+    ],
+)
+def test_an_ignore_entry_never_covers_a_file_the_suite_collects(
+    repo: GitRepo, path: str, config: str | None, collected: str | None
+) -> None:
+    if config is not None:
+        repo.write("pyproject.toml", config)
+    make_project(repo)
+    start_patch(repo)
+    repo.write("src/billing/core.py", "def net(charge, refund):\n    return charge - refund - 0\n")
+    repo.write(path, ">>> 1 + 1\n2\n")
+    repo.commit("patch")
+    cls = classify(repo.path, "main", "HEAD", None)
+    result = cls.to_json()
+    if collected is None:
+        assert entry(result, path)["ignored"] == "prose only"
+        assert cls.map_source.review_map.replay.tests == ("tests/",)
+        return
+    assert "ignored" not in entry(result, path)
+    assert entry(result, path)["lanes"] == ["replay"]
+    assert entry(result, path)["collected"] == (
+        f"{collected}; the map's ignore entry (prose only) does not cover it"
+    )
+    assert result["lanes"]["replay"]["files"] == [path]
+    assert result["map_complete"] is True
+    # Every lane judges it as a test file: it is among the deciding map's test paths.
+    assert cls.map_source.review_map.replay.tests == ("tests/", path)
+    assert cls.patch.review_map.replay.tests == ("tests/", path)

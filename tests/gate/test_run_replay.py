@@ -175,3 +175,72 @@ def test_a_receipt_from_a_command_that_exits_1_is_still_verified_and_rejects(
         ["tests/test_billing.py::test_invoice_timestamp_order"],
     )
     assert load(out, "verdict.json")["reasons"][0]["rule"] == 4
+
+
+BROKEN = "def test_invoice_timestamp_order():\n    assert 1 == 2\n"
+# A conftest that reports every failure as a pass.
+PASSING_CONFTEST = """\
+import pytest
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    rep = yield
+    if rep.failed:
+        rep.outcome, rep.longrepr = "passed", None
+    return rep
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "content", "staged"),
+    [
+        ("tests/test_billing.py", TEST_CHANGE, False),  # the fix, left uncommitted
+        ("tests/test_billing.py", TEST_CHANGE, True),  # staged, not committed
+        ("conftest.py", PASSING_CONFTEST, False),  # untracked, beside the committed bug
+    ],
+)
+def test_replay_run_in_a_work_tree_that_differs_from_head_is_no_evidence(
+    repo: GitRepo, tmp_path: Path, path: str, content: str, staged: bool
+) -> None:
+    # The head is red; the work tree `replay run` tests holds a fix or a hook that hides
+    # the failure. The receipt would name HEAD: the run refuses, the verdict waits.
+    make_billing_repo(repo)
+    repo.branch("agent")
+    repo.write("tests/test_billing.py", BROKEN)
+    repo.commit("break the test")
+    repo.write(path, content)
+    if staged:
+        repo.git("add", path)
+    out = tmp_path / "ev"
+    assert gate(repo, out, RUN) == 3
+    replay = load(out, "replay-report.json")
+    assert replay["outcome"] == "unreachable"
+    assert f"{path} " in replay["reason"]
+    assert "commit or stash it" in replay["reason"]
+    assert load(out, "verdict.json")["verdict"] == "undecided"
+
+
+def test_the_readme_command_runs_beside_the_gates_own_evidence(
+    patched: GitRepo, tmp_path: Path
+) -> None:
+    # The default evidence directory is inside the repository (and here not ignored): the
+    # gate has written into it before the command runs, and `replay run` reads from it.
+    out = patched.path / ".patchlane"
+    command = f"{RUN} --freeze-report {{repo}}/.patchlane/freeze-report.json"
+    assert gate(patched, out, command) == 0
+    assert load(out, "receipt.json")["head"] == patched.head()
+
+
+def test_a_head_other_than_the_checked_out_one_gets_its_receipt_refused(
+    patched: GitRepo, tmp_path: Path
+) -> None:
+    # `replay run` tests what is checked out and names it; the gate judges --head.
+    judged = patched.head()
+    patched.checkout("main")
+    out = tmp_path / "ev"
+    argv = ["--repo", str(patched.path), "-q", "gate", "--base", "main", "--head", judged]
+    argv += ["--seed", "7", "--cases", "20", "--replay", RUN, "--out-dir", str(out)]
+    assert main(argv) == 3
+    replay = load(out, "replay-report.json")
+    assert replay["outcome"] == "refused"
+    assert any("head" in r for r in replay["refusals"])

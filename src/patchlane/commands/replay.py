@@ -92,8 +92,11 @@ def _add_run(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
         "run",
         parents=parents,
         help="on the host: run exactly the slice with pytest and write a receipt",
-        description="Run exactly the slice's node ids with pytest, skipping only the in-play, "
-        "passing freezes of --freeze-report, and write a receipt. A node that errors, is "
+        description="Run exactly the slice's node ids with pytest in this work tree, skipping "
+        "only the in-play, passing freezes of --freeze-report, and write a receipt naming its "
+        "HEAD; a work tree that holds anything HEAD does not (a tracked change, staged or not; "
+        "an untracked file git does not ignore; .patchlane/ and the given files aside) is "
+        "refused (exit 2). A node that errors, is "
         "missing or is deselected is failed, never passed. With --signing-key (or "
         "PATCHLANE_SIGNING_KEY) the receipt is signed (Ed25519, DSSE-style). Exit 0 when "
         "every node passed or was skipped by a freeze, 1 otherwise, 2 bad input. A skip or "

@@ -69,6 +69,7 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
     key = signing.configured_private_key(args.signing_key)  # before the run: fail fast
     repo = ctx.repo()
     head = git.resolve_commit(repo, "HEAD")
+    _refuse_a_dirty_tree(repo, (args.slice, args.out, args.freeze_report))
     split = _split(repo, args.base, head)
     # Drawn afresh unless a person reproduces a receipt's run (docs/architecture.md §4).
     hash_seed = draw_hash_seed() if args.hash_seed is None else args.hash_seed
@@ -112,6 +113,37 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
         for nodeid in receipt.skipped_nodeids or ():
             out.say(f"  skipped by the suite: {show(nodeid)}: {one_line(results[nodeid].why)}")
     return Exit.RED if receipt.failed_nodeids else Exit.GREEN
+
+
+def _refuse_a_dirty_tree(repo: Path, given: tuple[Path | None, ...]) -> None:
+    """Raise ``UsageError`` (exit 2, naming the first offending path) when the work tree
+    ``replay run`` tests holds anything its ``HEAD`` does not: the receipt names ``HEAD``, so
+    an uncommitted fix or an untracked ``conftest.py`` would vouch for a commit that was
+    never tested (docs/architecture.md §2). The evidence directory and the files given on
+    the command line do not count."""
+    from patchlane.gate.uncommitted import first_difference
+
+    top = repo.resolve()
+    exempt: list[str] = []
+    for path in given:
+        if path is None:
+            continue
+        absolute = Path(os.path.abspath(path))  # noqa: PTH100 - lexical, keeps the last link
+        try:
+            exempt.append((absolute.parent.resolve() / absolute.name).relative_to(top).as_posix())
+        except ValueError:
+            continue  # outside the repository: git status never lists it
+    found = first_difference(repo, exempt)
+    if found is None:
+        return
+    code, where = found
+    what = "is untracked" if code == "??" else f"differs from HEAD (git status {code.strip()})"
+    raise UsageError(
+        f"{show(where)} {what}: replay run tests this work tree and names its HEAD in the "
+        "receipt, so the tree must hold HEAD and nothing else; commit or stash it "
+        "(git stash -u), ignore it (.gitignore, .git/info/exclude), or run on a clean "
+        "checkout of the head (git worktree add --detach DIR HEAD)"
+    )
 
 
 def _split(repo: Path, base: str | None, head: str) -> tuple[str, frozenset[str]] | None:

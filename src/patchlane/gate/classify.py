@@ -7,6 +7,7 @@ listed as a control-plane change for a person.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from patchlane.bytecode import is_bytecode
 from patchlane.config import DEFAULT_MAP, ReviewMap, parse_review_map
 from patchlane.errors import MapError
 from patchlane.gate import harness
+from patchlane.gate.collects import Collects, collects
 from patchlane.gate.replay_command import ReplayCommand
 from patchlane.gate.verdict import BLOCKING_KINDS, HARNESS, REPLAY_COMMAND, PatchFacts
 from patchlane.inputs.committed import decode_utf8, read_committed_text
@@ -72,6 +74,9 @@ class FileClass:
     lanes: tuple[str, ...]
     ignored_reason: str | None
     control: tuple[str, ...]
+    # Why the project's pytest collects this file although an ``ignore`` entry names it
+    # (``gate.collects``): it is a test file of the replay lane, never ignored (§2).
+    collected: str | None = None
 
 
 @dataclass(frozen=True)
@@ -267,6 +272,7 @@ class Classification:
                     "old_path": f.old_path,
                     "lanes": list(f.lanes),
                     **({"ignored": f.ignored_reason} if f.ignored_reason is not None else {}),
+                    **({"collected": f.collected} if f.collected is not None else {}),
                     **({"control_plane": list(f.control)} if f.control else {}),
                 }
                 for f in self.files
@@ -505,16 +511,21 @@ def classify(
     touched = frozenset(p for c in changes for p in (c.path, c.old_path) if p is not None)
     source = deciding_map(repo, map_option, base, head, touched)
     review_map = source.review_map
+    snapshots = (harness.snapshot(repo, mb), harness.snapshot(repo, head))
     sorter = _Sorter(
         repo=repo,
         commits=(mb, head),
         review_map=review_map,
         props=property_module_prefixes(review_map),
         map_rel=source.path if source.source != "file" else None,
-        found=_found_control(repo, (mb, head), changes, review_map),
+        found=_found_control(repo, snapshots, changes, review_map),
         named=replay_command.named_paths(repo) if replay_command is not None else frozenset(),
+        collects=collects(repo, snapshots[0]),
     )
     files = [sorter.file(change) for change in changes]
+    if sorter.collected:
+        source = dataclasses.replace(source, review_map=_with_tests(review_map, sorter.collected))
+        review_map = source.review_map
     unmapped = tuple(sorted(set(sorter.unmapped)))
     complete, why = _coverage(files, unmapped, bool(changes))
     return Classification(
@@ -545,7 +556,10 @@ class _Sorter:
     map_rel: str | None
     found: dict[str, str]  # harness files found by route (``_found_control``)
     named: frozenset[str]  # the paths the replay command names (``ReplayCommand``)
+    collects: Collects  # what the base's pytest collects (``gate.collects``)
     unmapped: list[str] = field(default_factory=list)
+    # Paths an ``ignore`` entry names that the base's pytest collects: test files.
+    collected: list[str] = field(default_factory=list)
     control: list[tuple[str, str]] = field(default_factory=list)
     whys: dict[tuple[str, str], str] = field(default_factory=dict)
 
@@ -569,12 +583,19 @@ class _Sorter:
         lanes: list[str] = []
         kinds: list[str] = []
         ignored: str | None = None
+        collected: str | None = None
         for side in sides:
             side_lanes = lanes_for(side, self.review_map, self.props)
             side_kinds = self.kinds(side)
             reason = next(
                 (e.reason for e in self.review_map.ignore if under_any(side, (e.path,))), None
             )
+            why = self.collects.why(side) if reason is not None else None
+            if not side_lanes and not side_kinds and why is not None:
+                # An ignore entry never covers what the suite collects: a test file (§2).
+                side_lanes = ["replay"]
+                collected = f"{why}; the map's ignore entry ({reason}) does not cover it"
+                self.collected.append(side)
             if not side_lanes and not side_kinds:
                 if reason is None:
                     self.unmapped.append(side)
@@ -593,7 +614,18 @@ class _Sorter:
             lanes=tuple(lane for lane in LANES if lane in lanes),
             ignored_reason=ignored,
             control=tuple(kinds),
+            collected=collected,
         )
+
+
+def _with_tests(review_map: ReviewMap, paths: list[str]) -> ReviewMap:
+    """``review_map`` with ``paths`` (files the suite collects) among the replay's test
+    paths, so that every lane judges them as the test files they are: in the slice as
+    changed test files, their base versions run against the head (edited expectations,
+    deleted tests), run apart from the base's tests."""
+    replay = review_map.replay
+    tests = (*replay.tests, *(p for p in dict.fromkeys(paths) if p not in replay.tests))
+    return dataclasses.replace(review_map, replay=dataclasses.replace(replay, tests=tests))
 
 
 def _coverage(files: list[FileClass], unmapped: tuple[str, ...], changed: bool) -> tuple[bool, str]:
@@ -610,11 +642,15 @@ def _coverage(files: list[FileClass], unmapped: tuple[str, ...], changed: bool) 
 
 
 def _found_control(
-    repo: Path, commits: tuple[str, str], changes: list[git.Change], review_map: ReviewMap
+    repo: Path,
+    snapshots: tuple[harness.Snapshot, harness.Snapshot],
+    changes: list[git.Change],
+    review_map: ReviewMap,
 ) -> dict[str, str]:
-    """Return the harness files of the merge base and the head (the base's reason first)
-    and the added modules that shadow, each with why (see ``patchlane.gate.harness``)."""
-    base, head = (harness.snapshot(repo, c) for c in commits)
+    """Return the harness files of the merge base and the head (``snapshots``; the base's
+    reason first) and the added modules that shadow, each with why (see
+    ``patchlane.gate.harness``)."""
+    base, head = snapshots
     found = harness.harness_files(repo, head, review_map)
     found.update(harness.harness_files(repo, base, review_map))
     added = [c.path for c in changes if c.status[:1] in ("A", "C", "R")]

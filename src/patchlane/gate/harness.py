@@ -256,11 +256,10 @@ def _words(value: object) -> tuple[str, ...]:
     return tuple(value.split()) if isinstance(value, str) else ()
 
 
-def module_patterns(repo: Path, snap: Snapshot) -> ModulePatterns:
-    """Return what the commit's pytest configuration says a test module is
-    (``python_files``), from the file at the tree
-    root that pytest would use (``_CHOSEN_ORDER``); pytest's defaults where it sets nothing
-    or cannot be read (docs/architecture.md §2). Raises ``GitError``."""
+def chosen_options(repo: Path, snap: Snapshot) -> dict[str, object] | None:
+    """Return the pytest options of the file at the tree root that pytest would use
+    (``_CHOSEN_ORDER``: the first that configures pytest), or ``None`` when none does. A
+    file that cannot be read counts as setting nothing. Raises ``GitError``."""
     for name in _CHOSEN_ORDER:
         entry = snap.files.get(name)
         if entry is None or entry.mode not in git.REGULAR_MODES:
@@ -275,11 +274,25 @@ def module_patterns(repo: Path, snap: Snapshot) -> ModulePatterns:
             header = re.compile(rb"^\s*\[\s*" + re.escape(section.encode()) + rb"\s*\]", re.M)
             if name not in ("pytest.ini", ".pytest.ini") and not header.search(data):
                 options = None  # no pytest section here: pytest looks further
-        if options is None:
-            continue
-        files = _words(options.get("python_files"))
-        return ModulePatterns(files or DEFAULT_PYTHON_FILES)
-    return ModulePatterns()
+        if options is not None:
+            return options
+    return None
+
+
+def option_words(options: dict[str, object] | None, key: str) -> tuple[str, ...]:
+    """The words of one ``args``/``linelist`` option of ``chosen_options`` (none: ``()``)."""
+    return _words(options.get(key)) if options is not None else ()
+
+
+def module_patterns(repo: Path, snap: Snapshot) -> ModulePatterns:
+    """Return what the commit's pytest configuration says a test module is
+    (``python_files``), from the file at the tree
+    root that pytest would use (``_CHOSEN_ORDER``); pytest's defaults where it sets nothing
+    or cannot be read (docs/architecture.md §2). Raises ``GitError``."""
+    options = chosen_options(repo, snap)
+    if options is None:
+        return ModulePatterns()
+    return ModulePatterns(option_words(options, "python_files") or DEFAULT_PYTHON_FILES)
 
 
 def module_patterns_at(repo: Path, commit: str) -> ModulePatterns:

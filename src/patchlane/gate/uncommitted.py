@@ -15,12 +15,17 @@ files (or untracked files under a path a lane covers):
 
 The way to include them is printed as a command that works as shown: ``git diff --binary``
 against the merge base, piped into ``gate --patch -`` on that same commit.
+
+``replay run`` is stricter (``first_difference``): it runs the slice in the work tree it
+stands in and names that tree's ``HEAD`` in the receipt, so a work tree that holds anything
+``HEAD`` does not (an uncommitted fix, an untracked ``conftest.py``) would vouch for a
+commit it did not test; it refuses instead (docs/architecture.md §2, "Replay outcomes").
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +33,8 @@ from patchlane import git
 from patchlane.errors import UsageError
 
 SHOWN = 4  # entries listed before "and N more"
+# The gate's default evidence directory: it writes there before a replay command runs.
+EVIDENCE_DIR = ".patchlane/"
 
 
 @dataclass(frozen=True)
@@ -91,6 +98,24 @@ def check_worktree(
         f"note: the gate judges commits: HEAD ({head[:12]}) is judged without the work "
         f"tree's uncommitted changes ({listed}); {how}"
     )
+
+
+def first_difference(repo: Path, exempt: Iterable[str] = ()) -> tuple[str, str] | None:
+    """Return the first ``(git status code, path)`` by which the work tree of ``repo``
+    differs from its ``HEAD`` (``git.worktree_changes``: tracked changes, staged or not, and
+    untracked files git does not ignore), or ``None`` when it holds nothing more.
+
+    Entries under patchlane's evidence directory (``.patchlane/``) and the repository paths
+    ``exempt`` (the files a ``replay run`` was told to read or write) are not differences:
+    the gate writes them there. Raises ``GitError`` when ``git status`` fails (never taken
+    for a clean tree).
+    """
+    skipped = frozenset(exempt)
+    for code, path in git.worktree_changes(repo, strict=True):
+        if path.startswith(EVIDENCE_DIR) or path in skipped:
+            continue
+        return code, path
+    return None
 
 
 def _no_patch(head: str, base: str) -> str:

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from patchlane import git
 from patchlane.bytecode import is_bytecode
-from patchlane.gate.harness import module_patterns_at
+from patchlane.gate.collects import collects_at
 from patchlane.inputs.paths import to_fs, under_any
 from patchlane.lanes.replay.build import Build, built
 from patchlane.lanes.replay.run import (
@@ -43,7 +43,8 @@ from patchlane.lanes.replay.run import (
     child_env,
     run_tests,
 )
-from patchlane.lanes.replay.staticrules import CONFTEST, ModulePatterns, is_test_module
+from patchlane.lanes.replay.staticrules import CONFTEST
+from patchlane.lanes.replay.unmaterialised import doctest_glob_of
 from patchlane.tree import materialise
 
 
@@ -97,16 +98,23 @@ def test_changes(
     ``head_collected``/``head_broken``: the node ids the head collects and its test files that
     do not collect. When a changed file under the test roots is not itself a test module (a
     helper, a data file), the slice's other tests also run beside the base versions, since
-    their expectations may live there; with ``build``, the tree is built first. Returns the
+    their expectations may live there; with ``build``, the tree is built first. A test file
+    is what the base's pytest collects (``gate.collects``): a test module by its
+    ``python_files`` or a text doctest by its ``--doctest-glob``. Returns the
     ``TestChanges``. Raises ``GitError`` when a commit cannot be read, ``BuildFailed``.
     """
     renamed = {c.path: c.renamed_to for c in changed if c.renamed_to is not None}
-    patterns = module_patterns_at(repo, merge_base)  # the base's python_files (§2)
+    suite = collects_at(repo, merge_base)  # the base's python_files and doctest globs (§2)
+
+    def is_test(path: str) -> bool:  # a changed path under the test roots: wherever it is
+        glob = doctest_glob_of(path, suite.doctest_globs)
+        return suite.modules.is_test_module(path) or glob is not None
+
     with tempfile.TemporaryDirectory(prefix="patchlane-base-tests-") as tmp:
         tree = _tree(repo, head, Path(tmp) / "tree", build, "head, again")
-        at_base = _write_base_versions(repo, merge_base, tree, changed, patterns)
+        at_base = _write_base_versions(repo, merge_base, tree, changed, is_test)
         names = [(c.path, c.path.rsplit("/", 1)[-1]) for c in changed]
-        helpers = any(not is_test_module(p, patterns) and n != CONFTEST for p, n in names)
+        helpers = any(not is_test(p) and n != CONFTEST for p, n in names)
         # Beside a changed helper, the slice's tests in files the patch left alone run too:
         # their expectations may live in the helper. A test file the patch changed or added
         # is judged by its base version (or has none), never here.
@@ -149,10 +157,10 @@ def _write_base_versions(
     merge_base: str,
     tree: Path,
     changed: Sequence[ChangedPath],
-    patterns: ModulePatterns,
+    is_test: Callable[[str], bool],
 ) -> list[str]:
     """Put the base version of each changed path into the materialised ``tree`` (none for a
-    path new at the head); return the test modules written."""
+    path new at the head); return the test files (``is_test``) written."""
     at_base: list[str] = []
     for c in changed:
         if is_bytecode(c.path):
@@ -170,7 +178,7 @@ def _write_base_versions(
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         with os.fdopen(os.open(target, flags, 0o644), "wb") as f:
             f.write(data)
-        if is_test_module(c.path, patterns):
+        if is_test(c.path):
             at_base.append(c.path)
     return at_base
 

@@ -25,7 +25,7 @@ import configparser
 import fnmatch
 import os
 import shlex
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from patchlane.bytecode import NEVER_MATERIALISED
@@ -71,16 +71,23 @@ def covered_roots(review_map: ReviewMap) -> tuple[str, ...]:
 
 
 def doctest_globs(root: Path) -> tuple[str, ...]:
-    """Return the file patterns pytest collects as text doctests in the tree at ``root``:
-    its default ``test*.txt`` and every ``--doctest-glob`` in the ``addopts`` of any
-    pytest configuration file at the root (whichever pytest would pick: more, never
-    fewer). A file that cannot be read adds nothing (classify judges the harness)."""
+    """Return the file patterns pytest collects as text doctests in the tree at ``root``
+    (``doctest_globs_of`` its configuration files, never read through a link)."""
+    return doctest_globs_of(lambda name: _regular_bytes(root / name))
+
+
+def doctest_globs_of(read: Callable[[str], bytes | None]) -> tuple[str, ...]:
+    """Return the file patterns pytest collects as text doctests: its default ``test*.txt``
+    and every ``--doctest-glob`` in the ``addopts`` of any pytest configuration file at the
+    root (whichever pytest would pick: more, never fewer). ``read`` gives the bytes of a
+    root file by name, or ``None`` when it is not a regular file. A file that cannot be
+    parsed adds nothing (classify judges the harness)."""
     words: list[str] = []
     for name, section in _INI_FILES.items():
-        data = _regular_bytes(root / name)
+        data = read(name)
         if data is not None:
             words += _split(_ini_addopts(data, section))
-    data = _regular_bytes(root / "pyproject.toml")
+    data = read("pyproject.toml")
     if data is not None:
         words += _split(_toml_addopts(data))
     globs = [DEFAULT_DOCTEST_GLOB]
@@ -92,16 +99,20 @@ def doctest_globs(root: Path) -> tuple[str, ...]:
     return tuple(dict.fromkeys(globs))
 
 
+def doctest_glob_of(path: str, globs: tuple[str, ...]) -> str | None:
+    """Return the first of ``globs`` under which pytest collects ``path`` as a text doctest
+    (a glob with a ``/`` matches the path, one without the basename), or ``None``."""
+    name = path.rsplit("/", 1)[-1]
+    return next((g for g in globs if fnmatch.fnmatchcase(path if "/" in g else name, g)), None)
+
+
 def collected_or_covered(
     path: str, roots: tuple[str, ...], globs: tuple[str, ...] = (DEFAULT_DOCTEST_GLOB,)
 ) -> bool:
     """Whether ``path`` is a Python file or a text doctest (a name one of ``globs``
     matches), lies under one of ``roots`` or holds one of them (a submodule or a link in a
     test root's place)."""
-    name = path.rsplit("/", 1)[-1]
-    if name.endswith(".py") or any(
-        fnmatch.fnmatchcase(path if "/" in glob else name, glob) for glob in globs
-    ):
+    if path.endswith(".py") or doctest_glob_of(path, globs) is not None:
         return True
     return under_any(path, roots) or any(under(r.rstrip("/"), path) for r in roots)
 
