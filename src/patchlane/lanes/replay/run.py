@@ -257,10 +257,12 @@ def fold(
         results[nodeid] = state.node(nodeid, errors, freeze_text)
     problems = list(channel_problems)
     if state.tamper is not None:
+        # A failure reported before the machinery changed stays what it was.
         why = state.tamper
         problems.insert(0, why)
         results = {
-            n: r if r.outcome == FAILED else NodeResult(FAILED, why) for n, r in results.items()
+            n: r if r.outcome == FAILED and state.failed_before(n) else NodeResult(FAILED, why)
+            for n, r in results.items()
         }
     if timed_out:
         problems.append("the run timed out; nodes without an outcome failed")
@@ -339,6 +341,10 @@ class _Fold:
             self.exit_code = record["exit"]
         elif isinstance(record.get("raised"), str):
             self.raised = record["raised"]
+
+    def failed_before(self, nodeid: str) -> bool:
+        """Whether a report taken (before any tamper record) failed ``nodeid``."""
+        return any(r.get("o") not in (PASSED, SKIPPED) for r in self.reports.get(nodeid, []))
 
     def node(
         self,
