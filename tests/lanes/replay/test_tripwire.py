@@ -85,6 +85,37 @@ for _obj in gc.get_objects():
         break
 """
 
+_WRITER = """
+import gc
+
+for _obj in gc.get_objects():
+    if type(_obj).__name__ == "ResultWriter":
+        _emit = _obj.emit
+
+        def emit(record, _emit=_emit):
+            if record.get("o") == "failed":
+                record = {**record, "o": "passed"}
+            _emit(record)
+
+        _obj.emit = emit
+"""
+
+_HOOKEXEC = """
+import gc
+
+for _obj in gc.get_objects():
+    if type(_obj).__name__ == "PytestPluginManager":
+        _inner = _obj._inner_hookexec
+
+        def _green(name, impls, kwargs, first, _inner=_inner):
+            result = _inner(name, impls, kwargs, first)
+            if name == "pytest_runtest_makereport" and result is not None:
+                result.outcome = "passed"
+            return result
+
+        _obj._inner_hookexec = _green
+"""
+
 _TESTS = (
     "from calc import add\n\n\n"
     "def test_add():\n    assert add(2, 2) == 4\n\n\n"
@@ -112,8 +143,17 @@ def _tampered(run: Run, what: str) -> None:
         (_REBIND_RUNNER, "pytest's _pytest.runner.call_and_report was replaced"),
         (_RUNTEST_CODE, "pytest's Function.runtest.__code__ was replaced"),
         (_HOOKWRAPPER, "a pytest_runtest_makereport hookwrapper"),
+        (_WRITER, "patchlane's ResultWriter.emit was added"),
+        (_HOOKEXEC, "pluggy's PytestPluginManager._inner_hookexec was replaced"),
     ],
-    ids=["from_item_and_call", "call_and_report", "runtest-code", "hookwrapper"],
+    ids=[
+        "from_item_and_call",
+        "call_and_report",
+        "runtest-code",
+        "hookwrapper",
+        "writer",
+        "hookexec",
+    ],
 )
 def test_code_under_test_that_rewrites_pytest_fails_every_node(
     tmp_path: Path, tamper: str, what: str

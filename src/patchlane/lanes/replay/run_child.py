@@ -175,7 +175,7 @@ class _HypothesisAsInPytest:
 
 
 # What the run child checks: ``tripwire.arm``'s pair (capture the hooks, check).
-Guard = tuple[Callable[[Any], None], Callable[[], bool]]
+Guard = tuple[Callable[..., None], Callable[[], bool]]
 
 
 class _SliceRunner:
@@ -203,7 +203,9 @@ class _SliceRunner:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         # Every plugin of the environment and pytest's own are configured; no test module
         # has been imported yet.
-        self._hooks(session.config.pluginmanager)
+        plugins = session.config.pluginmanager.get_plugins()
+        ours = [p for p in plugins if isinstance(p, _NoRerun | _HypothesisAsInPytest)]
+        self._hooks(session.config.pluginmanager, [self, self.writer, *ours])
         self._check()
 
     def _rel(self, path: Path) -> str | None:
@@ -246,9 +248,9 @@ class _SliceRunner:
         self.writer.emit({**error, "collect_error": error.pop("nodeid")})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self._check()  # before the record: a tampered report is never sent unflagged
         if report.passed and report.when != "call" and not hasattr(report, "wasxfail"):
             return  # a passing setup or teardown: the end of protocol says it happened
+        self._check()  # before the record: a tampered report is never sent unflagged
         record: dict[str, Any] = {
             "n": report.nodeid,
             "w": report.when,

@@ -13,7 +13,7 @@ functions found there. ``arm``'s ``hooks`` adds, once pytest's own plugins are c
 compares all of it by identity and returns what changed, one phrase each.
 
 What is not a change: module state that is not callable (``_pytest.assertion.util
-._reprcompare`` while a test runs); a class entry that was plain data (``pytestPDB._config``);
+._reprcompare`` while a test runs); a class entry that was plain data (``pytestPDB._config``, not captured);
 a class entry under a fresh name that no base class defines (pytest's own ``legacypath`` adds
 ``Node.fspath`` and ``Session.startdir`` at configure time): it shadows nothing the captured
 code calls; a hook implementation of a conftest pytest loads during collection (harness,
@@ -90,9 +90,12 @@ _PLAIN: Final = (str, bytes, int, float, bool, complex, tuple, list, dict, set, 
 _MISSING: Final = object()
 _OWNERS: Final = {"_pytest": "pytest", "pytest": "pytest", "pluggy": "pluggy"}
 
-# (label, live namespace, captured entries, whether a fresh shadowing name counts, the
-# class (for its MRO) or None). Plain tuples: reading them needs no attribute lookup.
-Space = tuple[str, Any, dict[str, Any], Any]
+# (label, live namespace, captured entries, and None for a module, the class of a class
+# dict (for its MRO), True for an object's own dict, where every addition counts). Plain
+# tuples: reading them needs no attribute lookup.
+Space = tuple[str, Any, dict[str, Any], Any, Callable[[Any], Any], Any]
+"""(label, live, saved, kind) and the fast path: an itemgetter of the saved names, and what
+it returned and how many entries ``live`` had when the space was captured."""
 Functions = tuple[
     tuple[str, ...], tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]
 ]
@@ -115,6 +118,20 @@ def _is_plain(value: Any, _type: type[type] = type, _plain: tuple[type, ...] = _
     return value is None
 
 
+def _space(label: str, live: Any, saved: dict[str, Any], kind: Any) -> Space:
+    """Return the space of ``live`` with its ``saved`` entries and its fast path."""
+    # An itemgetter of two or more names returns a tuple (of one, the bare value): a lone
+    # name is asked for twice.
+    names = tuple(saved) if len(saved) != 1 else tuple(saved) * 2
+    getter = operator.itemgetter(*names) if names else _nothing
+    return (label, live, saved, kind, getter, (getter(live), len(live)))
+
+
+def _nothing(_live: Any) -> tuple[Any, ...]:
+    """Return ``()``: the getter of a space that captured nothing."""
+    return ()
+
+
 def take(modules: Iterable[str] = MODULES) -> tuple[tuple[Space, ...], Functions]:
     """Return the snapshot of the loaded ``modules`` (see the module docstring)."""
     spaces: list[Space] = []
@@ -130,15 +147,17 @@ def take(modules: Iterable[str] = MODULES) -> tuple[tuple[Space, ...], Functions
         saved = {
             k: v for k, v in namespace.items() if callable(v) or isinstance(v, types.ModuleType)
         }
-        spaces.append((f"{owner}'s {key}", namespace, saved, None))
+        spaces.append(_space(f"{owner}'s {key}", namespace, saved, None))
         for value in saved.values():
             if isinstance(value, type) and id(value) not in seen:
                 if vars(value).get("__module__") != module.__name__:
                     continue
                 seen.add(id(value))
                 entries = {k: v for k, v in vars(value).items() if not _is_plain(v)}
-                spaces.append((f"{owner}'s {value.__qualname__}", vars(value), entries, value))
-    for label, _live, saved, _cls in spaces:
+                spaces.append(
+                    _space(f"{owner}'s {value.__qualname__}", vars(value), entries, value)
+                )
+    for label, _live, saved, _cls, _getter, _values in spaces:
         for name, value in saved.items():
             func = value.__func__ if isinstance(value, staticmethod | classmethod) else value
             if isinstance(value, property):
@@ -154,6 +173,20 @@ def take(modules: Iterable[str] = MODULES) -> tuple[tuple[Space, ...], Functions
         tuple(f.__defaults__ for f in funcs),
         tuple(f.__kwdefaults__ for f in funcs),
     )
+
+
+def instances(label: str, objects: Iterable[Any]) -> tuple[Space, ...]:
+    """Return the spaces of ``objects``' own dicts (``label`` names them in a reason): the
+    plugin manager's ``_inner_hookexec``, a hook caller's ``_hookexec``, the run child's
+    writer and plugins; an entry that is not plain data must not change, and none may be
+    added (an ``emit`` on the writer itself would shadow its class's)."""
+    out: list[Space] = []
+    for obj in objects:
+        live = getattr(obj, "__dict__", None)
+        if isinstance(live, dict):
+            saved = {k: v for k, v in live.items() if not _is_plain(v)}
+            out.append(_space(f"{label}'s {type(obj).__name__}", live, saved, True))
+    return tuple(out)
 
 
 def _hooks(pluginmanager: Any) -> tuple[Hook, ...]:
@@ -218,15 +251,22 @@ def compare(
     _id: Callable[[Any], int] = id,
     _module: type = types.ModuleType,
     _str: type[str] = str,
+    _key_error: type[Exception] = KeyError,
     _missing: object = _MISSING,
 ) -> list[str]:
     """Return one phrase per watched object that changed (``[]`` when none did). Reads no
     global of this module and no builtin by name: what it needs are default arguments."""
     changed: list[str] = []
-    for label, live, saved, cls in spaces:
+    for label, live, saved, cls, getter, values in spaces:
+        try:
+            same = _all(_map(_is, getter(live), values[0]))
+        except _key_error:  # a name was deleted
+            same = False
+        if same and (cls is None or _len(live) == values[1]):
+            continue  # the fast path, in C: nothing of this space changed
         for name, old in saved.items():
             new = live.get(name, _missing)
-            if new is old or (cls is not None and _is_plain(new)):
+            if new is old:
                 continue
             verb = " was deleted" if new is _missing else " was replaced"
             changed.append(label + "." + name + verb)
@@ -240,7 +280,7 @@ def compare(
                 continue
             dunder = name[:2] == "__" and name[-2:] == "__"
             # Fresh names shadow nothing the captured code calls (see the module docstring).
-            if dunder or _any_base(cls, name):
+            if cls is True or dunder or _any_base(cls, name):
                 changed.append(label + "." + name + " was added")
     labels, funcs, codes, defaults, kwdefaults = functions
     for attribute, originals in (
@@ -306,20 +346,31 @@ def sender(
 
 def arm(
     send: Callable[[dict[str, Any]], None],
-) -> tuple[Callable[[Any], None], Callable[[], bool]]:
-    """Take the snapshot now; return ``(hooks, check)``. ``hooks(pluginmanager)`` captures
-    the implementations of ``HOOKS`` (the first call only). ``check()`` compares and, on
+) -> tuple[Callable[..., None], Callable[[], bool]]:
+    """Take the snapshot now; return ``(hooks, check)``. ``hooks(pluginmanager, objects)``
+    captures the implementations of ``HOOKS``, the own dicts of the plugin manager, of
+    their hook callers and of ``objects`` (the first call only). ``check()`` compares and, on
     the first change, sends ``{"tamper": [phrases]}`` through ``send``; it returns whether
     the run has been tampered with (now or before) and never raises. Their state is in
     their closure, not in an object the code under test could find and reset."""
     spaces, functions = take()
     state: list[Any] = [None, functools.partial(compare, spaces, functions, (), None), False]
 
-    def hooks(pluginmanager: Any, _hooks: Callable[[Any], tuple[Hook, ...]] = _hooks) -> None:
+    def hooks(
+        pluginmanager: Any,
+        objects: Iterable[Any] = (),
+        _hooks: Callable[[Any], tuple[Hook, ...]] = _hooks,
+        _instances: Callable[[str, Iterable[Any]], tuple[Space, ...]] = instances,
+    ) -> None:
         if state[0] is None:
             state[0] = pluginmanager
+            hooked = _hooks(pluginmanager)
+            more = (
+                *_instances("pluggy", [pluginmanager, *(h[1] for h in hooked)]),
+                *_instances("patchlane", objects),
+            )
             state[1] = functools.partial(
-                compare, spaces, functions, _hooks(pluginmanager), pluginmanager
+                compare, (*spaces, *more), functions, hooked, pluginmanager
             )
 
     def check(
