@@ -116,6 +116,20 @@ for _obj in gc.get_objects():
         _obj._inner_hookexec = _green
 """
 
+# Tries to blind the check first: its module's functions, json and os.write.
+_SILENCE = """
+import json
+import os
+import sys
+
+_tw = sys.modules["patchlane.lanes.replay.tripwire"]
+_tw.compare = lambda *a, **k: []
+_tw.describe = lambda phrases: ""
+json.dumps = lambda *a, **k: "{}"
+_write = os.write
+os.write = lambda fd, data: len(data) if b"tamper" in data else _write(fd, data)
+"""
+
 _TESTS = (
     "from calc import add\n\n\n"
     "def test_add():\n    assert add(2, 2) == 4\n\n\n"
@@ -145,6 +159,7 @@ def _tampered(run: Run, what: str) -> None:
         (_HOOKWRAPPER, "a pytest_runtest_makereport hookwrapper"),
         (_WRITER, "patchlane's ResultWriter.emit was added"),
         (_HOOKEXEC, "pluggy's PytestPluginManager._inner_hookexec was replaced"),
+        (_SILENCE + _FLIP_REPORT, "pytest's TestReport.from_item_and_call was replaced"),
     ],
     ids=[
         "from_item_and_call",
@@ -153,6 +168,7 @@ def _tampered(run: Run, what: str) -> None:
         "hookwrapper",
         "writer",
         "hookexec",
+        "silenced",
     ],
 )
 def test_code_under_test_that_rewrites_pytest_fails_every_node(

@@ -230,12 +230,54 @@ def _any_base(
     return _any(name in _vars(base) for base in cls.__mro__[1:])
 
 
+def _hooks_changed(
+    hooks: tuple[Hook, ...],
+    pluginmanager: Any,
+    _getattr: Callable[..., Any] = getattr,
+    _type: type[type] = type,
+    _tuple: type[tuple[Any, ...]] = tuple,
+    _map: type[map[Any]] = map,
+    _len: Callable[[Any], int] = len,
+    _is: Callable[[Any, Any], bool] = operator.is_,
+    _all: Callable[[Iterable[Any]], bool] = all,
+    _impl: Callable[[Any], tuple[Any, ...]] = _impl,
+    _where: Callable[[Any], str] = _where,
+    _id: Callable[[Any], int] = id,
+    _module: type = types.ModuleType,
+) -> list[str]:
+    """Return one phrase per hook of ``hooks`` whose caller or implementations changed
+    (a conftest pytest loaded while collecting aside). Reads no global (see ``compare``)."""
+    changed: list[str] = []
+    for name, caller, impls, captured in hooks:
+        if _getattr(pluginmanager.hook, name, None) is not caller:
+            changed.append("pytest's hook " + name + " was replaced")
+            continue
+        if _getattr(caller, "_hookimpls", None) is not impls:
+            changed.append("pytest's hook " + name + "'s implementations were replaced")
+            continue
+        conftests = _getattr(pluginmanager, "_conftest_plugins", ())
+        current = _tuple(_map(_impl, impls))
+        olds = {_id(c[0]): c for c in captured}
+        for entry in current:
+            old = olds.pop(_id(entry[0]), None)
+            if old is None:
+                if entry[2] in conftests and _type(entry[2]) is _module:
+                    continue  # a conftest pytest loaded while collecting: harness
+                what = "hookwrapper" if entry[3] or entry[4] else "implementation"
+                where = _where(entry[0])
+                changed.append(f"a {name} {what} ({where}) was registered")
+            elif not _all(_map(_is, entry, old)):
+                changed.append(f"pytest's {name} implementation of {_where(entry[0])} was changed")
+        if olds:
+            changed.append(f"{_len(olds)} {name} implementation(s) were removed")
+    return changed
+
+
 def compare(
     spaces: tuple[Space, ...],
     functions: Functions,
     hooks: tuple[Hook, ...],
     pluginmanager: Any,
-    _getattr: Callable[..., Any] = getattr,
     _type: type[type] = type,
     _tuple: type[tuple[Any, ...]] = tuple,
     _map: type[map[Any]] = map,
@@ -245,11 +287,8 @@ def compare(
     _is: Callable[[Any, Any], bool] = operator.is_,
     _all: Callable[[Iterable[Any]], bool] = all,
     _is_plain: Callable[[Any], bool] = _is_plain,
-    _impl: Callable[[Any], tuple[Any, ...]] = _impl,
-    _where: Callable[[Any], str] = _where,
     _any_base: Callable[[type, str], bool] = _any_base,
-    _id: Callable[[Any], int] = id,
-    _module: type = types.ModuleType,
+    _hooks_changed: Callable[[tuple[Hook, ...], Any], list[str]] = _hooks_changed,
     _str: type[str] = str,
     _key_error: type[Exception] = KeyError,
     _missing: object = _MISSING,
@@ -293,28 +332,7 @@ def compare(
             for label, new, old in _zip(labels, current, originals):
                 if new is not old:
                     changed.append(label + "." + attribute + " was replaced")
-    for name, caller, impls, captured in hooks:
-        if _getattr(pluginmanager.hook, name, None) is not caller:
-            changed.append("pytest's hook " + name + " was replaced")
-            continue
-        if _getattr(caller, "_hookimpls", None) is not impls:
-            changed.append("pytest's hook " + name + "'s implementations were replaced")
-            continue
-        conftests = _getattr(pluginmanager, "_conftest_plugins", ())
-        current = _tuple(_map(_impl, impls))
-        olds = {_id(c[0]): c for c in captured}
-        for entry in current:
-            old = olds.pop(_id(entry[0]), None)
-            if old is None:
-                if entry[2] in conftests and _type(entry[2]) is _module:
-                    continue  # a conftest pytest loaded while collecting: harness
-                what = "hookwrapper" if entry[3] or entry[4] else "implementation"
-                where = _where(entry[0])
-                changed.append(f"a {name} {what} ({where}) was registered")
-            elif not _all(_map(_is, entry, old)):
-                changed.append(f"pytest's {name} implementation of {_where(entry[0])} was changed")
-        if olds:
-            changed.append(f"{_len(olds)} {name} implementation(s) were removed")
+    changed += _hooks_changed(hooks, pluginmanager)
     return changed
 
 
