@@ -574,3 +574,43 @@ def test_a_local_replay_imports_the_heads_tests_once(project: GitRepo, tmp_path:
     assert "tests/test_logged.py::test_add" in load(out, "receipt.json")["passed_nodeids"]
     timings = load(out, "verdict.json")["timings"]
     assert timings["replay: selection"] > 0 and timings["replay: run"] > 0
+
+
+FLIP_REPORTS = """
+
+def _telemetry():
+    import sys
+
+    rep = sys.modules.get("_pytest.reports")
+    if rep is None:
+        return
+    orig = rep.TestReport.from_item_and_call.__func__
+
+    def from_item_and_call(cls, item, call):
+        r = orig(cls, item, call)
+        if r.outcome == "failed":
+            r.outcome = "passed"
+            r.longrepr = None
+        return r
+
+    rep.TestReport.from_item_and_call = classmethod(from_item_and_call)
+
+
+_telemetry()
+"""
+
+
+def test_code_under_test_that_makes_pytest_report_failures_as_passes_is_not_accepted(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    # The code under test breaks clamp and, at import, rewrites pytest's TestReport so
+    # that the failing test reports as passed (docs/architecture.md §2, replay outcomes).
+    project.write("src/billing/calc.py", CALC.replace("min(x, hi)", "x") + FLIP_REPORTS)
+    project.commit("clamp is simpler now")
+    out = tmp_path / "ev"
+    assert gate(project, out) == 1, reasons(out)
+    replay = load(out, "replay-report.json")
+    assert "tests/test_calc.py::test_clamp" in replay["failed"]
+    why = replay["failed_why"]["tests/test_calc.py::test_clamp"]
+    assert "pytest's TestReport.from_item_and_call was replaced" in why
+    assert "outcomes cannot be believed" in why

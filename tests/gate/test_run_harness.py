@@ -82,14 +82,16 @@ def test_a_harmless_patch_there_is_accepted(starred: GitRepo, tmp_path: Path) ->
     assert gate(starred, out) == 0, reasons(out)
 
 
-def test_a_plugin_named_by_a_test_module_is_undecided(repo: GitRepo, tmp_path: Path) -> None:
+def test_a_plugin_named_by_a_test_module_is_not_accepted(repo: GitRepo, tmp_path: Path) -> None:
     make_billing_repo(repo)
     repo.branch("agent")
     repo.write("tests/washer.py", WASH)
     repo.write("tests/test_billing.py", 'pytest_plugins = ["washer"]\n\n' + FAILING_TEST)
     repo.commit("a plugin by name")
     out = tmp_path / "ev"
-    assert gate(repo, out) == 3
+    # The plugin's hookwrapper, registered while collecting, is caught by the run child's
+    # tripwire: the failing test fails (reject), and the harness change is still named.
+    assert gate(repo, out) == 1
     assert "tests/washer.py (test harness: named by pytest_plugins in tests/test_billing.py)" in (
         reasons(out)
     )
@@ -164,7 +166,7 @@ def test_a_plugin_named_by_a_computed_string_is_caught_at_run_time(
     )
     repo.commit("a plugin by a computed name")
     out = tmp_path / "ev"
-    assert gate(repo, out) == 3
+    assert gate(repo, out) == 1  # the tripwire, as above
     assert "pytest loaded tests/washer.py as a plugin and the patch changes it" in reasons(out)
     replay = json.loads((out / "replay-report.json").read_text(encoding="utf-8"))
     assert "tests/washer.py" in replay["plugin_files"]

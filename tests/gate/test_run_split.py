@@ -134,9 +134,13 @@ def test_a_module_that_wraps_pytests_runtest_is_never_accepted(
     project.write("tests/test_wrap.py", WRAP)
     project.commit("a wrapper")
     out = tmp_path / "ev"
-    # Broken: the base's test fails in its own process (reject). Either way the wrapper is a
-    # test-harness change its own replay cannot vouch for.
-    assert gate(project, out) == (1 if breaks else 3), reasons(out)
+    # The wrapper is a test-harness change its own replay cannot vouch for; its run rebinds
+    # pytest's Function.runtest, so no outcome of that run is believed and its nodes fail
+    # (the run child's tripwire): reject, broken or not.
+    assert gate(project, out) == 1, reasons(out)
+    replay = load(out, "replay-report.json")
+    why = replay["failed_why"]["tests/test_wrap.py::test_wrapped"]
+    assert "pytest's Function.runtest was replaced" in why
     details = load(out, "classify.json")["control_plane_details"]
     (wrap,) = [d for d in details if d["path"] == "tests/test_wrap.py"]
     assert wrap["kind"] == "test harness"

@@ -3,21 +3,50 @@
 One JSON line per record on the descriptor the parent opened, each carrying the run's token;
 a final ``{"done", "count"}`` line. The parent (``lanes.property.process``) keeps only the
 lines with the token and in order. Imports only the standard library: the children load it
-before the repository is on ``sys.path``.
+before the repository is on ``sys.path``. A line is written through what this module captured
+when it was imported (``encode``: the C JSON encoder; ``os.write``), so that code under test
+that rebinds ``json`` or ``os`` cannot rewrite or drop it.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
+import json.encoder
 import os
 import re
 import sys
 import types
+from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
 
 _MISSING = re.compile(r"No module named '([^']+)'")
 LINE_LIMIT = 300
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
+def _joined(iterencode: Any, value: Any, _join: Callable[[Iterable[str]], str] = "".join) -> str:
+    return _join(iterencode(value, 0))
+
+
+def _encoder() -> Callable[[Any], str]:
+    """Return an ASCII JSON encoder that looks nothing up when it runs: the C encoder made
+    now (``json.dumps`` without the accelerator)."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    escape = getattr(json.encoder, "c_encode_basestring_ascii", None)
+    if make is None or escape is None:  # pragma: no cover - CPython has the C encoder
+        return functools.partial(json.dumps, ensure_ascii=True)
+    return functools.partial(
+        _joined, make(None, _refuse, escape, None, ": ", ", ", False, False, True)
+    )
+
+
+encode: Callable[[Any], str] = _encoder()
+"""One value as a line of ASCII JSON (``json.dumps(value, ensure_ascii=True)``)."""
 
 
 class ResultWriter:
@@ -45,10 +74,15 @@ class ResultWriter:
         sys.stderr.flush()
         os._exit(0)
 
-    def _write(self, record: dict[str, Any]) -> None:
-        data = (json.dumps(record, ensure_ascii=True) + "\n").encode("ascii")
+    def _write(
+        self,
+        record: dict[str, Any],
+        _encode: Callable[[Any], str] = encode,
+        _os_write: Callable[[int, bytes], int] = os.write,
+    ) -> None:
+        data = (_encode(record) + "\n").encode("ascii")
         while data:
-            data = data[os.write(self.fd, data) :]
+            data = data[_os_write(self.fd, data) :]
 
 
 def without_xdist() -> list[str]:

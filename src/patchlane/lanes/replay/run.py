@@ -14,7 +14,11 @@ outcome per node and writes the receipt (docs/architecture.md, "Replay outcomes"
 - a node with no streamed outcome (not collected, deselected, never finished) is failed;
 - pytest's exit status must agree with the outcomes: a run that was interrupted, hit an
   internal or usage error, exited 1 with no failed node, or never said how it ended cannot
-  pass, so every node it reported as passed is failed, with the reason.
+  pass, so every node it reported as passed is failed, with the reason;
+- a run whose own machinery changed while it ran (the child's ``tripwire``: pytest's reports,
+  runner or hooks, pluggy, patchlane's plugin) cannot pass either, and believes no outcome:
+  from its tamper record on no report is taken, and every node that had not failed before
+  it fails with what changed.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import patchlane
 from patchlane.bytecode import process_pycache
 from patchlane.lanes.replay.receipt import Receipt, utc_stamp
 from patchlane.sandbox import Confinement, isolation
+from patchlane.ui import one_line
 
 PASSED, FAILED, SKIPPED, FROZEN = "passed", "failed", "skipped", "frozen"
 CHILD_ARGV = (sys.executable, "-P", "-X", "utf8", "-m", "patchlane.lanes.replay.run_child")
@@ -269,6 +274,14 @@ def fold(
         freeze_text = f"Skipped: {skip_reason(*grant)}" if grant else None
         results[nodeid] = state.node(nodeid, errors, freeze_text)
     problems = list(channel_problems)
+    if state.tamper is not None:
+        # A failure reported before the machinery changed stays what it was.
+        why = state.tamper
+        problems.insert(0, why)
+        results = {
+            n: r if r.outcome == FAILED and state.failed_before(n) else NodeResult(FAILED, why)
+            for n, r in results.items()
+        }
     if timed_out:
         problems.append("the run timed out; nodes without an outcome failed")
     code = state.exit_code
@@ -313,9 +326,18 @@ class _Fold:
     exit_code: int | None = None
     raised: str | None = None
     plugins: set[str] = field(default_factory=set)
+    # Why no outcome of the run can be believed (its first tamper record), or None.
+    tamper: str | None = None
 
     def take(self, record: Mapping[str, Any]) -> None:
-        if isinstance(record.get("plugins"), list):
+        if isinstance(record.get("tamper"), list) and self.tamper is None:
+            from patchlane.lanes.replay.tripwire import describe
+
+            found = [one_line(str(c)) for c in record["tamper"][:20]] or ["its machinery"]
+            self.tamper = describe(found)
+        elif self.tamper is not None and ("n" in record or "fin" in record):
+            return  # after the machinery changed, a report says nothing
+        elif isinstance(record.get("plugins"), list):
             self.plugins.update(p for p in record["plugins"] if isinstance(p, str))
         elif isinstance(record.get("n"), str):
             self.reports.setdefault(record["n"], []).append(record)
@@ -337,6 +359,10 @@ class _Fold:
             self.exit_code = record["exit"]
         elif isinstance(record.get("raised"), str):
             self.raised = record["raised"]
+
+    def failed_before(self, nodeid: str) -> bool:
+        """Whether a report taken (before any tamper record) failed ``nodeid``."""
+        return any(r.get("o") not in (PASSED, SKIPPED) for r in self.reports.get(nodeid, []))
 
     def node(
         self,

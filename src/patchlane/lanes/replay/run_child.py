@@ -18,20 +18,29 @@ phase of each test (subtests included), the end of each test's protocol, and at 
 exit status. The parent folds them, so nothing the tests do afterwards (an ``atexit`` hook, a
 finaliser, ``os._exit``) can change what was already sent; the process ends with ``os._exit``
 right after the final line, so the project's ``atexit`` handlers never run at all.
+
+Before pytest starts, ``tripwire`` snapshots pytest's, pluggy's and patchlane's machinery of
+the outcome stream (and, at session start, the hook implementations that make and carry
+reports); before every record of a collection or a test, and at the end, it is checked, and
+a change is sent as ``{"tamper": [...]}``: the parent then believes no outcome of the run.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import _pytest.config
 import pytest
 
 import patchlane
 from patchlane.bytecode import import_tree_from_source
+from patchlane.lanes.replay import tripwire
 from patchlane.lanes.replay.channel import (
     LINE_LIMIT,
     ResultWriter,
@@ -166,13 +175,18 @@ class _HypothesisAsInPytest:
                 seen.add(id(module))
 
 
+# What the run child checks: ``tripwire.arm``'s pair (capture the hooks, check).
+Guard = tuple[Callable[..., None], Callable[[], bool]]
+
+
 class _SliceRunner:
     """pytest plugin: run exactly the wanted items and send every report as it happens."""
 
     def __init__(
-        self, writer: ResultWriter, root: Path, nodeids: list[str], files: list[str]
+        self, writer: ResultWriter, root: Path, nodeids: list[str], files: list[str], guard: Guard
     ) -> None:
         self.writer = writer
+        self._hooks, self._check = guard
         self.root = root
         self.nodeids = frozenset(nodeids)
         # A slice line that is a file's own id (it did not collect when the slice was made)
@@ -185,6 +199,15 @@ class _SliceRunner:
             parts = path.split("/")[:-1]
             dirs.update("/".join(parts[: i + 1]) for i in range(len(parts)))
         self.wanted_dirs = frozenset(dirs)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # Every plugin of the environment and pytest's own are configured; no test module
+        # has been imported yet.
+        plugins = session.config.pluginmanager.get_plugins()
+        ours = [p for p in plugins if isinstance(p, _NoRerun | _HypothesisAsInPytest)]
+        self._hooks(session.config.pluginmanager, [self, self.writer, *ours])
+        self._check()
 
     def _rel(self, path: Path) -> str | None:
         # Lexical, not resolved: an in-tree symlink is judged by the path pytest walks.
@@ -216,6 +239,7 @@ class _SliceRunner:
         if dropped:
             config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+        self._check()  # the test modules (and the code they import) have run
         self.writer.emit({"collected": [i.nodeid for i in keep]})
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
@@ -227,6 +251,7 @@ class _SliceRunner:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.passed and report.when != "call" and not hasattr(report, "wasxfail"):
             return  # a passing setup or teardown: the end of protocol says it happened
+        self._check()  # before the record: a tampered report is never sent unflagged
         record: dict[str, Any] = {
             "n": report.nodeid,
             "w": report.when,
@@ -256,6 +281,7 @@ class _SliceRunner:
         return report.location[0] if report.location else None
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        self._check()
         self.writer.emit({"fin": nodeid})
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -263,6 +289,7 @@ class _SliceRunner:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self._check()
         self._plugins(session.config)  # again: a test or fixture may register one while it runs
 
     def _plugins(self, config: pytest.Config) -> None:
@@ -280,8 +307,8 @@ class _AskThenRun(_SliceRunner):
     that no report names failed.
     """
 
-    def __init__(self, writer: ResultWriter, root: Path, job: dict[str, Any]) -> None:
-        super().__init__(writer, root, [], [])
+    def __init__(self, writer: ResultWriter, root: Path, job: dict[str, Any], guard: Guard) -> None:
+        super().__init__(writer, root, [], [], guard)
         from patchlane.lanes.replay.collect_child import CollectScope
 
         self.answer_fd = int(job["answer_fd"])
@@ -306,6 +333,7 @@ class _AskThenRun(_SliceRunner):
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
+        self._check()
         self.writer.emit({"candidates": self.scope.suite_items(items)})
         self._plugins(config)
         self.writer.emit({"ask": "slice"})
@@ -324,10 +352,27 @@ class _AskThenRun(_SliceRunner):
         return answer if isinstance(answer, dict) else {}
 
 
+def _guard(writer: ResultWriter, fd: int, token: str) -> Guard:
+    """Import pytest's built-in plugins (pytest would, at its start) and snapshot the
+    machinery of the outcome stream now, before any code of the tree runs; return the pair
+    that captures the hooks and checks. A tamper record is sent through ``tripwire``'s own
+    writer, and counted like the writer's records (the final line's count)."""
+    for name in _pytest.config.default_plugins:
+        importlib.import_module(f"_pytest.{name}")
+    send = tripwire.sender(fd, token)
+
+    def counted(record: dict[str, Any]) -> None:
+        send(record)
+        writer.count += 1
+
+    return tripwire.arm(counted)
+
+
 def main() -> None:
     """Run the job read from stdin; always ends the process with ``os._exit``."""
     job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     writer = ResultWriter(int(job["result_fd"]), str(job["token"]))
+    guard = _guard(writer, int(job["result_fd"]), str(job["token"]))
     root = Path.cwd()
     plugins: list[object] = []
     if job.get("record"):
@@ -342,9 +387,9 @@ def main() -> None:
     # What ``python -m pytest`` does: the working directory (the tree root) first.
     sys.path.insert(0, str(root))
     runner = (
-        _AskThenRun(writer, root, job)
+        _AskThenRun(writer, root, job, guard)
         if "answer_fd" in job
-        else _SliceRunner(writer, root, list(job["nodeids"]), list(job.get("files", [])))
+        else _SliceRunner(writer, root, list(job["nodeids"]), list(job.get("files", [])), guard)
     )
     args = list(job["args"])
     for name in RERUN_PLUGINS:
@@ -359,6 +404,7 @@ def main() -> None:
     except BaseException as e:  # noqa: BLE001 - whatever the project does, report it
         code = -1
         writer.emit({"raised": f"{type(e).__name__}: {e}"[:LINE_LIMIT]})
+    guard[1]()  # the last word: whatever the run did after its last report
     writer.emit({"exit": code})
     writer.finish()
 

@@ -1,0 +1,408 @@
+"""The run child's tripwire: is the machinery that makes the outcome stream still the one it
+captured? (docs/architecture.md §2, "Replay outcomes are the parent's record".)
+
+The code under test runs in the run child's interpreter, so it can rebind what turns a test
+into a report (``_pytest.reports.TestReport.from_item_and_call``, ``_pytest.runner
+.call_and_report``, ``Function.runtest.__code__``, pluggy's ``_multicall``) or register a
+hookwrapper of ``pytest_runtest_makereport`` that rewrites failures as passes. ``take``
+snapshots, before pytest starts (no conftest and no test module has run), every module of
+``MODULES`` that is loaded: its callables, classes and modules; the ``__dict__`` of each
+class it defines; the ``__code__``, ``__defaults__`` and ``__kwdefaults__`` of the Python
+functions found there. ``arm``'s ``hooks`` adds, once pytest's own plugins are configured
+(``pytest_sessionstart``), the hook implementations of ``HOOKS``. Its ``check``
+compares all of it by identity and returns what changed, one phrase each.
+
+What is not a change: module state that is not callable (``_pytest.assertion.util
+._reprcompare`` while a test runs); a class entry that was plain data (``pytestPDB._config``, not captured);
+a class entry under a fresh name that no base class defines (pytest's own ``legacypath`` adds
+``Node.fspath`` and ``Session.startdir`` at configure time): it shadows nothing the captured
+code calls; a hook implementation of a conftest pytest loads during collection (harness,
+judged by classify). Modules pytest and its installed plugins legitimately change at
+configure time (``_pytest.config``, ``_pytest.fixtures``) are not watched: they configure,
+they do not make outcomes.
+
+The check runs on what this module captured when it was imported (default arguments) and
+reads no global of this module; the record it sends goes through ``sender``, which holds the
+descriptor, the token, ``os.write`` and the C JSON encoder captured before pytest started.
+It is a tripwire, not a sandbox: code that puts everything back before the check runs is not
+seen.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import os
+import sys
+import types
+from collections.abc import Callable, Iterable
+from typing import Any, Final
+
+from patchlane.lanes.replay.channel import encode
+
+# The modules the outcome stream depends on: collection and the run protocol, the reports
+# and their outcomes, the skip/xfail and assertion helpers, pluggy's hook calls, and
+# patchlane's own plugin, run child and channel (``__main__`` is the run child).
+MODULES: Final = (
+    "pytest",
+    "_pytest.reports",
+    "_pytest.runner",
+    "_pytest.python",
+    "_pytest.main",
+    "_pytest.nodes",
+    "_pytest.skipping",
+    "_pytest.outcomes",
+    "_pytest.unittest",
+    "_pytest.doctest",
+    "_pytest.subtests",
+    "_pytest.python_api",
+    "_pytest.raises",
+    "_pytest.recwarn",
+    "_pytest.warnings",
+    "_pytest.assertion",
+    "_pytest.assertion.rewrite",
+    "_pytest.assertion.util",
+    "pluggy",
+    "pluggy._callers",
+    "pluggy._hooks",
+    "pluggy._manager",
+    "pluggy._result",
+    "patchlane.pytest_plugin",
+    "patchlane.lanes.replay.channel",
+    "patchlane.lanes.replay.collect_child",
+    "patchlane.lanes.replay.run_child",
+    "patchlane.lanes.replay.tripwire",
+    "__main__",
+)
+# The hooks whose implementations make or carry a test's reports.
+HOOKS: Final = (
+    "pytest_runtest_protocol",
+    "pytest_runtest_makereport",
+    "pytest_runtest_logreport",
+    "pytest_runtest_call",
+    "pytest_runtest_setup",
+    "pytest_runtest_teardown",
+    "pytest_pyfunc_call",
+    "pytest_report_teststatus",
+)
+SHOWN: Final = 3
+_PLAIN: Final = (str, bytes, int, float, bool, complex, tuple, list, dict, set, frozenset)
+_MISSING: Final = object()
+_OWNERS: Final = {"_pytest": "pytest", "pytest": "pytest", "pluggy": "pluggy"}
+
+# (label, live namespace, captured entries, and None for a module, the class of a class
+# dict (for its MRO), True for an object's own dict, where every addition counts). Plain
+# tuples: reading them needs no attribute lookup.
+Space = tuple[str, Any, dict[str, Any], Any, Callable[[Any], Any], Any]
+"""(label, live, saved, kind) and the fast path: an itemgetter of the saved names, and what
+it returned and how many entries ``live`` had when the space was captured."""
+Functions = tuple[
+    tuple[str, ...], tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]
+]
+# (label, the hook caller, its implementations' list, (impl, function, plugin, wrapper,
+# hookwrapper) of each).
+Hook = tuple[str, Any, Any, tuple[tuple[Any, Any, Any, Any, Any], ...]]
+
+
+def _owner(key: str) -> str:
+    """Return whose machinery the module ``key`` is, for the reason: pytest's, pluggy's, ..."""
+    return _OWNERS.get(key.split(".")[0], "patchlane")
+
+
+def _is_plain(value: Any, _type: type[type] = type, _plain: tuple[type, ...] = _PLAIN) -> bool:
+    """Return whether ``value`` is plain data (state, not behaviour)."""
+    kind = _type(value)
+    for plain in _plain:
+        if kind is plain:
+            return True
+    return value is None
+
+
+def _space(label: str, live: Any, saved: dict[str, Any], kind: Any) -> Space:
+    """Return the space of ``live`` with its ``saved`` entries and its fast path."""
+    # An itemgetter of two or more names returns a tuple (of one, the bare value): a lone
+    # name is asked for twice.
+    names = tuple(saved) if len(saved) != 1 else tuple(saved) * 2
+    getter = operator.itemgetter(*names) if names else _nothing
+    return (label, live, saved, kind, getter, (getter(live), len(live)))
+
+
+def _nothing(_live: Any) -> tuple[Any, ...]:
+    """Return ``()``: the getter of a space that captured nothing."""
+    return ()
+
+
+def take(modules: Iterable[str] = MODULES) -> tuple[tuple[Space, ...], Functions]:
+    """Return the snapshot of the loaded ``modules`` (see the module docstring)."""
+    spaces: list[Space] = []
+    found: dict[int, tuple[str, types.FunctionType]] = {}
+    seen: set[int] = set()
+    for key in modules:
+        module = sys.modules.get(key)
+        if not isinstance(module, types.ModuleType) or id(module) in seen:
+            continue
+        seen.add(id(module))
+        owner = _owner(getattr(module.__spec__, "name", key) if key == "__main__" else key)
+        namespace = vars(module)
+        saved = {
+            k: v for k, v in namespace.items() if callable(v) or isinstance(v, types.ModuleType)
+        }
+        spaces.append(_space(f"{owner}'s {key}", namespace, saved, None))
+        for value in saved.values():
+            if isinstance(value, type) and id(value) not in seen:
+                if vars(value).get("__module__") != module.__name__:
+                    continue
+                seen.add(id(value))
+                entries = {k: v for k, v in vars(value).items() if not _is_plain(v)}
+                spaces.append(
+                    _space(f"{owner}'s {value.__qualname__}", vars(value), entries, value)
+                )
+    for label, _live, saved, _cls, _getter, _values in spaces:
+        for name, value in saved.items():
+            func = value.__func__ if isinstance(value, staticmethod | classmethod) else value
+            if isinstance(value, property):
+                func = value.fget
+            if type(func) is types.FunctionType and id(func) not in found:
+                found[id(func)] = (f"{label}.{name}", func)
+    labels = tuple(label for label, _f in found.values())
+    funcs = tuple(f for _label, f in found.values())
+    return tuple(spaces), (
+        labels,
+        funcs,
+        tuple(f.__code__ for f in funcs),
+        tuple(f.__defaults__ for f in funcs),
+        tuple(f.__kwdefaults__ for f in funcs),
+    )
+
+
+def instances(label: str, objects: Iterable[Any]) -> tuple[Space, ...]:
+    """Return the spaces of ``objects``' own dicts (``label`` names them in a reason): the
+    plugin manager's ``_inner_hookexec``, a hook caller's ``_hookexec``, the run child's
+    writer and plugins; an entry that is not plain data must not change, and none may be
+    added (an ``emit`` on the writer itself would shadow its class's)."""
+    out: list[Space] = []
+    for obj in objects:
+        live = getattr(obj, "__dict__", None)
+        if isinstance(live, dict):
+            saved = {k: v for k, v in live.items() if not _is_plain(v)}
+            out.append(_space(f"{label}'s {type(obj).__name__}", live, saved, True))
+    return tuple(out)
+
+
+def _hooks(pluginmanager: Any) -> tuple[Hook, ...]:
+    """Return the captured state of ``HOOKS`` in ``pluginmanager``."""
+    out: list[Hook] = []
+    for name in HOOKS:
+        caller = getattr(pluginmanager.hook, name, None)
+        impls = getattr(caller, "_hookimpls", None)
+        if caller is None or not isinstance(impls, list):
+            continue
+        out.append((name, caller, impls, tuple(_impl(i) for i in impls)))
+    return tuple(out)
+
+
+def _impl(impl: Any, _getattr: Callable[..., Any] = getattr) -> tuple[Any, Any, Any, Any, Any]:
+    return (
+        impl,
+        _getattr(impl, "function", None),
+        _getattr(impl, "plugin", None),
+        _getattr(impl, "wrapper", None),
+        _getattr(impl, "hookwrapper", None),
+    )
+
+
+def _where(impl: Any) -> str:
+    """Return the file an added hook implementation's code is in (for the reason)."""
+    try:
+        code = getattr(getattr(impl, "function", None), "__code__", None)
+        return str(getattr(code, "co_filename", "?"))[-120:]
+    except Exception:  # noqa: BLE001 - hostile attributes
+        return "?"
+
+
+def _any_base(
+    cls: type,
+    name: str,
+    _any: Callable[[Iterable[Any]], bool] = any,
+    _vars: Callable[[Any], dict[str, Any]] = vars,
+) -> bool:
+    """Return whether a base class of ``cls`` (its MRO beyond itself) defines ``name``."""
+    return _any(name in _vars(base) for base in cls.__mro__[1:])
+
+
+def _hooks_changed(
+    hooks: tuple[Hook, ...],
+    pluginmanager: Any,
+    _getattr: Callable[..., Any] = getattr,
+    _type: type[type] = type,
+    _tuple: type[tuple[Any, ...]] = tuple,
+    _map: type[map[Any]] = map,
+    _len: Callable[[Any], int] = len,
+    _is: Callable[[Any, Any], bool] = operator.is_,
+    _all: Callable[[Iterable[Any]], bool] = all,
+    _impl: Callable[[Any], tuple[Any, ...]] = _impl,
+    _where: Callable[[Any], str] = _where,
+    _id: Callable[[Any], int] = id,
+    _module: type = types.ModuleType,
+) -> list[str]:
+    """Return one phrase per hook of ``hooks`` whose caller or implementations changed
+    (a conftest pytest loaded while collecting aside). Reads no global (see ``compare``)."""
+    changed: list[str] = []
+    for name, caller, impls, captured in hooks:
+        if _getattr(pluginmanager.hook, name, None) is not caller:
+            changed.append("pytest's hook " + name + " was replaced")
+            continue
+        if _getattr(caller, "_hookimpls", None) is not impls:
+            changed.append("pytest's hook " + name + "'s implementations were replaced")
+            continue
+        conftests = _getattr(pluginmanager, "_conftest_plugins", ())
+        current = _tuple(_map(_impl, impls))
+        olds = {_id(c[0]): c for c in captured}
+        for entry in current:
+            old = olds.pop(_id(entry[0]), None)
+            if old is None:
+                if entry[2] in conftests and _type(entry[2]) is _module:
+                    continue  # a conftest pytest loaded while collecting: harness
+                what = "hookwrapper" if entry[3] or entry[4] else "implementation"
+                where = _where(entry[0])
+                changed.append(f"a {name} {what} ({where}) was registered")
+            elif not _all(_map(_is, entry, old)):
+                changed.append(f"pytest's {name} implementation of {_where(entry[0])} was changed")
+        if olds:
+            changed.append(f"{_len(olds)} {name} implementation(s) were removed")
+    return changed
+
+
+def compare(
+    spaces: tuple[Space, ...],
+    functions: Functions,
+    hooks: tuple[Hook, ...],
+    pluginmanager: Any,
+    _type: type[type] = type,
+    _tuple: type[tuple[Any, ...]] = tuple,
+    _map: type[map[Any]] = map,
+    _zip: type[zip[Any]] = zip,
+    _len: Callable[[Any], int] = len,
+    _attr: type[operator.attrgetter[Any]] = operator.attrgetter,
+    _is: Callable[[Any, Any], bool] = operator.is_,
+    _all: Callable[[Iterable[Any]], bool] = all,
+    _is_plain: Callable[[Any], bool] = _is_plain,
+    _any_base: Callable[[type, str], bool] = _any_base,
+    _hooks_changed: Callable[[tuple[Hook, ...], Any], list[str]] = _hooks_changed,
+    _str: type[str] = str,
+    _key_error: type[Exception] = KeyError,
+    _missing: object = _MISSING,
+) -> list[str]:
+    """Return one phrase per watched object that changed (``[]`` when none did). Reads no
+    global of this module and no builtin by name: what it needs are default arguments."""
+    changed: list[str] = []
+    for label, live, saved, cls, getter, values in spaces:
+        try:
+            same = _all(_map(_is, getter(live), values[0]))
+        except _key_error:  # a name was deleted
+            same = False
+        if same and (cls is None or _len(live) == values[1]):
+            continue  # the fast path, in C: nothing of this space changed
+        for name, old in saved.items():
+            new = live.get(name, _missing)
+            if new is old:
+                continue
+            verb = " was deleted" if new is _missing else " was replaced"
+            changed.append(label + "." + name + verb)
+        if cls is None or live.keys() == saved.keys():
+            continue
+        for name in _tuple(live):
+            if name in saved or _type(name) is not _str:
+                continue
+            value = live.get(name, _missing)
+            if value is _missing or _is_plain(value):
+                continue
+            dunder = name[:2] == "__" and name[-2:] == "__"
+            # Fresh names shadow nothing the captured code calls (see the module docstring).
+            if cls is True or dunder or _any_base(cls, name):
+                changed.append(label + "." + name + " was added")
+    labels, funcs, codes, defaults, kwdefaults = functions
+    for attribute, originals in (
+        ("__code__", codes),
+        ("__defaults__", defaults),
+        ("__kwdefaults__", kwdefaults),
+    ):
+        current = _tuple(_map(_attr(attribute), funcs))
+        if not _all(_map(_is, current, originals)):
+            for label, new, old in _zip(labels, current, originals):
+                if new is not old:
+                    changed.append(label + "." + attribute + " was replaced")
+    changed += _hooks_changed(hooks, pluginmanager)
+    return changed
+
+
+def describe(phrases: list[str]) -> str:
+    """Return the reason a tampered run gives every node: ``<what changed> during the run:
+    outcomes cannot be believed`` (the first ``SHOWN`` phrases, then how many more)."""
+    shown = "; ".join(phrases[:SHOWN])
+    more = f" (and {len(phrases) - SHOWN} more)" if len(phrases) > SHOWN else ""
+    return f"{shown}{more} during the run: outcomes cannot be believed"
+
+
+def sender(
+    fd: int,
+    token: str,
+    _write: Callable[[int, bytes], int] = os.write,
+    _encode: Callable[[Any], str] = encode,
+) -> Callable[[dict[str, Any]], None]:
+    """Return a function that writes one record (with ``token``) to ``fd`` through what was
+    captured at import (``channel.encode``, ``os.write``), so that rebinding ``json``,
+    ``os`` or the channel's writer cannot drop or alter the line."""
+
+    def send(record: dict[str, Any]) -> None:
+        data = (_encode({**record, "token": token}) + "\n").encode("ascii")
+        while data:
+            data = data[_write(fd, data) :]
+
+    return send
+
+
+def arm(
+    send: Callable[[dict[str, Any]], None],
+) -> tuple[Callable[..., None], Callable[[], bool]]:
+    """Take the snapshot now; return ``(hooks, check)``. ``hooks(pluginmanager, objects)``
+    captures the implementations of ``HOOKS``, the own dicts of the plugin manager, of
+    their hook callers and of ``objects`` (the first call only). ``check()`` compares and, on
+    the first change, sends ``{"tamper": [phrases]}`` through ``send``; it returns whether
+    the run has been tampered with (now or before) and never raises. Their state is in
+    their closure, not in an object the code under test could find and reset."""
+    spaces, functions = take()
+    state: list[Any] = [None, functools.partial(compare, spaces, functions, (), None), False]
+
+    def hooks(
+        pluginmanager: Any,
+        objects: Iterable[Any] = (),
+        _hooks: Callable[[Any], tuple[Hook, ...]] = _hooks,
+        _instances: Callable[[str, Iterable[Any]], tuple[Space, ...]] = instances,
+    ) -> None:
+        if state[0] is None:
+            state[0] = pluginmanager
+            hooked = _hooks(pluginmanager)
+            more = (
+                *_instances("pluggy", [pluginmanager, *(h[1] for h in hooked)]),
+                *_instances("patchlane", objects),
+            )
+            state[1] = functools.partial(
+                compare, (*spaces, *more), functions, hooked, pluginmanager
+            )
+
+    def check(
+        _str: type[str] = str,
+        _type: Callable[[Any], type] = type,
+        _error: type[Exception] = Exception,
+    ) -> bool:
+        try:
+            changed = state[1]()
+        except _error as e:  # the check itself was broken: that is tampering too
+            changed = ["the tripwire could not check (" + _type(e).__name__ + ")"]
+        if changed and not state[2]:
+            state[2] = True
+            send({"tamper": [_str(c)[:300] for c in changed[:20]]})
+        return state[2] is True
+
+    return hooks, check

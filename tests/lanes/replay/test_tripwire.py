@@ -1,0 +1,276 @@
+"""``tripwire``: code under test that rewrites pytest's, pluggy's or patchlane's outcome
+machinery fails every node of the run, in both run children (``run_tests`` and
+``chosen``), on real trees and real pytest children; an honest project is unaffected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from patchlane.lanes.replay.chosen import Scope, collect_and_run
+from patchlane.lanes.replay.collect import Collected
+from patchlane.lanes.replay.run import FAILED, PASSED, SKIPPED, fold, run_tests
+from patchlane.lanes.replay.run import TestRun as Run
+from patchlane.lanes.replay.tripwire import describe
+from tests.lanes.replay.trees import write_tree
+
+# The code under test breaks ``add`` and, at import, makes pytest lie about it.
+_BROKEN = "def add(a, b):\n    return a - b\n\n\n"
+
+_FLIP_REPORT = """
+def _telemetry():
+    import sys
+    rep = sys.modules["_pytest.reports"]
+    orig = rep.TestReport.from_item_and_call.__func__
+
+    def from_item_and_call(cls, item, call):
+        r = orig(cls, item, call)
+        if r.outcome == "failed":
+            r.outcome = "passed"
+            r.longrepr = None
+        return r
+
+    rep.TestReport.from_item_and_call = classmethod(from_item_and_call)
+
+
+_telemetry()
+"""
+
+_REBIND_RUNNER = """
+import sys
+
+_runner = sys.modules["_pytest.runner"]
+_orig = _runner.call_and_report
+
+
+def call_and_report(item, when, log=True, **kwds):
+    if when == "call":
+        when = "setup"  # never the call phase: nothing fails
+    return _orig(item, when, log, **kwds)
+
+
+_runner.call_and_report = call_and_report
+"""
+
+_RUNTEST_CODE = """
+import sys
+
+
+def _quiet(self):
+    return None
+
+
+sys.modules["_pytest.python"].Function.runtest.__code__ = _quiet.__code__
+"""
+
+_HOOKWRAPPER = """
+import gc
+
+import pytest
+
+
+class _Green:
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        report = yield
+        report.outcome = "passed"
+        report.longrepr = None
+        return report
+
+
+for _obj in gc.get_objects():
+    if type(_obj).__name__ == "Config" and hasattr(_obj, "pluginmanager"):
+        _obj.pluginmanager.register(_Green(), "green")
+        break
+"""
+
+_WRITER = """
+import gc
+
+for _obj in gc.get_objects():
+    if type(_obj).__name__ == "ResultWriter":
+        _emit = _obj.emit
+
+        def emit(record, _emit=_emit):
+            if record.get("o") == "failed":
+                record = {**record, "o": "passed"}
+            _emit(record)
+
+        _obj.emit = emit
+"""
+
+_HOOKEXEC = """
+import gc
+
+for _obj in gc.get_objects():
+    if type(_obj).__name__ == "PytestPluginManager":
+        _inner = _obj._inner_hookexec
+
+        def _green(name, impls, kwargs, first, _inner=_inner):
+            result = _inner(name, impls, kwargs, first)
+            if name == "pytest_runtest_makereport" and result is not None:
+                result.outcome = "passed"
+            return result
+
+        _obj._inner_hookexec = _green
+"""
+
+# Tries to blind the check first: its module's functions, json and os.write.
+_SILENCE = """
+import json
+import os
+import sys
+
+_tw = sys.modules["patchlane.lanes.replay.tripwire"]
+_tw.compare = lambda *a, **k: []
+_tw.describe = lambda phrases: ""
+json.dumps = lambda *a, **k: "{}"
+_write = os.write
+os.write = lambda fd, data: len(data) if b"tamper" in data else _write(fd, data)
+"""
+
+_TESTS = (
+    "from calc import add\n\n\n"
+    "def test_add():\n    assert add(2, 2) == 4\n\n\n"
+    "def test_zero():\n    assert add(0, 0) == 0\n"
+)
+_NODES = ("tests/test_calc.py::test_add", "tests/test_calc.py::test_zero")
+
+
+def _tree(root: Path, tamper: str) -> Path:
+    return write_tree(root, {"src/calc.py": _BROKEN + tamper, "tests/test_calc.py": _TESTS})
+
+
+def _tampered(run: Run, what: str) -> None:
+    assert set(run.results) == set(_NODES)
+    for nodeid, result in run.results.items():
+        assert result.outcome == FAILED, nodeid
+        assert what in result.why and "outcomes cannot be believed" in result.why, result.why
+    assert run.problems and what in run.problems[0]
+
+
+@pytest.mark.parametrize(
+    ("tamper", "what"),
+    [
+        (_FLIP_REPORT, "pytest's TestReport.from_item_and_call was replaced"),
+        (_REBIND_RUNNER, "pytest's _pytest.runner.call_and_report was replaced"),
+        (_RUNTEST_CODE, "pytest's Function.runtest.__code__ was replaced"),
+        (_HOOKWRAPPER, "a pytest_runtest_makereport hookwrapper"),
+        (_WRITER, "patchlane's ResultWriter.emit was added"),
+        (_HOOKEXEC, "pluggy's PytestPluginManager._inner_hookexec was replaced"),
+        (_SILENCE + _FLIP_REPORT, "pytest's TestReport.from_item_and_call was replaced"),
+    ],
+    ids=[
+        "from_item_and_call",
+        "call_and_report",
+        "runtest-code",
+        "hookwrapper",
+        "writer",
+        "hookexec",
+        "silenced",
+    ],
+)
+def test_code_under_test_that_rewrites_pytest_fails_every_node(
+    tmp_path: Path, tamper: str, what: str
+) -> None:
+    tree = _tree(tmp_path / "tree", tamper)
+    run = run_tests(tree, nodeids=_NODES, seed=5, timeout_s=120)
+    _tampered(run, what)
+
+
+def test_the_chosen_child_is_guarded_too(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "tree", _FLIP_REPORT)
+
+    def choose(collected: Collected) -> tuple[str, ...]:
+        return tuple(collected.nodeids)
+
+    ran = collect_and_run(tree, Scope(("tests",), (), None), choose, seed=5, timeout_s=120)
+    assert ran.run is not None
+    _tampered(ran.run, "pytest's TestReport.from_item_and_call was replaced")
+
+
+_HONEST = {
+    "src/calc.py": "def add(a, b):\n    return a + b\n\n\ndef double(a):\n    return add(a, a)\n",
+    "tests/test_calc.py": """
+import os
+
+import pytest
+from hypothesis import given, strategies as st
+
+import calc
+
+
+def test_monkeypatch_of_its_own_code(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(calc, "add", lambda a, b: 0)
+    monkeypatch.setattr(os, "getcwd", lambda: "/nowhere")
+    print("out")
+    (tmp_path / "f").write_text("x")
+    assert calc.double(3) == 0 and os.getcwd() == "/nowhere"
+
+
+@given(st.integers(), st.integers())
+def test_add_commutes(a, b):
+    assert calc.add(a, b) == calc.add(b, a)
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_raises_and_approx(n):
+    with pytest.raises(TypeError):
+        calc.add(n, None)
+    assert calc.add(n, 0.1) == pytest.approx(n + 0.1)
+
+
+@pytest.mark.xfail(reason="known")
+def test_known():
+    assert calc.add(1, 1) == 3
+
+
+@pytest.mark.flaky(reruns=2)
+def test_fails():
+    assert calc.double(2) == 5
+""",
+}
+
+
+def test_an_honest_project_with_monkeypatch_and_installed_plugins_is_unaffected(
+    tmp_path: Path,
+) -> None:
+    tree = write_tree(tmp_path / "tree", _HONEST)
+    nodes = [
+        "tests/test_calc.py::test_monkeypatch_of_its_own_code",
+        "tests/test_calc.py::test_add_commutes",
+        "tests/test_calc.py::test_raises_and_approx[1]",
+        "tests/test_calc.py::test_raises_and_approx[2]",
+        "tests/test_calc.py::test_known",
+        "tests/test_calc.py::test_fails",
+    ]
+    run = run_tests(tree, nodeids=nodes, seed=5, timeout_s=120)
+    assert run.problems == ()
+    outcomes = {n: r.outcome for n, r in run.results.items()}
+    assert outcomes == {
+        **dict.fromkeys(nodes[:4], PASSED),
+        nodes[4]: SKIPPED,
+        nodes[5]: FAILED,
+    }
+    assert "AssertionError" in run.results[nodes[5]].why
+
+
+def test_after_a_tamper_record_no_report_counts_and_earlier_failures_keep_their_reason() -> None:
+    records = [
+        {"collected": ["t.py::a", "t.py::b", "t.py::c"]},
+        {"n": "t.py::a", "w": "call", "o": "failed", "msg": "assert 1 == 2"},
+        {"fin": "t.py::a"},
+        {"n": "t.py::b", "w": "call", "o": "passed"},
+        {"fin": "t.py::b"},
+        {"tamper": ["pytest's _pytest.runner.call_and_report was replaced"]},
+        {"n": "t.py::c", "w": "call", "o": "failed", "msg": "nope"},
+        {"fin": "t.py::c"},
+        {"exit": 1},
+    ]
+    run = fold(records, ["t.py::a", "t.py::b", "t.py::c"], (), {})
+    why = describe(["pytest's _pytest.runner.call_and_report was replaced"])
+    assert run.results["t.py::a"].why == "call failed: assert 1 == 2"
+    assert run.results["t.py::b"].outcome == FAILED and run.results["t.py::b"].why == why
+    assert run.results["t.py::c"].why == why
+    assert run.problems[0] == why
