@@ -175,7 +175,7 @@ def test_code_under_test_that_rewrites_pytest_fails_every_node(
     tmp_path: Path, tamper: str, what: str
 ) -> None:
     tree = _tree(tmp_path / "tree", tamper)
-    run = run_tests(tree, nodeids=_NODES, seed=5, timeout_s=120)
+    run = run_tests(tree, nodeids=_NODES, hash_seed=5, timeout_s=120)
     _tampered(run, what)
 
 
@@ -185,7 +185,7 @@ def test_the_chosen_child_is_guarded_too(tmp_path: Path) -> None:
     def choose(collected: Collected) -> tuple[str, ...]:
         return tuple(collected.nodeids)
 
-    ran = collect_and_run(tree, Scope(("tests",), (), None), choose, seed=5, timeout_s=120)
+    ran = collect_and_run(tree, Scope(("tests",), (), None), choose, hash_seed=5, timeout_s=120)
     assert ran.run is not None
     _tampered(ran.run, "pytest's TestReport.from_item_and_call was replaced")
 
@@ -245,7 +245,7 @@ def test_an_honest_project_with_monkeypatch_and_installed_plugins_is_unaffected(
         "tests/test_calc.py::test_known",
         "tests/test_calc.py::test_fails",
     ]
-    run = run_tests(tree, nodeids=nodes, seed=5, timeout_s=120)
+    run = run_tests(tree, nodeids=nodes, hash_seed=5, timeout_s=120)
     assert run.problems == ()
     outcomes = {n: r.outcome for n, r in run.results.items()}
     assert outcomes == {

@@ -87,21 +87,7 @@ def collect_and_run(
     from patchlane.lanes.property import process
 
     if not scope.extra_paths:
-        # No test path in the head: nothing to collect (as ``collect``); the choice may
-        # still name node ids (a failure log's), which then run and fail as not collected.
-        begun = time.monotonic()
-        picked = choose(Collected((), "none", 0.0))
-        choose_s = time.monotonic() - begun
-        if not picked:
-            return ChosenRun(None, 0.0, choose_s)
-        direct = run_tests(
-            tree,
-            nodeids=picked,
-            hash_seed=hash_seed,
-            timeout_s=timeout_s,
-            freeze_report=freeze_report,
-        )
-        return ChosenRun(direct, 0.0, choose_s)
+        return _nothing_to_collect(tree, choose, hash_seed, timeout_s, freeze_report)
     asked: list[Sequence[str] | None] = []
     clock = {"start": time.monotonic(), "asked": 0.0, "chosen": 0.0}
 
@@ -149,6 +135,23 @@ def collect_and_run(
         return ChosenRun(None, collect_s, choose_s)
     folded = fold(run.records, chosen, (), allowed, run.problems, run.timed_out, tail)
     return ChosenRun(folded, collect_s, choose_s)
+
+
+def _nothing_to_collect(
+    tree: Path, choose: Choose, hash_seed: int, timeout_s: float, freeze_report: Path | None
+) -> ChosenRun:
+    """No test path in the head: nothing to collect (as ``collect``); the choice may still
+    name node ids (a failure log's), which then run and fail as not collected."""
+    begun = time.monotonic()
+    picked = choose(Collected((), "none", 0.0))
+    choose_s = time.monotonic() - begun
+    if not picked:
+        return ChosenRun(None, 0.0, choose_s)
+    direct = run_tests(
+        tree, nodeids=picked, hash_seed=hash_seed, timeout_s=timeout_s,
+        freeze_report=freeze_report,
+    )  # fmt: skip
+    return ChosenRun(direct, 0.0, choose_s)
 
 
 def _collected(records: Sequence[Mapping[str, Any]], scope: Scope, seconds: float) -> Collected:

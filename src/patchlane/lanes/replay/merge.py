@@ -94,30 +94,34 @@ def merge_receipts(
     if refusals:
         return Merged(None, tuple(refusals))
 
+    return Merged(_merged([r for _, r in receipts], whole), ())
+
+
+def _merged(shards: list[Receipt], whole: bytes) -> Receipt:
+    """The one receipt of verified ``shards`` that partition the slice ``whole``."""
     roles: list[str] = []
-    for _, r in receipts:
+    for r in shards:
         if r.host_role not in roles:
             roles.append(r.host_role)
-    starts = [r.started for _, r in receipts if r.started is not None]
-    ends = [r.finished for _, r in receipts if r.finished is not None]
-    merged = Receipt(
-        seed=receipts[0][1].seed,
+    starts = [r.started for r in shards if r.started is not None]
+    ends = [r.finished for r in shards if r.finished is not None]
+    return Receipt(
+        seed=shards[0].seed,
         slice_sha256=slicefile.sha256(whole),
-        failed_nodeids=_union(r.failed_nodeids for _, r in receipts),
-        skipped_by_freeze=_union(r.skipped_by_freeze for _, r in receipts),
+        failed_nodeids=_union(r.failed_nodeids for r in shards),
+        skipped_by_freeze=_union(r.skipped_by_freeze for r in shards),
         host_role="+".join(roles),
-        passed_nodeids=_union(r.passed_nodeids or () for _, r in receipts),
-        skipped_nodeids=_union(r.skipped_nodeids or () for _, r in receipts),
-        head=receipts[0][1].head,
+        passed_nodeids=_union(r.passed_nodeids or () for r in shards),
+        skipped_nodeids=_union(r.skipped_nodeids or () for r in shards),
+        head=shards[0].head,
         # Only when every shard says when it ran: a missing stamp could be the extreme one.
-        started=min(starts, key=_instant) if len(starts) == len(receipts) else None,
-        finished=max(ends, key=_instant) if len(ends) == len(receipts) else None,
+        started=min(starts, key=_instant) if len(starts) == len(shards) else None,
+        finished=max(ends, key=_instant) if len(ends) == len(shards) else None,
         patchlane_version=patchlane.__version__,
-        split_base=_one_split_base([r for _, r in receipts]),
-        isolation=_weakest_isolation([r for _, r in receipts]),
-        hash_seed=_one_hash_seed(r for _, r in receipts),
+        split_base=_one_split_base(shards),
+        isolation=_weakest_isolation(shards),
+        hash_seed=_one_hash_seed(shards),
     )
-    return Merged(merged, ())
 
 
 def _weakest_isolation(receipts: list[Receipt]) -> str | None:

@@ -75,13 +75,9 @@ def split_and_run(
     own = tuple(own)
     if not own or not scope.extra_paths:
         return collect_and_run(
-            tree,
-            scope,
-            choose,
-            hash_seed=hash_seed,
-            timeout_s=timeout_s,
+            tree, scope, choose, hash_seed=hash_seed, timeout_s=timeout_s,
             freeze_report=freeze_report,
-        )
+        )  # fmt: skip
     own_set = frozenset(own)
     names = {p.rsplit("/", 1)[-1] for p in own if p.endswith(".py")}
     clashing = [
@@ -125,21 +121,18 @@ def split_and_run(
         exclude_files=tuple(sorted({*scope.exclude_files, *own})),
     )
     ran = collect_and_run(
-        tree,
-        first_scope,
-        choose_first,
-        hash_seed=hash_seed,
-        timeout_s=timeout_s,
+        tree, first_scope, choose_first, hash_seed=hash_seed, timeout_s=timeout_s,
         freeze_report=freeze_report,
-    )
+    )  # fmt: skip
     collect_s = ran.collect_s + theirs.seconds
     if ran.run is None:
         return ChosenRun(None, collect_s, ran.choose_s)
     if not second:
         return ChosenRun(ran.run, collect_s, ran.choose_s)
     own_run = run_tests(
-        tree, nodeids=second, hash_seed=hash_seed, timeout_s=timeout_s, freeze_report=freeze_report
-    )
+        tree, nodeids=second, hash_seed=hash_seed, timeout_s=timeout_s,
+        freeze_report=freeze_report,
+    )  # fmt: skip
     return ChosenRun(union(ran.run, own_run), collect_s, ran.choose_s)
 
 
