@@ -379,16 +379,23 @@ def arm(
         objects: Iterable[Any] = (),
         _hooks: Callable[[Any], tuple[Hook, ...]] = _hooks,
         _instances: Callable[[str, Iterable[Any]], tuple[Space, ...]] = instances,
+        _take: Callable[[], tuple[tuple[Space, ...], Functions]] = take,
     ) -> None:
         if state[0] is None:
             state[0] = pluginmanager
+            # Again, now that pytest is configured: installed plugins patch pytest while it
+            # configures (pytest-subtests replaces TestCaseFunction.addSkip on pytest 8), and
+            # so may the root conftests and what they import, which are the test harness (a
+            # patch that changes them is undecided whatever the replay says). No test
+            # module has run yet.
+            now, now_functions = _take()
             hooked = _hooks(pluginmanager)
             more = (
                 *_instances("pluggy", [pluginmanager, *(h[1] for h in hooked)]),
                 *_instances("patchlane", objects),
             )
             state[1] = functools.partial(
-                compare, (*spaces, *more), functions, hooked, pluginmanager
+                compare, (*now, *more), now_functions, hooked, pluginmanager
             )
 
     def check(
