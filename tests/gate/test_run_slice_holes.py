@@ -358,8 +358,9 @@ def test_a_changed_module_that_sets_process_state_at_import_selects_every_test(
 def test_a_new_test_that_leaves_another_modules_state_changed_is_a_harness_change(
     project: GitRepo, tmp_path: Path, dep_map: bool
 ) -> None:
-    # The base's tests run without it (docs/architecture.md §4), so what it leaves behind
-    # for them is a harness change the replay cannot judge (§2).
+    # What it leaves behind is a harness change (§2), and it fails the base's test where the
+    # project's suite runs both in one process, as the replay's last run does (§4): the
+    # full suite is red, so the patch is rejected.
     project.write("src/billing/quota.py", QUOTA)
     project.write(
         "tests/test_quota.py",
@@ -374,8 +375,9 @@ def test_a_new_test_that_leaves_another_modules_state_changed_is_a_harness_chang
     )
     project.commit("a test at a lower limit")
     out = tmp_path / "ev"
-    assert gate_with(project, out, dep_map) == 3, reasons(out)
-    assert "tests/test_aa_limits.py (test harness: test code that" in reasons(out)[0]
+    assert gate_with(project, out, dep_map) == 1, reasons(out)
+    assert "tests/test_quota.py::test_limit" in reasons(out)[0]
+    assert any("tests/test_aa_limits.py (test harness: test code that" in r for r in reasons(out))
     (detail,) = load(out, "classify.json")["control_plane_details"]
     assert "(line 4: stores into quota.LIMIT)" in detail["why"]
 

@@ -52,17 +52,19 @@ def test_the_base_tests_run_in_a_process_without_the_patchs_module(tmp_path: Pat
         "tests/test_new.py::test_low",
     ]
     assert ran.run is not None
-    # In one process the base's test would see LIMIT = 3 and fail; here it passes, and the
-    # patch's own test passes in its own process: one run holds both.
-    assert ran.run.results == {
-        "tests/test_base.py::test_limit": NodeResult(PASSED),
+    # Apart, the base's test passes and the patch's own passes in its own process; run
+    # together, as the project's suite runs them, the base's test sees LIMIT = 3 and fails:
+    # a node fails if it fails either way.
+    limit = ran.run.results["tests/test_base.py::test_limit"]
+    assert limit.outcome == FAILED and "in one process" in limit.why
+    assert {n: r for n, r in ran.run.results.items() if n != "tests/test_base.py::test_limit"} == {
         "tests/test_base.py::test_other": NodeResult(PASSED),
         "tests/test_new.py::test_low": NodeResult(PASSED),
     }
     assert ran.run.problems == ()
-    # Imported once to collect it (logged only where the collection may write) and once to
-    # run it, never in the base's process.
-    runs = 1 if isolation().sandboxed else 2
+    # Imported once to collect it (logged only where the collection may write), once to run
+    # it, once in the run of the whole slice together, never in the base's process.
+    runs = 2 if isolation().sandboxed else 3
     assert log.read_text().splitlines() == ["imported"] * runs
 
 
@@ -194,3 +196,22 @@ def test_a_slice_chosen_elsewhere_runs_the_patchs_files_apart(tmp_path: Path) ->
     assert run.results["tests/test_base.py::test_limit"].outcome == FAILED
     assert run.ids(PASSED) == ("tests/test_base.py::test_other", "tests/test_zz.py::test_z")
     assert run.problems == ()
+
+
+def test_what_the_patchs_test_leaves_behind_fails_the_base_test_run_together(
+    tmp_path: Path,
+) -> None:
+    # The project's suite runs every test in one process: a new test that sets a variable
+    # makes a later base test fail there. Apart, the base's test would pass.
+    base_test = "import os\n\n\ndef test_clean():\n    assert 'MODE' not in os.environ\n"
+    leaks = "import os\n\n\ndef test_sets():\n    os.environ['MODE'] = 'x'\n"
+    tree = _tree(tmp_path, {"tests/test_b.py": base_test, "tests/test_a_new.py": leaks})
+    ran = split_and_run(
+        tree, SCOPE, lambda c: tuple(sorted(c.nodeids)), ["tests/test_a_new.py"],
+        hash_seed=3, timeout_s=120,
+    )  # fmt: skip
+    assert ran.run is not None
+    clean = ran.run.results["tests/test_b.py::test_clean"]
+    assert clean.outcome == FAILED
+    assert "in one process, as the project's suite runs" in clean.why
+    assert ran.run.results["tests/test_a_new.py::test_sets"].outcome == PASSED

@@ -12,8 +12,14 @@ tests then pass beside it. So ``gate --replay local`` runs the slice in two proc
    ``run_tests`` child of their own, with every file line whose file did not collect
    beside them.
 
+3. then the whole chosen slice runs once more in one process, as the project's own suite
+   runs it: what the patch's tests leave behind (a variable, the working directory, a
+   module's state) reaches the base's tests there, as it does in the full suite. A node
+   fails if it fails in either (``worst``): apart, the patch's test code cannot repair the
+   base's tests; together, it cannot hide that it breaks them.
+
 Selection chooses from both collections at once, so the slice (its lines, its hash) is the
-one slice of today; the two runs fold into one ``TestRun`` and one receipt.
+one slice of today; the runs fold into one ``TestRun`` and one receipt.
 """
 
 from __future__ import annotations
@@ -25,11 +31,19 @@ from pathlib import Path
 from patchlane.inputs.paths import to_fs, under_any
 from patchlane.lanes.replay.chosen import Choose, ChosenRun, Scope, collect_and_run
 from patchlane.lanes.replay.collect import Collected, collect
-from patchlane.lanes.replay.run import TestRun, child_env, file_part, run_tests
+from patchlane.lanes.replay.run import (
+    FAILED,
+    NodeResult,
+    TestRun,
+    child_env,
+    file_part,
+    run_tests,
+)
 from patchlane.lanes.replay.staticrules import CONFTEST, ModulePatterns
 
 # The patch's test code judged in the second process, in the problems it reports.
 _SECOND = "the run of the patch's own test files"
+_TOGETHER = "fails run with the patch's own test files in one process, as the project's suite runs"
 
 
 def own_test_files(
@@ -101,11 +115,13 @@ def split_and_run(
     theirs = replace(theirs, errors=tuple(e for e in theirs.errors if e.nodeid in asked))
     broken = frozenset(e.nodeid for e in theirs.errors)
     second: list[str] = []
+    everything: list[str] = []
 
     def choose_first(collected: Collected) -> Sequence[str] | None:
         picked = choose(_merged(collected, theirs, own_set))
         if picked is None:
             return None
+        everything.extend(picked)
         for nodeid in picked:
             if file_part(nodeid) in own_set or ("::" not in nodeid and nodeid in broken):
                 second.append(nodeid)
@@ -133,7 +149,33 @@ def split_and_run(
         tree, nodeids=second, hash_seed=hash_seed, timeout_s=timeout_s,
         freeze_report=freeze_report,
     )  # fmt: skip
-    return ChosenRun(union(ran.run, own_run), collect_s, ran.choose_s)
+    # And once more as the project's suite runs them: in one process, where what the
+    # patch's tests leave behind (a variable, the working directory, a module's state)
+    # reaches the base's tests. A node fails if it fails either way.
+    together = run_tests(
+        tree, nodeids=everything, hash_seed=hash_seed, timeout_s=timeout_s,
+        freeze_report=freeze_report,
+    )  # fmt: skip
+    return ChosenRun(worst(union(ran.run, own_run), together), collect_s, ran.choose_s)
+
+
+def worst(apart: TestRun, together: TestRun) -> TestRun:
+    """``apart`` (the split's runs, as one) with every node that failed in ``together`` (the
+    same node ids in one process) failed, with why; the problems of both."""
+    results = dict(apart.results)
+    for nodeid, result in together.results.items():
+        if result.outcome == FAILED and results.get(nodeid, result).outcome != FAILED:
+            why = f"{_TOGETHER}: {result.why}" if result.why else _TOGETHER
+            results[nodeid] = NodeResult(FAILED, why)
+    codes = [apart.exit_code, together.exit_code]
+    code = None if None in codes else next((c for c in codes if c != 0), 0)
+    return replace(
+        apart,
+        results=results,
+        exit_code=code,
+        problems=(*apart.problems, *(f"{_TOGETHER}: {p}" for p in together.problems)),
+        timed_out=apart.timed_out or together.timed_out,
+    )
 
 
 def run_apart(
