@@ -190,8 +190,9 @@ def run_apart(
     """Run a slice that was chosen elsewhere (``replay run --base``) in two processes: the
     node ids of files outside ``own`` (the paths the patch adds or changes), then those of
     ``own`` and every file line (a file that did not collect at the head: it is judged
-    beside the patch's test files, as the full suite has it). Returns both runs folded
-    into one. Raises what ``run_tests`` raises."""
+    beside the patch's test files, as the full suite has it), then, when both ran, the
+    whole slice once more in one process, as ``split_and_run`` does. Returns the runs
+    folded into one (``worst``). Raises what ``run_tests`` raises."""
     second = [n for n in nodeids if file_part(n) in own or "::" not in n]
     moved = frozenset(second)
     first = [n for n in nodeids if n not in moved]
@@ -199,10 +200,12 @@ def run_apart(
         run_tests(
             tree, nodeids=ids, hash_seed=hash_seed, timeout_s=timeout_s, freeze_report=freeze_report
         )
-        for ids in (first, second)
-        if ids
+        for ids in (first, second, nodeids)
+        if ids and (ids is not nodeids or (first and second))
     ]
-    return runs[0] if len(runs) == 1 else union(runs[0], runs[1])
+    if len(runs) == 1:
+        return runs[0]
+    return worst(union(runs[0], runs[1]), runs[2])
 
 
 def _merged(first: Collected, theirs: Collected, own: frozenset[str]) -> Collected:
