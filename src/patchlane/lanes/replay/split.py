@@ -145,18 +145,34 @@ def split_and_run(
         return ChosenRun(None, collect_s, ran.choose_s)
     if not second:
         return ChosenRun(ran.run, collect_s, ran.choose_s)
+    both = _own_then_together(
+        tree, ran.run, second, everything, hash_seed, timeout_s, freeze_report
+    )
+    return ChosenRun(both, collect_s, ran.choose_s)
+
+
+def _own_then_together(
+    tree: Path,
+    first: TestRun,
+    own: Sequence[str],
+    everything: Sequence[str],
+    hash_seed: int,
+    timeout_s: float,
+    freeze_report: Path | None,
+) -> TestRun:
+    """Run the patch's ``own`` node ids apart, then ``everything`` once more in one process,
+    as the project's suite runs them: what the patch's tests leave behind (a variable, the
+    working directory, a module's state) reaches the base's tests there. Returns the runs
+    folded (``worst``): a node fails if it fails either way."""
     own_run = run_tests(
-        tree, nodeids=second, hash_seed=hash_seed, timeout_s=timeout_s,
+        tree, nodeids=own, hash_seed=hash_seed, timeout_s=timeout_s,
         freeze_report=freeze_report,
     )  # fmt: skip
-    # And once more as the project's suite runs them: in one process, where what the
-    # patch's tests leave behind (a variable, the working directory, a module's state)
-    # reaches the base's tests. A node fails if it fails either way.
     together = run_tests(
         tree, nodeids=everything, hash_seed=hash_seed, timeout_s=timeout_s,
         freeze_report=freeze_report,
     )  # fmt: skip
-    return ChosenRun(worst(union(ran.run, own_run), together), collect_s, ran.choose_s)
+    return worst(union(first, own_run), together)
 
 
 def worst(apart: TestRun, together: TestRun) -> TestRun:
