@@ -10,17 +10,16 @@ was run in a tree without ``.git``, under ``PYTHONHASHSEED`` = the public seed, 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from patchlane.main import main
+from tests.gate.evidence import gate, load, verdict
 from tests.gitrepo import GitRepo, add_symlink
 from tests.sample import make_billing_repo
 from tests.test_bytecode import plant_cached
@@ -84,19 +83,6 @@ def own_pytest(repo: GitRepo) -> int:
         check=False,
     )
     return proc.returncode
-
-
-def gate(repo: GitRepo, out: Path) -> int:
-    argv = ["--repo", str(repo.path), "-q", "gate", "--base", "main", "--seed", "7"]
-    return main([*argv, "--cases", "20", "--replay", "local", "--out-dir", str(out)])
-
-
-def load(out: Path, name: str) -> Any:
-    return json.loads((out / name).read_text(encoding="utf-8"))
-
-
-def verdict(out: Path) -> str:
-    return str(load(out, "verdict.json")["verdict"])
 
 
 # --- a real checkout: .git present ----------------------------------------------------------

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from patchlane.main import main
+from tests.gate.evidence import gate, load
 from tests.gitrepo import GitRepo
 from tests.sample import make_billing_repo
 
@@ -49,15 +48,6 @@ def project(repo: GitRepo) -> GitRepo:
     make_billing_repo(repo)
     repo.branch("agent")
     return repo
-
-
-def gate(repo: GitRepo, out: Path) -> int:
-    argv = ["--repo", str(repo.path), "-q", "gate", "--base", "main", "--seed", "7"]
-    return main([*argv, "--cases", "20", "--replay", "local", "--out-dir", str(out)])
-
-
-def load(out: Path, name: str) -> Any:
-    return json.loads((out / name).read_text(encoding="utf-8"))
 
 
 def test_an_ignored_doctest_edited_to_match_a_bug_is_undecided(

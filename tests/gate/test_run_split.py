@@ -8,13 +8,11 @@ project whose ``python_files`` are not pytest's defaults.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from patchlane.main import main
+from tests.gate.evidence import gate, load, reasons
 from tests.gitrepo import GitRepo
 from tests.sample import make_billing_repo
 
@@ -92,19 +90,6 @@ def project(repo: GitRepo) -> GitRepo:
     repo.commit("calc and its tests")
     repo.branch("agent")
     return repo
-
-
-def gate(repo: GitRepo, out: Path) -> int:
-    argv = ["--repo", str(repo.path), "-q", "gate", "--base", "main", "--seed", "7"]
-    return main([*argv, "--cases", "20", "--replay", "local", "--out-dir", str(out)])
-
-
-def load(out: Path, name: str) -> Any:
-    return json.loads((out / name).read_text(encoding="utf-8"))
-
-
-def reasons(out: Path) -> list[str]:
-    return [r["message"] for r in load(out, "verdict.json")["reasons"]]
 
 
 def test_a_new_test_module_that_restores_the_old_value_at_import_is_rejected(

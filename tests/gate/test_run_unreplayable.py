@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from patchlane.main import main
+from tests.gate.evidence import gate, load
 from tests.gitrepo import GitRepo, add_gitlink, add_symlink, commit_staged
 from tests.sample import LOCK, SEED_MAP, make_billing_repo
 
@@ -38,15 +39,6 @@ def project(repo: GitRepo) -> GitRepo:
     # A change the replay reaches and passes: alone, it earns accept_for_review.
     repo.write("src/billing/calc.py", CALC + "\n# tidy\n")
     return repo
-
-
-def gate(repo: GitRepo, out: Path) -> int:
-    argv = ["--repo", str(repo.path), "-q", "gate", "--base", "main", "--seed", "7"]
-    return main([*argv, "--cases", "20", "--replay", "local", "--out-dir", str(out)])
-
-
-def load(out: Path, name: str) -> Any:
-    return json.loads((out / name).read_text(encoding="utf-8"))
 
 
 def reasons(out: Path) -> list[dict[str, Any]]:
