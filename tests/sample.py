@@ -27,6 +27,16 @@ ignore:
     reason: "prose only"
 """
 
+# The sample's `src/billing/calc.py` in the gate tests that patch plain functions.
+CALC = """\
+def add(a, b):
+    return a + b
+
+
+def mean(xs):
+    return sum(xs) / len(xs)
+"""
+
 FIXTURES = {
     "tests/fixtures/billing/invoice_min.json": '{"charge_cents": 1200, "refund_cents": 200}\n',
     "tests/fixtures/billing/invoice_max.json": '{"charge_cents": 10000, "refund_cents": 10000}\n',

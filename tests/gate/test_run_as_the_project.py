@@ -21,19 +21,11 @@ import pytest
 from patchlane.main import main
 from tests.gate.evidence import gate, load, verdict
 from tests.gitrepo import GitRepo, add_symlink
-from tests.sample import make_billing_repo
+from tests.sample import CALC, make_billing_repo
 from tests.test_bytecode import plant_cached
 
 pytestmark = pytest.mark.slow  # the gate end to end, with a real local replay
 
-CALC = """\
-def add(a, b):
-    return a + b
-
-
-def mean(xs):
-    return sum(xs) / len(xs)
-"""
 
 TEST_CALC = """\
 from billing.calc import add, mean

@@ -16,18 +16,10 @@ import pytest
 
 from patchlane.main import main
 from tests.gitrepo import GitRepo
-from tests.sample import make_billing_repo
+from tests.sample import CALC, make_billing_repo
 
 pytestmark = pytest.mark.slow  # the gate end to end, with a real local replay
 
-CALC = """\
-def add(a, b):
-    return a + b
-
-
-def mean(xs):
-    return sum(xs) / len(xs)
-"""
 
 BROKEN_MEAN = CALC.replace("sum(xs) / len(xs)", "sum(xs) // len(xs)")
 

@@ -14,18 +14,10 @@ import pytest
 
 from tests.gate.evidence import gate, load, reasons
 from tests.gitrepo import GitRepo
-from tests.sample import make_billing_repo
+from tests.sample import CALC, make_billing_repo
 
 pytestmark = pytest.mark.slow  # the gate end to end, with a real local replay
 
-CALC = """\
-def add(a, b):
-    return a + b
-
-
-def mean(xs):
-    return sum(xs) / len(xs)
-"""
 
 BROKEN_ADD = CALC.replace("return a + b", "return a - b")
 
