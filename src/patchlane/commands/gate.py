@@ -13,6 +13,7 @@ from patchlane.commands.options import (
     add_dep_map_options,
     add_diff_options,
     add_property_cache_option,
+    dep_map_timeout,
     property_cache_enabled,
     seed_value,
 )
@@ -184,6 +185,7 @@ def gate_options(
         map_option=ctx.map_option,
         dep_map=args.dep_map,
         dep_cache=args.dep_cache,
+        dep_map_timeout_s=dep_map_timeout(args.dep_map_timeout),
         property_cache=property_cache_enabled(args.property_cache),
     )
 

@@ -51,6 +51,36 @@ def seed_value(text: str) -> int:
 
 
 DEP_MAP_ENV = "PATCHLANE_DEP_MAP"
+DEP_MAP_TIMEOUT_ENV = "PATCHLANE_DEP_MAP_TIMEOUT"
+
+
+def _seconds(text: str) -> float:
+    """argparse type for a positive number of seconds. Raises ``ArgumentTypeError``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text[:40]!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text[:40]}")
+    return value
+
+
+def dep_map_timeout(value: float | None) -> float:
+    """Return the recording timeout: ``--dep-map-timeout``, else $PATCHLANE_DEP_MAP_TIMEOUT,
+    else ``RECORD_TIMEOUT_S``. Raises ``UsageError`` for an environment value that is not a
+    positive number."""
+    from patchlane.errors import UsageError
+    from patchlane.lanes.replay.maprecord import RECORD_TIMEOUT_S
+
+    if value is not None:
+        return value
+    text = os.environ.get(DEP_MAP_TIMEOUT_ENV)
+    if not text:
+        return RECORD_TIMEOUT_S
+    try:
+        return _seconds(text)
+    except argparse.ArgumentTypeError as e:
+        raise UsageError(f"${DEP_MAP_TIMEOUT_ENV}={text[:40]!r}: {e}") from None
 
 
 def add_dep_map_options(p: argparse.ArgumentParser) -> None:
@@ -59,13 +89,20 @@ def add_dep_map_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dep-map",
         choices=("auto", "off"),
-        default=os.environ.get(DEP_MAP_ENV) or "off",
-        help="off: the static rules select the slice; auto: narrow it with the base's "
-        "dependency map, recorded on first use (the base's whole suite runs once) and cached. "
-        "The map assumes each test's outcome depends only on what that test runs, opens and "
-        "imports, not on what earlier tests left behind; a patch that breaks a test through "
-        "state another test left can pass with it "
-        f"(default: ${DEP_MAP_ENV}, else off)",
+        default=os.environ.get(DEP_MAP_ENV) or "auto",
+        help="auto: the slice is what the base's dependency map says the patch can reach "
+        "(recorded on first use: the base's whole suite runs once with coverage; cached per "
+        "base commit), widened wherever the map cannot vouch; off: the static rules alone "
+        "choose it, which on most libraries is the whole suite "
+        f"(default: ${DEP_MAP_ENV}, else auto)",
+    )
+    p.add_argument(
+        "--dep-map-timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="wall-clock limit for recording a missing map; when it runs out the slice "
+        f"keeps to the static rules (default: ${DEP_MAP_TIMEOUT_ENV}, else 1800)",
     )
     p.add_argument(
         "--dep-cache",

@@ -44,7 +44,7 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
     ``InputError`` for a bad failure log; ``GitError``/``MapError`` for refs and the map;
     ``CollectionError`` when pytest cannot collect the head's tests (all exit 2).
     """
-    from patchlane.commands.options import DEP_MAP_ENV
+    from patchlane.commands.options import DEP_MAP_ENV, dep_map_timeout
     from patchlane.gate.classify import classify
     from patchlane.gate.steps import Steps
     from patchlane.inputs.jsonio import atomic_write_bytes, dumps_report
@@ -77,6 +77,7 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
             cls.merge_base,
             mode="off" if args.all else args.dep_map,
             cache=args.dep_cache,
+            timeout_s=dep_map_timeout(args.dep_map_timeout),
             seed=seed or 0,
             out=ctx.out,
         )

@@ -25,6 +25,7 @@ from patchlane.gate.replay_command import RUN_TIMEOUT_S, ReplayCommand, run_comm
 from patchlane.gate.steps import Steps
 from patchlane.gate.verdict import HARNESS
 from patchlane.inputs.jsonio import atomic_write_bytes
+from patchlane.lanes.replay.maprecord import RECORD_TIMEOUT_S
 from patchlane.lanes.replay.report import SKIPPED, EditedTest, PrivateFile, ReplayReport
 from patchlane.lanes.status import Status
 from patchlane.ui import Output, one_line
@@ -52,6 +53,7 @@ class ReplayOptions:
     receipt_path: Path
     dep_map: str = "off"
     dep_cache: Path | None = None
+    dep_map_timeout_s: float = RECORD_TIMEOUT_S
     # The map as the gate obtained it before any lane ran the head's code (``obtain_map``);
     # ``None``: look it up when the slice is selected.
     obtained: tuple[DependencyMap | None, str] | None = None
@@ -336,6 +338,7 @@ def _dependency_map(
         cls.merge_base,
         mode=opts.dep_map,
         cache=opts.dep_cache,
+        timeout_s=opts.dep_map_timeout_s,
         seed=seed,
         out=out,
     )
@@ -602,7 +605,10 @@ def _test_changes(
         sides.append(ChangedPath(f.status, f.path))
         if f.old_path is not None:
             sides.append(ChangedPath(f.status, f.old_path, renamed_to=f.path))
-    changed = changed_test_paths(sides, cls.map_source.review_map.replay.tests)
+    from patchlane.gate.harness import module_patterns_at
+
+    patterns = module_patterns_at(repo, cls.merge_base)
+    changed = changed_test_paths(sides, cls.map_source.review_map.replay.tests, patterns)
     report = dataclasses.replace(report, deleted_tests=(), edited_expectations=())
     if not changed:
         return report

@@ -29,6 +29,7 @@ from patchlane.inputs.jsonio import atomic_write_text, write_json
 from patchlane.lanes.fixture.report import FixtureReport
 from patchlane.lanes.freeze.report import FreezeReport
 from patchlane.lanes.property.report import PropertyReport
+from patchlane.lanes.replay.maprecord import RECORD_TIMEOUT_S
 from patchlane.lanes.status import Status
 from patchlane.ui import Output
 
@@ -68,6 +69,7 @@ class GateOptions:
     # "off"; where maps are kept (None: ``patchlane.cache.default_cache``).
     dep_map: str = "off"
     dep_cache: Path | None = None
+    dep_map_timeout_s: float = RECORD_TIMEOUT_S
     # Reuse property runs whose inputs are unchanged (``lanes.property.resultcache``).
     property_cache: bool = True
     # The patch file ``head`` was applied from (``gate --patch``), named in the evidence.
@@ -339,6 +341,7 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
     if started.report.cache is not None:
         use = started.report.cache
         steps.count(CACHED_RUNS, use.hits, use.hits + use.misses)
+    red = False  # once a lane is red the verdict is reject: the audit is not waited for
     try:
         prop = started.report  # every property's result; the audit may still run
         with steps.step("fixture lane"):
@@ -351,10 +354,12 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
         write_json(out_dir / FILE_NAMES["freeze"], frz.to_json())
         local = (prop, fix, frz)
         local_green = all(r.status.green for r in local)
+        red = any(r.status.red for r in local)
         rep = replay(repo, cls, replay_opts, local_green, frz, out, steps)
+        red = red or rep.status == Status.FAIL
     finally:
         with steps.step("property lane: oracle audit (waited for)"):
-            prop = started.finish()
+            prop = started.finish(stop=red)
     write_json(out_dir / FILE_NAMES["property"], prop.to_json())
     write_json(out_dir / FILE_NAMES["replay"], rep.to_json())
 
@@ -426,6 +431,7 @@ def _replay_options(
         receipt_path=out_dir / FILE_NAMES["receipt"],
         dep_map=opts.dep_map,
         dep_cache=opts.dep_cache,
+        dep_map_timeout_s=opts.dep_map_timeout_s,
     )
 
 

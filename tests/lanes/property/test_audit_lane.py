@@ -180,3 +180,34 @@ def test_the_lane_answers_before_its_audit_and_finish_adds_it(repo: GitRepo) -> 
     assert final.status == "pass" and final.oracle_audit == "ran"
     assert {m.property for m in final.mutation} == {"prop_refund_bounded", "prop_hollow"}
     assert final.properties == started.report.properties
+
+
+def test_finish_with_stop_does_not_wait_for_the_audit(repo: GitRepo) -> None:
+    # The gate's verdict is already red: the audit only informs, so it is stopped, its
+    # children killed, and the report says so rather than holding the verdict.
+    from patchlane.gate.classify import load_map_file
+    from patchlane.lanes.property.runner import start_property_lane
+
+    slow = "import time\n" + P.SEED_PROP.replace("    for i", "    time.sleep(2)\n    for i", 1)
+    P.make(repo, slow)
+    repo.write(
+        "review-map.yml",
+        (repo.path / "review-map.yml")
+        .read_text()
+        .replace("timeout_s:", "audit_budget_s: 600\n    timeout_s:"),
+    )
+    repo.commit("a slow property, a long audit budget")
+    started = start_property_lane(
+        repo.path,
+        load_map_file(repo.path / "review-map.yml"),
+        base="main",
+        head="HEAD",
+        seed=P.SEED,
+        cases=P.CASES,
+        mutants=50,
+    )
+    assert started.report.status == "pass"
+    final = started.finish(stop=True)
+    assert final.oracle_audit == "stopped"
+    assert final.mutation == () and final.oracle_findings == ()
+    assert final.properties == started.report.properties

@@ -474,6 +474,72 @@ def test_a_function_that_can_leave_state_is_a_module_level_change(source: str, w
     assert changed_functions(source.encode(), head.encode()) is None, why
 
 
+@pytest.mark.parametrize(
+    "decorator",
+    ["functools.cache", "functools.lru_cache(maxsize=8)", "memoize", "tools.cached_method", "REG[0]"],
+)
+def test_a_function_under_a_decorator_that_may_cache_is_a_module_level_change(
+    decorator: str,
+) -> None:
+    # A cached call never runs the body: a test that got an earlier test's value did not
+    # run it, so only every importer can vouch (a subscript decorator cannot be read).
+    source = f"import functools\n\n\n@{decorator}\ndef f(x):\n    return x\n"
+    head = source.replace("return x\n", "return x + 1\n")
+    assert changed_functions(source.encode(), head.encode()) is None
+
+
+@pytest.mark.parametrize(
+    "decorator", ["nx._dispatchable", "not_implemented_for('directed')", "register", "wraps(g)"]
+)
+def test_a_change_in_the_body_of_a_decorated_function_is_the_bodys(decorator: str) -> None:
+    # Registering, dispatching and checking decorators run the body on every call: the
+    # tests that ran its code object are the ones that depend on it (networkx decorates
+    # two thirds of its functions).
+    source = f"import nx\n\n\n@{decorator}\ndef f(x):\n    return x\n"
+    head = source.replace("return x\n", "return x + 1\n")
+    assert changed_functions(source.encode(), head.encode()) == [("f", 6, 6)]
+    # The decorator line itself runs at import: changing it is module-level.
+    moved = source.replace(f"@{decorator}", "@other")
+    assert changed_functions(source.encode(), moved.encode()) is None
+
+
+INSIDE = {
+    "review-map.yml": "version: 1\nlanes:\n  replay:\n    tests: [pkg]\n",
+    "pkg/__init__.py": "",
+    "pkg/conftest.py": "",
+    "pkg/calc.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n",
+    "pkg/tests/__init__.py": "",
+    "pkg/tests/test_add.py": "from pkg.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    "pkg/tests/test_mul.py": "from pkg.calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+}
+
+
+def test_tests_inside_the_package_a_source_module_is_the_maps_to_judge(repo: GitRepo) -> None:
+    # replay.tests names the package: its modules are source, not test files, so a change
+    # inside a body selects the tests that ran it and collects only their files.
+    for path, text in INSIDE.items():
+        repo.write(path, text)
+    base = repo.commit("tests inside the package")
+    review_map = parse_review_map(INSIDE["review-map.yml"], "review-map.yml")
+    dep = maprecord.record(repo.path, review_map, base, seed=3)
+    repo.write("pkg/calc.py", INSIDE["pkg/calc.py"].replace("a * b", "a * b + 0"))
+    head = repo.commit("mul, rewritten")
+    selection = select_slice(
+        repo.path,
+        review_map,
+        base=base,
+        head=head,
+        merge_base=base,
+        changed_paths=frozenset({"pkg/calc.py"}),
+        failure_log=frozenset(),
+        all_tests=False,
+        dep_map=dep,
+        dep_map_note="test map",
+    )
+    assert selection.nodeids == ("pkg/tests/test_mul.py::test_mul",)
+    assert any("collected 1 of the base's 2 test file(s)" in n for n in selection.notes)
+
+
 LAZY = {
     "pkg/__init__.py": "",
     "pkg/tables.py": "def build():\n    return {n: n * n for n in range(3)}\n",

@@ -126,6 +126,7 @@ def run_child(
     isolation: Isolation | None = None,
     result_limit: int = RESULT_LIMIT,
     answer: Answer | None = None,
+    stop: threading.Event | None = None,
 ) -> ChildRun:
     """Run ``argv`` with ``job`` (plus ``result_fd`` and ``token``) as JSON on stdin.
 
@@ -140,7 +141,9 @@ def run_child(
     records so far, written to that descriptor and closed (the child reads it to its end);
     the child's clock keeps running meanwhile. Returns the ``ChildRun``. Never raises for
     anything the child does; raises ``OSError`` only when the process cannot be started at
-    all, and what ``answer`` raises (the child's group killed first).
+    all, and what ``answer`` raises (the child's group killed first). Once ``stop`` is set
+    the child's group is killed as at its deadline (the run says ``timed_out``): its
+    answer is no longer wanted.
     """
     read_fd, write_fd = os.pipe()
     ask_read, ask_write = os.pipe() if answer is not None else (-1, -1)
@@ -169,7 +172,7 @@ def run_child(
         if answer is not None:
             os.close(ask_read)
     question = None if answer is None else _Question(token, answer, ask_write)
-    watch = _Watch(proc, read_fd, start + timeout_s, result_limit, question)
+    watch = _Watch(proc, read_fd, start + timeout_s, result_limit, question, stop)
     try:
         watch.feed(payload)
         watch.loop()
@@ -233,8 +236,10 @@ class _Watch:
         deadline: float,
         limit: int,
         question: _Question | None = None,
+        stop: threading.Event | None = None,
     ) -> None:
         self.proc = proc
+        self.stop = stop
         self.question = question
         self.deadline = deadline
         self.limit = limit
@@ -273,7 +278,7 @@ class _Watch:
                 self._drain(time.monotonic() + DRAIN_S)
                 return
             remaining = self.deadline - time.monotonic()
-            if remaining <= 0:
+            if remaining <= 0 or (self.stop is not None and self.stop.is_set()):
                 self.timed_out = True
                 self._kill_group()
                 self.proc.wait()

@@ -27,7 +27,9 @@ STYLES = ("seed", "hypothesis", "check", "unknown")
 OUTCOMES = ("pass", "fail", "error", "timeout")
 # "unchanged": the patch changes no property module and nothing they import, so an audit
 # would repeat the base's (the gate's rule; docs/decisions.md, issue 11).
-ORACLE_AUDITS = ("ran", "not available", "not run", "unchanged")
+# ``stopped``: the verdict was red before the audit ended, so it was not waited for.
+STOPPED = "stopped"
+ORACLE_AUDITS = ("ran", "not available", "not run", "unchanged", STOPPED)
 NETWORKS = ("bwrap+audit", "netns+audit", "audit")
 
 

@@ -18,6 +18,7 @@ import secrets
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -40,6 +41,7 @@ from patchlane.lanes.property import (
 )
 from patchlane.lanes.property.report import (
     MODULE_LEVEL,
+    STOPPED,
     CacheUse,
     ChildTiming,
     Failure,
@@ -164,11 +166,19 @@ def start_property_lane(
         stack.close()
         raise
 
-    def finish() -> PropertyReport:
+    def finish(stop: bool = False) -> PropertyReport:
         said = audit
+        if stop and pending is not None and not pending.done():
+            # The verdict is already red: the audit, which only informs, is not waited for
+            # (its running children are killed, the rest never start).
+            lane_run.stop.set()
         with stack:  # waits for the audit's thread, then removes the trees
             if pending is not None:
                 said = pending.result()
+        if lane_run.stop.is_set():
+            lane_run.findings.clear()
+            lane_run.mutations.clear()
+            said = STOPPED
         return _lane_report(lane_run, said, started)
 
     return LaneStarted(_lane_report(lane_run, audit, started), finish)
@@ -272,11 +282,13 @@ class LaneStarted:
 
     ``report`` has every property's result (status, failures: all a verdict reads) and no
     audit yet; ``finish`` waits for the audit, removes the lane's trees and returns the
-    whole report. Call ``finish`` exactly once, also when the caller fails meanwhile.
+    whole report; ``finish(stop=True)`` (the verdict is red already) stops an audit still
+    running instead, and the report says ``oracle_audit: stopped``. Call ``finish``
+    exactly once, also when the caller fails meanwhile.
     """
 
     report: PropertyReport
-    finish: Callable[[], PropertyReport]
+    finish: Callable[..., PropertyReport]
 
 
 def _result_cache(trees: _Trees) -> resultcache.ResultCache | None:
@@ -466,6 +478,8 @@ class _LaneRun:
         self.findings: list[OracleFinding] = []
         self.mutations: list[Mutation] = []
         self.timings: list[ChildTiming] = []
+        # Set when the verdict no longer waits for this run (``LaneStarted.finish``).
+        self.stop = threading.Event()
         self.passed: dict[tuple[str, str], float] = {}  # (module, name) -> seconds, at head
         self.head_versions: dict[str, discover.ModuleVersion] = {}
         self.tests: testplan.TestPlan | None = None
@@ -708,7 +722,13 @@ class _LaneRun:
                 self.out.progress(f"property: {job.module} ({job.source}, {job.mode})")
                 env = process.minimal_env(job.home)
                 futures[i] = pool.submit(
-                    _start, argv, job, cwd=self.trees.head_root, env=env, layers=self.layers
+                    _start,
+                    argv,
+                    job,
+                    cwd=self.trees.head_root,
+                    env=env,
+                    layers=self.layers,
+                    stop=self.stop,
                 )
             # Judged in job order, so that the report never depends on which child ended first.
             for i, job in enumerate(jobs):
@@ -1056,13 +1076,23 @@ class _LaneRun:
 
 
 def _start(
-    argv: Sequence[str], job: _Job, *, cwd: Path, env: dict[str, str], layers: Isolation
+    argv: Sequence[str],
+    job: _Job,
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    layers: Isolation,
+    stop: threading.Event | None = None,
 ) -> process.ChildRun:
     """Run one job's child in the sandbox (its home writable, its trees read-only: a
     property has no business writing the tree, and the next module's child reads the same
     one); a child that cannot even be started is a run without results (red), not a crash
     of the lane."""
     trees = tuple(Path(t) for t in job.payload.get("trees", ()))
+    if stop is not None and stop.is_set():
+        return process.ChildRun(
+            (), None, ("not started: no longer wanted",), 0, True, 0.0, b"", b""
+        )
     try:
         return process.run_child(
             argv,
@@ -1073,6 +1103,7 @@ def _start(
             env=env,
             confinement=Confinement(job.home, readable=(cwd, *trees)),
             isolation=layers,
+            stop=stop,
         )
     except OSError as e:
         why = f"the child could not be started: {e.strerror or e}"

@@ -33,7 +33,7 @@ from pathlib import Path
 from patchlane import git
 from patchlane.bytecode import is_bytecode
 from patchlane.gate.collects import collects_at
-from patchlane.inputs.paths import to_fs, under_any
+from patchlane.inputs.paths import to_fs
 from patchlane.lanes.replay.build import Build, built
 from patchlane.lanes.replay.run import (
     FAILED,
@@ -43,7 +43,7 @@ from patchlane.lanes.replay.run import (
     child_env,
     run_tests,
 )
-from patchlane.lanes.replay.staticrules import CONFTEST
+from patchlane.lanes.replay.staticrules import CONFTEST, ModulePatterns, is_suite_path
 from patchlane.lanes.replay.unmaterialised import doctest_glob_of
 from patchlane.tree import materialise
 
@@ -73,10 +73,12 @@ class TestChanges:
 
 
 def changed_test_paths(
-    changes: Iterable[ChangedPath], test_roots: tuple[str, ...]
+    changes: Iterable[ChangedPath], test_roots: tuple[str, ...], patterns: ModulePatterns
 ) -> list[ChangedPath]:
-    """Return the changed paths under the map's ``replay.tests`` roots."""
-    return [c for c in changes if under_any(c.path, test_roots)]
+    """Return the changed paths of the test suite (``staticrules.is_suite_path`` under the
+    map's ``replay.tests`` roots and the base's ``python_files``): a source module under a
+    root (tests inside the package) is code, which the slice judges, not a test file."""
+    return [c for c in changes if is_suite_path(c.path, test_roots, patterns)]
 
 
 def test_changes(

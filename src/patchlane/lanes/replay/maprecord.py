@@ -233,6 +233,7 @@ def obtain(
     cache: Path | None,
     seed: int,
     out: Output,
+    timeout_s: float = RECORD_TIMEOUT_S,
 ) -> tuple[DependencyMap | None, str]:
     """Return the dependency map of ``base`` for selection, and a note on it.
 
@@ -241,7 +242,7 @@ def obtain(
     else one recorded now (``record``: the base's whole suite runs once) and written there.
     An entry that did not verify is said on stderr and in the note, and never used. When
     recording fails the map is ``None`` and the note says why: selection then keeps to the
-    static rules. Raises nothing but what ``record`` raises for a base that cannot be read
+    static rules; ``timeout_s`` bounds the recording's wall clock. Raises nothing but what ``record`` raises for a base that cannot be read
     (``GitError``), and ``CacheKeyError`` when the cache key cannot be read or made.
     """
     if mode == "off":
@@ -263,7 +264,7 @@ def obtain(
         )
     out.progress("replay: recording the base's dependency map (first use: its suite runs once)")
     try:
-        recorded = record(repo, review_map, base, seed=seed, out=out)
+        recorded = record(repo, review_map, base, seed=seed, out=out, timeout_s=timeout_s)
     except PatchlaneError as e:
         keep_failure(where, binding, str(e), key)
         return None, f"none ({found.note}; recording failed: {e}){rejected}"

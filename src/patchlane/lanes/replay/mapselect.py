@@ -249,10 +249,14 @@ def _innermost(
 
 def _bodies(tree: ast.Module) -> list[tuple[str, int, int, int]]:
     """Every function of ``tree`` whose body the map may judge alone: (qualified name,
-    ``def`` line, first body line, last line). A function with a decorator that is not
-    plainly a descriptor (``functools.lru_cache``, a registering decorator) is left out:
-    its calls may not run its body at all, so tests that depend on it need not have run
-    it."""
+    ``def`` line, first body line, last line).
+
+    What the map saw run is the body's code object, whatever wraps it: a decorator that
+    registers, dispatches or checks arguments still runs the body on every call, so the
+    tests that depend on the body ran it (docs/architecture.md §4). A decorator that may
+    answer a call without running the body (a cache: ``functools.lru_cache``, ``cache``,
+    ``cached_property``, a project's ``memoize``) is left out: a test that got a value
+    an earlier test computed never ran the body, so the whole module is judged."""
     out: list[tuple[str, int, int, int]] = []
 
     def visit(node: ast.AST, prefix: str) -> None:
@@ -260,7 +264,7 @@ def _bodies(tree: ast.Module) -> list[tuple[str, int, int, int]]:
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 name = prefix + child.name
                 end = child.end_lineno or child.body[-1].lineno
-                if all(_plain_decorator(d) for d in child.decorator_list):
+                if not any(_caching_decorator(d) for d in child.decorator_list):
                     out.append((name, child.lineno, _body_start(child, end), end))
                 visit(child, name + ".")
             elif isinstance(child, ast.ClassDef):
@@ -286,16 +290,22 @@ def _body_start(function: ast.FunctionDef | ast.AsyncFunctionDef, end: int) -> i
     return function.body[1].lineno if len(function.body) > 1 else end + 1
 
 
-# Decorators that do not stand between a call and the function's body.
-_PLAIN_DECORATORS = frozenset(
-    {"property", "staticmethod", "classmethod", "abstractmethod", "override", "wraps"}
-)
+# Words in a decorator's dotted name that mark one that may answer a call from what an
+# earlier call left (a cache), without running the body. The decorators are the base's
+# (a patch that adds or edits one changes a decorator line: a module-level change).
+_CACHING_WORDS = ("cache", "memo", "lru", "once", "singleton", "lazy")
 
 
-def _plain_decorator(node: ast.expr) -> bool:
-    """Whether a decorator is one of ``_PLAIN_DECORATORS`` (or ``x.setter``/``getter``/
-    ``deleter``, or ``functools.wraps(...)``)."""
+def _caching_decorator(node: ast.expr) -> bool:
+    """Whether a decorator may answer calls without running the body: its dotted name (or
+    its call's) has a word of ``_CACHING_WORDS``, or it is not a plain dotted name at all
+    (a subscript, a lambda: nothing to read, so it may)."""
     target = node.func if isinstance(node, ast.Call) else node
-    if isinstance(target, ast.Attribute):
-        return target.attr in _PLAIN_DECORATORS or target.attr in ("setter", "getter", "deleter")
-    return isinstance(target, ast.Name) and target.id in _PLAIN_DECORATORS
+    parts: list[str] = []
+    while isinstance(target, ast.Attribute):
+        parts.append(target.attr)
+        target = target.value
+    if not isinstance(target, ast.Name):
+        return True
+    parts.append(target.id)
+    return any(word in part.lower() for part in parts for word in _CACHING_WORDS)

@@ -55,6 +55,7 @@ from patchlane.lanes.replay.staticrules import (
     ModulePatterns,
     StaticRules,
     conftests,
+    is_suite_path,
     is_test_module,
     named_basenames,
     names_file,
@@ -270,7 +271,11 @@ class _Selector:
         tests = self.map.replay.tests
 
         def harness(path: str) -> bool:
-            return under_any(path, tests) or path.rsplit("/", 1)[-1] == CONFTEST or path in by_file
+            # A module collected only for its doctests (``--doctest-modules``, tests inside
+            # the package) is source: the map judges it; its doctests are its importers'.
+            return is_suite_path(path, tests, self.patterns) or (
+                path in by_file and not path.endswith(".py")
+            )
 
         def importers(path: str) -> set[str]:
             names = frozenset(graph.module_names(path))
@@ -662,13 +667,16 @@ def _map_plan(
     for nodeid in depmap.tests:
         base_by_file.setdefault(file_of(nodeid), []).append(nodeid)
     tests = selector.map.replay.tests
-    changed_tests = {c.path for c in changes if c.head is not None and under_any(c.path, tests)}
+    patterns = selector.patterns
+    changed_tests = {
+        c.path for c in changes if c.head is not None and is_suite_path(c.path, tests, patterns)
+    }
     # Test modules the map has no test of (one that skipped itself at the base with a
     # module-level importorskip, one pytest did not collect) are the static rules' to judge.
     unmapped = {
         path
         for path in selector.sources
-        if under_any(path, tests)
+        if is_suite_path(path, tests, patterns)
         and path.rsplit("/", 1)[-1] not in (CONFTEST, "__init__.py")
         and path not in base_by_file
     }
@@ -700,12 +708,18 @@ def _map_plan(
 def _touches_collection(
     changes: list[mapselect.Change], tests: tuple[str, ...], patterns: ModulePatterns
 ) -> str | None:
-    """The first changed path that can change how the suite collects: any Python file under
-    the test roots (added, changed or deleted), or a test module anywhere; else ``None``."""
+    """The first changed path that can change how the suite collects: a Python file of the
+    suite (``is_suite_path``: added, changed or deleted), or an ``__init__.py`` under the
+    test roots added or deleted (it changes the names pytest imports test modules by);
+    else ``None``. A source module under a root (tests inside the package) changed in
+    place is the map's to judge: its importers are collected."""
     for change in changes:
-        if change.path.endswith(".py") and (
-            under_any(change.path, tests) or is_test_module(change.path, patterns)
-        ):
+        if not change.path.endswith(".py"):
+            continue
+        if is_suite_path(change.path, tests, patterns):
+            return change.path
+        init = change.path.rsplit("/", 1)[-1] == "__init__.py"
+        if init and change.status != "M" and under_any(change.path, tests):
             return change.path
     return None
 

@@ -76,6 +76,34 @@ def is_test_module(path: str, patterns: ModulePatterns = DEFAULT_PATTERNS) -> bo
     return patterns.is_test_module(path)
 
 
+# Folder names that hold a suite's own helpers and data beside its test modules.
+_SUITE_FOLDERS = ("test", "tests", "testing")
+
+
+def is_suite_path(path: str, roots: tuple[str, ...], patterns: ModulePatterns) -> bool:
+    """Whether ``path`` belongs to the test suite rather than to the code under test
+    (docs/architecture.md §4, "Which file is a test"): a test module by the base's
+    ``python_files``, a ``conftest.py``, or a file under a ``replay.tests`` root that lies
+    in a folder named like a suite's (``tests``, ``test*``), or under a root so named.
+
+    Anything else under a root is source: a project whose tests live inside its package
+    (``replay.tests: [networkx]``) names the package as the root, and its modules are
+    code the tests judge, not tests. A helper there that holds expectations is still
+    judged by the tests that import it, as any source module is."""
+    name = path.rsplit("/", 1)[-1]
+    if name == CONFTEST or patterns.is_test_module(path):
+        return True
+    for root in roots:
+        if not under(path, root):
+            continue
+        rel = path[len(root.rstrip("/")) :].lstrip("/") if root not in ("", ".", "./") else path
+        folders = [p for p in root.strip("/").split("/") if p not in ("", ".")]
+        folders += rel.split("/")[:-1]
+        if any(f.lower().startswith(_SUITE_FOLDERS) for f in folders):
+            return True
+    return False
+
+
 # A run of text between quotes or line ends: what a string literal of an unparsable
 # source could hold (and some code besides, which only adds names).
 _QUOTED = re.compile(r"[^'\"\n]+")
