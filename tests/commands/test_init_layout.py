@@ -212,3 +212,25 @@ def test_symlinked_package_is_not_code(repo: GitRepo, tmp_path: Path) -> None:
     (repo.path / "mod.py").symlink_to(outside / "pkg" / "__init__.py")
     repo.write("real/__init__.py", "")
     assert find_code_paths(repo.path) == ("real/",)
+
+
+def test_tests_inside_the_package_make_the_package_the_replay_root(repo: GitRepo) -> None:
+    # networkx's layout: no top-level tests/, test folders inside the package.
+    from patchlane.commands.init_layout import find_test_roots
+
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/core.py", "def add(a, b):\n    return a + b\n")
+    repo.write("pkg/algo/__init__.py", "")
+    repo.write(
+        "pkg/algo/tests/test_core.py",
+        "from pkg.core import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    )
+    repo.write("other/__init__.py", "")
+    assert find_test_roots(repo.path) == ("pkg/",)
+    done = run_patchlane("init", cwd=repo.path)
+    assert done.returncode == 0, done.stderr
+    text = (repo.path / "review-map.yml").read_text()
+    assert parse_review_map(text, "review-map.yml").replay.tests == ("pkg/",)
+    assert b"the tests live inside the package" in done.stdout + done.stderr
+    repo.write("tests/test_top.py", "def test_top():\n    assert True\n")
+    assert find_test_roots(repo.path) == ("tests/",)

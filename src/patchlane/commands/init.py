@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from patchlane.commands.init_given import find_given_test_files, given_lines
 from patchlane.commands.init_given import note as given_note
-from patchlane.commands.init_layout import find_code_paths, next_command, say_next
+from patchlane.commands.init_layout import find_code_paths, find_test_roots, next_command, say_next
 from patchlane.errors import Exit, UsageError
 from patchlane.inputs.paths import path_problem, symlink_on_way, to_fs
 from patchlane.ui import write_stdout
@@ -306,7 +306,13 @@ def make_plan(repo: Path, map_target: Path, map_label: str, fixtures: list[str] 
             f"no fixture root ({FIXTURES_PARENT}/*/ or --fixtures DIR): "
             "the fixture lane is left out"
         )
-    text = render_map(packages, module_file, roots, tests)
+    test_roots = find_test_roots(repo)
+    if test_roots != ("tests/",) and test_roots != ("test/",):
+        notes.append(
+            f"the tests live inside the package: replay.tests is {', '.join(test_roots)} "
+            "(its modules are source, its test folders the suite)"
+        )
+    text = render_map(packages, module_file, roots, tests, test_roots)
     return Plan(
         map_target=map_target,
         map_label=map_label,
@@ -341,12 +347,14 @@ def render_map(
     module_file: str | None,
     roots: tuple[str, ...],
     tests: tuple[str, ...] = (),
+    test_roots: tuple[str, ...] = ("tests/",),
 ) -> str:
     """Return the text of the scaffolded review map (loads with ``parse_review_map``).
 
     ``packages`` are the property paths, ``module_file`` the file of ``checks.props`` (or
     ``None``: the lane is then only described in a comment), ``roots`` the fixture roots,
-    ``tests`` the test files with ``@given`` tests (they make the lane, module or not).
+    ``tests`` the test files with ``@given`` tests (they make the lane, module or not),
+    ``test_roots`` the ``replay.tests`` roots (``init_layout.find_test_roots``).
     """
     has_module = module_file is not None
     lines = [
@@ -406,7 +414,7 @@ def render_map(
         f"    registry: {_q(REGISTRY)}",
         f"    max_age_days: {MAX_AGE_DAYS}",
         "  replay:",
-        '    tests: ["tests/"]',
+        f"    tests: {_flow(test_roots)}",
         "    # compiled code (C, Cython, Rust): the command that builds it in place",
         '    # build: "python setup.py build_ext --inplace"',
         "# Paths no lane needs, each with a one-line reason; an unmapped change is undecided:",

@@ -97,6 +97,34 @@ def find_code_paths(repo: Path, property_package: str = "checks") -> tuple[str, 
     return tuple(_code_in(repo, "", NOT_CODE_DIRS | {property_package}))
 
 
+def find_test_roots(repo: Path) -> tuple[str, ...]:
+    """Return the ``replay.tests`` roots: ``tests/`` or ``test/`` at the top when there is
+    one; else, for a project whose tests live inside its package (``networkx/algorithms/
+    tests/``), every code package that holds a ``tests``/``test`` folder with a test module;
+    else ``tests/``. Directories end in ``/``."""
+    for name in ("tests", "test"):
+        if _kind(repo / name) == "dir":
+            return (f"{name}/",)
+    inside = tuple(
+        path
+        for path in find_code_paths(repo)
+        if path.endswith("/") and _holds_test_folder(repo / path.rstrip("/"))
+    )
+    return inside or ("tests/",)
+
+
+def _holds_test_folder(package: Path) -> bool:
+    """Whether a ``tests``/``test`` folder with a test module lies anywhere in ``package``
+    (symlinks not followed)."""
+    for dirpath, dirnames, filenames in os.walk(package):
+        dirnames[:] = sorted(d for d in dirnames if _kind(Path(dirpath) / d) == "dir")
+        if Path(dirpath).name in ("tests", "test") and any(
+            f.endswith(".py") and _is_test_module(f[:-3]) for f in filenames
+        ):
+            return True
+    return False
+
+
 def _exists(repo: Path, ref: str) -> bool:
     return git.run(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").returncode == 0
 

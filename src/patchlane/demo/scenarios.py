@@ -686,6 +686,10 @@ def make_repo(root: Path) -> DemoRepo:
     return repo
 
 
+# Where the demo keeps the dependency map of its base, under the run's root.
+DEMO_DEP_CACHE = "dep-cache"
+
+
 def run_scenario(repo: DemoRepo, scenario: Scenario, evidence: Path) -> Outcome:
     """Branch from ``main``, apply the scenario's patch, commit it and gate it.
 
@@ -705,6 +709,10 @@ def run_scenario(repo: DemoRepo, scenario: Scenario, evidence: Path) -> Outcome:
         today=scenario.today,
         replay=scenario.replay,
         out_dir=evidence / scenario.name,
+        # As a user's gate runs: the base's map, kept with this run's files (its base is
+        # this run's own commit, which no later run shares).
+        dep_map="auto",
+        dep_cache=evidence.parent / DEMO_DEP_CACHE,
     )
     result = run_gate(repo.path, opts, out=Output(quiet=True))
     # Leave the work tree on main, so the next branch starts from a clean checkout.

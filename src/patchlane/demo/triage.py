@@ -141,7 +141,7 @@ def run_triage(
     outcome per case, in the cases' order.
 
     Raises ``DemoError`` when a case's candidate is not found in the run (a bug)."""
-    from patchlane.demo.scenarios import DemoError
+    from patchlane.demo.scenarios import DEMO_DEP_CACHE, DemoError
     from patchlane.gate.run import GateOptions, prepare_out_dir
     from patchlane.triage.batch import TriageOptions, triage
     from patchlane.triage.candidates import collect
@@ -159,6 +159,8 @@ def run_triage(
         today=DEMO_TODAY,
         replay=TRIAGE_REPLAY,
         out_dir=out_dir,
+        dep_map="auto",
+        dep_cache=root / DEMO_DEP_CACHE,
     )
     opts = TriageOptions(gate=template, out_dir=out_dir, jobs=TRIAGE_JOBS)
 

@@ -118,7 +118,7 @@ def property_report(
     if review_map.property is None or not run_it or seed is None:
         modules = review_map.property.modules if review_map.property else ()
         report = PropertyReport.not_applicable(lane.reason, seed, cases, modules)
-        return LaneStarted(report, lambda: report)
+        return LaneStarted(report, lambda stop=False: report)
     from patchlane.lanes.property import DEFAULT_MUTANTS
     from patchlane.lanes.property.runner import start_property_lane
 

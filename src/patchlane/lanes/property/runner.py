@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from patchlane import git
 from patchlane.config import PropertyLane, ReviewMap
@@ -276,6 +276,12 @@ def run_property_lane(
     return started.finish()
 
 
+class Finish(Protocol):
+    """``LaneStarted.finish``: the whole report, waiting for the audit unless ``stop``."""
+
+    def __call__(self, stop: bool = False) -> PropertyReport: ...
+
+
 @dataclass(frozen=True)
 class LaneStarted:
     """The property lane with its properties run and its oracle audit perhaps still running.
@@ -288,7 +294,7 @@ class LaneStarted:
     """
 
     report: PropertyReport
-    finish: Callable[..., PropertyReport]
+    finish: Finish
 
 
 def _result_cache(trees: _Trees) -> resultcache.ResultCache | None:
