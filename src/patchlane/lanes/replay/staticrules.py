@@ -83,8 +83,9 @@ _SUITE_FOLDERS = ("test", "tests", "testing")
 def is_suite_path(path: str, roots: tuple[str, ...], patterns: ModulePatterns) -> bool:
     """Whether ``path`` belongs to the test suite rather than to the code under test
     (docs/architecture.md §4, "Which file is a test"): a test module by the base's
-    ``python_files``, a ``conftest.py``, or a file under a ``replay.tests`` root that lies
-    in a folder named like a suite's (``tests``, ``test*``), or under a root so named.
+    ``python_files``, a ``conftest.py``, or a file under a ``replay.tests`` root that is
+    the root itself, is named ``test*`` (a text doctest by pytest's default glob), lies in
+    a folder named like a suite's (``tests``, ``test*``), or under a root so named.
 
     Anything else under a root is source: a project whose tests live inside its package
     (``replay.tests: [networkx]``) names the package as the root, and its modules are
@@ -96,6 +97,8 @@ def is_suite_path(path: str, roots: tuple[str, ...], patterns: ModulePatterns) -
     for root in roots:
         if not under(path, root):
             continue
+        if path == root.rstrip("/") or name.lower().startswith("test"):
+            return True  # a root that is the file itself; a test* file (``test*.txt``)
         rel = path[len(root.rstrip("/")) :].lstrip("/") if root not in ("", ".", "./") else path
         folders = [p for p in root.strip("/").split("/") if p not in ("", ".")]
         folders += rel.split("/")[:-1]
