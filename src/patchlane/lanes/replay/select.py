@@ -507,9 +507,11 @@ def plan_slice(
     selector.notes.extend(notes)
     selector.unreplayable.extend(events)
     map_plan = None
-    if dep_map is not None and not all_tests:
+    if not all_tests:
         changes = _changes(repo, merge_base, root, changed_paths)
-        map_plan = _map_plan(selector, dep_map, changes, failure_log)
+        _outside_state(selector, changes, dep_map)
+        if dep_map is not None:
+            map_plan = _map_plan(selector, dep_map, changes, failure_log)
     only = None if map_plan is None or map_plan.only is None else tuple(sorted(map_plan.only))
     scope, progress = _collect_scope(selector, only)
     return SlicePlan(
@@ -522,6 +524,45 @@ def plan_slice(
         dep_map_note,
         collects_at_base,
     )
+
+
+def _outside_state(
+    selector: _Selector, changes: list[mapselect.Change], depmap: DependencyMap | None
+) -> None:
+    """Add to ``selector.shared_state`` every changed code module whose import-time code may
+    change state outside the module (``inert``): it runs at collection, before every test,
+    so every test is selected. A project module counts as imported at collection when the
+    map saw its lines run there; without a map, none does (an import of one then counts)."""
+    from patchlane.lanes.replay import inert
+
+    roots = selector.roots()
+    files: dict[str, str] = {}
+    for path in selector.sources:
+        if path.endswith(".py"):
+            for name in importgraph.module_names(path, roots):
+                files.setdefault(name, path)
+
+    def where(name: str) -> str:
+        path = files.get(name)
+        if path is None:
+            return inert.OUTSIDE
+        collected = depmap is not None and bool(depmap.import_lines.get(path))
+        return inert.COLLECTED if collected else inert.LAZY
+
+    tests = selector.map.replay.tests
+    for change in changes:
+        path = change.path
+        if not path.endswith(".py") or path in selector.shared_state:
+            continue
+        if is_suite_path(path, tests, selector.patterns):
+            continue  # the patch's test code: ``sharedstate`` reads its every function
+        names = importgraph.module_names(path, roots)
+        package = names[0] if names else ""
+        if package and not path.endswith("/__init__.py") and path != "__init__.py":
+            package = package.rpartition(".")[0]
+        found = inert.outside_change(change.base or b"", change.head or b"", where, package)
+        if found is not None:
+            selector.shared_state[path] = f"import-time code that may reach outside it, {found}"
 
 
 def decide_slice(plan: SlicePlan, result: Collected) -> Selection:
