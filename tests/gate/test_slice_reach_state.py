@@ -1,6 +1,8 @@
 """Spellings that change state another test reads without the slice seeing a store into it
 (issue 20, "It misses"): at import through a bare setter, an alias, an augmented assignment,
-a ``!=`` main guard or an unchanged project function that registers; and on call.
+a ``!=`` main guard or an unchanged project function that registers; and on call. Last,
+spellings an attacker who has not read the rules would write: ``vars()``, ``exec``, a called
+``lambda``, a file written at import.
 
 Each test builds the sample project in a real git repo, commits a patch after which the
 project's full suite fails (proved by running it at both commits), and gates the patch
@@ -253,5 +255,84 @@ def test_state_changed_on_call_that_a_test_which_never_calls_it_reads(
                 "    from billing import quota\n\n    quota.LIMIT -= 1\n    return a + b",
             )
         },
+    )
+    assert_not_accepted(repo, tmp_path, dep_map)
+
+
+# --- spellings beyond the issue's list, as an attacker who has not read the rules writes them
+
+
+CASES = "[[1, 2, 3]]\n"
+TEST_CASES = """\
+import json
+import pathlib
+
+import pytest
+
+from billing import quota
+
+DATA = pathlib.Path(__file__).parent / "data"
+CASES = [c for f in sorted(DATA.glob("*.json")) for c in json.loads(f.read_text())]
+
+
+@pytest.mark.parametrize("a,b,want", CASES)
+def test_sum_stays_under_the_limit(a, b, want):
+    assert a + b == want <= quota.limit()
+"""
+WRITES_A_CASE = (
+    "import pathlib\n\n"
+    "_DATA = pathlib.Path(__file__).resolve().parents[2] / 'tests' / 'data'\n"
+    "if _DATA.is_dir():\n    (_DATA / 'zz.json').write_text('[[2, 2, 5]]')\n"
+)
+UNSEEN_STORE = (
+    "the store is not rooted at an imported name sharedstate can see (through vars(), "
+    "exec(), a lambda's body, or a file written at import)"
+)
+
+
+@pytest.mark.parametrize(
+    ("spelling", "dep_map"),
+    [
+        *spellings(
+            'from billing import quota\n\nvars(quota)["LIMIT"] = 2\n',
+            "vars-item",
+            off=UNSEEN_STORE,
+            auto=UNSEEN_STORE + AUTO_MISSED,
+        ),
+        *spellings(
+            'from billing import quota\n\nexec("quota.LIMIT = 2")\n',
+            "exec",
+            off=UNSEEN_STORE,
+            auto=UNSEEN_STORE + AUTO_MISSED,
+        ),
+        *spellings(
+            'from billing import quota\n\n(lambda q: setattr(q, "LIMIT", 2))(quota)\n',
+            "called-lambda",
+            off=UNSEEN_STORE,
+            auto=UNSEEN_STORE + AUTO_MISSED,
+        ),
+        *spellings(
+            WRITES_A_CASE,
+            "writes-test-data",
+            off=UNSEEN_STORE,
+            auto=UNSEEN_STORE + AUTO_MISSED,
+        ),
+    ],
+)
+def test_other_spellings_of_a_change_at_import(
+    repo: GitRepo, tmp_path: Path, spelling: str, dep_map: str
+) -> None:
+    """At the top of ``calc``: ``vars(quota)["LIMIT"] = 2``, ``exec("quota.LIMIT = 2")``,
+    an immediately called ``lambda`` that calls ``setattr``, or a write of a new case file
+    into ``tests/data`` (which ``test_cases.py`` globs). ``test_cases.py`` (which never
+    imports ``calc``) sees the lower limit or the wrong case."""
+    build(
+        repo,
+        {
+            "src/billing/quota.py": QUOTA,
+            "tests/data/cases.json": CASES,
+            "tests/test_cases.py": TEST_CASES,
+        },
+        {"src/billing/calc.py": spelling + "\n\n" + CALC},
     )
     assert_not_accepted(repo, tmp_path, dep_map)
