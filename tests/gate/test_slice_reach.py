@@ -20,6 +20,21 @@ from tests.sample import CALC
 
 pytestmark = pytest.mark.slow  # the gate end to end, with a map recording and a local replay
 
+# Why the slice misses the failing test today (issue 20), for the xfail marks.
+EXEC_MODULE_MISSED = (
+    "sourcescan counts __import__/import_module/importorskip only: spec_from_file_location "
+    "+ exec_module over a glob is no edge, so test_plugins.py does not reach p_double "
+    "(test_double.py, which imports it, passes)"
+)
+IMPORT_MODULE_MISSED = (
+    "sourcescan.literal_import knows import_module by its name: the alias im is not seen, so "
+    "its computed name is no ANY_MODULE edge (test_csv.py, which imports fmt_csv, passes)"
+)
+PICKLE_MISSED = (
+    "the pickle imports billing.money only when loaded: test_money_data.py imports nothing "
+    "of the project and money.pkl is unchanged (test_money.py, which imports it, passes)"
+)
+
 PLUGINS = """\
 import importlib.util
 import pathlib
@@ -44,21 +59,32 @@ def test_every_plugin_maps_ints_to_ints():
     for name, module in load_all().items():
         assert isinstance(module.run(3), int), name
 """
+# A test that imports the plugin by name and still passes: the changed file is reached, so
+# the slice is not empty and the gate does not fall back to "no test reaches it".
+TEST_DOUBLE = """\
+from billing.plugins import p_double
 
 
-@pytest.mark.parametrize("dep_map", modes())
+def test_run_doubles():
+    assert p_double.run(2) == 4
+"""
+
+
+@pytest.mark.parametrize("dep_map", modes(off=EXEC_MODULE_MISSED))
 def test_a_plugin_loaded_by_exec_module_over_a_glob(
     repo: GitRepo, tmp_path: Path, dep_map: str
 ) -> None:
     """``importlib.util.spec_from_file_location`` + ``exec_module`` over ``glob("p_*.py")``:
-    no import names ``p_double``; the patch makes its ``run`` return a float, which the
-    plugin test (importing only the package) rejects."""
+    no import names ``p_double`` in the plugin test (it imports only the package); the
+    patch makes ``run`` return a float, which that test rejects and ``test_double.py``
+    (importing ``p_double``) does not notice."""
     build(
         repo,
         {
             "src/billing/plugins/__init__.py": PLUGINS,
             "src/billing/plugins/p_double.py": "def run(x):\n    return 2 * x\n",
             "tests/test_plugins.py": TEST_PLUGINS,
+            "tests/test_double.py": TEST_DOUBLE,
         },
         {"src/billing/plugins/p_double.py": "def run(x):\n    return 2.0 * x\n"},
     )
@@ -76,21 +102,31 @@ def test_render_joins_with_its_separator(name, sep):
     fmt = im("billing.fmt_" + name)
     assert fmt.render([1, 2]) == f"1{sep}2"
 """
+# Reaches fmt_csv by a plain import and still passes (see TEST_DOUBLE).
+TEST_CSV = """\
+from billing.fmt_csv import render
+
+
+def test_an_empty_row_renders_empty():
+    assert render([]) == ""
+"""
 RENDER = 'def render(row):\n    return "{sep}".join(str(x) for x in row)\n'
 
 
-@pytest.mark.parametrize("dep_map", modes())
+@pytest.mark.parametrize("dep_map", modes(off=IMPORT_MODULE_MISSED))
 def test_a_module_imported_by_an_aliased_import_module(
     repo: GitRepo, tmp_path: Path, dep_map: str
 ) -> None:
     """``from importlib import import_module as im; im("billing.fmt_" + name)``: the name
-    is computed and the loader aliased; the patch changes the CSV separator its test checks."""
+    is computed and the loader aliased; the patch changes the CSV separator that test
+    checks, which ``test_csv.py`` (importing ``fmt_csv``) does not."""
     build(
         repo,
         {
             "src/billing/fmt_csv.py": RENDER.format(sep=","),
             "src/billing/fmt_tsv.py": RENDER.format(sep="\\t"),
             "tests/test_formats.py": TEST_FORMATS,
+            "tests/test_csv.py": TEST_CSV,
         },
         {"src/billing/fmt_csv.py": RENDER.format(sep=";")},
     )
@@ -146,21 +182,30 @@ def test_the_stored_class_still_makes_money():
     cls = pickle.loads(DATA.read_bytes())
     assert cls(5).cents == 5
 """
+# Reaches money by a plain import and still passes (see TEST_DOUBLE).
+TEST_MONEY = """\
+import billing.money
 
 
-@pytest.mark.parametrize("dep_map", modes())
+def test_the_module_loads():
+    assert billing.money.__name__ == "billing.money"
+"""
+
+
+@pytest.mark.parametrize("dep_map", modes(off=PICKLE_MISSED))
 def test_a_pickle_in_the_test_data_that_names_a_renamed_class(
     repo: GitRepo, tmp_path: Path, dep_map: str
 ) -> None:
     """A pickle under ``tests/data`` imports ``billing.money.Money`` when loaded; the test
     that loads it imports nothing of the project. The patch renames the class, so
-    ``pickle.loads`` raises in that test."""
+    ``pickle.loads`` raises in that test (``test_money.py``, importing the module, passes)."""
     build(
         repo,
         {
             "src/billing/money.py": MONEY.format(name="Money"),
             "tests/data/money.pkl": b"cbilling.money\nMoney\n.",
             "tests/test_money_data.py": TEST_MONEY_DATA,
+            "tests/test_money.py": TEST_MONEY,
         },
         {"src/billing/money.py": MONEY.format(name="Amount")},
     )
