@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gate.reach import QUOTA, TEST_QUOTA, assert_not_accepted, build, modes
+from tests.gate.reach import QUOTA, TEST_QUOTA, assert_not_accepted, build, modes, spellings
 from tests.gitrepo import GitRepo
 from tests.sample import CALC
 
@@ -29,6 +29,11 @@ EXEC_MODULE_MISSED = (
 IMPORT_MODULE_MISSED = (
     "sourcescan.literal_import knows import_module by its name: the alias im is not seen, so "
     "its computed name is no ANY_MODULE edge (test_csv.py, which imports fmt_csv, passes)"
+)
+IGNORED_GLOB_MISSED = (
+    "a changed data file selects a test that names it or a folder above it in a string "
+    "(staticrules._may_read); ROOT.rglob('*.md') names neither, and the comment in calc "
+    "keeps the slice from being empty"
 )
 PICKLE_MISSED = (
     "the pickle imports billing.money only when loaded: test_money_data.py imports nothing "
@@ -258,16 +263,26 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def test_every_page_has_a_title():
-    for page in sorted((ROOT / "docs").glob("*.md")):
+    for page in sorted({pages}):
         assert page.read_text().startswith("# "), page.name
 """
 
 
-@pytest.mark.parametrize("dep_map", modes())
+@pytest.mark.parametrize(
+    ("pages", "dep_map"),
+    [
+        *spellings('(ROOT / "docs").glob("*.md")', "names-the-folder"),
+        *spellings('ROOT.rglob("*.md")', "globs-the-tree", off=IGNORED_GLOB_MISSED),
+    ],
+)
 def test_a_test_reading_files_under_a_folder_the_review_map_ignores(
-    repo: GitRepo, tmp_path: Path, dep_map: str
+    repo: GitRepo, tmp_path: Path, pages: str, dep_map: str
 ) -> None:
-    """The review map ignores ``docs/`` ("prose only"), yet a test globs it and checks
-    every page's title; the patch only drops the title of ``docs/billing.md``."""
-    build(repo, {"tests/test_docs.py": TEST_DOCS}, {"docs/billing.md": "Billing\n"})
+    """The review map ignores ``docs/`` ("prose only"), yet a test globs it (by name, or
+    every ``*.md`` of the tree) and checks every page's title; the patch only drops the
+    title of ``docs/billing.md`` (and adds a comment to ``calc``)."""
+    test = TEST_DOCS.format(pages=pages)
+    # The comment in calc makes the slice not empty: no "no test reaches it" fallback.
+    tidy = {"docs/billing.md": "Billing\n", "src/billing/calc.py": CALC + "\n# tidy\n"}
+    build(repo, {"tests/test_docs.py": test}, tidy)
     assert_not_accepted(repo, tmp_path, dep_map)
