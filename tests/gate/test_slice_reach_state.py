@@ -1,0 +1,338 @@
+"""Spellings that change state another test reads without the slice seeing a store into it
+(issue 20, "It misses"): at import through a bare setter, an alias, an augmented assignment,
+a ``!=`` main guard or an unchanged project function that registers; and on call. Last,
+spellings an attacker who has not read the rules would write: ``vars()``, ``exec``, a called
+``lambda``, a file written at import.
+
+Each test builds the sample project in a real git repo, commits a patch after which the
+project's full suite fails (proved by running it at both commits), and gates the patch
+with ``--replay local`` with the static rules alone and with the base's dependency map: the
+verdict must never be ``accept_for_review``. In the full suite ``calc`` is imported while
+``tests/test_calc.py`` is collected, before any test runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.gate.reach import QUOTA, TEST_QUOTA, assert_not_accepted, build, modes, spellings
+from tests.gitrepo import GitRepo
+from tests.sample import CALC
+
+pytestmark = pytest.mark.slow  # the gate end to end, with a map recording and a local replay
+
+# Why the slice misses each today (issue 20), for the xfail marks.
+SETTER_MISSED = (
+    "sharedstate counts a call of a mutator or setter reached through an attribute; "
+    "a bare imported name (set_mode(...)) is no change"
+)
+ALIAS_MISSED = (
+    "sharedstate roots a store at an imported name; ctx = billing.state.CTX binds a local "
+    "name, so ctx.rounding = ... is no change"
+)
+GUARD_MISSED = (
+    "sharedstate._main_block skips every if __name__ compared with '__main__', != "
+    "included, as a block that runs only as a script"
+)
+ON_CALL_MISSED = (
+    "sharedstate reads only the import-time code of a source module (its functions are "
+    "taken to change only what their callers' tests see)"
+)
+AUTO_MISSED = (
+    "; the map's module-level rule selects only the tests that imported calc "
+    "(test_calc.py), not the one that reads the state"
+)
+
+CONFIG = 'MODE = "strict"\n\n\ndef set_mode(mode):\n    global MODE\n    MODE = mode\n'
+TEST_CONFIG = """\
+from billing import config
+
+
+def test_the_default_mode_is_strict():
+    assert config.MODE == "strict"
+"""
+
+
+@pytest.mark.parametrize("dep_map", modes(off=SETTER_MISSED, auto=SETTER_MISSED + AUTO_MISSED))
+def test_state_set_at_import_through_a_bare_imported_setter(
+    repo: GitRepo, tmp_path: Path, dep_map: str
+) -> None:
+    """``from billing.config import set_mode; set_mode("loose")`` at the top of ``calc``:
+    a call, not a store, so no rule sees ``config.MODE`` change; ``test_config.py`` (which
+    never imports ``calc``) reads it."""
+    build(
+        repo,
+        {"src/billing/config.py": CONFIG, "tests/test_config.py": TEST_CONFIG},
+        {
+            "src/billing/calc.py": 'from billing.config import set_mode\n\nset_mode("loose")\n\n\n'
+            + CALC
+        },
+    )
+    assert_not_accepted(repo, tmp_path, dep_map)
+
+
+STATE = (
+    'class Context:\n    def __init__(self):\n        self.rounding = "half-even"\n\n\n'
+    "CTX = Context()\n"
+)
+TEST_STATE = """\
+from billing.state import CTX
+
+
+def test_rounding_defaults_to_half_even():
+    assert CTX.rounding == "half-even"
+"""
+
+
+@pytest.mark.parametrize("dep_map", modes(off=ALIAS_MISSED, auto=ALIAS_MISSED + AUTO_MISSED))
+def test_an_alias_of_a_context_object_changed_at_import(
+    repo: GitRepo, tmp_path: Path, dep_map: str
+) -> None:
+    """``ctx = billing.state.CTX; ctx.rounding = "down"`` at the top of ``calc``: the store
+    is into a local name, the object is shared; ``test_state.py`` reads it."""
+    build(
+        repo,
+        {"src/billing/state.py": STATE, "tests/test_state.py": TEST_STATE},
+        {
+            "src/billing/calc.py": "import billing.state\n\nctx = billing.state.CTX\n"
+            'ctx.rounding = "down"\n\n\n' + CALC
+        },
+    )
+    assert_not_accepted(repo, tmp_path, dep_map)
+
+
+TEST_REGISTRY = """\
+from billing.registry import REG
+
+
+def test_only_the_euro_is_registered():
+    assert REG == {"eur": 1}
+"""
+
+
+OR_EQUALS_MISSED = (
+    "sharedstate counts an augmented assignment to an attribute or item only; "
+    "REG |= {...} targets the bare imported name"
+)
+
+
+@pytest.mark.parametrize(
+    ("spelling", "dep_map"),
+    [
+        *spellings(
+            'from billing.registry import REG\n\nREG |= {"usd": 2}\n',
+            "or-equals",
+            off=OR_EQUALS_MISSED,
+            auto=OR_EQUALS_MISSED + AUTO_MISSED,
+        ),
+        *spellings(
+            'import billing.registry\n\nbilling.registry.REG["eur"] += 1\n', "item-plus-equals"
+        ),
+    ],
+)
+def test_an_augmented_assignment_to_an_imported_dict(
+    repo: GitRepo, tmp_path: Path, spelling: str, dep_map: str
+) -> None:
+    """``REG |= {...}`` or ``billing.registry.REG["eur"] += 1`` at the top of ``calc``: an
+    augmented assignment mutates the registry in place; ``test_registry.py`` reads it."""
+    build(
+        repo,
+        {"src/billing/registry.py": 'REG = {"eur": 1}\n', "tests/test_registry.py": TEST_REGISTRY},
+        {"src/billing/calc.py": spelling + "\n\n" + CALC},
+    )
+    assert_not_accepted(repo, tmp_path, dep_map)
+
+
+@pytest.mark.parametrize("dep_map", modes(off=GUARD_MISSED, auto=GUARD_MISSED + AUTO_MISSED))
+def test_a_store_under_a_not_equal_main_guard(repo: GitRepo, tmp_path: Path, dep_map: str) -> None:
+    """``if __name__ != "__main__": quota.LIMIT = 3`` in ``calc``: it reads like a main
+    guard and runs on every import; ``test_quota.py`` reads the limit."""
+    build(
+        repo,
+        {"src/billing/quota.py": QUOTA, "tests/test_quota.py": TEST_QUOTA},
+        {
+            "src/billing/calc.py": CALC + "\n\nfrom billing import quota  # noqa: E402\n\n"
+            'if __name__ != "__main__":\n    quota.LIMIT = 3\n'
+        },
+    )
+    assert_not_accepted(repo, tmp_path, dep_map)
+
+
+HOOKS = """\
+NAMES = []
+
+
+def register(name):
+    NAMES.append(name)
+
+
+def hook(name):
+    def decorate(func):
+        NAMES.append(name)
+        return func
+
+    return decorate
+
+
+class Plugin:
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        NAMES.append(cls.__name__)
+"""
+TEST_HOOKS = """\
+from billing.hooks import NAMES
+
+
+def test_hook_names_are_lower_case():
+    assert all(n.islower() for n in NAMES), NAMES
+"""
+
+
+REGISTRATION_MISSED = (
+    "the store is in hooks.py, which the patch leaves alone, and sharedstate reads only the "
+    "changed module, where a subclass, a decorator factory's call or a bare call is no change"
+)
+
+
+@pytest.mark.parametrize(
+    ("spelling", "dep_map"),
+    [
+        *spellings(
+            "from billing.hooks import Plugin\n\n\nclass Rounding(Plugin):\n    pass\n",
+            "init-subclass",
+            off=REGISTRATION_MISSED,
+            auto=REGISTRATION_MISSED + AUTO_MISSED,
+        ),
+        *spellings(
+            'from billing.hooks import hook\n\n\n@hook("Rounding")\ndef rounding():\n    pass\n',
+            "decorator-factory",
+            off=REGISTRATION_MISSED,
+            auto=REGISTRATION_MISSED + AUTO_MISSED,
+        ),
+        *spellings(
+            'from billing.hooks import register\n\nregister("Rounding")\n',
+            "plain-call",
+            off=REGISTRATION_MISSED,
+            auto=REGISTRATION_MISSED + AUTO_MISSED,
+        ),
+    ],
+)
+def test_a_registration_done_by_an_unchanged_project_function(
+    repo: GitRepo, tmp_path: Path, spelling: str, dep_map: str
+) -> None:
+    """``calc`` subclasses ``hooks.Plugin`` (whose ``__init_subclass__`` registers), uses
+    the decorator factory ``hooks.hook(...)`` or calls ``hooks.register(...)`` at import:
+    the store is in ``hooks``, which the patch leaves alone; ``test_hooks.py`` reads it."""
+    build(
+        repo,
+        {"src/billing/hooks.py": HOOKS, "tests/test_hooks.py": TEST_HOOKS},
+        {"src/billing/calc.py": spelling + "\n\n" + CALC},
+    )
+    assert_not_accepted(repo, tmp_path, dep_map)
+
+
+@pytest.mark.parametrize(
+    "dep_map",
+    modes(
+        off=ON_CALL_MISSED,
+        auto=ON_CALL_MISSED + "; the map selects only the tests that ran add (test_calc.py)",
+    ),
+)
+def test_state_changed_on_call_that_a_test_which_never_calls_it_reads(
+    repo: GitRepo, tmp_path: Path, dep_map: str
+) -> None:
+    """``calc.add``'s body now lowers ``quota.LIMIT`` (the import is inside the body: only
+    the function changed). ``test_calc.py`` calls it; ``test_quota.py``, which never calls
+    ``add``, reads the limit later in the same process."""
+    build(
+        repo,
+        {"src/billing/quota.py": QUOTA, "tests/test_quota.py": TEST_QUOTA},
+        {
+            "src/billing/calc.py": CALC.replace(
+                "    return a + b",
+                "    from billing import quota\n\n    quota.LIMIT -= 1\n    return a + b",
+            )
+        },
+    )
+    assert_not_accepted(repo, tmp_path, dep_map)
+
+
+# --- spellings beyond the issue's list, as an attacker who has not read the rules writes them
+
+
+CASES = "[[1, 2, 3]]\n"
+TEST_CASES = """\
+import json
+import pathlib
+
+import pytest
+
+from billing import quota
+
+DATA = pathlib.Path(__file__).parent / "data"
+CASES = [c for f in sorted(DATA.glob("*.json")) for c in json.loads(f.read_text())]
+
+
+@pytest.mark.parametrize("a,b,want", CASES)
+def test_sum_stays_under_the_limit(a, b, want):
+    assert a + b == want <= quota.limit()
+"""
+WRITES_A_CASE = (
+    "import pathlib\n\n"
+    "_DATA = pathlib.Path(__file__).resolve().parents[2] / 'tests' / 'data'\n"
+    "if _DATA.is_dir():\n    (_DATA / 'zz.json').write_text('[[2, 2, 5]]')\n"
+)
+UNSEEN_STORE = (
+    "the store is not rooted at an imported name sharedstate can see (through vars(), "
+    "exec(), a lambda's body, or a file written at import)"
+)
+
+
+@pytest.mark.parametrize(
+    ("spelling", "dep_map"),
+    [
+        *spellings(
+            'from billing import quota\n\nvars(quota)["LIMIT"] = 2\n',
+            "vars-item",
+            off=UNSEEN_STORE,
+            auto=UNSEEN_STORE + AUTO_MISSED,
+        ),
+        *spellings(
+            'from billing import quota\n\nexec("quota.LIMIT = 2")\n',
+            "exec",
+            off=UNSEEN_STORE,
+            auto=UNSEEN_STORE + AUTO_MISSED,
+        ),
+        *spellings(
+            'from billing import quota\n\n(lambda q: setattr(q, "LIMIT", 2))(quota)\n',
+            "called-lambda",
+            off=UNSEEN_STORE,
+            auto=UNSEEN_STORE + AUTO_MISSED,
+        ),
+        *spellings(
+            WRITES_A_CASE,
+            "writes-test-data",
+            off=UNSEEN_STORE,
+            auto=UNSEEN_STORE + AUTO_MISSED,
+        ),
+    ],
+)
+def test_other_spellings_of_a_change_at_import(
+    repo: GitRepo, tmp_path: Path, spelling: str, dep_map: str
+) -> None:
+    """At the top of ``calc``: ``vars(quota)["LIMIT"] = 2``, ``exec("quota.LIMIT = 2")``,
+    an immediately called ``lambda`` that calls ``setattr``, or a write of a new case file
+    into ``tests/data`` (which ``test_cases.py`` globs). ``test_cases.py`` (which never
+    imports ``calc``) sees the lower limit or the wrong case."""
+    build(
+        repo,
+        {
+            "src/billing/quota.py": QUOTA,
+            "tests/data/cases.json": CASES,
+            "tests/test_cases.py": TEST_CASES,
+        },
+        {"src/billing/calc.py": spelling + "\n\n" + CALC},
+    )
+    assert_not_accepted(repo, tmp_path, dep_map)
