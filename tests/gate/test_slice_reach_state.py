@@ -23,26 +23,10 @@ from tests.sample import CALC
 
 pytestmark = pytest.mark.slow  # the gate end to end, with a map recording and a local replay
 
-# Why the slice misses each today (issue 20), for the xfail marks.
-SETTER_MISSED = (
-    "sharedstate counts a call of a mutator or setter reached through an attribute; "
-    "a bare imported name (set_mode(...)) is no change"
-)
-ALIAS_MISSED = (
-    "sharedstate roots a store at an imported name; ctx = billing.state.CTX binds a local "
-    "name, so ctx.rounding = ... is no change"
-)
-GUARD_MISSED = (
-    "sharedstate._main_block skips every if __name__ compared with '__main__', != "
-    "included, as a block that runs only as a script"
-)
+# Why the slice misses it today (issue 20), for the xfail mark.
 ON_CALL_MISSED = (
     "sharedstate reads only the import-time code of a source module (its functions are "
     "taken to change only what their callers' tests see)"
-)
-AUTO_MISSED = (
-    "; the map's module-level rule selects only the tests that imported calc "
-    "(test_calc.py), not the one that reads the state"
 )
 
 CONFIG = 'MODE = "strict"\n\n\ndef set_mode(mode):\n    global MODE\n    MODE = mode\n'
@@ -55,7 +39,7 @@ def test_the_default_mode_is_strict():
 """
 
 
-@pytest.mark.parametrize("dep_map", modes(off=SETTER_MISSED, auto=SETTER_MISSED + AUTO_MISSED))
+@pytest.mark.parametrize("dep_map", modes())
 def test_state_set_at_import_through_a_bare_imported_setter(
     repo: GitRepo, tmp_path: Path, dep_map: str
 ) -> None:
@@ -86,7 +70,7 @@ def test_rounding_defaults_to_half_even():
 """
 
 
-@pytest.mark.parametrize("dep_map", modes(off=ALIAS_MISSED, auto=ALIAS_MISSED + AUTO_MISSED))
+@pytest.mark.parametrize("dep_map", modes())
 def test_an_alias_of_a_context_object_changed_at_import(
     repo: GitRepo, tmp_path: Path, dep_map: str
 ) -> None:
@@ -112,20 +96,12 @@ def test_only_the_euro_is_registered():
 """
 
 
-OR_EQUALS_MISSED = (
-    "sharedstate counts an augmented assignment to an attribute or item only; "
-    "REG |= {...} targets the bare imported name"
-)
-
-
 @pytest.mark.parametrize(
     ("spelling", "dep_map"),
     [
         *spellings(
             'from billing.registry import REG\n\nREG |= {"usd": 2}\n',
             "or-equals",
-            off=OR_EQUALS_MISSED,
-            auto=OR_EQUALS_MISSED + AUTO_MISSED,
         ),
         *spellings(
             'import billing.registry\n\nbilling.registry.REG["eur"] += 1\n', "item-plus-equals"
@@ -145,7 +121,7 @@ def test_an_augmented_assignment_to_an_imported_dict(
     assert_not_accepted(repo, tmp_path, dep_map)
 
 
-@pytest.mark.parametrize("dep_map", modes(off=GUARD_MISSED, auto=GUARD_MISSED + AUTO_MISSED))
+@pytest.mark.parametrize("dep_map", modes())
 def test_a_store_under_a_not_equal_main_guard(repo: GitRepo, tmp_path: Path, dep_map: str) -> None:
     """``if __name__ != "__main__": quota.LIMIT = 3`` in ``calc``: it reads like a main
     guard and runs on every import; ``test_quota.py`` reads the limit."""
@@ -190,32 +166,20 @@ def test_hook_names_are_lower_case():
 """
 
 
-REGISTRATION_MISSED = (
-    "the store is in hooks.py, which the patch leaves alone, and sharedstate reads only the "
-    "changed module, where a subclass, a decorator factory's call or a bare call is no change"
-)
-
-
 @pytest.mark.parametrize(
     ("spelling", "dep_map"),
     [
         *spellings(
             "from billing.hooks import Plugin\n\n\nclass Rounding(Plugin):\n    pass\n",
             "init-subclass",
-            off=REGISTRATION_MISSED,
-            auto=REGISTRATION_MISSED + AUTO_MISSED,
         ),
         *spellings(
             'from billing.hooks import hook\n\n\n@hook("Rounding")\ndef rounding():\n    pass\n',
             "decorator-factory",
-            off=REGISTRATION_MISSED,
-            auto=REGISTRATION_MISSED + AUTO_MISSED,
         ),
         *spellings(
             'from billing.hooks import register\n\nregister("Rounding")\n',
             "plain-call",
-            off=REGISTRATION_MISSED,
-            auto=REGISTRATION_MISSED + AUTO_MISSED,
         ),
     ],
 )
@@ -284,10 +248,6 @@ WRITES_A_CASE = (
     "_DATA = pathlib.Path(__file__).resolve().parents[2] / 'tests' / 'data'\n"
     "if _DATA.is_dir():\n    (_DATA / 'zz.json').write_text('[[2, 2, 5]]')\n"
 )
-UNSEEN_STORE = (
-    "the store is not rooted at an imported name sharedstate can see (through vars(), "
-    "exec(), a lambda's body, or a file written at import)"
-)
 
 
 @pytest.mark.parametrize(
@@ -296,26 +256,18 @@ UNSEEN_STORE = (
         *spellings(
             'from billing import quota\n\nvars(quota)["LIMIT"] = 2\n',
             "vars-item",
-            off=UNSEEN_STORE,
-            auto=UNSEEN_STORE + AUTO_MISSED,
         ),
         *spellings(
             'from billing import quota\n\nexec("quota.LIMIT = 2")\n',
             "exec",
-            off=UNSEEN_STORE,
-            auto=UNSEEN_STORE + AUTO_MISSED,
         ),
         *spellings(
             'from billing import quota\n\n(lambda q: setattr(q, "LIMIT", 2))(quota)\n',
             "called-lambda",
-            off=UNSEEN_STORE,
-            auto=UNSEEN_STORE + AUTO_MISSED,
         ),
         *spellings(
             WRITES_A_CASE,
             "writes-test-data",
-            off=UNSEEN_STORE,
-            auto=UNSEEN_STORE + AUTO_MISSED,
         ),
     ],
 )
