@@ -115,6 +115,7 @@ def _with_slice(report: ReplayReport, selection: Selection) -> ReplayReport:
         private=tuple(PrivateFile(path, why) for path, why in selection.private),
         slice_rules=dict(selection.rule_counts),
         dependency_map=selection.dependency_map,
+        canary=selection.canary,
         review_events=tuple(selection.not_replayed) or None,
     )
 
@@ -747,6 +748,7 @@ def _local_receipt(
     receipt = receipt_for(
         run, seed=seed, hash_seed=hash_seed, slice_sha256=selection.sha256, head=cls.head,
         host_role="local", started=started,
+        canary=None if selection.canary is None else selection.canary.nodeids,
     )  # fmt: skip
     result = _signed(RunResult(receipt, run))
     atomic_write_bytes(opts.receipt_path, result.receipt.render())
@@ -865,6 +867,7 @@ def _verify(
         # The base's map decides whether a signature is required, never the patch's.
         require_signature=review_map.replay.require_signature,
         public_key=public_key,
+        canary=None if selection.canary is None else selection.canary.nodeids,
     )
     report = replay_report(verification, slice_sha256=selection.sha256, seed=seed, head=cls.head)
     report = dataclasses.replace(report, mode=opts.mode)

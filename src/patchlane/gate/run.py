@@ -360,7 +360,9 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
 
     summary = cls.summary()
     verdict = dataclasses.replace(
-        decide(prop, fix, frz, rep, summary.facts, isolation_facts(cls)), timings=steps.timings()
+        decide(prop, fix, frz, rep, summary.facts, isolation_facts(cls)),
+        canary=None if rep.skipped else rep.canary,
+        timings=steps.timings(),
     )
     write_json(out_dir / FILE_NAMES["verdict"], verdict.to_json())
     reports = LaneReports(property=prop, fixture=fix, freeze=frz, replay=rep)

@@ -438,6 +438,7 @@ def run_slice(
     timeout_s: float,
     split: tuple[str, frozenset[str]] | None = None,
     hash_seed: int | None = None,
+    canary: tuple[str, ...] | None = None,
 ) -> RunResult:
     """Run ``nodeids`` with pytest in ``repo`` and return the (unsigned) receipt.
 
@@ -446,7 +447,7 @@ def run_slice(
     reproduce a receipt's run), and recorded in the receipt. With ``split`` (a merge base and
     the paths the patch adds or changes since it), the patch's own test files run in a
     pytest process apart from the others (``split.run_apart``) and the receipt names that
-    base (``split_base``).
+    base (``split_base``). ``canary``: the slice's canary node ids, named in the receipt.
 
     ``nodeids`` must be a parsed, non-empty slice (an empty one is never evidence). Never
     raises for anything pytest or the tests do; raises ``ValueError`` for an empty slice,
@@ -480,6 +481,7 @@ def run_slice(
         head=head,
         host_role=host_role,
         started=started,
+        canary=canary,
     )
     if split is not None:
         receipt = dataclasses.replace(receipt, split_base=split[0])
@@ -495,9 +497,11 @@ def receipt_for(
     head: str | None,
     host_role: str,
     started: str,
+    canary: tuple[str, ...] | None = None,
 ) -> Receipt:
     """Return the (unsigned) receipt of ``run``, a run of the slice ``slice_sha256`` under
-    ``hash_seed`` that began at ``started`` and ends now."""
+    ``hash_seed`` that began at ``started`` and ends now; ``canary``: which of its node ids
+    were the canary (``None``: not told)."""
     return Receipt(
         seed=seed,
         slice_sha256=slice_sha256,
@@ -512,4 +516,5 @@ def receipt_for(
         patchlane_version=patchlane.__version__,
         isolation=isolation().kind,
         hash_seed=hash_seed,
+        canary_nodeids=None if canary is None else tuple(sorted(canary)),
     )
