@@ -113,8 +113,8 @@ def setting_for(written: CanarySetting | None) -> CanarySetting:
 
 
 def _rng() -> random.Random:
-    # 128 bits from the kernel for each draw: nothing a patch can see or steer.
-    return random.Random(int.from_bytes(os.urandom(16), "big"))
+    # Every choice from the kernel's ``os.urandom``: nothing a patch can see or steer.
+    return random.SystemRandom()
 
 
 def draw(pool: Iterable[str], outside: int, setting: CanarySetting) -> Canary:

@@ -35,8 +35,8 @@ from typing import Any
 from patchlane.config import ReviewMap
 from patchlane.inputs.paths import to_fs, under, under_any
 from patchlane.lanes.replay import canary, importgraph, mapselect, slicefile
-from patchlane.lanes.replay.canary import Canary
 from patchlane.lanes.replay.build import COMPILED_RULE, Build, built, compiled_paths
+from patchlane.lanes.replay.canary import Canary
 from patchlane.lanes.replay.chosen import Scope
 from patchlane.lanes.replay.collect import DEFAULT_TIMEOUT_S, Collected, collect
 from patchlane.lanes.replay.depmap import DependencyMap
