@@ -671,6 +671,7 @@ def _replay_here(
     Raises what ``replay`` raises."""
     from patchlane.lanes.replay.collect import CollectionError
     from patchlane.lanes.replay.receipt import utc_stamp
+    from patchlane.lanes.replay.runprogress import shown
     from patchlane.lanes.replay.select import base_collector, decide_slice, plan_slice
     from patchlane.lanes.replay.split import split_and_run
 
@@ -706,15 +707,16 @@ def _replay_here(
         started = utc_stamp()
         begun = time.perf_counter()
         try:
-            ran = split_and_run(
-                Path(tmp) / "run",
-                plan.scope,
-                choose,
-                _own_tests(cls, plan, Path(tmp) / "head"),  # run apart (``split``)
-                hash_seed=hash_seed,
-                timeout_s=RUN_TIMEOUT_S,
-                freeze_report=freeze_path if freeze_path.is_file() else None,
-            )
+            with shown(out.progress):  # tests done of the slice, every 10 s
+                ran = split_and_run(
+                    Path(tmp) / "run",
+                    plan.scope,
+                    choose,
+                    _own_tests(cls, plan, Path(tmp) / "head"),  # run apart (``split``)
+                    hash_seed=hash_seed,
+                    timeout_s=RUN_TIMEOUT_S,
+                    freeze_report=freeze_path if freeze_path.is_file() else None,
+                )
         except CollectionError as e:
             if not cls.harness_changed:
                 raise

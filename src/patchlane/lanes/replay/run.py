@@ -208,7 +208,10 @@ def run_tests(
     report, ``OSError`` only when the child cannot be started.
     """
     from patchlane.lanes.property import process
+    from patchlane.lanes.replay.runprogress import counter
 
+    # Inside ``runprogress.shown``: tests done and failed so far, every few seconds.
+    progress = counter(len(nodeids), from_collection=bool(files))
     with tempfile.TemporaryDirectory(prefix="patchlane-replay-") as tmp:
         allowed, freeze = freeze_setup(freeze_report, Path(tmp))
         run = process.run_child(
@@ -227,6 +230,7 @@ def run_tests(
             # the tree is this run's alone and is removed after it.
             confinement=run_confinement(Path(tmp), tree, record, freeze),
             result_limit=RESULT_LIMIT,
+            listen=progress,
         )
     tail = run.stdout_tail + run.stderr_tail
     return fold(run.records, nodeids, files, allowed, run.problems, run.timed_out, tail)
