@@ -6,14 +6,18 @@ pytest child (``select_slice``).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from patchlane.config import parse_review_map
 from patchlane.errors import MapError
-from patchlane.lanes.replay import canary
+from patchlane.lanes.replay import canary, maprecord
 from patchlane.lanes.replay.canary import ENV, CanarySetting, draw, setting_for
+from patchlane.lanes.replay.select import select_slice
 from patchlane.lanes.replay.slicefile import parse
 from tests.gitrepo import GitRepo
+from tests.lanes.replay import test_depmap as shop
 from tests.lanes.replay.test_select import patch, project, select
 
 MAP = """\
@@ -136,3 +140,26 @@ def test_with_the_canary_off_the_slice_is_the_selection_and_the_note_says_so(
     assert sel.nodeids == ("tests/test_calc.py::test_add",)
     assert sel.canary is not None and sel.canary.nodeids == ()
     assert sel.canary.note_line().startswith("canary: off (replay.canary in the review map)")
+
+
+def test_with_a_dependency_map_the_canary_reaches_files_the_map_would_not_collect(
+    tmp_path: Path,
+) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    base = shop.make_shop(repo)
+    recorded = maprecord.record(repo.path, shop.REVIEW_MAP, base, seed=3)
+    repo.branch("patch")
+    repo.checkout("patch")
+    repo.write("shop/__init__.py", shop.SHOP.replace("return n - 1", "return n - 2"))
+    repo.commit("a bigger discount")
+    every = parse_review_map(shop.MAP + "    canary: {share: 1, min: 0}\n", "review-map.yml")
+    changed = frozenset({"shop/__init__.py"})
+    sel = select_slice(
+        repo.path, every, base=base, head=repo.head(), merge_base=base, changed_paths=changed,
+        failure_log=frozenset(), all_tests=False, dep_map=recorded, dep_map_note="test map",
+    )  # fmt: skip
+    assert shop.BIG in sel.nodeids and sel.canary is not None
+    # The map alone collects test_discount.py; the canary drew from every other file too.
+    assert {shop.PLAIN, shop.PRICE} <= set(sel.canary.nodeids)
+    assert set(sel.nodeids) >= set(recorded.tests)
+    assert any(n.startswith("canary: collected ") for n in sel.notes)
