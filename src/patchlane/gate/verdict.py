@@ -131,8 +131,9 @@ class Verdict:
     reasons: tuple[Reason, ...]
     # Which isolation the children had; ``None`` where the verdict was read from reports.
     isolation: IsolationFacts | None = None
-    # The tests the replay drew at random outside its selection (``canary``), when it ran.
-    canary: Canary | None = None
+    # The tests the replay drew at random outside its selection (``canary``), when it ran:
+    # the replay report's, shown beside the verdict; no part of the decision.
+    canary: Canary | None = field(default=None, compare=False)
     # Seconds per step of the gate that wrote it, and ``total`` (the one field that is not
     # a function of the inputs); ``None`` when not timed.
     timings: Mapping[str, float] | None = field(default=None, compare=False)
