@@ -72,11 +72,10 @@ def verify_receipt(
     grants, the set the pytest plugin skips from: nothing unless its status is ``pass``);
     ``None`` leaves skips unchecked (only ``replay merge`` does that: its merged receipt is
     verified against the freeze report afterwards). ``head`` ``None`` leaves a receipt's
-    ``head`` unchecked. ``canary``: the slice's node ids drawn as the canary; a receipt that
-    names its ``canary_nodeids`` must name exactly those (one that does not name them is
-    not refused: they are slice lines, which the slice's hash binds and the coverage rules
-    make it answer for). A receipt that is not well formed is *refused* (not an input error):
-    it is the host's output, not the user's input.
+    ``head`` unchecked. ``canary``: the slice's canary node ids, which a receipt's
+    ``canary_nodeids`` must match (a receipt without them answers for them as slice lines),
+    and whose passes alone are no evidence. A receipt that is not well formed is *refused*
+    (not an input error): it is the host's output, not the user's input.
 
     Returns the ``Verification``. Raises ``SliceError`` for a malformed slice: that is the
     caller's own input.
@@ -112,9 +111,7 @@ def verify_receipt(
     elif parsed.failed_nodeids:
         failed = list(parsed.failed_nodeids)
         outcome, reasons = "fail", (f"{len(failed)} node id(s) failed: {_quote(failed)}",)
-    elif not set(_passed_ids(parsed, nodeids)) - set(canary or ()):
-        # The canary tests the rest of the suite, never the change: passes there alone
-        # are not evidence for the patch.
+    elif not set(_passed_ids(parsed, nodeids)) - set(canary or ()):  # canary passes: no evidence
         outcome = "no_evidence"
         which = " outside the canary" if canary else ""
         reasons = (
