@@ -12,7 +12,10 @@ slice is the union of
 4. every node id in the failure log (included even when pytest no longer collects it: a
    logged failure must not pass by disappearing),
 
-or, with ``all_tests``, the whole collected suite. A text file pytest collects as doctests
+or, with ``all_tests``, the whole collected suite. Once that selection is fixed, a random
+sample of the collected tests outside it joins the slice (``canary``); with a dependency map
+the collection also takes the files of a random sample of the map's tests, so that the
+canary can land in any test file. A text file pytest collects as doctests
 (``--doctest-glob``) is a test file like any other: its examples' imports are its edges.
 A selected node id that cannot be a slice line (``slicefile.nodeid_problem``: a test file
 whose name holds an unprintable character) is left out of the slice and said so in
@@ -105,8 +108,8 @@ class Selection:
     rule_counts: dict[str, int] = field(default_factory=dict)
     # Whether a dependency map was used, and which (or why none was).
     dependency_map: str = "none"
-    # The random sample of the tests outside the slice, part of ``nodeids`` (``canary``);
-    # ``None`` under --all, where the slice is the suite.
+    # The random sample of the tests outside the selection, part of ``nodeids``
+    # (``canary``); ``None`` under --all (the slice is the suite) and for an empty selection.
     canary: Canary | None = None
 
     def to_json(self, slice_path: str) -> dict[str, Any]:
