@@ -16,6 +16,10 @@ from tests.sample import make_billing_repo
 # once more: tests ask for it where they test it (``--dep-map auto``), and no test writes
 # into the user's own cache.
 os.environ["PATCHLANE_DEP_MAP"] = "off"
+# The canary (a random sample of the tests outside the slice) would make every slice of the
+# tests' small projects their whole suite: tests ask for it where they test it (a map that
+# sets ``replay.canary``).
+os.environ["PATCHLANE_CANARY"] = "off"
 # Tests read plain output; a CI that sets FORCE_COLOR for its own log would colour it. The
 # colour tests set it where they test it.
 os.environ.pop("FORCE_COLOR", None)

@@ -80,6 +80,7 @@ lanes:
     require_signature: false
     build: "python setup.py build_ext --inplace"
     build_timeout_s: 600
+    canary: {share: 0.1, min: 5}
 ignore:
   - path: "docs/"
     reason: "prose only"
@@ -95,6 +96,8 @@ ignore:
         {"lanes": {"property": {"paths": [], "module": "a", "modules": ["b"]}}},
         {"lanes": {"replay": {"build": " "}}},
         {"lanes": {"replay": {"build_timeout_s": 0}}},
+        {"lanes": {"replay": {"canary": {"share": 2}}}},
+        {"lanes": {"replay": {"canary": 3}}},
     ],
 )
 def test_the_map_schema_refuses_what_the_loader_refuses(bad: dict[str, object]) -> None:

@@ -13,6 +13,7 @@ from patchlane.errors import MapError
 from patchlane.inputs.fields import Fields, kind_of, yaml_document
 from patchlane.inputs.paths import path_problem
 from patchlane.inputs.yamlio import YamlMap, load_yaml
+from patchlane.lanes.replay.canary import DEFAULT_MIN, DEFAULT_SHARE, MAP_SOURCE, CanarySetting
 
 DEFAULT_MAP = "review-map.yml"
 DEFAULT_CASES = 200
@@ -92,6 +93,9 @@ class ReplayLane:
     # (docs/architecture.md §2); ``None``: nothing is built.
     build: str | None = None
     build_timeout_s: float = DEFAULT_BUILD_TIMEOUT_S
+    # The random sample of the tests outside the slice that runs with it (``canary``);
+    # ``None``: not written (``canary.setting_for`` gives the default).
+    canary: CanarySetting | None = None
 
 
 @dataclass(frozen=True)
@@ -308,7 +312,7 @@ def _replay(lanes: Fields) -> ReplayLane:
     r = lanes.mapping("replay", default=None)
     if r is None:
         return ReplayLane(tests=DEFAULT_REPLAY_TESTS, private=(), require_signature=False)
-    r.only(("build", "build_timeout_s", "private", "require_signature", "tests"))
+    r.only(("build", "build_timeout_s", "canary", "private", "require_signature", "tests"))
     tests = _paths(r, "tests", DEFAULT_REPLAY_TESTS)
     if not tests:
         raise r.fail("tests", "expected at least one test path")
@@ -318,7 +322,25 @@ def _replay(lanes: Fields) -> ReplayLane:
         require_signature=r.boolean("require_signature", default=False),
         build=r.text("build", expected="a shell command", default=None),
         build_timeout_s=_seconds(r, "build_timeout_s", DEFAULT_BUILD_TIMEOUT_S),
+        canary=_canary(r),
     )
+
+
+def _canary(r: Fields) -> CanarySetting | None:
+    """Return ``replay.canary``: ``{share, min}`` (either may be left out), or ``off``
+    (also ``false`` or ``0``) for no canary; ``None`` when not written. Raises
+    ``MapError`` for anything else, a share outside 0..1 or a negative ``min``."""
+    value = r.get("canary", None)
+    if value is None:
+        return None
+    if value is False or value == "off" or (type(value) is int and value == 0):
+        return CanarySetting(share=0.0, min=0, source=MAP_SOURCE)
+    c = r.mapping("canary", expected="{share, min} or off").only(("min", "share"))
+    share = c.number("share", lo=0, expected="a share between 0 and 1", default=DEFAULT_SHARE)
+    if share > 1:
+        raise c.fail("share", f"expected a share between 0 and 1, got {share!r}")
+    least = c.integer("min", lo=0, default=DEFAULT_MIN)
+    return CanarySetting(share=float(share), min=least, source=MAP_SOURCE)
 
 
 def _ignore(top: Fields) -> tuple[IgnoreEntry, ...]:

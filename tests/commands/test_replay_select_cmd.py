@@ -225,3 +225,25 @@ def test_split_refuses_a_malformed_slice_naming_file_and_line(tmp_path: Path) ->
     assert proc.returncode == 2
     (line,) = stderr_lines(proc)
     assert f"{whole}:2: not sorted" in line
+
+
+def test_by_default_the_canary_draws_20_tests_outside_the_slice_and_says_so(
+    repo: GitRepo,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("PATCHLANE_CANARY")  # the tests' conftest turns the default off
+    project(repo)
+    patch(repo, {"pkg/c.py": "C = 3\n"})
+    out = tmp_path / "s.txt"
+    assert main(select_argv(repo, out)) == 0
+    # 3 tests outside the selection of 2: fewer than 20, so all of them.
+    assert "canary: 3 of 3 tests outside the slice, drawn at random" in capsys.readouterr().out
+    assert len(parse(out.read_bytes(), "s")) == 5
+    assert main([*select_argv(repo, out), "--json"]) == 0
+    canary = json.loads(capsys.readouterr().out)["canary"]
+    assert (canary["count"], canary["outside"], canary["source"]) == (3, 3, "default")
+    assert (canary["share"], canary["min"]) == (0.05, 20)
+    assert main([*select_argv(repo, out), "--all", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["canary"] is None  # the slice is the suite

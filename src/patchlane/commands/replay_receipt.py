@@ -55,6 +55,7 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.inputs.jsonio import atomic_write_bytes
     from patchlane.lanes.replay import signing, slicefile
     from patchlane.lanes.replay.run import draw_hash_seed, run_slice
+    from patchlane.lanes.replay.runprogress import shown
 
     data = _read(args.slice, slicefile.SliceError)
     nodeids = slicefile.parse(data, os.fspath(args.slice))
@@ -76,18 +77,19 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
     ctx.out.progress(
         f"replay run: {len(nodeids)} node id(s), seed {args.seed}, hash seed {hash_seed}"
     )
-    result = run_slice(
-        repo,
-        nodeids,
-        slicefile.sha256(data),
-        seed=args.seed,
-        head=head,
-        host_role=args.host_role,
-        freeze_report=args.freeze_report,
-        timeout_s=args.timeout,
-        split=split,
-        hash_seed=hash_seed,
-    )
+    with shown(ctx.out.progress):  # tests done of the slice, every 10 s
+        result = run_slice(
+            repo,
+            nodeids,
+            slicefile.sha256(data),
+            seed=args.seed,
+            head=head,
+            host_role=args.host_role,
+            freeze_report=args.freeze_report,
+            timeout_s=args.timeout,
+            split=split,
+            hash_seed=hash_seed,
+        )
     receipt = result.receipt if key is None else signing.sign(result.receipt, key)
     rendered = receipt.render()
     atomic_write_bytes(Path(args.out), rendered)

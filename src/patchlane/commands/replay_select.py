@@ -142,6 +142,8 @@ def _print_summary(selection: Selection, ctx: Context) -> None:
     out.say(f"slice: {len(selection.nodeids)} node ids{share}")
     rules = ", ".join(f"{rule} {n}" for rule, n in sorted(selection.rule_counts.items()))
     out.say(f"selected by: {rules or 'nothing'}; dependency map: {selection.dependency_map}")
+    if selection.canary is not None:
+        out.say(selection.canary.note_line())
     if out.verbose:
         for nodeid in selection.nodeids:
             out.say(f"  {show(nodeid)}: {'; '.join(selection.reasons[nodeid])}")

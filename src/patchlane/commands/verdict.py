@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +64,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     replay = ReplayReport.read(args.replay_report) if args.replay_report else None
     summary = ClassificationSummary.read(args.classify) if args.classify else None
     verdict = decide(prop, fixture, freeze, replay, None if summary is None else summary.facts)
+    if replay is not None and not replay.skipped:
+        verdict = dataclasses.replace(verdict, canary=replay.canary)  # as the gate writes it
     data = verdict.to_json()
 
     def summary_lines() -> None:

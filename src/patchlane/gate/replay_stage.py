@@ -117,6 +117,7 @@ def _with_slice(report: ReplayReport, selection: Selection) -> ReplayReport:
         private=tuple(PrivateFile(path, why) for path, why in selection.private),
         slice_rules=dict(selection.rule_counts),
         dependency_map=selection.dependency_map,
+        canary=selection.canary,
         review_events=tuple(selection.not_replayed) or None,
     )
 
@@ -676,6 +677,7 @@ def _replay_here(
     Raises what ``replay`` raises."""
     from patchlane.lanes.replay.collect import CollectionError
     from patchlane.lanes.replay.receipt import utc_stamp
+    from patchlane.lanes.replay.runprogress import shown
     from patchlane.lanes.replay.select import base_collector, decide_slice, plan_slice
     from patchlane.lanes.replay.split import split_and_run
 
@@ -711,15 +713,16 @@ def _replay_here(
         started = utc_stamp()
         begun = time.perf_counter()
         try:
-            ran = split_and_run(
-                Path(tmp) / "run",
-                plan.scope,
-                choose,
-                _own_tests(cls, plan, Path(tmp) / "head"),  # run apart (``split``)
-                hash_seed=hash_seed,
-                timeout_s=RUN_TIMEOUT_S,
-                freeze_report=freeze_path if freeze_path.is_file() else None,
-            )
+            with shown(out.progress):  # tests done of the slice, every 10 s
+                ran = split_and_run(
+                    Path(tmp) / "run",
+                    plan.scope,
+                    choose,
+                    _own_tests(cls, plan, Path(tmp) / "head"),  # run apart (``split``)
+                    hash_seed=hash_seed,
+                    timeout_s=RUN_TIMEOUT_S,
+                    freeze_report=freeze_path if freeze_path.is_file() else None,
+                )
         except CollectionError as e:
             if not cls.harness_changed:
                 raise
@@ -753,6 +756,7 @@ def _local_receipt(
     receipt = receipt_for(
         run, seed=seed, hash_seed=hash_seed, slice_sha256=selection.sha256, head=cls.head,
         host_role="local", started=started,
+        canary=None if selection.canary is None else selection.canary.nodeids,
     )  # fmt: skip
     result = _signed(RunResult(receipt, run))
     atomic_write_bytes(opts.receipt_path, result.receipt.render())
@@ -871,6 +875,7 @@ def _verify(
         # The base's map decides whether a signature is required, never the patch's.
         require_signature=review_map.replay.require_signature,
         public_key=public_key,
+        canary=None if selection.canary is None else selection.canary.nodeids,
     )
     report = replay_report(verification, slice_sha256=selection.sha256, seed=seed, head=cls.head)
     report = dataclasses.replace(report, mode=opts.mode)

@@ -29,9 +29,12 @@ if TYPE_CHECKING:
     from patchlane.lanes.fixture.report import FixtureReport
     from patchlane.lanes.freeze.report import FreezeReport
     from patchlane.lanes.property.report import PropertyReport
+    from patchlane.lanes.replay.canary import Canary
     from patchlane.lanes.replay.report import ReplayReport
 
 NOT_REVIEWED = "not reviewed"
+# How many canary node ids the note names (the replay report lists them all).
+_CANARY_SHOWN = 5
 
 # Categories shown as escapes: control characters (CR, LF, TAB, ESC and the C1 controls),
 # format characters (bidi overrides such as U+202E, zero-width spaces and joiners, U+FEFF),
@@ -313,6 +316,19 @@ def _replay_field(report: ReplayReport | None) -> Field:
     return _field("replay", fmt("undecided ({})", report.reason), True)
 
 
+def _canary_note(canary: Canary) -> Text:
+    """The note's line about the canary: how many of how many, and the first node ids."""
+    line = fmt(canary.note_line())  # patchlane's own wording and numbers only
+    shown = canary.nodeids[:_CANARY_SHOWN]
+    if not shown:
+        return line
+    line += fmt(": ") + join(", ", (fmt("{}", n) for n in shown))
+    if len(canary.nodeids) > len(shown):
+        more = len(canary.nodeids) - len(shown)
+        line += fmt(" and {} more (replay-report.json lists them)", more)
+    return line
+
+
 def build_note(
     classification: ClassificationSummary | None,
     reports: LaneReports,
@@ -356,6 +372,9 @@ def build_note(
     if verdict is not None and verdict.isolation is not None:
         # Which isolation the patch's code ran under: the sandbox, or the named fallback.
         notes.append(fmt("isolation: {}", verdict.isolation.detail))
+    replay = reports.replay
+    if replay is not None and replay.canary is not None and not replay.skipped:
+        notes.append(_canary_note(replay.canary))
     if verdict is not None:
         for reason in summary_reasons(verdict, reports.replay):
             if reason.effect != ACCEPT:

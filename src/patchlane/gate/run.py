@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from patchlane.lanes.freeze.source import Registry
     from patchlane.lanes.property.runner import LaneStarted
     from patchlane.lanes.replay.depmap import DependencyMap
+    from patchlane.lanes.replay.report import ReplayReport
 
 
 @dataclass(frozen=True)
@@ -364,14 +365,20 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
     write_json(out_dir / FILE_NAMES["replay"], rep.to_json())
 
     summary = cls.summary()
-    verdict = dataclasses.replace(
-        decide(prop, fix, frz, rep, summary.facts, isolation_facts(cls)), timings=steps.timings()
+    verdict = _completed(
+        decide(prop, fix, frz, rep, summary.facts, isolation_facts(cls)), rep, steps.timings()
     )
     write_json(out_dir / FILE_NAMES["verdict"], verdict.to_json())
     reports = LaneReports(property=prop, fixture=fix, freeze=frz, replay=rep)
     note = build_note(summary, reports, verdict)
     atomic_write_text(out_dir / FILE_NAMES["review"], note.to_markdown())
     return GateResult(verdict=verdict, out_dir=out_dir, classification=cls, reports=reports)
+
+
+def _completed(verdict: Verdict, rep: ReplayReport, timings: Mapping[str, float]) -> Verdict:
+    """``verdict`` with the gate's ``timings`` and, when the replay ran, its canary beside
+    it (no part of the decision)."""
+    return dataclasses.replace(verdict, timings=timings, canary=None if rep.skipped else rep.canary)
 
 
 def isolation_facts(cls: Classification) -> IsolationFacts:

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from patchlane.errors import Exit
 from patchlane.inputs.fields import Document, Fields
 from patchlane.lanes.envelope import read_report, report_document, show
+from patchlane.lanes.replay.canary import Canary
 from patchlane.lanes.status import Status
 from patchlane.ui import one_line
 
@@ -130,6 +131,9 @@ class Verdict:
     reasons: tuple[Reason, ...]
     # Which isolation the children had; ``None`` where the verdict was read from reports.
     isolation: IsolationFacts | None = None
+    # The tests the replay drew at random outside its selection (``canary``), when it ran:
+    # the replay report's, shown beside the verdict; no part of the decision.
+    canary: Canary | None = field(default=None, compare=False)
     # Seconds per step of the gate that wrote it, and ``total`` (the one field that is not
     # a function of the inputs); ``None`` when not timed.
     timings: Mapping[str, float] | None = field(default=None, compare=False)
@@ -152,6 +156,8 @@ class Verdict:
         }
         if self.isolation is not None:
             data["isolation"] = self.isolation.to_json()
+        if self.canary is not None:
+            data["canary"] = self.canary.to_json()
         if self.timings is not None:
             data["timings"] = dict(self.timings)
         return data
@@ -180,10 +186,12 @@ def _parse_verdict(doc: Document, value: object) -> Verdict:
     top.choice("lane", ("verdict",), expected='"verdict"')
     timings = top.mapping("timings", default=None)
     isolation = top.mapping("isolation", default=None)
+    canary = top.mapping("canary", default=None)
     verdict = Verdict(
         verdict=top.choice("verdict", tuple(EXIT_FOR)),
         reasons=tuple(Reason.parse(r) for r in top.items("reasons")),
         isolation=None if isolation is None else IsolationFacts.parse(isolation),
+        canary=None if canary is None else Canary.parse(canary),
         timings=None if timings is None else {k: timings.number(k, lo=0) for k in timings.data},
     )
     # ``status`` and ``reason`` follow from the rest: a file where they disagree contradicts

@@ -476,7 +476,13 @@ def test_a_function_that_can_leave_state_is_a_module_level_change(source: str, w
 
 @pytest.mark.parametrize(
     "decorator",
-    ["functools.cache", "functools.lru_cache(maxsize=8)", "memoize", "tools.cached_method", "REG[0]"],
+    [
+        "functools.cache",
+        "functools.lru_cache(maxsize=8)",
+        "memoize",
+        "tools.cached_method",
+        "REG[0]",
+    ],
 )
 def test_a_function_under_a_decorator_that_may_cache_is_a_module_level_change(
     decorator: str,

@@ -92,6 +92,16 @@ def test_the_drawn_hash_seed_round_trips_and_is_signed_with_the_rest() -> None:
     assert parse(full()).hash_seed is None  # optional: a receipt of an older host
 
 
+def test_the_canary_round_trips_and_is_signed_with_the_rest() -> None:
+    receipt = parse(full(canary_nodeids=["t.py::b", "t.py::a"]))
+    assert receipt.canary_nodeids == ("t.py::b", "t.py::a")
+    assert receipt.to_json(signature=False)["canary_nodeids"] == ["t.py::b", "t.py::a"]
+    assert parse_receipt(receipt.render(), "r") == receipt
+    assert parse(full()).canary_nodeids is None  # optional: a host that was not told
+    with pytest.raises(ReceiptError, match="listed twice"):
+        parse(full(canary_nodeids=["t.py::a", "t.py::a"]))
+
+
 def test_to_json_without_signature_omits_it_and_absent_fields() -> None:
     receipt = Receipt(7, HASH, (), (), "ci", signature=Signature("t", "b" * 64, "AA=="))
     assert "signature" not in receipt.to_json(signature=False)

@@ -398,3 +398,35 @@ def test_replay_report_shapes() -> None:
         "lane", "status", "reason", "outcome", "slice_sha256", "receipt_sha256", "seed",
         "head", "failed", "skipped_by_freeze", "skipped_by_suite", "passed", "signature", "refusals",
     }  # fmt: skip
+
+
+def _with_canary(receipt: Receipt, canary: tuple[str, ...]) -> Verification:
+    return verify_receipt(
+        SLICE,
+        receipt.render(),
+        parsed(freeze_report(freeze_record(C))),
+        seed=SEED,
+        head=HEAD,
+        require_signature=False,
+        public_key=None,
+        canary=canary,
+    )
+
+
+def test_a_receipt_that_names_the_canary_must_name_the_one_the_gate_drew() -> None:
+    assert _with_canary(good(canary_nodeids=(A,)), (A,)).outcome == "fail"
+    assert _with_canary(good(), (A,)).outcome == "fail"  # not told: the slice binds them
+    other = _with_canary(good(canary_nodeids=(B,)), (A,))
+    assert other.outcome == "refused"
+    assert other.reasons == ("canary_nodeids names 1 node id(s), not the 1 the gate drew",)
+    outside = _with_canary(good(canary_nodeids=(D,)), (A,))
+    assert outside.reasons == (f"canary_nodeids lists node ids that are not in the slice: {D!r}",)
+
+
+def test_passes_of_the_canary_alone_are_no_evidence() -> None:
+    # A passed, B was skipped by the suite, C by its freeze: with A the canary, nothing of
+    # the selection passed.
+    receipt = good(failed_nodeids=(), skipped_by_freeze=(C,), skipped_nodeids=(B,))
+    v = _with_canary(receipt, (A,))
+    assert v.outcome == "no_evidence" and "no node passed outside the canary" in v.reasons[0]
+    assert check(receipt).outcome == "pass"  # A selected: its pass is evidence

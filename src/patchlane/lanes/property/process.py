@@ -47,6 +47,9 @@ DRAIN_S = 2.0
 ASK = "ask"
 # Given every record so far (the question last), return the answer's bytes.
 Answer = Callable[[Sequence[dict[str, Any]]], bytes]
+# Given the records that arrived since its last call (often none), on every turn of the
+# watch loop: what a caller shows while the child runs (``run_child``'s ``listen``).
+Listen = Callable[[Sequence[dict[str, Any]]], None]
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,7 @@ def run_child(
     result_limit: int = RESULT_LIMIT,
     answer: Answer | None = None,
     stop: threading.Event | None = None,
+    listen: Listen | None = None,
 ) -> ChildRun:
     """Run ``argv`` with ``job`` (plus ``result_fd`` and ``token``) as JSON on stdin.
 
@@ -139,7 +143,9 @@ def run_child(
     killed and the run has a problem). With ``answer``, the job also names ``answer_fd``:
     the first record carrying ``ASK`` is answered once, with what ``answer`` returns for the
     records so far, written to that descriptor and closed (the child reads it to its end);
-    the child's clock keeps running meanwhile. Returns the ``ChildRun``. Never raises for
+    the child's clock keeps running meanwhile. With ``listen``, the records are also handed
+    to it as they arrive, and it is called on every turn of the watch loop (for progress:
+    what it does changes nothing of the run). Returns the ``ChildRun``. Never raises for
     anything the child does; raises ``OSError`` only when the process cannot be started at
     all, and what ``answer`` raises (the child's group killed first). Once ``stop`` is set
     the child's group is killed as at its deadline (the run says ``timed_out``): its
@@ -173,6 +179,7 @@ def run_child(
             os.close(ask_read)
     question = None if answer is None else _Question(token, answer, ask_write)
     watch = _Watch(proc, read_fd, start + timeout_s, result_limit, question, stop)
+    watch.listener = None if listen is None else _Listener(token, listen)
     try:
         watch.feed(payload)
         watch.loop()
@@ -241,6 +248,7 @@ class _Watch:
         self.proc = proc
         self.stop = stop
         self.question = question
+        self.listener: _Listener | None = None
         self.deadline = deadline
         self.limit = limit
         self.results = bytearray()
@@ -285,6 +293,8 @@ class _Watch:
                 self._drain(time.monotonic() + DRAIN_S)
                 return
             self._read_ready(min(remaining, 0.05 if not self.fds else 0.25))
+            if self.listener is not None:
+                self.listener.look(self.results)
 
     def _exited(self) -> bool:
         # WNOWAIT: see that it exited without reaping it, so that its pid (and group id)
@@ -350,6 +360,24 @@ class _Watch:
                 stream.close()
         if self.question is not None:
             self.question.close()
+
+
+class _Listener:
+    """Hands the records that arrived to ``run_child``'s ``listen``, on every turn."""
+
+    def __init__(self, token: str, listen: Listen) -> None:
+        self.token = token
+        self.listen = listen
+        self.seen = 0  # bytes of the channel already split into records
+
+    def look(self, results: bytearray) -> None:
+        """Hand on the complete lines that arrived since the last look (maybe none)."""
+        end = results.rfind(b"\n", self.seen)
+        records: list[dict[str, Any]] = []
+        if end >= self.seen:
+            records, _, _ = parse_results(bytes(results[self.seen : end + 1]), self.token)
+            self.seen = end + 1
+        self.listen(records)
 
 
 class _Question:

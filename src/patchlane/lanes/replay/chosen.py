@@ -85,17 +85,22 @@ def collect_and_run(
     ``ReportError`` for a malformed freeze report; ``OSError`` when the child cannot start.
     """
     from patchlane.lanes.property import process
+    from patchlane.lanes.replay.runprogress import counter
 
     if not scope.extra_paths:
         return _nothing_to_collect(tree, choose, hash_seed, timeout_s, freeze_report)
     asked: list[Sequence[str] | None] = []
     clock = {"start": time.monotonic(), "asked": 0.0, "chosen": 0.0}
+    # Inside ``runprogress.shown``: once the choice is made, tests done of it every few s.
+    progress = counter(None)
 
     def answer(records: Sequence[Mapping[str, Any]]) -> bytes:
         clock["asked"] = time.monotonic()
         chosen = choose(_collected(records, scope, clock["asked"] - clock["start"]))
         asked.append(chosen)
         clock["chosen"] = time.monotonic()
+        if progress is not None and chosen is not None:
+            progress.expect(len(chosen))
         return json.dumps({"run": None if chosen is None else list(chosen)}).encode("utf-8")
 
     with tempfile.TemporaryDirectory(prefix="patchlane-replay-") as tmp:
@@ -119,6 +124,7 @@ def collect_and_run(
             confinement=run_confinement(Path(tmp), tree, freeze=freeze),
             result_limit=RESULT_LIMIT,
             answer=answer,
+            listen=progress,
         )
     tail = run.stdout_tail + run.stderr_tail
     if not asked:

@@ -36,6 +36,7 @@ OPTIONAL = (
     "isolation",
     "split_base",
     "hash_seed",
+    "canary_nodeids",
     "signature",
 )
 # Which isolation the host's run had (``patchlane.sandbox``: the kernel sandbox, or a named
@@ -94,6 +95,10 @@ class Receipt:
     # The PYTHONHASHSEED (and Hypothesis seed) the run drew, never derived from ``seed``:
     # what reproduces the run (``replay run --hash-seed``); nothing is checked against it.
     hash_seed: int | None = None
+    # The slice's node ids that were drawn at random from outside the selection (the
+    # canary, docs/architecture.md §4): in the slice like the others, named here so that the
+    # receipt says which they were; ``None``: the runner was not told.
+    canary_nodeids: tuple[str, ...] | None = None
     signature: Signature | None = None
 
     def to_json(self, *, signature: bool = True) -> dict[str, Any]:
@@ -118,6 +123,8 @@ class Receipt:
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
+        if self.canary_nodeids is not None:
+            out["canary_nodeids"] = list(self.canary_nodeids)
         if signature and self.signature is not None:
             out["signature"] = self.signature.to_json()
         return out
@@ -185,6 +192,7 @@ def parse_receipt(data: bytes, label: str) -> Receipt:
         isolation=r.choice("isolation", ISOLATION_KINDS, default=None),
         split_base=split_base,
         hash_seed=hash_seed,
+        canary_nodeids=_nodeids(r, "canary_nodeids") if r.has("canary_nodeids") else None,
         signature=_signature(r.mapping("signature")) if r.has("signature") else None,
     )
 

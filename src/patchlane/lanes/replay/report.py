@@ -18,6 +18,7 @@ from typing import Any
 
 from patchlane.inputs.fields import Document
 from patchlane.lanes.envelope import envelope, read_report, report_document, review_events
+from patchlane.lanes.replay.canary import Canary
 from patchlane.lanes.status import Status
 
 LANE = "replay"
@@ -81,6 +82,8 @@ class ReplayReport:
     # map narrowed it (or why none did).
     slice_rules: Mapping[str, int] | None = None
     dependency_map: str | None = None
+    # With a slice: the tests of it drawn at random from outside the selection (``canary``).
+    canary: Canary | None = None
     plugin_files: tuple[str, ...] | None = None
     run_problems: tuple[str, ...] | None = None
     failed_why: Mapping[str, str] | None = None
@@ -141,6 +144,8 @@ class ReplayReport:
                 data["slice_rules"] = dict(sorted(self.slice_rules.items()))
             if self.dependency_map is not None:
                 data["dependency_map"] = self.dependency_map
+            if self.canary is not None:
+                data["canary"] = self.canary.to_json()
         for key, value in (
             ("plugin_files", self.plugin_files),
             ("run_problems", self.run_problems),
@@ -193,6 +198,7 @@ def _parse(doc: Document, value: object) -> ReplayReport:
     top.mapping("timings", default=None)
     why = top.mapping("failed_why", default=None)
     rules = top.mapping("slice_rules", default=None)
+    canary = top.mapping("canary", default=None)
     return ReplayReport(
         status=status,
         reason=reason,
@@ -216,6 +222,7 @@ def _parse(doc: Document, value: object) -> ReplayReport:
         ),
         slice_rules=None if rules is None else {k: rules.integer(k, lo=0) for k in rules.data},
         dependency_map=top.string("dependency_map", default=None),
+        canary=None if canary is None else Canary.parse(canary),
         plugin_files=top.text_list("plugin_files", item=None, default=None),
         run_problems=top.text_list("run_problems", item=None, default=None),
         failed_why=None if why is None else {k: why.string(k) for k in why.data},

@@ -208,7 +208,10 @@ def run_tests(
     report, ``OSError`` only when the child cannot be started.
     """
     from patchlane.lanes.property import process
+    from patchlane.lanes.replay.runprogress import counter
 
+    # Inside ``runprogress.shown``: tests done and failed so far, every few seconds.
+    progress = counter(len(nodeids), from_collection=bool(files))
     with tempfile.TemporaryDirectory(prefix="patchlane-replay-") as tmp:
         allowed, freeze = freeze_setup(freeze_report, Path(tmp))
         run = process.run_child(
@@ -227,6 +230,7 @@ def run_tests(
             # the tree is this run's alone and is removed after it.
             confinement=run_confinement(Path(tmp), tree, record, freeze),
             result_limit=RESULT_LIMIT,
+            listen=progress,
         )
     tail = run.stdout_tail + run.stderr_tail
     return fold(run.records, nodeids, files, allowed, run.problems, run.timed_out, tail)
@@ -438,6 +442,7 @@ def run_slice(
     timeout_s: float,
     split: tuple[str, frozenset[str]] | None = None,
     hash_seed: int | None = None,
+    canary: tuple[str, ...] | None = None,
 ) -> RunResult:
     """Run ``nodeids`` with pytest in ``repo`` and return the (unsigned) receipt.
 
@@ -446,7 +451,7 @@ def run_slice(
     reproduce a receipt's run), and recorded in the receipt. With ``split`` (a merge base and
     the paths the patch adds or changes since it), the patch's own test files run in a
     pytest process apart from the others (``split.run_apart``) and the receipt names that
-    base (``split_base``).
+    base (``split_base``). ``canary``: the slice's canary node ids, named in the receipt.
 
     ``nodeids`` must be a parsed, non-empty slice (an empty one is never evidence). Never
     raises for anything pytest or the tests do; raises ``ValueError`` for an empty slice,
@@ -480,6 +485,7 @@ def run_slice(
         head=head,
         host_role=host_role,
         started=started,
+        canary=canary,
     )
     if split is not None:
         receipt = dataclasses.replace(receipt, split_base=split[0])
@@ -495,9 +501,11 @@ def receipt_for(
     head: str | None,
     host_role: str,
     started: str,
+    canary: tuple[str, ...] | None = None,
 ) -> Receipt:
     """Return the (unsigned) receipt of ``run``, a run of the slice ``slice_sha256`` under
-    ``hash_seed`` that began at ``started`` and ends now."""
+    ``hash_seed`` that began at ``started`` and ends now; ``canary``: which of its node ids
+    were the canary (``None``: not told)."""
     return Receipt(
         seed=seed,
         slice_sha256=slice_sha256,
@@ -512,4 +520,5 @@ def receipt_for(
         patchlane_version=patchlane.__version__,
         isolation=isolation().kind,
         hash_seed=hash_seed,
+        canary_nodeids=None if canary is None else tuple(sorted(canary)),
     )

@@ -12,7 +12,10 @@ slice is the union of
 4. every node id in the failure log (included even when pytest no longer collects it: a
    logged failure must not pass by disappearing),
 
-or, with ``all_tests``, the whole collected suite. A text file pytest collects as doctests
+or, with ``all_tests``, the whole collected suite. Once that selection is fixed, a random
+sample of the collected tests outside it joins the slice (``canary``); with a dependency map
+the collection also takes the files of a random sample of the map's tests, so that the
+canary can land in any test file. A text file pytest collects as doctests
 (``--doctest-glob``) is a test file like any other: its examples' imports are its edges.
 A selected node id that cannot be a slice line (``slicefile.nodeid_problem``: a test file
 whose name holds an unprintable character) is left out of the slice and said so in
@@ -34,8 +37,9 @@ from typing import Any
 
 from patchlane.config import ReviewMap
 from patchlane.inputs.paths import to_fs, under, under_any
-from patchlane.lanes.replay import importgraph, mapselect, slicefile
+from patchlane.lanes.replay import canary, importgraph, mapselect, slicefile
 from patchlane.lanes.replay.build import COMPILED_RULE, Build, built, compiled_paths
+from patchlane.lanes.replay.canary import Canary
 from patchlane.lanes.replay.chosen import Scope
 from patchlane.lanes.replay.collect import DEFAULT_TIMEOUT_S, Collected, collect
 from patchlane.lanes.replay.depmap import DependencyMap
@@ -105,6 +109,9 @@ class Selection:
     rule_counts: dict[str, int] = field(default_factory=dict)
     # Whether a dependency map was used, and which (or why none was).
     dependency_map: str = "none"
+    # The random sample of the tests outside the selection, part of ``nodeids``
+    # (``canary``); ``None`` under --all (the slice is the suite) and for an empty selection.
+    canary: Canary | None = None
 
     def to_json(self, slice_path: str) -> dict[str, Any]:
         """Return the ``--json`` form: ``{slice, sha256, count, suite_size, private,
@@ -118,6 +125,7 @@ class Selection:
             "reasons": {n: list(self.reasons[n]) for n in self.nodeids},
             "rules": dict(sorted(self.rule_counts.items())),
             "dependency_map": self.dependency_map,
+            "canary": None if self.canary is None else self.canary.to_json(),
             "notes": list(self.notes),
         }
 
@@ -513,6 +521,15 @@ def plan_slice(
         if dep_map is not None:
             map_plan = _map_plan(selector, dep_map, changes, failure_log)
     only = None if map_plan is None or map_plan.only is None else tuple(sorted(map_plan.only))
+    setting = canary.setting_for(review_map.replay.canary)
+    if only is not None and map_plan is not None and not setting.off:
+        # The canary is drawn from what is collected: without more files than the map's
+        # candidates, a patch would know which files it can never land in.
+        wider = canary.widen(only, map_plan.depmap.tests, setting, file_of)
+        selector.notes.append(
+            f"canary: collected {len(wider) - len(only)} more test file(s), drawn at random"
+        )
+        only = wider
     scope, progress = _collect_scope(selector, only)
     return SlicePlan(
         selector,
@@ -583,6 +600,8 @@ def decide_slice(plan: SlicePlan, result: Collected) -> Selection:
     _broken_by_patch(selector, broken, plan.collects_at_base)
     not_replayed = [*selector.unreplayable, *_drop_unusable(selector.reasons)]
     selector.notes.extend(not_replayed)
+    # Drawn only now, after the slice is fixed (docs/architecture.md §4, "Replay slice").
+    drawn = None if plan.all_tests else _canary(selector, result, map_plan)
     nodeids = tuple(sorted(selector.reasons))
     data = slicefile.render(nodeids, "<collected node ids>")
     needed = selector.needed(nodeids, graph)
@@ -603,7 +622,29 @@ def decide_slice(plan: SlicePlan, result: Collected) -> Selection:
         not_replayed=tuple(not_replayed),
         rule_counts=_rule_counts(selector.rules, nodeids),
         dependency_map=plan.dep_map_note,
+        canary=drawn,
     )
+
+
+def _canary(selector: _Selector, result: Collected, plan: _MapPlan | None) -> Canary | None:
+    """Draw the canary from the collected tests outside the slice and add it to the
+    slice. ``outside`` counts the suite's tests outside the slice (with a map, the map's
+    tests too, of which only the collected ones can be drawn). Returns the ``Canary``, or
+    ``None`` for an empty selection: that stays empty, never evidence (a canary that
+    passes says nothing about the change)."""
+    if not selector.reasons:
+        return None
+    suite = set(result.nodeids) | (set(plan.depmap.tests) if plan is not None else set())
+    outside = len(suite - set(selector.reasons))
+    pool = [
+        n
+        for n in result.nodeids
+        if n not in selector.reasons and "::" in n and slicefile.nodeid_problem(n) is None
+    ]
+    drawn = canary.draw(pool, outside, canary.setting_for(selector.map.replay.canary))
+    for nodeid in drawn.nodeids:
+        selector.add(nodeid, canary.REASON, canary.RULE)
+    return drawn
 
 
 def _graph_notes(graph: importgraph.ImportGraph) -> Iterator[str]:

@@ -64,6 +64,7 @@ def verify_receipt(
     public_key: Ed25519PublicKey | None,
     label: str = "receipt.json",
     slice_label: str = "replay-slice.txt",
+    canary: tuple[str, ...] | None = None,
 ) -> Verification:
     """Check receipt bytes against the slice bytes they claim to answer.
 
@@ -71,8 +72,10 @@ def verify_receipt(
     grants, the set the pytest plugin skips from: nothing unless its status is ``pass``);
     ``None`` leaves skips unchecked (only ``replay merge`` does that: its merged receipt is
     verified against the freeze report afterwards). ``head`` ``None`` leaves a receipt's
-    ``head`` unchecked. A receipt that is not well formed is *refused* (not an input error):
-    it is the host's output, not the user's input.
+    ``head`` unchecked. ``canary``: the slice's canary node ids, which a receipt's
+    ``canary_nodeids`` must match (a receipt without them answers for them as slice lines),
+    and whose passes alone are no evidence. A receipt that is not well formed is *refused*
+    (not an input error): it is the host's output, not the user's input.
 
     Returns the ``Verification``. Raises ``SliceError`` for a malformed slice: that is the
     caller's own input.
@@ -98,6 +101,7 @@ def verify_receipt(
     if head is not None and parsed.head is not None and parsed.head != head:
         refusals.append(f"head {parsed.head} is not the patch's head {head}")
     refusals.extend(_coverage(parsed, frozenset(nodeids), skippable))
+    refusals.extend(_canary(parsed, frozenset(nodeids), canary))
     signature_state, problem = _signature(parsed, require_signature, public_key)
     if problem is not None:
         refusals.append(problem)
@@ -107,10 +111,11 @@ def verify_receipt(
     elif parsed.failed_nodeids:
         failed = list(parsed.failed_nodeids)
         outcome, reasons = "fail", (f"{len(failed)} node id(s) failed: {_quote(failed)}",)
-    elif not _passed_ids(parsed, nodeids):
+    elif not set(_passed_ids(parsed, nodeids)) - set(canary or ()):  # canary passes: no evidence
         outcome = "no_evidence"
+        which = " outside the canary" if canary else ""
         reasons = (
-            f"no node passed ({len(parsed.skipped_by_freeze)} skipped by a freeze, "
+            f"no node passed{which} ({len(parsed.skipped_by_freeze)} skipped by a freeze, "
             f"{len(parsed.skipped_nodeids or ())} skipped by the suite): a replay in which "
             "nothing passed is not evidence",
         )
@@ -184,6 +189,24 @@ def _coverage(
                 f"passed_nodeids lists node ids that are not in the slice: {_quote(outside)}"
             )
     return out
+
+
+def _canary(
+    receipt: Receipt, slice_ids: frozenset[str], expected: tuple[str, ...] | None
+) -> list[str]:
+    """The canary rules: the receipt's ``canary_nodeids`` are slice lines, and the ones the
+    gate drew when it knows them."""
+    named = receipt.canary_nodeids
+    if named is None:
+        return []
+    outside = sorted(set(named) - slice_ids)
+    if outside:
+        return [f"canary_nodeids lists node ids that are not in the slice: {_quote(outside)}"]
+    if expected is not None and set(named) != set(expected):
+        return [
+            f"canary_nodeids names {len(named)} node id(s), not the {len(expected)} the gate drew"
+        ]
+    return []
 
 
 def _signature(

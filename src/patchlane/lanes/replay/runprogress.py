@@ -1,0 +1,110 @@
+"""Progress of a replay run: tests done of the slice and failures so far, every few seconds.
+
+The run child streams one record per report as tests finish (``run_child``, ``channel``);
+``lanes.property.process.run_child`` hands each batch that arrived to a listener on every
+turn of its watch loop. The listener here counts them (a test is done at its end-of-protocol
+record; failed at its first report that neither passed nor skipped) and, while a caller has
+asked for it (``shown``), says ``replay: run: 120 of 611 tests done, 2 failed so far`` every
+``EVERY_S`` seconds. The counts are for the eye only: what the child sends is the patch's
+code talking, and the outcome is still the parent's fold of the whole stream (``run.fold``).
+
+``shown`` sets the printer for the runs started inside it (a context variable), so that the
+functions between the command and the child need no argument for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+EVERY_S = 10.0
+_PASSED_OR_SKIPPED = ("passed", "skipped")
+
+Say = Callable[[str], None]
+_SHOWN: ContextVar[tuple[Say, float] | None] = ContextVar("patchlane_run_progress", default=None)
+
+
+@contextlib.contextmanager
+def shown(say: Say, every_s: float = EVERY_S) -> Iterator[None]:
+    """Within this block, every replay run child reports its progress through ``say``
+    (``Output.progress``: quiet with ``-q``) every ``every_s`` seconds."""
+    token = _SHOWN.set((say, every_s))
+    try:
+        yield
+    finally:
+        _SHOWN.reset(token)
+
+
+class Counter:
+    """Counts one run child's records and says how far it is, at most every ``every_s``.
+
+    ``total`` is the number of tests the run has to do; ``None`` until it is known (the one
+    child that collects and asks: ``expect`` once answered), and nothing is said before.
+    With ``from_collection`` (a run of whole files) it is the number of tests the child
+    says it collected.
+    """
+
+    def __init__(
+        self,
+        say: Say,
+        every_s: float,
+        total: int | None,
+        *,
+        from_collection: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.say = say
+        self.every_s = every_s
+        self.total = total
+        self.from_collection = from_collection
+        self.clock = clock
+        self.since = clock()
+        self.done: set[str] = set()
+        self.failed: set[str] = set()
+
+    def expect(self, total: int) -> None:
+        """The run has ``total`` tests to do; the clock starts now."""
+        self.total = total
+        self.since = self.clock()
+
+    def __call__(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Take the records that arrived (possibly none) and say the counts when the
+        interval has passed."""
+        for record in records:
+            self._take(record)
+        if self.total is None:
+            return
+        now = self.clock()
+        if now - self.since >= self.every_s:
+            self.since = now
+            self.say(self.line())
+
+    def line(self) -> str:
+        """Return the progress line."""
+        return (
+            f"replay: run: {len(self.done)} of {self.total} tests done, "
+            f"{len(self.failed)} failed so far"
+        )
+
+    def _take(self, record: Mapping[str, Any]) -> None:
+        node = record.get("n")
+        if isinstance(node, str) and record.get("o") not in _PASSED_OR_SKIPPED:
+            self.failed.add(node)
+        finished = record.get("fin")
+        if isinstance(finished, str):
+            self.done.add(finished)
+        collected = record.get("collected")
+        if self.from_collection and isinstance(collected, list):
+            self.total = len(collected)
+
+
+def counter(total: int | None, *, from_collection: bool = False) -> Counter | None:
+    """Return a ``Counter`` (see there) for a run child about to start inside ``shown``,
+    else ``None``."""
+    current = _SHOWN.get()
+    if current is None:
+        return None
+    return Counter(current[0], current[1], total, from_collection=from_collection)
