@@ -256,6 +256,21 @@ def test_an_added_test_whose_mock_patch_is_started_and_never_stopped(
     assert_not_accepted(repo, tmp_path, dep_map)
 
 
+def test_a_never_stopped_patch_is_caught_by_the_default_canary(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same patch with the default canary (the tests' conftest turns it off): at least
+    20 tests outside the slice run beside it, which in a suite this small is all of them,
+    so ``test_quota.py`` runs after the added test as in the full suite."""
+    monkeypatch.delenv("PATCHLANE_CANARY", raising=False)
+    build(
+        repo,
+        {"src/billing/quota.py": QUOTA, "tests/test_quota.py": TEST_QUOTA},
+        {"tests/test_aa_fast.py": TEST_AA_FAST},
+    )
+    assert_not_accepted(repo, tmp_path, "auto")
+
+
 TEST_DOCS = """\
 import pathlib
 

@@ -223,6 +223,26 @@ def test_state_changed_on_call_that_a_test_which_never_calls_it_reads(
     assert_not_accepted(repo, tmp_path, dep_map)
 
 
+def test_state_changed_on_call_is_caught_by_the_default_canary(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same patch with the default canary (the tests' conftest turns it off): the map
+    selects the tests that ran ``add``, and at least 20 tests outside the slice run beside
+    them, which in a suite this small is all of them, ``test_quota.py`` included."""
+    monkeypatch.delenv("PATCHLANE_CANARY", raising=False)
+    build(
+        repo,
+        {"src/billing/quota.py": QUOTA, "tests/test_quota.py": TEST_QUOTA},
+        {
+            "src/billing/calc.py": CALC.replace(
+                "    return a + b",
+                "    from billing import quota\n\n    quota.LIMIT -= 1\n    return a + b",
+            )
+        },
+    )
+    assert_not_accepted(repo, tmp_path, "auto")
+
+
 # --- spellings beyond the issue's list, as an attacker who has not read the rules writes them
 
 

@@ -171,8 +171,10 @@ class Outcome:
             lines.append(f"freeze {r['id']} in play on {today} (expires {r['expires']}): {verdict}")
         rep = self.replay_report
         if rep.get("slice_count") is not None:
+            drawn = (rep.get("canary") or {}).get("count", 0)
+            chosen = f" ({rep['slice_count'] - drawn} selected, {drawn} canary)" if drawn else ""
             lines.append(
-                f"replay slice: {rep['slice_count']} of {rep.get('suite_size')} tests, "
+                f"replay slice: {rep['slice_count']} of {rep.get('suite_size')} tests{chosen}, "
                 f"sha256 {str(rep.get('slice_sha256'))[:16]}..., outcome {rep.get('outcome')}"
             )
         lines += [f"replay failed {n}" for n in rep.get("failed", [])]
