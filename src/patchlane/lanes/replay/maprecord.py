@@ -185,6 +185,7 @@ def record(
     """
     from patchlane.lanes.replay.collect import collect
     from patchlane.lanes.replay.run import PASSED, child_env, run_tests
+    from patchlane.lanes.replay.runprogress import shown
     from patchlane.tree import materialise
 
     with tempfile.TemporaryDirectory(prefix="patchlane-map-") as tmp:
@@ -199,9 +200,16 @@ def record(
             out.progress(f"replay map: running {len(collected.nodeids)} test(s) with coverage")
         recording = Path(tmp) / "recording.json"
         # The base's own suite under the pinned seed: no patch code runs here to be tuned.
-        run = run_tests(
-            tree, nodeids=collected.nodeids, hash_seed=seed, timeout_s=timeout_s, record=recording
-        )
+        with contextlib.ExitStack() as progress:
+            if out is not None:  # tests done of the suite, every 10 s: a recording is long
+                progress.enter_context(shown(out.progress))
+            run = run_tests(
+                tree,
+                nodeids=collected.nodeids,
+                hash_seed=seed,
+                timeout_s=timeout_s,
+                record=recording,
+            )
         if run.timed_out or not recording.is_file():
             why = "timed out" if run.timed_out else "ended without writing its recording"
             tail = run.output_tail.decode("utf-8", "replace").strip().splitlines()[-1:]
