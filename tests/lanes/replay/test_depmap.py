@@ -243,8 +243,10 @@ def test_a_map_moved_to_another_base_or_sealed_with_another_key_does_not_verify(
     [
         ({"blind": [3]}, r":\d+: blind: index 3 is past the 0 contexts"),
         ({"tests": ["t.py::a"], "uses": [[]], "shared": [0]}, r"shared: expected fixture contexts"),
-        ({"version": 2}, r"version: must be at least 3, got 2"),
+        ({"version": 3}, r"version: must be at least 4, got 3"),
         ({"passed": [0]}, r"passed: index 0 is past the 0 contexts"),
+        ({"blind_reasons": {"0": "a process"}}, r"blind_reasons\.0: expected a context index"),
+        ({"blind_reasons": []}, r"blind_reasons: "),
     ],
 )
 def test_a_malformed_map_is_refused_with_its_field(
@@ -252,7 +254,10 @@ def test_a_malformed_map_is_refused_with_its_field(
 ) -> None:
     document = {
         **{k: [] for k in ("tests", "fixtures", "opened_at_import", "listed_at_import")},
-        **{k: {} for k in ("lines", "import_lines", "opened", "listed", "imported")},
+        **{
+            k: {}
+            for k in ("lines", "import_lines", "opened", "listed", "imported", "blind_reasons")
+        },
         **{k: [] for k in ("uses", "blind", "whole_files", "shared", "passed")},
         "format": depmap.FORMAT,
         "version": depmap.VERSION,

@@ -27,8 +27,8 @@ import hashlib
 import json
 import os
 import platform
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from patchlane.inputs.fields import Fields, json_document
 from patchlane.inputs.jsonio import atomic_write_bytes, parse_json_bytes, read_file_bytes
 
 FORMAT = "patchlane-dependency-map"
-VERSION = 3
+VERSION = 4
 MAPS = "maps"
 # The MAC's purpose (``CacheKey.mac``) and the sidecar that holds it.
 PURPOSE = "dependency-map"
@@ -49,7 +49,7 @@ _HEX40 = frozenset("0123456789abcdef")
 _KEYS = (
     "format", "version", "base", "python", "pytest", "coverage", "tests", "fixtures",
     "lines", "import_lines", "opened", "opened_at_import", "listed", "listed_at_import",
-    "imported", "uses", "blind", "whole_files", "shared", "passed",
+    "imported", "uses", "blind", "blind_reasons", "whole_files", "shared", "passed",
 )  # fmt: skip
 
 
@@ -102,6 +102,9 @@ class DependencyMap:
     shared: tuple[int, ...]  # fixtures wider than a function, the project's (not pytest's)
     # The tests that passed in the recording run (the whole suite at the base, in order).
     passed: tuple[int, ...] = ()
+    # Blind context -> why (a process it started, and which; a start while a module was
+    # imported, and that module), for selection's notes.
+    blind_reasons: Mapping[int, str] = field(default_factory=dict)
 
     # --- reading ------------------------------------------------------------------------
 
@@ -166,6 +169,17 @@ class DependencyMap:
         was not traced, so the map does not decide for them."""
         return frozenset(self.tests_of(self.blind))
 
+    def blind_why(self, nodeid: str) -> str | None:
+        """Return why the map does not decide for ``nodeid`` (its own blinding, else a
+        fixture's it used), or ``None`` when it is not blind."""
+        if nodeid not in self.blind_tests:
+            return None
+        i = self.tests.index(nodeid)
+        for context in (i, *self.uses[i]):
+            if context in self.blind_reasons:
+                return self.blind_reasons[context]
+        return "it started a process"
+
     @cached_property
     def passed_at_base(self) -> frozenset[str]:
         """The tests that passed when the base's whole suite ran to record the map."""
@@ -200,6 +214,7 @@ class DependencyMap:
             "imported": {m: list(c) for m, c in self.imported.items()},
             "uses": [list(u) for u in self.uses],
             "blind": list(self.blind),
+            "blind_reasons": {str(c): w for c, w in sorted(self.blind_reasons.items())},
             "whole_files": list(self.whole_files),
             "shared": list(self.shared),
             "passed": list(self.passed),
@@ -270,6 +285,7 @@ def from_recording(
         lines[path] = {n: c for n, c in kept.items() if c}
         import_lines[path] = frozenset(int(n) for n, ctx in by_line.items() if IMPORT in ctx)
     uses = recording.get("uses", {})
+    blind = _blind(recording.get("blind", {}), index, len(test_ids))
     return DependencyMap(
         binding=binding,
         tests=test_ids,
@@ -282,23 +298,23 @@ def from_recording(
         listed_at_import=at_import(recording.get("listed", {})),
         imported=by_context(recording.get("imported", {})),
         uses=tuple(contexts(FIXTURE + f for f in uses.get(t, ())) for t in test_ids),
-        blind=_blind(recording.get("blind", []), contexts, len(test_ids)),
+        blind=tuple(sorted(blind)),
+        blind_reasons=blind,
         whole_files=contexts(recording.get("whole_files", [])),
         shared=contexts(FIXTURE + f for f in recording.get("shared", [])),
         passed=tuple(sorted({index[t] for t in passed if t in index and index[t] < len(test_ids)})),
     )
 
 
-def _blind(
-    blind: list[str], contexts: Callable[[Iterable[str]], tuple[int, ...]], tests: int
-) -> tuple[int, ...]:
-    """The blind contexts; every test when a process or an untraced thread started outside
-    every test (a conftest's server at import): any test may talk to it."""
+def _blind(blind: Mapping[str, str], index: Mapping[str, int], tests: int) -> dict[int, str]:
+    """The blind contexts and why; every test when a process or an untraced thread started
+    outside every test and no module could be charged with it (a conftest's server at
+    import: any test may talk to it)."""
     from patchlane.lanes.replay.recorder import IMPORT
 
     if IMPORT in blind:
-        return tuple(range(tests))
-    return contexts(blind)
+        return dict.fromkeys(range(tests), blind[IMPORT])
+    return {index[c]: str(w) for c, w in blind.items() if c in index}
 
 
 def _context_lists(value: Mapping[str, Any]) -> Iterable[list[str]]:
@@ -380,10 +396,21 @@ def _parse(top: Fields) -> DependencyMap:
             for i, u in enumerate(top.sequence("uses", expected="a list"))
         ),
         blind=_indexes(top, "blind", top.get("blind"), size),
+        blind_reasons=_reasons(top, size),
         whole_files=_indexes(top, "whole_files", top.get("whole_files"), len(tests)),
         shared=_shared(top, len(tests), size),
         passed=_indexes(top, "passed", top.get("passed"), len(tests)),
     )
+
+
+def _reasons(top: Fields, size: int) -> dict[int, str]:
+    where = top.mapping("blind_reasons")
+    out: dict[int, str] = {}
+    for key in where.data:
+        if not key.isdigit() or int(key) >= size:
+            raise where.fail(key, "expected a context index")
+        out[int(key)] = where.text(key)
+    return out
 
 
 def _shared(top: Fields, tests: int, size: int) -> tuple[int, ...]:

@@ -217,8 +217,22 @@ def record(
                 f"replay map: the base's suite {why}" + (f": {show(tail[0])}" if tail else "")
             )
         data = json.loads(recording.read_text(encoding="utf-8"))
+        data["blind"] = _blind_at_import(data, tree, review_map, collected.nodeids)
     passed = run.ids(PASSED) if not run.problems else ()
     return from_recording(Binding.here(base), collected.nodeids, data, passed)
+
+
+def _blind_at_import(
+    data: dict[str, object], tree: Path, review_map: ReviewMap, tests: tuple[str, ...]
+) -> dict[str, str]:
+    """The recording's blind contexts, with each process start at import charged to the
+    tests that imported its module (``importblind``), by the base's own import roots."""
+    from patchlane.lanes.replay.importblind import resolve
+
+    roots = [""] + (["src"] if (tree / "src").is_dir() else [])
+    if review_map.property is not None:
+        roots.extend(p.rstrip("/") for p in review_map.property.pythonpath)
+    return resolve(data, tree, roots, tests)
 
 
 def _build_base(review_map: ReviewMap, tree: Path) -> None:

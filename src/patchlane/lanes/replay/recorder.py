@@ -17,7 +17,17 @@ this plugin records, per test, what it depended on:
   ``os.exec``, ``os.posix_spawn``, ``os.spawn``, ``os.fork``, ``os.forkpty``; and
   ``_posixsubprocess.fork_exec``, which ``multiprocessing`` calls without one), or a raw
   ``_thread`` thread, or ran after the project replaced coverage's tracer: what runs there
-  is not traced, so such a test is "blind" and selection keeps the static rules for it.
+  is not traced, so such a test is "blind" (with the reason) and selection keeps the static
+  rules for it;
+- a process started while a module of the tree was imported (outside every test): its
+  program and arguments, and that module (``blind_at_import``; ``lanes.replay.importblind``
+  blinds the tests that imported it, or every test for a conftest). A program that is no
+  Python interpreter and whose arguments name nothing of the tree blinds nothing.
+
+Python >= 3.12 records with coverage's ``sys.monitoring`` core (its line events are
+re-armed at every context switch, so each test sees every line it runs); 3.11 with the C
+tracer. Reads served from ``linecache`` (``inspect.getsource``) are charged to the context
+that asked, without clearing the cache at each switch (docs/architecture.md §4).
 
 At the end of the session it writes one JSON document (``Recording``'s shape) to the path the
 parent gave. The base is trusted code (it is what the patch is judged against), so what it
@@ -36,6 +46,8 @@ from typing import Any
 
 import pytest
 
+from patchlane.lanes.replay.importstart import harmless_start
+
 _READ_EVENTS = frozenset({"open", "sqlite3.connect"})
 _LIST_EVENTS = frozenset({"os.listdir", "os.scandir", "glob.glob"})
 _PROCESS_EVENTS = frozenset(
@@ -53,6 +65,12 @@ _PROCESS_EVENTS = frozenset(
     }
 )
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+# Events after which a path may resolve elsewhere: the memo of resolved paths is dropped.
+_NAMESPACE_EVENTS = frozenset(
+    {"os.symlink", "os.link", "os.rename", "os.remove", "os.rmdir", "os.mkdir", "os.chdir",
+     "os.chroot", "shutil.rmtree", "shutil.move", "shutil.unpack_archive"}
+)  # fmt: skip
+_SYSMON = sys.version_info >= (3, 12)
 
 
 FIXTURE = "fixture:"  # the context of a fixture's setup: FIXTURE + its name
@@ -73,7 +91,10 @@ class Recorder:
         self.opened: dict[str, set[str]] = {}
         self.listed: dict[str, set[str]] = {}
         self.imported: dict[str, set[str]] = {}
-        self.blind: set[str] = set()
+        self.blind: dict[str, str] = {}  # context -> why it is blind (the first reason)
+        # Starts while modules of the tree were imported: those modules, why (importblind).
+        self.at_import: list[dict[str, Any]] = []
+        self._resolved: dict[str, str | None] = {}  # path string -> _rel's answer
         self.uses: dict[str, list[str]] = {}
         self.whole_files: set[str] = set()
         self.shared: set[str] = set()
@@ -81,12 +102,38 @@ class Recorder:
         self.cov = coverage.Coverage(
             data_file=None, config_file=False, include=[self.inside + "*"], branch=False
         )
+        if _SYSMON:
+            self.cov.set_option("run:core", "sysmon")
         self.cov.start()
         # What coverage traces with; a project that replaces it loses the rest of the run.
         self.tracer = sys.gettrace()
         self.tracing_lost = False
         sys.addaudithook(self._audit)
         self._watch_untraced_starts()
+        self._watch_linecache()
+
+    def _watch_linecache(self) -> None:
+        """Charge every read of a tree file served from ``linecache`` to the current
+        context: ``inspect.getsource`` and tracebacks read through it, and only the first
+        reader opens the file. Every function of ``linecache`` reads its module's ``cache``
+        global, so the one dict put there sees them all (its data is kept)."""
+        recorder = self
+
+        class _Cache(dict):  # type: ignore[type-arg]
+            def __getitem__(self, key: Any) -> Any:
+                recorder._read_cached(key)
+                return super().__getitem__(key)
+
+            def get(self, key: Any, default: Any = None) -> Any:
+                recorder._read_cached(key)
+                return super().get(key, default)
+
+        linecache.cache = _Cache(linecache.cache)
+
+    def _read_cached(self, filename: object) -> None:
+        rel = self._rel(filename) if isinstance(filename, str) else None
+        if rel:
+            self.opened.setdefault(rel, set()).add(self.context)
 
     def _watch_untraced_starts(self) -> None:
         """Mark blind the contexts that start what neither coverage nor an audit event sees:
@@ -99,62 +146,115 @@ class Recorder:
         fork_exec = _posixsubprocess.fork_exec
         start_new_thread = _thread.start_new_thread
 
+        import subprocess
+
+        popen = subprocess.Popen._execute_child.__code__  # type: ignore[attr-defined]
+
         def watched_fork_exec(*args: Any, **kwargs: Any) -> Any:
-            self._mark_blind(self.context)
+            # ``subprocess.Popen`` calls it after its own audit event, which is judged on
+            # its program; any other caller (multiprocessing) has none, and is blind.
+            if sys._getframe(1).f_code is not popen:
+                self._mark_blind(self.context, "started a process without an audit event")
             return fork_exec(*args, **kwargs)
 
         def watched_start(*args: Any, **kwargs: Any) -> Any:
-            self._mark_blind(self.context)
+            self._mark_blind(self.context, "started a raw _thread thread")
             return start_new_thread(*args, **kwargs)
 
         _posixsubprocess.fork_exec = watched_fork_exec
         _thread.start_new_thread = watched_start
 
-    def _mark_blind(self, context: str) -> None:
-        """Mark ``context`` blind. Outside every test (imports, collection, a plugin's session
-        start) only a start the tree's own code asked for counts (a conftest's server, which
-        any test may talk to: ``depmap`` then blinds every test); a third-party plugin that
-        runs ``git`` as the session starts (pytest-benchmark) runs none of the project's
-        code."""
-        if context != IMPORT or self._tree_on_stack():
-            self.blind.add(context)
+    def _mark_blind(self, context: str, why: str) -> None:
+        """Mark ``context`` blind for ``why``. Outside every test (imports, collection, a
+        plugin's session start) only a start the tree's own code asked for counts (a
+        conftest's server, which any test may talk to: ``depmap`` then blinds every test); a
+        third-party plugin that runs ``git`` as the session starts (pytest-benchmark) runs
+        none of the project's code."""
+        if context != IMPORT or self._tree_frames():
+            self.blind.setdefault(context, why)
 
-    def _tree_on_stack(self) -> bool:
+    def _tree_frames(self) -> list[Any]:
+        """The frames of the stack whose code is a file of the tree, innermost first."""
+        found: list[Any] = []
         frame: Any = sys._getframe(1)
         while frame is not None:
             name = frame.f_code.co_filename
             # "<frozen runpy>", "<string>": not a file, and relative to the tree if resolved.
-            if name.startswith(os.sep) and os.path.realpath(name).startswith(self.inside):
-                return True
+            if name.startswith(os.sep) and self._rel(name) is not None:
+                found.append(frame)
             frame = frame.f_back
-        return False
+        return found
+
+    def _process_start(self, event: str, args: tuple[Any, ...]) -> None:
+        """A process start (or a tracer replaced). Inside a test or fixture: that context is
+        blind. Outside every test: nothing when no tree code asked for it; a program that
+        cannot run the project's Python (``importstart.harmless_start``) blinds nothing;
+        any other start blinds the importers of the modules whose bodies were running (every
+        module of the tree being imported), every test when no module body was (a hook)."""
+        why = f"{event}: {_describe(event, args)}"
+        if self.context != IMPORT:
+            self.blind.setdefault(self.context, why)
+            return
+        frames = self._tree_frames()
+        if not frames or harmless_start(event, args, self.root, self._rel):
+            return
+        bodies = [f for f in frames if f.f_code.co_name == "<module>"]
+        if not bodies or event in ("sys.settrace", "sys.setprofile"):
+            self.blind.setdefault(IMPORT, why + " (outside every test, not while importing)")
+            return
+        # Every module being imported on the stack: the innermost's importers use what it
+        # made, and so may the importers of each module that imported it then.
+        modules = [
+            {
+                "module": str(f.f_globals.get("__name__") or ""),
+                "file": self._rel(f.f_code.co_filename) or "",
+            }
+            for f in bodies
+        ]
+        self.at_import.append({"modules": modules, "why": why})
 
     def _switch(self, context: str) -> None:
         self.context = context
         self.cov.switch_context(context)
-        # ``inspect.getsource`` reads through linecache: without this, only the first test
-        # to read a file opens it.
-        linecache.clearcache()
+        if _SYSMON:
+            # sys.monitoring reports a line once, then no more: re-armed, each context
+            # sees every line it runs (what coverage's dynamic contexts cannot do there).
+            sys.monitoring.restart_events()  # type: ignore[attr-defined,unused-ignore]
 
     def _rel(self, path: object) -> str | None:
         if isinstance(path, bytes):
             path = os.fsdecode(path)
         if not isinstance(path, str | os.PathLike):
             return None  # a file descriptor, or nothing
+        text = os.fspath(path)
+        if not isinstance(text, str):
+            text = os.fsdecode(text)
+        # Memoised for absolute paths only (a relative one depends on the cwd); the memo is
+        # dropped whenever a link, a rename, a removal or a cwd change may move an answer.
+        absolute = text.startswith(os.sep)
+        known = self._resolved.get(text, self) if absolute else self
+        if known is not self:
+            return known  # type: ignore[return-value]
         try:
-            real = os.path.realpath(os.fspath(path))
+            real = os.path.realpath(text)
         except (OSError, ValueError):
             return None
         if real == self.root:
-            return ""
-        if not real.startswith(self.inside):
-            return None
-        return Path(real[len(self.inside) :]).as_posix()
+            answer: str | None = ""
+        elif not real.startswith(self.inside):
+            answer = None
+        else:
+            answer = Path(real[len(self.inside) :]).as_posix()
+        if absolute:
+            self._resolved[text] = answer
+        return answer
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
         context = self.context
+        if event in _NAMESPACE_EVENTS or event in _PROCESS_EVENTS:
+            self._resolved.clear()
         if event in _PROCESS_EVENTS:
-            self._mark_blind(context)
+            self._process_start(event, args)
         elif event in _READ_EVENTS and args and not _writes(args):
             rel = self._rel(_sqlite_path(args[0]) if event == "sqlite3.connect" else args[0])
             if rel:
@@ -185,10 +285,17 @@ class Recorder:
         finally:
             self._switch(IMPORT)
             self._imports_during(before, item.nodeid)
-            if sys.gettrace() is not self.tracer:
-                self.tracing_lost = True  # sys.settrace by the project: nothing after is seen
+            if not self._tracing():
+                self.tracing_lost = True  # the project replaced the tracer: nothing is seen
             if self.tracing_lost:
-                self.blind.add(item.nodeid)
+                self.blind.setdefault(item.nodeid, "ran after coverage's tracer was replaced")
+
+    def _tracing(self) -> bool:
+        """Whether coverage still measures: its trace function (3.11), its monitoring tool."""
+        if _SYSMON:
+            monitoring: Any = getattr(sys, "monitoring")  # noqa: B009 - 3.12+
+            return any(monitoring.get_tool(i) == "coverage.py" for i in range(6))
+        return sys.gettrace() is self.tracer
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_teardown(self, item: pytest.Item) -> Iterator[None]:
@@ -243,7 +350,8 @@ class Recorder:
             "opened": {p: sorted(c) for p, c in self.opened.items()},
             "listed": {p: sorted(c) for p, c in self.listed.items()},
             "imported": {m: sorted(c) for m, c in self.imported.items()},
-            "blind": sorted(self.blind),
+            "blind": dict(sorted(self.blind.items())),
+            "blind_at_import": self.at_import,
             "uses": self.uses,
             "whole_files": sorted(self.whole_files),
             "shared": sorted(self.shared),
@@ -251,6 +359,17 @@ class Recorder:
         tmp = self.out.with_name(self.out.name + ".tmp")
         tmp.write_text(json.dumps(document, sort_keys=True), encoding="utf-8")
         tmp.replace(self.out)
+
+
+def _describe(event: str, args: tuple[Any, ...]) -> str:
+    """A short account of a process start for a blinding's reason: its argv, cut."""
+    argv: object = args[1] if event == "subprocess.Popen" and len(args) > 1 else args[:2]
+    if event in ("os.exec", "os.posix_spawn") and len(args) > 1:
+        argv = args[1]
+    if event == "os.spawn" and len(args) > 2:
+        argv = args[2]
+    text = " ".join(map(str, argv)) if isinstance(argv, list | tuple) else str(argv)
+    return (text[:120] + "…") if len(text) > 120 else text or "(no arguments)"
 
 
 def _pytest_own(fixturedef: pytest.FixtureDef[Any]) -> bool:
