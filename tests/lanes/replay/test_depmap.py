@@ -148,6 +148,22 @@ def test_the_recording_knows_what_each_test_ran_read_and_used(
     assert 1 in dep.import_lines["shop/__init__.py"]
 
 
+def test_a_map_with_an_empty_module_reads_back(
+    repo: GitRepo, tmp_path: Path, cache_key: CacheKey
+) -> None:
+    # coverage.py reports line 0 for a module with no statements (jinja2's tests/res/
+    # __init__.py): a map holding it must read back, or every gate records it again.
+    repo.write("review-map.yml", MAP)
+    repo.write("tests/res/__init__.py", "")
+    repo.write("tests/test_res.py", "import tests.res\n\n\ndef test_res():\n    pass\n")
+    base = repo.commit("an empty package")
+    dep = maprecord.record(repo.path, REVIEW_MAP, base, seed=3)
+    assert 0 in dep.import_lines.get("tests/res/__init__.py", frozenset()) | {
+        n for n in dep.lines.get("tests/res/__init__.py", {})
+    }
+    assert depmap.read(dep.write(tmp_path, cache_key), cache_key) == dep
+
+
 def test_a_map_is_content_addressed_sealed_and_found_by_its_binding(
     recorded: tuple[GitRepo, str, depmap.DependencyMap], tmp_path: Path, cache_key: CacheKey
 ) -> None:

@@ -24,6 +24,7 @@ from patchlane.ui import one_line
 
 CHILD_ARGV = (sys.executable, "-s", "-P", "-X", "utf8", "-m")
 CHILD_MODULE = "patchlane.lanes.replay.collect_child"
+COLLECT_RESULT_LIMIT = 64 * 1024 * 1024
 DEFAULT_TIMEOUT_S = 300.0
 # pytest's exit codes: 0 collected, 5 nothing collected (an empty suite, not an error).
 _OK_EXITS = (0, 5)
@@ -125,6 +126,8 @@ def collect(
                 },
                 token=secrets.token_hex(16),
                 timeout_s=timeout_s,
+                # A suite's node ids can be tens of MiB (packaging: 64k parametrized tests).
+                result_limit=COLLECT_RESULT_LIMIT,
                 cwd=root,
                 # The run's own environment when given: node ids computed from it (a
                 # temp dir, a variable, a hash seed) must be the ones the run will see.
