@@ -199,10 +199,7 @@ def test_a_registration_done_by_an_unchanged_project_function(
 
 @pytest.mark.parametrize(
     "dep_map",
-    modes(
-        off=ON_CALL_MISSED,
-        auto=ON_CALL_MISSED + "; the map selects only the tests that ran add (test_calc.py)",
-    ),
+    modes(off=ON_CALL_MISSED),
 )
 def test_state_changed_on_call_that_a_test_which_never_calls_it_reads(
     repo: GitRepo, tmp_path: Path, dep_map: str

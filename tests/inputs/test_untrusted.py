@@ -555,6 +555,8 @@ def _load(out: Path, name: str) -> Any:
 
 def test_gate_deeply_nested_python_in_the_code_under_test(repo: GitRepo, tmp_path: Path) -> None:
     make_billing_repo(repo)
+    # The base's own suite must pass: quota lives under src/, which pytest is told of.
+    repo.write("pytest.ini", "[pytest]\npythonpath = src\n")
     repo.write("tests/test_quota.py", "import quota\n\ndef test_limit():\n    assert quota.LIMIT\n")
     repo.commit("a test that imports quota")
     repo.branch("agent")

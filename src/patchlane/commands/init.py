@@ -354,8 +354,7 @@ def render_map(
     ``packages`` are the property paths, ``module_file`` the file of ``checks.props`` (or
     ``None``: the lane is then only described in a comment), ``roots`` the fixture roots,
     ``tests`` the test files with ``@given`` tests (they make the lane, module or not),
-    ``test_roots`` the ``replay.tests`` roots (``init_layout.find_test_roots``).
-    """
+    ``test_roots`` the ``replay.tests`` roots (``init_layout.find_test_roots``)."""
     has_module = module_file is not None
     lines = [
         "# review-map.yml, scaffolded by patchlane init: edit per repository.",

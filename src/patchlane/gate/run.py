@@ -339,8 +339,7 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
             needed_by_freeze=in_play,
             result_cache=opts.property_cache,
         )
-    if started.report.cache is not None:
-        use = started.report.cache
+    if (use := started.report.cache) is not None:
         steps.count(CACHED_RUNS, use.hits, use.hits + use.misses)
     red = False  # once a lane is red the verdict is reject: the audit is not waited for
     try:
@@ -353,11 +352,9 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
                 repo, cls, registry, opts.today or today_utc(), failure_log, prop, fix
             )
         write_json(out_dir / FILE_NAMES["freeze"], frz.to_json())
-        local = (prop, fix, frz)
-        local_green = all(r.status.green for r in local)
-        red = any(r.status.red for r in local)
+        local_green = all(r.status.green for r in (prop, fix, frz))
         rep = replay(repo, cls, replay_opts, local_green, frz, out, steps)
-        red = red or rep.status == Status.FAIL
+        red = any(r.status.red for r in (prop, fix, frz)) or rep.status == Status.FAIL
     finally:
         with steps.step("property lane: oracle audit (waited for)"):
             prop = started.finish(stop=red)

@@ -481,18 +481,58 @@ def test_a_fixture_fetched_with_getfixturevalue_counts_as_used(repo: GitRepo) ->
     }
 
 
-@pytest.mark.parametrize(
-    ("source", "why"),
-    [
-        ("from functools import lru_cache\n\n\n@lru_cache\ndef f(x):\n    return x\n", "memoised"),
-        ("R = {}\n\n\ndef reg(n):\n    R[n] = 1\n\n\ndef f(x):\n    return x\n", "a registry"),
-        ("N = 0\n\n\ndef f(x):\n    global N\n    N += 1\n    return x\n", "a global"),
-    ],
-)
-def test_a_function_that_can_leave_state_is_a_module_level_change(source: str, why: str) -> None:
-    # Tests that never ran it may read what it left (a cache, a registry): every importer.
+def test_a_memoised_function_is_a_module_level_change() -> None:
+    # Tests that never ran it may have got what an earlier call left: every importer.
+    source = "from functools import lru_cache\n\n\n@lru_cache\ndef f(x):\n    return x\n"
     head = source.replace("return x\n", "return x + 1\n")
-    assert changed_functions(source.encode(), head.encode()) is None, why
+    assert changed_functions(source.encode(), head.encode()) is None
+
+
+STATEFUL = {
+    "review-map.yml": MAP,
+    "pkg/__init__.py": "",
+    "pkg/m.py": (
+        "R = {}\nN = 0\n\n\ndef reg(n):\n    R[n] = 1\n\n\ndef f(x):\n    return x\n\n\n"
+        "def g(x):\n    reg(x)\n    return x\n\n\ndef h(x):\n    return x\n"
+    ),
+    "tests/test_f.py": "from pkg.m import f\n\n\ndef test_f():\n    assert f(1) == 1\n",
+    "tests/test_g.py": "from pkg.m import g, h\n\n\ndef test_g():\n    assert g(2) == h(2)\n",
+    "tests/test_reads.py": "from pkg.m import R\n\n\ndef test_reads():\n    assert 5 not in R\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "selected"),
+    [
+        # f: no test that ran it ran reg, the function that keeps state: the map decides.
+        ("    return x\n\n\ndef g", "    return x + 0\n\n\ndef g", {"tests/test_f.py::test_f"}),
+        # h ran in test_g, which also ran reg: what reg stored may carry h's change.
+        ("def h(x):\n    return x\n", "def h(x):\n    return x + 0\n", "all"),
+        # f itself now keeps state (a global): every importer.
+        (
+            "def f(x):\n    return x\n",
+            "def f(x):\n    global N\n    N += 1\n    return x\n",
+            "all",
+        ),
+    ],
+    ids=["stateless-run", "ran-beside-state", "keeps-state-itself"],
+)
+def test_state_widens_a_body_change_only_where_the_record_says_it_may_carry(
+    repo: GitRepo, old: str, new: str, selected: object
+) -> None:
+    for path, text in STATEFUL.items():
+        repo.write(path, text)
+    base = repo.commit("a module with a registry")
+    dep = maprecord.record(repo.path, REVIEW_MAP, base, seed=3)
+    assert old in STATEFUL["pkg/m.py"]
+    repo.write("pkg/m.py", STATEFUL["pkg/m.py"].replace(old, new, 1))
+    repo.commit("a change in a body")
+    every = {
+        "tests/test_f.py::test_f",
+        "tests/test_g.py::test_g",
+        "tests/test_reads.py::test_reads",
+    }
+    assert set(_select(repo, base, dep).nodeids) == (every if selected == "all" else selected)
 
 
 @pytest.mark.parametrize(

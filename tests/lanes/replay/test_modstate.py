@@ -9,7 +9,7 @@ import ast
 import pytest
 
 from patchlane.lanes.replay.mapselect import changed_functions
-from patchlane.lanes.replay.modstate import keeps_state
+from patchlane.lanes.replay.modstate import keeps_state, stateful_functions
 
 KEEPS = {
     "a global": "N = 0\n\ndef f(x):\n    global N\n    N += 1\n    return x\n",
@@ -76,13 +76,20 @@ def test_state_that_ends_with_the_call_or_is_nobody_elses_is_not_module_state(wh
     assert not keeps_state(ast.parse(KEEPS_NONE[why])), why
 
 
-def test_a_change_in_a_module_that_keeps_state_is_module_level() -> None:
-    # In the same module without the registry, the change is inside one function.
+def test_stateful_functions_names_the_functions_that_keep_state() -> None:
+    # Selection judges a body change by the record: is the changed function one of these,
+    # or did a test that ran it also run one (mapselect)?
     source = "R = {}\n\n\ndef reg(n):\n    R[n] = 1\n\n\ndef f(x):\n    return x\n"
+    assert stateful_functions(ast.parse(source)) == [(4, 5)]
     head = source.replace("return x\n", "return x + 1\n")
-    assert changed_functions(source.encode(), head.encode()) is None
-    plain = source.replace("    R[n] = 1\n", "    return n\n")
-    assert changed_functions(plain.encode(), plain.replace("return x\n", "return x + 1\n").encode())
+    assert changed_functions(source.encode(), head.encode()) == [("f", 9, 9)]
+
+
+def test_a_module_imported_inside_the_body_is_shared_state() -> None:
+    # ``from billing import quota`` binds a module, not a local value: lowering its limit
+    # changes what every later test of the process sees.
+    source = "def add(a, b):\n    from billing import quota\n\n    quota.LIMIT -= 1\n    return a\n"
+    assert keeps_state(ast.parse(source))
 
 
 def test_a_per_call_closure_leaves_the_change_inside_its_function() -> None:

@@ -148,8 +148,7 @@ def run_child(
     what it does changes nothing of the run). Returns the ``ChildRun``. Never raises for
     anything the child does; raises ``OSError`` only when the process cannot be started at
     all, and what ``answer`` raises (the child's group killed first). Once ``stop`` is set
-    the child's group is killed as at its deadline (the run says ``timed_out``): its
-    answer is no longer wanted.
+    the child's group is killed as at its deadline (``timed_out``): no longer wanted.
     """
     read_fd, write_fd = os.pipe()
     ask_read, ask_write = os.pipe() if answer is not None else (-1, -1)

@@ -64,8 +64,11 @@ def outside_change(base: bytes, head: bytes, where: Where, package: str = "") ->
         trees = (ast.parse(base), ast.parse(head))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return "line 1: not valid Python on one side"
-    sides = (_context(trees[0], where, package), _context(trees[1], where, package))
-    return _changed(trees[0].body, trees[1].body, sides)
+    try:
+        sides = (_context(trees[0], where, package), _context(trees[1], where, package))
+        return _changed(trees[0].body, trees[1].body, sides)
+    except RecursionError:
+        return "line 1: nested too deeply to read"
 
 
 _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef

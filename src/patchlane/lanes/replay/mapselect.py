@@ -30,11 +30,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from patchlane.lanes.replay.depmap import DependencyMap
-from patchlane.lanes.replay.modstate import keeps_state
+from patchlane.lanes.replay.modstate import stateful_functions
 
 RAN = "ran changed code"
 MODULE = "module-level change"
 DATA = "read changed data"
+STATE = "changed code keeps state"
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,15 @@ def _module(
         decision.undecided[path] = "new at the head: the map has never seen it"
         return
     functions = None if change.head is None else changed_functions(change.base, change.head)
+    reach = None if functions is None else _state_widens(depmap, change, functions)
+    if reach == STATE:
+        # The changed code may leave state any later test reads, whatever it imports.
+        why = f"{path}: a changed function may change state that outlives its call"
+        decision.needs[path] = dict.fromkeys(depmap.tests, why)
+        decision.rules[path] = STATE
+        return
+    if reach == MODULE:
+        functions = None
     if functions is not None and not any(
         depmap.import_lines.get(path, frozenset()) & set(range(start, end + 1))
         for _, start, end in functions
@@ -131,6 +141,41 @@ def _module(
     for nodeid in depmap.ran_file(path):
         needs.setdefault(nodeid, f"ran {path}")
     decision.needs[path], decision.rules[path] = needs, MODULE
+
+
+def _state_widens(
+    depmap: DependencyMap, change: Change, functions: list[tuple[str, int, int]]
+) -> str | None:
+    """How far the state the change may leave reaches: ``STATE`` when a changed function may
+    itself change state outliving its call (``modstate``, at the base or the head: a test
+    that never imports this module may read what it stored elsewhere, so every test);
+    ``MODULE`` when a test that ran the changed code also ran such a function of this module
+    (it may have stored what the changed code returned: every importer); else ``None``, and
+    the map's answer stands."""
+    try:
+        base_tree, head_tree = ast.parse(change.base or b""), ast.parse(change.head or b"")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return MODULE
+    try:
+        at_base, at_head = stateful_functions(base_tree), stateful_functions(head_tree)
+    except RecursionError:
+        return STATE
+    changed = [(start, end) for _, start, end in functions]
+    if any(a <= end and start <= b for a, b in at_base for start, end in changed):
+        return STATE
+    # At the head, the changed functions' own spans (nested functions and lambdas in them
+    # included: they run, or are made, when the changed code runs).
+    names = {name for name, _, _ in functions}
+    spans = [(first, end) for name, first, _, end in _bodies(head_tree) if name in names]
+    if any(a <= end and start <= b for a, b in at_head for start, end in spans):
+        return STATE
+    ran = {
+        n
+        for _, start, end in functions
+        for n in depmap.ran_lines(change.path, range(start, end + 1))
+    }
+    beside = any(depmap.ran_lines(change.path, range(a, b + 1)) & ran for a, b in at_base)
+    return MODULE if beside else None
 
 
 def _first_importers(
@@ -205,10 +250,6 @@ def changed_functions(base: bytes, head: bytes) -> list[tuple[str, int, int]] | 
         base_bodies = _bodies(base_tree)
         head_bodies = _bodies(head_tree)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    if keeps_state(base_tree) or keeps_state(head_tree):
-        # A function here may fill module state that tests which never ran it read later
-        # (a registry, a cache): the map cannot see that, every importer may.
         return None
     old = base.decode("utf-8", "replace").splitlines()
     new = head.decode("utf-8", "replace").splitlines()

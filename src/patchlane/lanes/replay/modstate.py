@@ -53,6 +53,13 @@ _Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 def keeps_state(tree: ast.Module) -> bool:
     """Return whether some function of ``tree`` may change state that outlives its call
     and is shared by every user of the module (see the module docstring). Raises nothing."""
+    return bool(stateful_functions(tree))
+
+
+def stateful_functions(tree: ast.Module) -> list[tuple[int, int]]:
+    """Return the first and last line of every function (or lambda) of ``tree`` that may
+    change state outliving its call (see the module docstring), in source order. Raises
+    nothing."""
     # Each walk once: the import-time nodes and every function's own nodes serve all rules.
     at_import = _import_time_nodes(tree)
     functions = list(_functions(tree))
@@ -61,7 +68,11 @@ def keeps_state(tree: ast.Module) -> bool:
         at_import=_run_at_import(tree, at_import),
         readers=_readers(at_import, functions),
     )
-    return any(_changes_state(*function, module) for function in functions)
+    return [
+        (f[0].lineno, f[0].end_lineno or f[0].lineno)
+        for f in functions
+        if _changes_state(*f, module)
+    ]
 
 
 @dataclass(frozen=True)
@@ -82,7 +93,14 @@ def _changes_state(
     changes shared state; ``scope`` holds the names it or an enclosing function binds,
     ``owner`` is its class when it is a method."""
     names = (scope | _local_names(function, own)) - _declared(own, ast.Global)
-    shared = (module.bound - names) | _shared_defaults(function)
+    # What an import inside the body binds is a module (or its object): shared, not local.
+    imported = {
+        n
+        for node in own
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for n in _import_names(node)
+    }
+    shared = (module.bound - names) | _shared_defaults(function) | imported
     instance = None
     if owner is not None and owner.name in module.at_import:
         name = getattr(function, "name", "")
