@@ -105,8 +105,11 @@ def record_map(t: trial.ProjectTrial, depcache: Path, ref: str, timeout: float) 
     env.pop("PATCHLANE_DEP_MAP", None)
     env.pop("PATCHLANE_CACHE_DIR", None)
     proc = trial.run(argv, cwd=t.repo, env=env, timeout=timeout + 60)
-    lines = [line for line in proc.stdout.strip().splitlines() if line.strip()]
-    path = Path(lines[-1].strip()) if lines else Path()
+    # The map of the base commit: ``maps/<commit>/<sha256>.json`` (``depmap.DependencyMap.write``).
+    found = sorted(
+        (depcache / "maps" / t.commits[ref]).glob("*.json"), key=lambda f: f.stat().st_mtime
+    )
+    path = found[-1] if found else Path()
     if proc.returncode != 0 or not path.is_file():
         tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-4:])
         return Recording(proc.seconds, False, "", 0, 0, False, f"exit {proc.returncode}: {tail}")
@@ -138,7 +141,8 @@ class Testmon:
 
 def _testmon_run(python: Path, tree: Path, timeout: float) -> tuple[trial.Proc, dict[str, int]]:
     """Run ``pytest --testmon`` in ``tree``; return the process and pytest's summary counts."""
-    argv = trial.pytest_argv(python, [], "--testmon", "--tb=no")
+    # Not trial.pytest_argv: testmon needs pytest's cacheprovider (its ``--lf`` option).
+    argv = [os.fspath(python), "-m", "pytest", "-q", "-rfE", "--testmon", "--tb=no"]
     proc = trial.run(argv, cwd=tree, env=trial.clean_env({"PYTHONHASHSEED": "0"}), timeout=timeout)
     counts, _, _ = trial.parse_pytest_output(proc.stdout + proc.stderr)
     return proc, counts
