@@ -100,6 +100,15 @@ class Project:
     tests: tuple[str, ...]  # test directories: replay.tests, and the full suite's arguments
     deps: tuple[str, ...] = ()  # test dependencies installed into the project's venv
     mutate_exclude: tuple[str, ...] = ()  # source files no mutant is planted in
+    # Written into the sdist's [tool.pytest.ini_options] (pytest's own ``pythonpath``) on every
+    # commit: a src layout's tests import the commit under test, never an installed copy.
+    pythonpath: tuple[str, ...] = ()
+    # Tests deleted on every commit (node ids, a class or a function): those that fail at
+    # every version here for an environment reason (listed in bench/README.md).
+    drop_tests: tuple[str, ...] = ()
+    # pytest settings removed from the same section (``minversion`` makes pytest import the
+    # installed ``packaging`` before ``pythonpath`` applies: packaging's tests would test it).
+    drop_ini: tuple[str, ...] = ()
     note: str = ""
 
 
@@ -161,6 +170,78 @@ PROJECTS: dict[str, Project] = {
             tests=("tests/",),
             note="unittest style, ~1,260 tests (110 subtests), no dependencies; full suite ~2 s "
             "(not run by default; bench_overhead.py's ~1,000-test project)",
+        ),
+        # Issue 20's real libraries (bench/README.md, "Issue 20: real libraries"); none is a
+        # default. The src layouts get pytest's ``pythonpath`` (``Project.pythonpath``).
+        Project(
+            name="pyrsistent",
+            dist="pyrsistent",
+            versions=("0.19.3", "0.20.0"),
+            mutant_base="0.20.0",
+            packages=("pyrsistent/",),
+            imports=("pyrsistent",),
+            tests=("tests/",),
+            deps=("pytest", "hypothesis"),
+            note="pytest, *_test.py files, Hypothesis; the pure-Python pvector (the C "
+            "extension is never built); full suite ~10 s",
+        ),
+        Project(
+            name="jinja2",
+            dist="jinja2",
+            versions=("3.1.5", "3.1.6"),
+            mutant_base="3.1.6",
+            packages=("src/jinja2/",),
+            imports=("jinja2",),
+            tests=("tests/",),
+            deps=("pytest", "trio", "markupsafe"),
+            pythonpath=("src",),
+            note="pytest, src layout, filterwarnings = error; trio for the async tests",
+        ),
+        Project(
+            name="packaging",
+            dist="packaging",
+            versions=("26.3", "26.4"),
+            mutant_base="26.4",
+            packages=("src/packaging/",),
+            imports=("packaging", "packaging.version", "packaging.specifiers"),
+            tests=("tests/",),
+            deps=("pytest", "pretend", "tomli_w", "hypothesis", "pip"),
+            pythonpath=("src",),
+            drop_ini=("minversion",),
+            note="pytest, src layout, ~62,000 parametrized tests",
+        ),
+        Project(
+            name="networkx",
+            dist="networkx",
+            versions=("3.6", "3.6.1"),
+            mutant_base="3.6.1",
+            packages=("networkx/",),
+            imports=("networkx",),
+            tests=("networkx/",),
+            # numpy and scipy left out (and matplotlib, pandas, pygraphviz, pydot, sympy):
+            # their tests skip or are not collected; with them the suite took > 8 min here.
+            deps=("pytest",),
+            note="pytest, tests inside the package (networkx/**/tests/), decorators on most "
+            "functions; no numpy/scipy/matplotlib/pandas/pygraphviz/pydot/sympy",
+        ),
+        Project(
+            name="attrs",
+            dist="attrs",
+            versions=("25.4.0", "26.1.0"),
+            mutant_base="26.1.0",
+            packages=("src/attr/", "src/attrs/"),
+            imports=("attr", "attrs"),
+            tests=("tests/",),
+            deps=("pytest", "hypothesis", "pympler", "cloudpickle", "pytest-testmon"),
+            pythonpath=("src",),
+            drop_tests=(
+                # attrs' installed metadata: the trial never installs the project
+                "tests/test_packaging.py::TestLegacyMetadataHack",
+                # fails on Python 3.11.7 at 26.1.0 (the wrapped converter's return type)
+                "tests/test_converters.py::TestPipe::test_wrapped_annotation",
+            ),
+            note="pytest, src layout, --import-mode=importlib, Hypothesis; pytest-testmon for "
+            "bench_issue20.py --testmon",
         ),
     )
 }
@@ -532,14 +613,47 @@ def make_overlay(project: Project, python: Path, trees: Sequence[Path], style: s
     return Overlay(files, notes)
 
 
-def stage(tree: Path, overlay: Overlay, dest: Path) -> Path:
-    """Copy ``tree`` into ``dest`` and write the overlay over it."""
+def stage(tree: Path, overlay: Overlay, dest: Path, project: Project | None = None) -> Path:
+    """Copy ``tree`` into ``dest`` and write the overlay over it; with ``project``, its
+    ``pythonpath`` goes into ``pyproject.toml`` (``edit_pytest_ini``) and its ``drop_tests``
+    are deleted where the tree has them."""
     copy_tree(tree, dest)
     for rel, text in overlay.files.items():
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
+    if project is not None and (project.pythonpath or project.drop_ini):
+        edit_pytest_ini(dest / "pyproject.toml", project.pythonpath, project.drop_ini)
+    by_file: dict[str, list[list[str]]] = {}
+    for nodeid in project.drop_tests if project is not None else ():
+        path, names = split_nodeid(nodeid)
+        by_file.setdefault(path, []).append(names)
+    for rel, names_list in by_file.items():
+        target = dest / rel
+        for names in names_list:  # one at a time: a version without that test keeps the rest
+            text = (
+                delete_tests(target.read_text(encoding="utf-8"), [names])
+                if target.is_file()
+                else None
+            )
+            if text is not None:
+                target.write_text(text, encoding="utf-8")
     return dest
+
+
+def edit_pytest_ini(pyproject: Path, pythonpath: Sequence[str], drop: Sequence[str]) -> None:
+    """Under ``[tool.pytest.ini_options]`` of ``pyproject``, add pytest's ``pythonpath = [...]``
+    (a src layout: the tests then import the tree's package, as an editable install would, and
+    no installed copy) and remove the one-line settings named in ``drop``. Raises
+    ``TrialError`` when there is no such section or it already sets ``pythonpath``."""
+    text = pyproject.read_text(encoding="utf-8") if pyproject.is_file() else ""
+    header = "[tool.pytest.ini_options]\n"
+    if header not in text or re.search(r"(?m)^pythonpath\s*=", text):
+        raise TrialError(f"{pyproject}: no [tool.pytest.ini_options] to add pythonpath to")
+    for key in drop:
+        text = re.sub(rf"(?m)^{re.escape(key)}\s*=.*\n", "", text, count=1)
+    line = f"pythonpath = {json.dumps(list(pythonpath))}\n" if pythonpath else ""
+    pyproject.write_text(text.replace(header, header + line, 1), encoding="utf-8")
 
 
 # --------------------------------------------------------------------------------------------
@@ -777,7 +891,9 @@ def pick_mutants(project: Project, tree_dir: Path, count: int, seed: int) -> lis
             rel = path.relative_to(tree_dir).as_posix()
             name = path.name
             if (
-                under(rel, project.tests)
+                # A test root that is the package itself (networkx): its test files are
+                # told by name below, its other files are source.
+                under(rel, [t for t in project.tests if t not in project.packages])
                 or rel in project.mutate_exclude
                 or name.startswith("test_")
                 or name == "conftest.py"
@@ -1392,7 +1508,7 @@ class ProjectTrial:
         staged = self.scratch / "stage"
         if staged.exists():
             shutil.rmtree(staged)
-        stage(tree, self.overlay, staged)
+        stage(tree, self.overlay, staged, self.p)
         commit = commit_dir(self.repo, staged, parent, message)
         shutil.rmtree(staged)
         return commit
