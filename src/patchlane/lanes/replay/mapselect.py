@@ -2,12 +2,14 @@
 
 For each changed path the map can speak for (``decide``), the tests it needs are:
 
-- a change inside one function's body (at the base and at the head), in a module that keeps
-  no state a function can change (``lanes.replay.modstate``): the tests that ran that
-  function at the base (rule ``ran changed code``), its fixtures' setup included; every
-  Hypothesis test that ran any line of the file; every test that uses a fixture wider than
-  a function that one of those tests used; and every importer of a module one of them
-  imported first;
+- a change inside one function's body (at the base and at the head; decorated or not,
+  unless the decorator may cache): the tests that ran that function at the base (rule
+  ``ran changed code``), its fixtures' setup included; every Hypothesis test that ran any
+  line of the file; every test that uses a fixture wider than a function that one of those
+  tests used; and every importer of a module one of them imported first. When the changed
+  function may itself change state that outlives its call (``lanes.replay.modstate``),
+  every test (rule ``changed code keeps state``); when a test that ran it also ran a
+  function of the module that may, every importer (below);
 - any other change to a module (imports, constants, class bodies, decorators, signatures,
   ``__all__``; a deleted module; a function the module runs while it is imported): every
   test that imported the module, statically or at run time, or ran any of its lines (rule
