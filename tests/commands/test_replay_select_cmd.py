@@ -11,7 +11,13 @@ import pytest
 from patchlane.lanes.replay.slicefile import parse, render
 from patchlane.main import main
 from tests.gitrepo import GitRepo, run_patchlane, stderr_lines
-from tests.lanes.replay.test_select import copy_example, patch, project
+from tests.lanes.replay.test_select import PROJECT, copy_example, patch, project
+
+# The project, with a test that takes longer than a short recording timeout allows.
+PROJECT_WITH_A_SLOW_TEST = {
+    **PROJECT,
+    "tests/test_slow.py": "import time\n\n\ndef test_slow():\n    time.sleep(30)\n",
+}
 
 
 def select_argv(repo: GitRepo, out: Path, *args: str) -> list[str]:
@@ -247,3 +253,38 @@ def test_by_default_the_canary_draws_20_tests_outside_the_slice_and_says_so(
     assert (canary["share"], canary["min"]) == (0.05, 20)
     assert main([*select_argv(repo, out), "--all", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["canary"] is None  # the slice is the suite
+
+
+def test_a_map_recording_past_its_timeout_leaves_the_static_rules(
+    repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The base's suite takes longer than --dep-map-timeout allows: no map, and the slice
+    # keeps to the static rules; the JSON says why.
+    project(repo, PROJECT_WITH_A_SLOW_TEST)
+    patch(repo, {"pkg/c.py": "C = 3\n"})
+    out = tmp_path / "s.txt"
+    argv = [*select_argv(repo, out), "--json", "--dep-map", "auto", "--dep-map-timeout", "2"]
+    argv += ["--dep-cache", str(tmp_path / "cache")]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["dependency_map"].startswith("none") and "timed out" in doc["dependency_map"]
+    assert doc["count"] >= 1
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon"])
+def test_a_bad_dep_map_timeout_is_exit_2(repo: GitRepo, tmp_path: Path, value: str) -> None:
+    project(repo)
+    proc = run_patchlane(*select_argv(repo, tmp_path / "s.txt", "--dep-map-timeout", value))
+    assert proc.returncode == 2
+    assert "--dep-map-timeout" in stderr_lines(proc)[-1]
+
+
+def test_a_bad_dep_map_timeout_in_the_environment_is_exit_2(repo: GitRepo, tmp_path: Path) -> None:
+    import os
+
+    project(repo)
+    env = {**os.environ, "PATCHLANE_DEP_MAP_TIMEOUT": "never", "PATCHLANE_DEP_MAP": "auto"}
+    proc = run_patchlane(*select_argv(repo, tmp_path / "s.txt"), env=env)
+    assert proc.returncode == 2
+    (line,) = stderr_lines(proc)
+    assert "PATCHLANE_DEP_MAP_TIMEOUT" in line
