@@ -244,6 +244,30 @@ def test_a_patch_tuned_to_the_public_seed_is_rejected_and_the_drawn_seed_is_reco
     assert re.search(rf"receipt sha256 [0-9a-f]{{64}}, hash seed {drawn} \(fail", note)
 
 
+SENSES_THE_SEED = """\
+import os
+
+from billing.calc import add
+
+
+def test_add_zero():
+    # Passes only where a hash seed is pinned in the environment (as the gate pins one).
+    assert add(0, 0) == 0 and os.environ.get("PYTHONHASHSEED")
+"""
+
+
+def test_a_test_that_passes_only_where_the_hash_seed_is_pinned_is_not_accepted(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    # The run hashes under its drawn seed, yet its tests see a plain pytest environment:
+    # a new test red under the project's own pytest is red in the replay too.
+    patch(project, {"tests/test_a_new.py": SENSES_THE_SEED})
+    assert own_pytest(project) == 1
+    out = tmp_path / "ev"
+    assert gate(project, out) == 1
+    assert load(out, "replay-report.json")["failed"] == ["tests/test_a_new.py::test_add_zero"]
+
+
 # --- the project's own warning filters ------------------------------------------------------
 
 WARNS = """\

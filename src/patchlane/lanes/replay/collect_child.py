@@ -219,6 +219,10 @@ def main() -> None:
     )
     args = list(job["args"])
     args[:0] = without_xdist()
+    # The drawn hash seed took effect at start-up; what the test modules read at import is
+    # a plain ``pytest`` run's environment (as in the run child).
+    os.environ.pop("PYTHONHASHSEED", None)
+    os.environ.pop("PATCHLANE_SEED", None)
     try:
         code = int(pytest.main(args, plugins=[collector]))
     except BaseException as e:  # noqa: BLE001 - whatever the project does, report it
