@@ -370,7 +370,7 @@ def _guard(writer: ResultWriter, fd: int, token: str) -> Guard:
 
 def hide_drawn_seed() -> None:
     """Remove ``PYTHONHASHSEED`` and ``PATCHLANE_SEED`` from this process's environment
-    (the seed already took effect at start-up): what a test reads there is then what a
+    (the drawn value already took effect at start-up): what a test reads there is then what a
     plain ``pytest`` run gives it, and its own children hash as theirs would."""
     os.environ.pop("PYTHONHASHSEED", None)
     os.environ.pop("PATCHLANE_SEED", None)
