@@ -60,7 +60,6 @@ from patchlane.lanes.replay.staticrules import (
     StaticRules,
     conftests,
     is_suite_path,
-    is_test_module,
     named_basenames,
     names_file,
 )
@@ -187,18 +186,19 @@ class _Selector:
         self.shared_state = self._shared_state()
 
     def _shared_state(self) -> dict[str, str]:
-        """Changed Python files of the head that change state every later test in the
-        process shares (``sharedstate``) -> where and how."""
+        """Changed test files of the head that change state every later test in the process
+        shares (``sharedstate``, every function read) -> where and how. A changed code module
+        is judged by what of its import-time code changed (``_outside_state``: ``inert``), not
+        by what it did at the base already (an ABC registered at import, unchanged)."""
         from patchlane.lanes.replay.sharedstate import shared_state_change
 
         tests = self.map.replay.tests
         found: dict[str, str] = {}
         for path in sorted(self.changed):
             data = self.sources.get(path)
-            if data is None:
+            if data is None or not is_suite_path(path, tests, self.patterns):
                 continue
-            test = under_any(path, tests) or is_test_module(path, self.patterns)
-            where = shared_state_change(data, every_function=test)
+            where = shared_state_change(data, every_function=True)
             if where is not None:
                 found[path] = where
         return found
