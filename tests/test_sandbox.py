@@ -73,13 +73,20 @@ def test_a_test_run_cannot_write_outside_its_tree_or_reach_the_network(
         "cache": cache / "maps-forged.json",
         "work_tree": work_tree / "src.py",
         "home": Path.home() / ".cache" / f"patchlane-sandbox-test-{os.getpid()}",
-        "system_tmp": Path("/tmp") / f"patchlane-sandbox-test-{os.getpid()}",
     }
+    # /tmp is writable, but it is the child's own: nothing lands in the host's.
+    private_tmp = Path("/tmp") / f"patchlane-sandbox-test-{os.getpid()}"
     monkeypatch.setenv("PATCHLANE_TEST_SECRET_TOKEN", "hunter2")
     port = listener.getsockname()[1]
-    tree = write_tree(tmp_path / "tree", {"tests/test_escape.py": _escape_tests(targets, port)})
+    tests = _escape_tests(targets, port) + (
+        "\n\ndef test_private_tmp():\n"
+        f"    pathlib.Path({str(private_tmp)!r}).write_text('mine')\n"
+        f"    assert pathlib.Path({str(private_tmp)!r}).read_text() == 'mine'\n"
+    )
+    tree = write_tree(tmp_path / "tree", {"tests/test_escape.py": tests})
     ids = [f"tests/test_escape.py::test_write_{n}" for n in targets]
     ids += [f"tests/test_escape.py::test_{n}" for n in ("connect", "write_own_tree", "environment")]
+    ids.append("tests/test_escape.py::test_private_tmp")
 
     run = run_tests(tree, nodeids=ids, hash_seed=3, timeout_s=120)
 
@@ -88,7 +95,9 @@ def test_a_test_run_cannot_write_outside_its_tree_or_reach_the_network(
         **{n: FAILED for n in ids[: len(targets) + 1]},
         "tests/test_escape.py::test_write_own_tree": PASSED,
         "tests/test_escape.py::test_environment": PASSED,
+        "tests/test_escape.py::test_private_tmp": PASSED,
     }
+    assert not private_tmp.exists()
     for name, target in targets.items():
         assert not target.exists(), name
         # The attempt is in the evidence: the failing test's own error.

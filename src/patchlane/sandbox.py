@@ -70,6 +70,7 @@ _SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh")
 # the machine's services (a unix socket is a file: a network namespace does not stop it).
 # ``/dev/shm`` is the fresh ``/dev``'s own.
 _SHARED_PLACES = ("/tmp", "/var/tmp", "/run", "/var/run")  # noqa: S108
+_WRITABLE_TEMP = ("/tmp", "/var/tmp")  # noqa: S108 - private tmpfs mounts, never the host's
 
 
 def hide_file(path: Path) -> None:
@@ -168,8 +169,11 @@ def bwrap_args(isolation: Isolation, confinement: Confinement, cwd: Path) -> lis
         if secret.is_file():
             args += ["--ro-bind", "/dev/null", os.fspath(secret)]
     # Last, once every mount point below them exists: a write into a hidden place fails
-    # instead of landing in a throwaway directory, so the attempt shows.
-    for place in sorted(set(hidden), key=_depth):
+    # instead of landing in a throwaway directory, so the attempt shows. ``/tmp`` and
+    # ``/var/tmp`` stay writable, each an empty tmpfs of this child's own: code that keeps
+    # a cache there behaves as it does on the host, where the full suite runs.
+    temporary = {_real(Path(p)) for p in _WRITABLE_TEMP if Path(p).is_dir()}
+    for place in sorted(set(hidden) - temporary, key=_depth):
         args += ["--remount-ro", os.fspath(place)]
     args += ["--chdir", os.fspath(_real(cwd))]
     return args
