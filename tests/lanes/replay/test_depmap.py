@@ -632,3 +632,26 @@ def test_the_importers_of_a_module_a_needed_test_imported_first_are_selected(
         "tests/test_a.py::test_a",
         "tests/test_b.py::test_b",
     }
+
+
+def test_a_module_level_change_that_makes_a_function_keep_state_selects_every_test(
+    repo: GitRepo,
+) -> None:
+    # An import added at the top (module-level) and, in h, a store into another module:
+    # the importers of pkg.m are not all the tests that may read what h now leaves.
+    for path, text in STATEFUL.items():
+        repo.write(path, text)
+    repo.write("pkg/other.py", "LIMIT = 10\n")
+    repo.write(
+        "tests/test_other.py",
+        "from pkg import other\n\n\ndef test_limit():\n    assert other.LIMIT == 10\n",
+    )
+    base = repo.commit("a module with a registry, and another module")
+    dep = maprecord.record(repo.path, REVIEW_MAP, base, seed=3)
+    head = STATEFUL["pkg/m.py"].replace("R = {}\n", "from pkg import other\n\nR = {}\n", 1)
+    head = head.replace(
+        "def h(x):\n    return x\n", "def h(x):\n    other.LIMIT = 3\n    return x\n"
+    )
+    repo.write("pkg/m.py", head)
+    repo.commit("h lowers the other module's limit")
+    assert "tests/test_other.py::test_limit" in set(_select(repo, base, dep).nodeids)

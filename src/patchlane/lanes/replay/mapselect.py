@@ -102,7 +102,10 @@ def _module(
         decision.undecided[path] = "new at the head: the map has never seen it"
         return
     functions = None if change.head is None else changed_functions(change.base, change.head)
-    reach = None if functions is None else _state_widens(depmap, change, functions)
+    if functions is not None:
+        reach = _state_widens(depmap, change, functions)
+    else:
+        reach = STATE if change.head is not None and _stateful_changed(change) else None
     if reach == STATE:
         # The changed code may leave state any later test reads, whatever it imports.
         why = f"{path}: a changed function may change state that outlives its call"
@@ -178,6 +181,32 @@ def _state_widens(
     }
     beside = any(depmap.ran_lines(change.path, range(a, b + 1)) & ran for a, b in at_base)
     return MODULE if beside else None
+
+
+def _stateful_changed(change: Change) -> bool:
+    """Whether a module-level change also changes (or adds) a function that may change
+    state outliving its call (``modstate``): what it stores is read by tests that never
+    import this module, so the importers are not enough."""
+    try:
+        base_tree, head_tree = ast.parse(change.base or b""), ast.parse(change.head or b"")
+        spans = stateful_functions(head_tree)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    if not spans:
+        return False
+    old = (change.base or b"").decode("utf-8", "replace").splitlines()
+    new = (change.head or b"").decode("utf-8", "replace").splitlines()
+    at_base = {name: old[first - 1 : end] for name, first, _, end in _bodies(base_tree)}
+    named = {first: name for name, first, _, _ in _bodies(head_tree)}
+    whole = "\n".join(old)
+    for start, end in spans:
+        text = new[start - 1 : end]
+        if start in named:
+            if at_base.get(named[start]) != text:
+                return True
+        elif "\n".join(text) not in whole:
+            return True  # a lambda, a cached function: its text is not the base's
+    return False
 
 
 def _first_importers(
