@@ -514,8 +514,15 @@ STATEFUL = {
             "def f(x):\n    global N\n    N += 1\n    return x\n",
             "all",
         ),
+        # f now changes the object its caller handed in (a module's settings, say), through
+        # an alias: what it stores outlives the call, for tests that never import pkg.m.
+        (
+            "def f(x):\n    return x\n",
+            "def f(x):\n    s = x\n    s.update(k=1)\n    return x\n",
+            "all",
+        ),
     ],
-    ids=["stateless-run", "ran-beside-state", "keeps-state-itself"],
+    ids=["stateless-run", "ran-beside-state", "keeps-state-itself", "mutates-what-it-is-passed"],
 )
 def test_state_widens_a_body_change_only_where_the_record_says_it_may_carry(
     repo: GitRepo, old: str, new: str, selected: object

@@ -96,3 +96,14 @@ def test_a_per_call_closure_leaves_the_change_inside_its_function() -> None:
     source = KEEPS_NONE["a closure made per call"]
     head = source.replace("n += 1", "n += 2")
     assert changed_functions(source.encode(), head.encode()) == [("sample.feed", 5, 7)]
+
+
+def test_what_the_caller_handed_in_counts_only_when_asked() -> None:
+    # For the changed function itself (mapselect), a store into a parameter, or into a local
+    # bound to one, may reach a module's object; for the functions beside it, not.
+    source = "def normalize(settings):\n    s = settings\n    s['currency'] = 'eur'\n    return s\n"
+    tree = ast.parse(source)
+    assert stateful_functions(tree, passed_in=True) == [(1, 4)]
+    assert stateful_functions(tree) == []
+    copied = source.replace("s = settings", "s = dict(settings)")
+    assert stateful_functions(ast.parse(copied), passed_in=True) == []

@@ -162,7 +162,10 @@ def _state_widens(
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return MODULE
     try:
-        at_base, at_head = stateful_functions(base_tree), stateful_functions(head_tree)
+        # The changed function's own stores count also into what its caller handed in.
+        at_base = stateful_functions(base_tree, passed_in=True)
+        at_head = stateful_functions(head_tree, passed_in=True)
+        beside_base = stateful_functions(base_tree)
     except RecursionError:
         return STATE
     changed = [(start, end) for _, start, end in functions]
@@ -179,7 +182,7 @@ def _state_widens(
         for _, start, end in functions
         for n in depmap.ran_lines(change.path, range(start, end + 1))
     }
-    beside = any(depmap.ran_lines(change.path, range(a, b + 1)) & ran for a, b in at_base)
+    beside = any(depmap.ran_lines(change.path, range(a, b + 1)) & ran for a, b in beside_base)
     return MODULE if beside else None
 
 
@@ -189,7 +192,7 @@ def _stateful_changed(change: Change) -> bool:
     import this module, so the importers are not enough."""
     try:
         base_tree, head_tree = ast.parse(change.base or b""), ast.parse(change.head or b"")
-        spans = stateful_functions(head_tree)
+        spans = stateful_functions(head_tree, passed_in=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True
     if not spans:

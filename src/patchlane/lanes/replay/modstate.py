@@ -56,10 +56,12 @@ def keeps_state(tree: ast.Module) -> bool:
     return bool(stateful_functions(tree))
 
 
-def stateful_functions(tree: ast.Module) -> list[tuple[int, int]]:
+def stateful_functions(tree: ast.Module, *, passed_in: bool = False) -> list[tuple[int, int]]:
     """Return the first and last line of every function (or lambda) of ``tree`` that may
-    change state outliving its call (see the module docstring), in source order. Raises
-    nothing."""
+    change state outliving its call (see the module docstring), in source order. With
+    ``passed_in``, a store into what the caller handed in (a parameter, or a local bound to
+    one: ``s = settings; s["k"] = v``) counts too: the caller's object may be a module's.
+    Raises nothing."""
     # Each walk once: the import-time nodes and every function's own nodes serve all rules.
     at_import = _import_time_nodes(tree)
     functions = list(_functions(tree))
@@ -71,7 +73,7 @@ def stateful_functions(tree: ast.Module) -> list[tuple[int, int]]:
     return [
         (f[0].lineno, f[0].end_lineno or f[0].lineno)
         for f in functions
-        if _changes_state(*f, module)
+        if _changes_state(*f, module, passed_in=passed_in)
     ]
 
 
@@ -88,6 +90,8 @@ def _changes_state(
     owner: ast.ClassDef | None,
     own: list[ast.AST],
     module: _Module,
+    *,
+    passed_in: bool = False,
 ) -> bool:
     """Whether ``function``'s own body ``own`` (nested functions are judged on their own)
     changes shared state; ``scope`` holds the names it or an enclosing function binds,
@@ -101,6 +105,8 @@ def _changes_state(
         for n in _import_names(node)
     }
     shared = (module.bound - names) | _shared_defaults(function) | imported
+    if passed_in:
+        shared |= _passed_in(function, owner, own, shared)
     instance = None
     if owner is not None and owner.name in module.at_import:
         name = getattr(function, "name", "")
@@ -263,6 +269,30 @@ def _local_names(function: _Function, own: list[ast.AST]) -> frozenset[str]:
         elif isinstance(node, ast.ExceptHandler) and node.name:
             names.add(node.name)
     return frozenset(names - _declared(own, ast.Nonlocal))
+
+
+def _passed_in(
+    function: _Function, owner: ast.ClassDef | None, own: list[ast.AST], shared: frozenset[str]
+) -> frozenset[str]:
+    """The parameters (a method's instance aside, which ``_shared_target`` judges) and the
+    local names bound to one of them or to ``shared`` (``s = settings``): what the caller
+    handed in may be a module's object, so a store into it outlives the call."""
+    args = function.args
+    params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    params += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    decorators = getattr(function, "decorator_list", [])
+    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in decorators)
+    if owner is not None and params and not static:
+        params = params[1:]
+    passed = set(params) | set(shared)
+    for node in own:
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in passed
+        ):
+            passed.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return frozenset(passed - set(shared))
 
 
 def _shared_defaults(function: _Function) -> frozenset[str]:
