@@ -255,9 +255,10 @@ def test_a_map_the_heads_property_forges_during_the_gate_is_not_the_one_used(
     out = tmp_path / "ev"
     assert gate(project, out, cache) == 1
     if isolation().sandboxed:
-        # The cache is read-only in the sandbox: the forgery fails, and so does the property.
+        # The cache is out of the sandbox's reach: the forgery fails (read-only) or lands in
+        # the child's own /tmp, and the host's cache never holds it.
         assert not target.exists()
-        assert "Read-only file system" in load(out, "verdict.json")["reasons"][0]["message"]
+        assert load(out, "verdict.json")["verdict"] == "reject"
         return
     assert target.is_file()  # the property did write its map, after the lookup
     replay = load(out, "replay-report.json")
