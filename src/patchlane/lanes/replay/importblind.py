@@ -12,7 +12,6 @@ can be found for.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -38,7 +37,7 @@ def resolve(
     by_file: dict[str, list[str]] = {}
     for nodeid in tests:
         by_file.setdefault(nodeid.split("::", 1)[0], []).append(nodeid)
-    sources = _python_sources(tree)
+    sources = importgraph.python_sources(tree)
     graph = importgraph.build(sources, roots, by_file)
     imported = recording.get("imported", {})
     for start in starts:
@@ -77,16 +76,3 @@ def _blind_importers(
             for context in contexts:
                 if context != EVERY:
                     blind.setdefault(context, reason)
-
-
-def _python_sources(root: Path) -> dict[str, bytes]:
-    """Every ``.py`` file of the tree (repository path -> bytes), as selection reads it."""
-    out: dict[str, bytes] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        rel_dir = Path(dirpath).relative_to(root).as_posix()
-        for name in sorted(filenames):
-            if name.endswith(".py"):
-                rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-                out[rel] = (Path(dirpath) / name).read_bytes()
-    return out

@@ -25,9 +25,11 @@ from __future__ import annotations
 import ast
 import doctest
 import itertools
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from patchlane.inputs.paths import under
 from patchlane.inputs.untrusted import MAX_PYTHON_BYTES
@@ -354,3 +356,27 @@ def build(
         unparsable=tuple(sorted(unparsable)),
         starts_processes=tuple(sorted(starters)),
     )
+
+
+def python_sources(root: Path) -> dict[str, bytes]:
+    """Return every ``.py`` file of the materialised tree ``root`` (repository path ->
+    bytes), in a stable order: what the graph is built from."""
+    out: dict[str, bytes] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+                out[rel] = (Path(dirpath) / name).read_bytes()
+    return out
+
+
+def tree_roots(root: Path, pythonpath: Iterable[str] = ()) -> list[str]:
+    """Return the directories of the tree ``root`` project modules import from: the tree
+    itself (``""``), ``src`` when there is one, and the property lane's ``pythonpath``."""
+    roots = [""]
+    if (root / "src").is_dir():
+        roots.append("src")
+    roots.extend(p.rstrip("/") for p in pythonpath)
+    return roots

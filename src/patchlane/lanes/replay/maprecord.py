@@ -228,11 +228,10 @@ def _blind_at_import(
     """The recording's blind contexts, with each process start at import charged to the
     tests that imported its module (``importblind``), by the base's own import roots."""
     from patchlane.lanes.replay.importblind import resolve
+    from patchlane.lanes.replay.importgraph import tree_roots
 
-    roots = [""] + (["src"] if (tree / "src").is_dir() else [])
-    if review_map.property is not None:
-        roots.extend(p.rstrip("/") for p in review_map.property.pythonpath)
-    return resolve(data, tree, roots, tests)
+    lane = review_map.property
+    return resolve(data, tree, tree_roots(tree, lane.pythonpath if lane else ()), tests)
 
 
 def _build_base(review_map: ReviewMap, tree: Path) -> None:

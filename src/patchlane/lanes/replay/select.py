@@ -137,19 +137,6 @@ def file_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
-def _python_sources(root: Path) -> dict[str, bytes]:
-    """Return every ``.py`` file of the materialised tree (repository path -> bytes)."""
-    out: dict[str, bytes] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        rel_dir = Path(dirpath).relative_to(root).as_posix()
-        for name in sorted(filenames):
-            if name.endswith(".py"):
-                rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-                out[rel] = (Path(dirpath) / name).read_bytes()
-    return out
-
-
 def _all_files(root: Path) -> list[str]:
     out: list[str] = []
     for dirpath, _, filenames in os.walk(root):
@@ -173,7 +160,7 @@ class _Selector:
         self.changed = changed
         # What a test module is, by the base's pytest configuration (docs/architecture.md §2).
         self.patterns = patterns
-        self.sources = _python_sources(root)
+        self.sources = importgraph.python_sources(root)
         self.reasons: dict[str, list[str]] = {}
         self.rules: dict[str, set[str]] = {}
         self.notes: list[str] = []
@@ -219,12 +206,8 @@ class _Selector:
         return True
 
     def roots(self) -> list[str]:
-        roots = [""]
-        if (self.root / "src").is_dir():
-            roots.append("src")
-        if self.map.property is not None:
-            roots.extend(p.rstrip("/") for p in self.map.property.pythonpath)
-        return roots
+        lane = self.map.property
+        return importgraph.tree_roots(self.root, lane.pythonpath if lane is not None else ())
 
     def by_imports_and_fixtures(
         self, by_file: dict[str, list[str]], graph: importgraph.ImportGraph
