@@ -35,6 +35,11 @@ INERT = {
     "stdlib imports and a pattern": ("", "import os\nimport re\n\nPAT = re.compile('x+')\n"),
     "a project module imported at collection": ("", "from billing.early import thing\n"),
     "a relative import of one": ("", "from .early import thing\n"),
+    "typing imports under their own names": (
+        "",
+        "from typing import TypeVar\nfrom dataclasses import dataclass\n\nT = TypeVar('T')\n\n\n"
+        "@dataclass\nclass P:\n    x: int = 0\n",
+    ),
     "a property": (
         "class A:\n    pass\n",
         "class A:\n    @property\n    def x(self):\n        return 1\n",
@@ -87,6 +92,27 @@ OUTSIDE_REACHING = {
     "a relative import of one": ("", "from . import hooks\n"),
     "a rebinding of __name__": ("", "__name__ = '__main__'\n"),
     "not valid Python": ("X = 1\n", "X = (\n"),
+    # What a name is, the module's bindings say, never its spelling:
+    "a project setter imported as dict": (
+        "",
+        "from billing.config import set_mode as dict\n\nX = dict('loose')\n",
+    ),
+    "a project decorator imported as property": (
+        "",
+        "from billing.hooks import register as property\n\n\n@property\ndef f():\n    pass\n",
+    ),
+    "a project module imported as re": (
+        "",
+        "import billing.hooks as re\n\nPAT = re.compile('x')\n",
+    ),
+    "a builtin the module rebinds": (
+        "",
+        "from billing.hooks import make\n\nfrozenset = make\nX = frozenset()\n",
+    ),
+    "a builtin base the module rebinds": (
+        "from billing.hooks import Plugin\n\nValueError = Plugin\n",
+        "from billing.hooks import Plugin\n\nValueError = Plugin\n\n\nclass E(ValueError):\n    pass\n",
+    ),
 }
 
 

@@ -51,6 +51,8 @@ class _Module:
     classes: dict[str, ast.ClassDef]
     where: Where
     package: str
+    originals: dict[str, str]  # name bound by ``from X import N as name`` -> ``N``
+    rebound: frozenset[str]  # every name the module stores or defines anywhere
 
 
 def outside_change(base: bytes, head: bytes, where: Where, package: str = "") -> str | None:
@@ -129,6 +131,7 @@ def _dump(value: object) -> str:
 
 def _context(tree: ast.Module, where: Where, package: str) -> _Module:
     imported: dict[str, str] = {}
+    originals: dict[str, str] = {}
     bound: dict[str, bool] = {}
     classes: dict[str, ast.ClassDef] = {}
     for node in tree.body:
@@ -141,6 +144,7 @@ def _context(tree: ast.Module, where: Where, package: str) -> _Module:
             source = _absolute(node, package)
             for a in node.names:
                 imported[a.asname or a.name] = source
+                originals[a.asname or a.name] = a.name
         elif isinstance(node, ast.ClassDef):
             classes[node.name] = node
         elif isinstance(node, ast.Assign | ast.AnnAssign):
@@ -152,7 +156,38 @@ def _context(tree: ast.Module, where: Where, package: str) -> _Module:
                 if isinstance(target, ast.Name):
                     bound[target.id] = bound.get(target.id, True) and literal
     literal_only = frozenset(n for n, ok in bound.items() if ok and n not in imported)
-    return _Module(imported, literal_only, classes, where, package)
+    rebound = frozenset(
+        n.id if isinstance(n, ast.Name) else n.name
+        for n in ast.walk(tree)
+        if (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del))
+        or isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    )
+    return _Module(imported, literal_only, classes, where, package, originals, rebound)
+
+
+def _known(func: ast.expr, module: _Module, wanted: frozenset[str]) -> bool:
+    """Whether ``func`` (a callee or a decorator) is one of ``wanted`` as the builtins or a
+    module outside the project define it: a builtin the module never rebinds, a name
+    imported under its own name from outside the project, or an attribute of such a
+    module. Never by its spelling alone (``from project import register as property``)."""
+    if isinstance(func, ast.Attribute):
+        root = func.value
+        if not (isinstance(root, ast.Name) and root.id in module.imported):
+            return False
+        source = module.imported[root.id]
+        outside = (
+            module.where(source) == OUTSIDE and module.where(f"{source}.{func.attr}") == OUTSIDE
+        )
+        return func.attr in wanted and outside and root.id not in module.rebound
+    if not isinstance(func, ast.Name) or func.id not in wanted:
+        return False
+    if func.id in module.imported:
+        source, original = module.imported[func.id], module.originals.get(func.id, func.id)
+        outside = (
+            module.where(source) == OUTSIDE and module.where(f"{source}.{original}") == OUTSIDE
+        )
+        return original == func.id and outside and func.id not in module.rebound
+    return func.id in _BUILTINS and func.id not in module.rebound
 
 
 def _not_inert(node: ast.stmt, module: _Module) -> str | None:
@@ -225,7 +260,7 @@ def _absolute(node: ast.ImportFrom, package: str) -> str:
 
 
 def _definition(node: ast.FunctionDef | ast.AsyncFunctionDef, module: _Module) -> str | None:
-    if not all(_plain_decorator(d) for d in node.decorator_list):
+    if not all(_plain_decorator(d, module) for d in node.decorator_list):
         return "a decorator runs at import"
     args = node.args
     values = [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
@@ -237,7 +272,7 @@ def _definition(node: ast.FunctionDef | ast.AsyncFunctionDef, module: _Module) -
 
 
 def _class(node: ast.ClassDef, module: _Module) -> str | None:
-    if not all(_plain_decorator(d) for d in node.decorator_list):
+    if not all(_plain_decorator(d, module) for d in node.decorator_list):
         return "a class decorator runs at import"
     if node.keywords:
         return "a class keyword (a metaclass) runs at import"
@@ -264,9 +299,11 @@ def _base(base: ast.expr, module: _Module) -> str | None:
             isinstance(s, ast.FunctionDef) and s.name == "__init_subclass__" for s in own.body
         )
         return "a base class with __init_subclass__" if hooks else None
+    if root.id in module.rebound and root.id not in module.classes:
+        return "a base class the module binds by other means"
     if root.id in module.imported:
-        source = module.imported[root.id]
-        if module.where(source) != OUTSIDE or module.where(f"{source}.{root.id}") != OUTSIDE:
+        source, original = module.imported[root.id], module.originals.get(root.id, root.id)
+        if module.where(source) != OUTSIDE or module.where(f"{source}.{original}") != OUTSIDE:
             return "a base class imported from the project"
         return None
     if root.id in _BUILTINS and root is target:
@@ -274,11 +311,12 @@ def _base(base: ast.expr, module: _Module) -> str | None:
     return "a base class patchlane cannot place"
 
 
-def _plain_decorator(node: ast.expr) -> bool:
+def _plain_decorator(node: ast.expr, module: _Module) -> bool:
     target = node.func if isinstance(node, ast.Call) else node
-    if isinstance(target, ast.Attribute):
-        return target.attr in _PLAIN_DECORATORS
-    return isinstance(target, ast.Name) and target.id in _PLAIN_DECORATORS
+    if isinstance(target, ast.Attribute) and target.attr in ("setter", "getter", "deleter"):
+        # ``@x.setter``: a property of this class, made by a plain decorator above it.
+        return isinstance(target.value, ast.Name)
+    return _known(target, module, _PLAIN_DECORATORS)
 
 
 def _own_names(target: ast.expr) -> bool:
@@ -308,14 +346,8 @@ def _main_guard(test: ast.expr) -> bool:
 def _simple(node: ast.expr, module: _Module) -> bool:
     """Whether evaluating ``node`` only reads names and builds values."""
     if isinstance(node, ast.Call):
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-        if name not in _PURE_CALLS:
+        if not _known(node.func, module, _PURE_CALLS):
             return False
-        if isinstance(func, ast.Attribute):
-            root = func.value
-            if not (isinstance(root, ast.Name) and root.id in module.imported):
-                return False
         args = [*node.args, *(k.value for k in node.keywords)]
         return all(_simple(a, module) for a in args)
     if isinstance(node, ast.Lambda | ast.NamedExpr | ast.Await | ast.Yield | ast.YieldFrom):
