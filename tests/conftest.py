@@ -16,6 +16,9 @@ from tests.sample import make_billing_repo
 # once more: tests ask for it where they test it (``--dep-map auto``), and no test writes
 # into the user's own cache.
 os.environ["PATCHLANE_DEP_MAP"] = "off"
+# Where a test records one, a recording that hangs fails the test in minutes, not after the
+# gate's half hour (a tests' suite records in seconds).
+os.environ["PATCHLANE_DEP_MAP_TIMEOUT"] = "300"
 # The canary (a random sample of the tests outside the slice) would make every slice of the
 # tests' small projects their whole suite: tests ask for it where they test it (a map that
 # sets ``replay.canary``).

@@ -22,7 +22,8 @@ def _record(repo: GitRepo, files: dict[str, str]) -> DependencyMap:
     for path, text in {**PLAIN, **files}.items():
         repo.write(path, text)
     base = repo.commit("a suite")
-    return maprecord.record(repo.path, REVIEW_MAP, base, seed=3)
+    # Bounded: a recording that hangs fails here, not after the gate's half hour.
+    return maprecord.record(repo.path, REVIEW_MAP, base, seed=3, timeout_s=120)
 
 
 def test_a_conftest_that_runs_a_program_of_no_python_at_import_blinds_no_test(
@@ -98,6 +99,38 @@ def test_multiprocessing_at_import_without_an_audit_event_blinds_every_test(
     )
     dep = _record(repo, {"tests/conftest.py": conftest})
     assert dep.blind_tests == EVERY
+
+
+def test_threads_started_together_are_all_traced_and_the_recording_ends(
+    repo: GitRepo,
+) -> None:
+    # CPython 3.11 refuses two trace installs at once, and the recorder's audit hook runs in
+    # each; a pool's handler thread that died so left the run hung (python/cpython#98257).
+    # A tiny switch interval hands the GIL over inside nearly every install.
+    conftest = (
+        "import sys\nfrom multiprocessing.pool import ThreadPool\n\n"
+        "sys.setswitchinterval(1e-6)\n"
+        "for _ in range(40):\n"
+        "    with ThreadPool(4) as pool:\n"
+        "        assert pool.map(abs, [-1, -2]) == [1, 2]\n"
+        "sys.setswitchinterval(0.005)\n"
+    )
+    threads = (
+        "import threading\n\nimport calc\n\n\n"
+        "def test_in_threads():\n"
+        "    threads = [threading.Thread(target=calc.double, args=(i,)) for i in range(8)]\n"
+        "    for t in threads:\n        t.start()\n"
+        "    for t in threads:\n        t.join()\n"
+    )
+    files = {
+        "tests/conftest.py": conftest,
+        "calc.py": "def double(x):\n    return 2 * x\n",
+        "tests/test_threads.py": threads,
+    }
+    dep = _record(repo, files)
+    # The threads' line of calc, charged to the test that started them.
+    assert dep.ran_lines("calc.py", [2]) == {"tests/test_threads.py::test_in_threads"}
+    assert "tests/test_threads.py::test_in_threads" in dep.passed_at_base
 
 
 def test_getsource_in_two_tests_records_the_read_for_both(repo: GitRepo) -> None:

@@ -109,8 +109,41 @@ class Recorder:
         self.tracer = sys.gettrace()
         self.tracing_lost = False
         sys.addaudithook(self._audit)
+        self._serialise_settrace()
         self._watch_untraced_starts()
         self._watch_linecache()
+
+    def _serialise_settrace(self) -> None:
+        """Let one thread at a time install a trace function. CPython 3.11 refuses a second
+        install while one is under way ("Cannot install a trace function while another ...",
+        python/cpython#98257), and an install runs this recorder's audit hook, Python code
+        that may hand the GIL over: threads started together (a ``multiprocessing.Pool``'s
+        three) then died at their first line, and the run hung. Every install goes through
+        one lock: ``sys.settrace`` (which ``threading`` calls as each thread starts) and the
+        per-thread hook coverage leaves to ``threading``, which installs its C tracer. An
+        install that fails anyway blinds the context it ran in: its thread is not traced."""
+        import threading
+
+        lock = threading.RLock()
+        settrace = sys.settrace
+
+        def serialised_settrace(function: Any) -> None:
+            with lock:
+                try:
+                    settrace(function)
+                except RuntimeError:
+                    self.blind.setdefault(self.context, "a trace function was not installed")
+                    raise
+
+        sys.settrace = serialised_settrace
+        install = threading.gettrace()
+        if install is not None:  # 3.11's C tracer; sys.monitoring (3.12+) leaves none
+
+            def serialised_install(frame: Any, event: Any, arg: Any) -> Any:
+                with lock:
+                    return install(frame, event, arg)
+
+            threading.settrace(serialised_install)
 
     def _watch_linecache(self) -> None:
         """Charge every read of a tree file served from ``linecache`` to the current
