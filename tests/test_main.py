@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -19,10 +19,10 @@ from tests.gitrepo import GitRepo, make_project, run_patchlane, start_patch, std
 
 
 def _console_script() -> str:
-    beside = Path(sys.executable).with_name("patchlane")
-    found = os.fspath(beside) if beside.exists() else shutil.which("patchlane")
-    assert found is not None, "the patchlane console script is not installed"
-    return found
+    # Where pip put this interpreter's scripts, never a search of PATH.
+    script = Path(sysconfig.get_path("scripts")) / "patchlane"
+    assert script.is_file(), f"the patchlane console script is not installed: {script}"
+    return os.fspath(script)
 
 
 def _project(repo: GitRepo) -> None:

@@ -237,3 +237,19 @@ def test_a_test_cannot_reach_a_hosts_unix_socket_or_read_a_hidden_secret(tmp_pat
     finally:
         server.close()
     assert {n: r.outcome for n, r in run.results.items()} == dict.fromkeys(ids, FAILED)
+
+
+def test_the_targets_of_links_in_a_path_directory_are_shown(tmp_path: Path) -> None:
+    # A site-packages whose packages are links into another environment (under /tmp, which
+    # the sandbox hides): the child must see where the links point, or it cannot import.
+    elsewhere = tmp_path / "other-env"
+    (elsewhere / "pkg").mkdir(parents=True)
+    (elsewhere / "mod.py").write_text("X = 1\n", encoding="utf-8")
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    (site / "pkg").symlink_to(elsewhere / "pkg")
+    (site / "mod.py").symlink_to(elsewhere / "mod.py")
+    (site / "gone").symlink_to(tmp_path / "nowhere")
+    (site / "plain.py").write_text("", encoding="utf-8")
+    found = sandbox._linked_entries([site, tmp_path / "missing"])
+    assert found == {(elsewhere / "pkg").resolve(), (elsewhere / "mod.py").resolve()}

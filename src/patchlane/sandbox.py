@@ -284,7 +284,9 @@ def _hidden_and_shown() -> tuple[tuple[Path, ...], tuple[Path, ...], tuple[Path,
     places += [Path(p) for p in _SHARED_PLACES if not Path(p).is_symlink()]
     hidden = {_real(p) for p in places if p.is_dir() and _real(p) != Path("/")}
     shown = {_real(Path(p)) for p in _interpreter_places()}
-    shown |= {_real(Path(p)) for p in sys.path if p and Path(p).is_dir()}
+    path_dirs = [Path(p) for p in sys.path if p and Path(p).is_dir()]
+    shown |= {_real(p) for p in path_dirs}
+    shown |= _linked_entries(path_dirs)
     named = [os.environ[k] for k in ("PATCHLANE_SIGNING_KEY",) if os.environ.get(k)]
     secrets: set[Path] = set()
     for entry in (*_SYSTEM_SECRETS, *named):
@@ -296,6 +298,23 @@ def _hidden_and_shown() -> tuple[tuple[Path, ...], tuple[Path, ...], tuple[Path,
         tuple(sorted(p for p in shown if p != Path("/"))),
         tuple(sorted(secrets)),
     )
+
+
+def _linked_entries(directories: Iterable[Path]) -> set[Path]:
+    """The resolved targets of the symbolic links directly inside ``directories`` (a
+    site-packages whose packages are links into another environment, as some installers
+    and tools build): a child that sees the directory but not what its links point to
+    cannot import them."""
+    found: set[Path] = set()
+    for directory in directories:
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_symlink() and os.path.exists(entry.path):  # noqa: PTH110 - a str
+                found.add(_real(Path(entry.path)))
+    return found
 
 
 def _interpreter_places() -> Iterable[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -207,7 +208,11 @@ def run_action(repo: GitRepo, tmp_path: Path, branch: str, **with_: str) -> Runn
     repo.checkout(branch)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "python").symlink_to(sys.executable)
+    # A script, not a link: a link to a virtual environment's interpreter loses the
+    # environment (Python finds pyvenv.cfg beside the name it was started by).
+    python = bin_dir / "python"
+    python.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n', encoding="utf-8")
+    python.chmod(0o755)
     inputs = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
     # The sample map names no seed; --mutants 0 (through gate-args) keeps the gate short.
     inputs.update({"seed": "7", "cases": "20", "gate-args": "--mutants 0", **with_})
