@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import patchlane
-from patchlane import sandbox
+from patchlane import children, sandbox
 from patchlane.bytecode import prepare_prefix, process_pycache
 from patchlane.sandbox import Confinement, Isolation
 
@@ -180,9 +180,11 @@ def run_child(
     watch = _Watch(proc, read_fd, start + timeout_s, result_limit, question, stop)
     watch.listener = None if listen is None else _Listener(token, listen)
     try:
+        children.started(proc.pid)  # Ctrl-C kills its group (patchlane.children)
         watch.feed(payload)
         watch.loop()
     finally:
+        children.ended(proc.pid)
         watch.close()
     records, done, problems = parse_results(bytes(watch.results), token)
     if watch.overflow:
