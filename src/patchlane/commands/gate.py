@@ -13,6 +13,7 @@ from patchlane.commands.options import (
     add_dep_map_options,
     add_diff_options,
     add_property_cache_option,
+    base_ref,
     dep_map_timeout,
     property_cache_enabled,
     seed_value,
@@ -113,6 +114,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     # relative to where the user stands, like every other path argument.
     out_dir = Path(".patchlane") if args.out_dir is None else Path.cwd() / args.out_dir
     repo = ctx.repo()
+    args.base = base_ref(repo, args.base)  # every use below reads the resolved ref
     head, applied_from = _head(args, repo)
     opts = gate_options(args, ctx, head=head, out_dir=out_dir)
     opts = dataclasses.replace(opts, applied_from=applied_from)
