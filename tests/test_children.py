@@ -94,9 +94,17 @@ HARNESS = textwrap.dedent(
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER")
-def test_ctrl_c_is_exit_130_one_line_and_no_child_left(repo: GitRepo) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [("property", "--mutants", "0"), ("gate", "--mutants", "0")],
+    ids=lambda c: c[0],
+)
+def test_ctrl_c_is_exit_130_one_line_and_no_child_left(
+    repo: GitRepo, command: tuple[str, ...]
+) -> None:
     P.make(repo, props=SLEEPY_PROP, timeout_s=300)
-    argv = [sys.executable, "-m", "patchlane", "property", "--mutants", "0"]
+    P.patch(repo, {"src/shop/__init__.py": P.SHOP + "\nX = 1\n"})  # a patch for the gate
+    argv = [sys.executable, "-m", "patchlane", *command]
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     proc = subprocess.run(
         [sys.executable, "-c", HARNESS, json.dumps([argv, os.fspath(repo.path)])],

@@ -123,7 +123,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     verbose = "-v" in args_list or "--verbose" in args_list
     with _sigint_stops_children():
-        return _main(args_list, verbose)
+        try:
+            return _main(args_list, verbose)
+        except KeyboardInterrupt:  # a second Ctrl-C while the first one unwound
+            return _interrupted()
 
 
 @contextlib.contextmanager
@@ -171,11 +174,7 @@ def _main(args_list: list[str], verbose: bool) -> int:
         print(one_line(f"patchlane: error: {e}"), file=sys.stderr)
         return Exit.BAD_INPUT
     except KeyboardInterrupt:
-        # Ctrl-C is the user's, not a bug: every child group is already stopped (the
-        # handler below), and a shell's own code for it (docs/architecture.md §3).
-        children.stop_all()
-        print("patchlane: interrupted", file=sys.stderr, flush=True)
-        return Exit.INTERRUPTED
+        return _interrupted()
     except Exception as e:  # noqa: BLE001 - this is the boundary that turns bugs into exit 4
         hint = "" if verbose else " (run with -v for the traceback)"
         message = f"internal error (a bug in patchlane {__version__}): {type(e).__name__}: {e}"
@@ -183,6 +182,15 @@ def _main(args_list: list[str], verbose: bool) -> int:
         if verbose:
             traceback.print_exc()
         return Exit.INTERNAL
+
+
+def _interrupted() -> int:
+    """Ctrl-C is the user's, not a bug: one line and a shell's own code for it (docs/
+    architecture.md §3). Every child group is stopped (the SIGINT handler did so already;
+    a KeyboardInterrupt raised otherwise gets it here)."""
+    children.stop_all()
+    print("patchlane: interrupted", file=sys.stderr, flush=True)
+    return Exit.INTERRUPTED
 
 
 def _import_command(module: str) -> Any:
