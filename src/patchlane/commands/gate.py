@@ -34,7 +34,8 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         description="Classify the patch, run the property, fixture and freeze lanes on the "
         "head commit, replay only when every local lane is green, and write the evidence, "
         "verdict.json and review.md into --out-dir. Exits with the verdict: 0 "
-        "accept_for_review, 1 reject, 3 undecided (2 bad input, 4 internal error).",
+        "accept_for_review, 1 reject, 3 undecided (2 bad input, 4 internal error, 130 "
+        "interrupted).",
     )
     add_diff_options(p)
     # ``None`` tells "HEAD by default" from a --head the user gave (which --patch excludes).
