@@ -85,7 +85,7 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         help=help_text,
         parents=parents,
         description="Scaffold review-map.yml (property paths from the packages and modules "
-        "in src/, else at the top level, with the seed and case count the gate defaults to; "
+        "in src/, else at the top level, with a seed and a case count the gate defaults to; "
         "fixture roots from --fixtures or tests/fixtures/*/), "
         f"an empty freeze registry ({REGISTRY}) and a LOCK.json for each fixture root, in an "
         "existing git repository, and print the gate command to run next once the scaffold "
@@ -351,11 +351,13 @@ def _flow(items: tuple[str, ...]) -> str:
     return "[" + ", ".join(_q(i) for i in items) + "]"
 
 
-def _seed_lines(indent: str) -> list[str]:
-    # The defaults of --seed and --cases (docs/architecture.md §4): the gate needs neither flag.
+def _lane_tail(indent: str, tests: tuple[str, ...]) -> list[str]:
+    # The defaults of --seed and --cases (docs/architecture.md §4): the gate needs neither
+    # flag. Then the @given test files, if any.
     return [
         f"{indent}seed: {DEFAULT_SEED}  # default for --seed (the replay's too)",
         f"{indent}cases: {DEFAULT_CASES}  # default for --cases",
+        *given_lines(tests, indent),
     ]
 
 
@@ -389,7 +391,7 @@ def render_map(
         lines += ["  property:", f"    paths: {_flow(packages)}"]
         if has_module:
             lines.append(f"    module: {_q(PROPERTY_MODULE)}")
-        lines += [*_seed_lines("    "), *given_lines(tests, "    ")]
+        lines += _lane_tail("    ", tests)
     else:
         why = (
             f"no module {PROPERTY_MODULE} was found"
@@ -405,8 +407,7 @@ def render_map(
             "  # property:",
             f"  #   paths: {example_paths}",
             f"  #   module: {_q(PROPERTY_MODULE)}",
-            *_seed_lines("  #   "),
-            *given_lines(tests, "  #   "),
+            *_lane_tail("  #   ", tests),
         ]
     if len(roots) == 1:
         lines += [

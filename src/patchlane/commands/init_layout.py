@@ -186,7 +186,7 @@ def gate_command(base: str | None, with_seed: bool) -> str:
 
 def next_command(repo: Path, with_property: bool) -> tuple[Base, str]:
     """Return the base branch and the gate command ``init`` proposes for ``repo`` (whose map
-    has a property lane, holding the seed and cases, when ``with_property``)."""
+    has a property lane, holding a seed and a case count, when ``with_property``)."""
     base = scaffold_base(repo)
     default = default_base(repo)
     given = None if default.found and default.ref == base.ref else base.ref

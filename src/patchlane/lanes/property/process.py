@@ -180,11 +180,9 @@ def run_child(
     watch = _Watch(proc, read_fd, start + timeout_s, result_limit, question, stop)
     watch.listener = None if listen is None else _Listener(token, listen)
     try:
-        children.started(proc.pid)  # Ctrl-C kills its group (patchlane.children)
         watch.feed(payload)
         watch.loop()
     finally:
-        children.ended(proc.pid)
         watch.close()
     records, done, problems = parse_results(bytes(watch.results), token)
     if watch.overflow:
@@ -279,7 +277,9 @@ class _Watch:
 
     def loop(self) -> None:
         """Read until the child has exited (then kill its group and drain) or the
-        deadline passes (then kill its group, reap it and drain)."""
+        deadline passes (then kill its group, reap it and drain). Raises
+        ``KeyboardInterrupt`` when the command is being interrupted (``children``)."""
+        children.started(self.proc.pid)  # Ctrl-C kills its group (patchlane.children)
         while True:
             if self._exited():
                 self._kill_group()
@@ -349,6 +349,7 @@ class _Watch:
 
     def close(self) -> None:
         """Stop watching; close our end of the result pipe and the child's pipes."""
+        children.ended(self.proc.pid)
         if self.proc.returncode is None:
             self._kill_group()
             self.proc.wait()
