@@ -45,6 +45,45 @@ def test_a_base_module_that_does_not_import_with_the_bases_code_is_exit_2(
     assert "with the base's own code too" in line
 
 
+def _with_test_file(repo: GitRepo, text: str) -> None:
+    """A project whose map names one Hypothesis test file (``lanes.property.tests``)."""
+    P.make(repo, files={"tests/test_shop_props.py": text})
+    repo.checkout("main")
+    lane = '    modules: ["checks.props"]\n'
+    tests = '    tests: ["tests/test_shop_props.py"]\n'
+    repo.write("review-map.yml", P.review_map().replace(lane, lane + tests))
+    repo.commit("the map names the test file")
+    repo.git("branch", "-f", "patch", "main")
+    repo.checkout("patch")
+
+
+GIVEN = """\
+from hypothesis import given, strategies as st
+from shop import refund
+
+
+@given(st.integers(0, 100))
+def test_refund_bounded(charge):
+    assert 0 <= refund(charge, 1) <= charge
+"""
+
+
+def test_a_base_test_file_that_does_not_parse_is_exit_2(repo: GitRepo) -> None:
+    _with_test_file(repo, GIVEN + "\n\ndef broken(:\n    pass\n")
+    P.patch(repo, SHOP_PATCH)
+    line = _one_error("property", "--base", "main", repo=repo)
+    assert line.startswith("patchlane: error: tests/test_shop_props.py:10: invalid syntax (")
+    assert "the test file tests/test_shop_props.py at the base" in line
+
+
+def test_a_patch_that_breaks_the_test_file_is_still_red(repo: GitRepo) -> None:
+    _with_test_file(repo, GIVEN)
+    P.patch(repo, {"tests/test_shop_props.py": GIVEN + "\n\ndef broken(:\n    pass\n"})
+    proc = run_patchlane("property", "--base", "main", cwd=repo.path)
+    assert proc.returncode == 1, proc.stdout.decode() + proc.stderr.decode()
+    assert "tests/test_shop_props.py:10: invalid syntax" in proc.stdout.decode()
+
+
 def test_a_patch_that_breaks_the_module_is_still_red(repo: GitRepo) -> None:
     P.make(repo)
     P.patch(repo, {"checks/props.py": DOES_NOT_PARSE})

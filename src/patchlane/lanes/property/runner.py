@@ -543,6 +543,11 @@ class _LaneRun:
         for path in found.files:
             self.order.setdefault(path, [])
         for version in found.versions:
+            if version.error is not None and version.source == "base":
+                # The base's own test file, named by its map: the user's to fix (exit 2).
+                raise self._base_broken(
+                    version.path, f"the test file {version.path}", version.error, version.error_line
+                )
             if version.error is not None:
                 self._module_failure(version.path, version.source, version.error)
                 continue
@@ -605,7 +610,12 @@ class _LaneRun:
                 if base_version is None:
                     self._check_base_materialised(module)
                 elif base_version.error is not None:
-                    raise self._base_broken(base_version)
+                    raise self._base_broken(
+                        base_version.error_file or module,
+                        f"the property module {module}",
+                        base_version.error,
+                        base_version.error_line,
+                    )
         head_version = self._locate(module, "head", trees.head_root)
         versions = [v for v in (base_version, head_version) if v is not None]
         # A module at neither commit is the map's fault, whatever the patch did (docs/architecture.md §2):
@@ -623,19 +633,19 @@ class _LaneRun:
             self._module_failure(module, good[-1].source, "defines no prop_* function")
         return [v for v in good if v.names]
 
-    def _base_broken(self, version: discover.ModuleVersion) -> InputError:
-        """The error for a base version of a property module that cannot be read or parsed:
-        the base is the user's, not the patch's (docs/architecture.md §2), and no patch can
-        be judged by an oracle that does not parse (exit 2, the file and line named)."""
-        where = version.error_file or version.module
-        where_line = f"{where}:{version.error_line}" if version.error_line else where
-        detail = (version.error or "").removeprefix(f"{where_line}: ")
+    def _base_broken(self, file: str, what: str, error: str, line: int | None) -> InputError:
+        """The error for the base's version of a property module or test file (``what``)
+        that cannot be read or parsed (``error``, at ``file``:``line``): the base is the
+        user's, not the patch's (docs/architecture.md §2), and no patch can be judged by an
+        oracle that does not parse (exit 2, the file and line named)."""
+        where = f"{file}:{line}" if line else file
+        detail = error.removeprefix(f"{where}: ").removeprefix(f"{file}: ")
         base = (self.trees.base or "")[:12]
         return InputError(
-            where,
-            f"{detail} (the property module {version.module} at the base {base}, as the "
-            "base's review map names it: fix it there; every patch is judged by it)",
-            version.error_line,
+            file,
+            f"{detail} ({what} at the base {base}, as the base's review map names it: fix "
+            "it there; every patch is judged by it)",
+            line,
         )
 
     def _map_error(self, message: str) -> MapError:
