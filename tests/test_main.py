@@ -135,7 +135,7 @@ def test_no_command_prints_help_and_exits_2() -> None:
     [
         (["frobnicate"], "invalid choice: 'frobnicate'"),
         (["--bogus"], "unrecognized arguments: --bogus"),
-        (["classify"], "the following arguments are required: --base"),
+        (["triage"], "the following arguments are required: CANDIDATE"),
         (["classify", "--base", "main", "--bogus"], "unrecognized arguments: --bogus"),
         (["classify", "--base"], "expected one argument"),
         (["--repo"], "expected one argument"),

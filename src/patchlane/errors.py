@@ -13,6 +13,8 @@ class Exit(IntEnum):
     BAD_INPUT = 2
     UNDECIDED = 3
     INTERNAL = 4
+    # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C.
+    INTERRUPTED = 130
 
 
 class PatchlaneError(Exception):

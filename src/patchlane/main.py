@@ -8,14 +8,17 @@ command runs, so ``patchlane --help`` stays cheap.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from patchlane import __version__
+from patchlane import __version__, children
 from patchlane.errors import Exit, PatchlaneError, UsageError
 from patchlane.ui import COLOR_CHOICES, Output, color_wanted, one_line
 
@@ -113,11 +116,35 @@ def _global_options(suppress: bool) -> _Parser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command and return its exit code; the only place errors become codes.
 
-    ``PatchlaneError`` → one line on stderr and 2; anything unexpected → one line saying it
-    is a bug and 4 (``-v`` adds the traceback).
+    ``PatchlaneError`` → one line on stderr and 2; Ctrl-C (SIGINT) → every child process
+    group killed, one line and 130; anything unexpected → one line saying it is a bug and 4
+    (``-v`` adds the traceback).
     """
     args_list = list(sys.argv[1:] if argv is None else argv)
     verbose = "-v" in args_list or "--verbose" in args_list
+    with _sigint_stops_children():
+        try:
+            return _main(args_list, verbose)
+        except KeyboardInterrupt:  # a second Ctrl-C while the first one unwound
+            return _interrupted()
+
+
+@contextlib.contextmanager
+def _sigint_stops_children() -> Iterator[None]:
+    """Install ``children.on_sigint`` for the block (main thread only; the previous handler
+    is restored after): the children run in sessions of their own, which the terminal's
+    SIGINT never reaches, and a thread pool unwinding would otherwise wait for them."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, children.on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _main(args_list: list[str], verbose: bool) -> int:
     try:
         parser = _lazy_parser(args_list)
         try:
@@ -147,8 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(one_line(f"patchlane: error: {e}"), file=sys.stderr)
         return Exit.BAD_INPUT
     except KeyboardInterrupt:
-        print("patchlane: interrupted", file=sys.stderr)
-        return Exit.INTERNAL
+        return _interrupted()
     except Exception as e:  # noqa: BLE001 - this is the boundary that turns bugs into exit 4
         hint = "" if verbose else " (run with -v for the traceback)"
         message = f"internal error (a bug in patchlane {__version__}): {type(e).__name__}: {e}"
@@ -156,6 +182,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if verbose:
             traceback.print_exc()
         return Exit.INTERNAL
+
+
+def _interrupted() -> int:
+    """Ctrl-C is the user's, not a bug: one line and a shell's own code for it (docs/
+    architecture.md §3). Every child group is stopped (the SIGINT handler did so already;
+    a KeyboardInterrupt raised otherwise gets it here)."""
+    children.stop_all()
+    print("patchlane: interrupted", file=sys.stderr, flush=True)
+    return Exit.INTERRUPTED
 
 
 def _import_command(module: str) -> Any:
@@ -180,7 +215,8 @@ def _lazy_parser(argv: list[str]) -> argparse.ArgumentParser:
         description="Decide whether an agent's patch may go on to a shared evaluation host: "
         "reject, undecided or accept_for_review, with evidence a reviewer can check.",
         epilog="exit codes: 0 green/accept_for_review, 1 red/reject, 2 bad input, "
-        "3 undecided, 4 internal error. 'patchlane COMMAND --help' for a command's options.",
+        "3 undecided, 4 internal error, 130 interrupted (Ctrl-C). "
+        "'patchlane COMMAND --help' for a command's options.",
         parents=[_global_options(suppress=False)],
     )
     parser.add_argument("--version", action="version", version=f"patchlane {__version__}")

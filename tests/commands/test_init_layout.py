@@ -8,6 +8,7 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,9 +105,9 @@ def test_flat_package_is_the_property_lane_and_next_reaches_accept(repo: GitRepo
     assert review_map.property is not None
     assert review_map.property.paths == ("pkg/",)
     argv = _next_argv(stdout)
-    assert argv[2:] == [
-        "--base", "main", "--replay", "local", "--seed", "20260924", "--cases", "200"
-    ]  # fmt: skip
+    # main is the default --base, and the map holds the seed and the case count.
+    assert argv[2:] == ["--replay", "local"]
+    assert (review_map.property.seed, review_map.property.cases) == (20260924, 200)
     proc = _patch_and_run(
         repo, argv, "pkg/core.py", 'def add(a, b):\n    """Sum."""\n    return a + b\n'
     )
@@ -126,7 +127,7 @@ def test_single_module_is_the_property_lane_and_next_reaches_reject(repo: GitRep
     assert review_map.property is not None
     assert review_map.property.paths == ("mymod.py",)
     argv = _next_argv(stdout)
-    assert argv[2:6] == ["--base", "master", "--replay", "local"]
+    assert argv[2:] == ["--replay", "local"]  # master is the default --base
     proc = _patch_and_run(repo, argv, "mymod.py", "def double(x):\n    return x * 3\n")
     out = proc.stdout.decode()
     assert "map incomplete" not in out
@@ -135,27 +136,82 @@ def test_single_module_is_the_property_lane_and_next_reaches_reject(repo: GitRep
     assert "prop_double_is_twice" in out
 
 
-def test_origin_head_names_the_base_and_its_next_command_runs(
+def _clone(repo: GitRepo, tmp_path: Path) -> GitRepo:
+    """A clone of ``repo`` through a bare upstream: its origin/HEAD names repo's branch."""
+    bare = tmp_path / "upstream.git"
+    git_at(tmp_path, "clone", "-q", "--bare", os.fspath(repo.path), os.fspath(bare))
+    git_at(tmp_path, "clone", "-q", os.fspath(bare), os.fspath(tmp_path / "clone"))
+    return GitRepo(tmp_path / "clone")  # re-initialising a clone keeps its branches
+
+
+def _run_in_shell(line: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """Run the printed command line verbatim in a POSIX shell, ``patchlane`` being this
+    interpreter's ``-m patchlane`` (a shell function, never a PATH lookup)."""
+    script = f'patchlane() {{ "$PATCHLANE_PYTHON" -m patchlane "$@"; }}\n{line}\n'
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["PATCHLANE_PYTHON"] = sys.executable
+    return subprocess.run(["sh", "-c", script], cwd=cwd, env=env, capture_output=True, check=False)
+
+
+def _next_line(stdout: str) -> str:
+    [line] = [line for line in stdout.splitlines() if line.startswith("next: ")]
+    return line.split(" run: ", 1)[1]
+
+
+def test_a_local_commit_of_the_scaffold_is_on_the_base_next_names(
     repo: GitRepo, tmp_path: Path
 ) -> None:
     _flat_package(repo)
     repo.git("branch", "-m", "trunk")  # the remote's default is neither main nor master
-    bare = tmp_path / "upstream.git"
-    git_at(tmp_path, "clone", "-q", "--bare", os.fspath(repo.path), os.fspath(bare))
-    git_at(tmp_path, "clone", "-q", os.fspath(bare), os.fspath(tmp_path / "clone"))
-    clone = GitRepo(tmp_path / "clone")  # re-initialising a clone keeps its branches
+    clone = _clone(repo, tmp_path)
     assert git_at(clone.path, "symbolic-ref", "refs/remotes/origin/HEAD").strip().endswith("/trunk")
     git_at(clone.path, "branch", "main")  # a local main does not outrank origin/HEAD
-    argv = _next_argv(_init_output(clone))
-    assert argv[2:4] == ["--base", "origin/trunk"]
+    stdout = _init_output(clone)
+    assert "commit the scaffold to trunk;" in stdout
+    assert "origin/" not in stdout  # origin/trunk lacks the scaffold until it is pushed
+    assert _next_argv(stdout)[2:] == ["--replay", "local"]  # trunk is the default --base
+    clone.commit("patchlane init")  # committed locally, never pushed
+    assert default_base(clone.path).ref == "trunk"
+    assert "review-map.yml" in clone.git("ls-tree", "--name-only", "trunk")
+    # The gate's default base is the branch init named, with the map: the patch is judged.
+    clone.branch("agent")
+    clone.write("pkg/extra.py", "X = 1\n")
+    clone.commit("the agent's patch")
+    proc = run_patchlane("--json", "classify", cwd=clone.path)
+    data = json.loads(proc.stdout)
+    assert data["base"] == clone.git("rev-parse", "trunk").strip()
+    assert data["map"]["source"] == "base"
+    assert data["lanes"]["property"]["files"] == ["pkg/extra.py"]
+
+
+def test_init_on_another_branch_names_it_as_the_base(repo: GitRepo) -> None:
+    _flat_package(repo)
+    repo.branch("setup-patchlane")  # the scaffold is committed here, not on main
+    stdout = _init_output(repo)
+    assert "commit the scaffold to setup-patchlane;" in stdout
+    assert _next_argv(stdout)[2:] == ["--base", "setup-patchlane", "--replay", "local"]
+
+
+@pytest.mark.slow
+def test_the_printed_command_runs_verbatim_after_a_local_commit(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    _flat_package(repo)
+    repo.git("branch", "-m", "master")
+    clone = _clone(repo, tmp_path)  # origin/HEAD -> origin/master, which never gets the map
+    line = _next_line(_init_output(clone))
+    clone.write(".gitignore", ".patchlane/\n")
     clone.commit("patchlane init")
-    clone.git("push", "-q", "origin", "trunk")  # "commit the scaffold to origin/trunk"
     clone.branch("agent")
     clone.write("pkg/core.py", "def add(a, b):\n    return b + a\n")
     clone.commit("the agent's patch")
-    proc = run_patchlane(*argv[1:], cwd=clone.path)
-    assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
-    assert proc.stdout.decode().startswith("verdict: accept_for_review\n")
+    proc = _run_in_shell(line, clone.path)
+    out = proc.stdout.decode()
+    assert proc.returncode == 0, out + proc.stderr.decode()
+    assert out.startswith("verdict: accept_for_review\n")
+    classified = json.loads((clone.path / ".patchlane" / "classify.json").read_text("utf-8"))
+    assert classified["base"] == clone.git("rev-parse", "master").strip()
+    assert classified["map"]["source"] == "base"
 
 
 def test_default_branch_order(repo: GitRepo, tmp_path: Path) -> None:
@@ -164,7 +220,18 @@ def test_default_branch_order(repo: GitRepo, tmp_path: Path) -> None:
     assert default_base(repo.path).ref == "main"
     repo.git("branch", "master")
     assert default_base(repo.path).ref == "main"  # main before master
+    upstream = GitRepo(tmp_path / "upstream")
+    upstream.commit("upstream")
+    upstream.git("branch", "-m", "master")
+    repo.git("remote", "add", "origin", os.fspath(upstream.path))
+    repo.git("fetch", "-q", "origin")
+    repo.git("remote", "set-head", "origin", "master")
+    # origin/HEAD first, as the local branch of its name (where a local commit lands) ...
+    assert (default_base(repo.path).ref, default_base(repo.path).found) == ("master", True)
     repo.git("branch", "-D", "master")
+    # ... else the remote branch itself.
+    assert default_base(repo.path).ref == "origin/master"
+    repo.git("remote", "remove", "origin")
     repo.git("branch", "-m", "trunk")
     base = default_base(repo.path)
     assert (base.ref, base.found) == ("trunk", False)
@@ -178,7 +245,7 @@ def test_without_a_default_branch_the_note_says_so(repo: GitRepo) -> None:
     assert _next_argv(stdout)[2:4] == ["--base", "trunk"]
 
 
-def test_next_has_no_seed_without_a_property_lane(
+def test_next_has_a_seed_only_without_a_property_lane(
     repo: GitRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo.write("pkg/__init__.py", "")
@@ -188,10 +255,11 @@ def test_next_has_no_seed_without_a_property_lane(
     out = capsys.readouterr().out
     # The lane is left out, and the note says what that means for a patch to pkg/.
     assert "until then a patch to pkg/ is undecided: map incomplete" in out
-    assert _next_argv(out)[2:] == ["--base", "main", "--replay", "local"]
+    # The replay needs a seed, and the map has no property lane to hold one.
+    assert _next_argv(out)[2:] == ["--replay", "local", "--seed", "20260924"]
     assert main(["--repo", os.fspath(repo.path), "--json", "init", "--force"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["next"] == "patchlane gate --base main --replay local"
+    assert data["next"] == "patchlane gate --replay local --seed 20260924"
 
 
 def test_src_layout_wins_over_top_level_modules(repo: GitRepo) -> None:

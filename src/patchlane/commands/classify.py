@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from patchlane.commands.options import add_diff_options, publish
+from patchlane.commands.options import add_diff_options, base_ref, publish
 from patchlane.errors import Exit
 from patchlane.ui import show
 
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.gate.classify import classify
 
     repo = ctx.repo()
-    result = classify(repo, args.base, args.head, ctx.map_option)
+    result = classify(repo, base_ref(repo, args.base), args.head, ctx.map_option)
     data = result.to_json()
     publish(ctx.out, data, args.out, lambda: print_summary(result, ctx))
     return Exit.GREEN if result.map_complete else Exit.UNDECIDED

@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patchlane.commands.options import publish
+from patchlane.commands.options import base_ref, publish
 from patchlane.errors import Exit
 from patchlane.ui import one_line, show
 
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     repo = ctx.repo()
     # The same refs, merge base, changed paths and deciding map as every other lane.
-    patch = classify(repo, args.base, args.head, ctx.map_option).patch
+    patch = classify(repo, base_ref(repo, args.base), args.head, ctx.map_option).patch
     report = audit(
         repo,
         patch,

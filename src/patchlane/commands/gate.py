@@ -13,6 +13,7 @@ from patchlane.commands.options import (
     add_dep_map_options,
     add_diff_options,
     add_property_cache_option,
+    base_ref,
     dep_map_timeout,
     property_cache_enabled,
     seed_value,
@@ -33,7 +34,8 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         description="Classify the patch, run the property, fixture and freeze lanes on the "
         "head commit, replay only when every local lane is green, and write the evidence, "
         "verdict.json and review.md into --out-dir. Exits with the verdict: 0 "
-        "accept_for_review, 1 reject, 3 undecided (2 bad input, 4 internal error).",
+        "accept_for_review, 1 reject, 3 undecided (2 bad input, 4 internal error, 130 "
+        "interrupted).",
     )
     add_diff_options(p)
     # ``None`` tells "HEAD by default" from a --head the user gave (which --patch excludes).
@@ -113,6 +115,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     # relative to where the user stands, like every other path argument.
     out_dir = Path(".patchlane") if args.out_dir is None else Path.cwd() / args.out_dir
     repo = ctx.repo()
+    args.base = base_ref(repo, args.base)  # every use below reads the resolved ref
     head, applied_from = _head(args, repo)
     opts = gate_options(args, ctx, head=head, out_dir=out_dir)
     opts = dataclasses.replace(opts, applied_from=applied_from)

@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from patchlane.commands.init_given import find_given_test_files, given_lines
 from patchlane.commands.init_given import note as given_note
-from patchlane.commands.init_layout import find_code_paths, find_test_roots, next_command, say_next
+from patchlane.commands.init_layout import (
+    DEFAULT_CASES,
+    DEFAULT_SEED,
+    find_code_paths,
+    find_test_roots,
+    next_command,
+    say_next,
+)
 from patchlane.errors import Exit, UsageError
 from patchlane.inputs.paths import path_problem, symlink_on_way, to_fs
 from patchlane.ui import write_stdout
@@ -78,11 +85,13 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         help=help_text,
         parents=parents,
         description="Scaffold review-map.yml (property paths from the packages and modules "
-        "in src/, else at the top level; fixture roots from --fixtures or tests/fixtures/*/), "
+        "in src/, else at the top level, with a seed and a case count the gate defaults to; "
+        "fixture roots from --fixtures or tests/fixtures/*/), "
         f"an empty freeze registry ({REGISTRY}) and a LOCK.json for each fixture root, in an "
-        "existing git repository, and print the gate command to run next (its --base is "
-        "origin/HEAD's branch, else main, else master). Refuses to overwrite an existing "
-        "file (exit 2) unless --force.",
+        "existing git repository, and print the gate command to run next once the scaffold "
+        "is committed on the current branch (it passes --base only when that branch is not "
+        "the one the gate defaults to). Refuses to overwrite an existing file (exit 2) "
+        "unless --force.",
     )
     p.add_argument(
         "--fixtures",
@@ -342,6 +351,16 @@ def _flow(items: tuple[str, ...]) -> str:
     return "[" + ", ".join(_q(i) for i in items) + "]"
 
 
+def _lane_tail(indent: str, tests: tuple[str, ...]) -> list[str]:
+    # The defaults of --seed and --cases (docs/architecture.md §4): the gate needs neither
+    # flag. Then the @given test files, if any.
+    return [
+        f"{indent}seed: {DEFAULT_SEED}  # default for --seed (the replay's too)",
+        f"{indent}cases: {DEFAULT_CASES}  # default for --cases",
+        *given_lines(tests, indent),
+    ]
+
+
 def render_map(
     packages: tuple[str, ...],
     module_file: str | None,
@@ -372,7 +391,7 @@ def render_map(
         lines += ["  property:", f"    paths: {_flow(packages)}"]
         if has_module:
             lines.append(f"    module: {_q(PROPERTY_MODULE)}")
-        lines += given_lines(tests, "    ")
+        lines += _lane_tail("    ", tests)
     else:
         why = (
             f"no module {PROPERTY_MODULE} was found"
@@ -388,7 +407,7 @@ def render_map(
             "  # property:",
             f"  #   paths: {example_paths}",
             f"  #   module: {_q(PROPERTY_MODULE)}",
-            *given_lines(tests, "  #   "),
+            *_lane_tail("  #   ", tests),
         ]
     if len(roots) == 1:
         lines += [

@@ -5,9 +5,11 @@ The code is what a property lane's ``paths`` cover: the packages and modules und
 layout: ``pkg/__init__.py`` or ``mymod.py`` next to ``tests/``). Tests, the property
 module's package, build scripts and documentation folders are not code under test.
 
-The default branch is what the printed ``next:`` command passes as ``--base``: the target
-of ``origin/HEAD`` when a clone has one, else a local ``main``, else ``master``; a
-repository with only ``master`` is never told ``origin/main``.
+The default branch (``default_base``) is what every command's ``--base`` defaults to:
+``origin/HEAD``'s branch (the local one of that name when it exists), else a local
+``main``, else ``master``; a repository with only ``master`` is never told ``origin/main``.
+The printed ``next:`` command names the branch the user is on, where the scaffold is
+committed, and spells ``--base`` out only when that is not the default.
 """
 
 from __future__ import annotations
@@ -130,42 +132,74 @@ def _exists(repo: Path, ref: str) -> bool:
 
 
 def default_base(repo: Path) -> Base:
-    """Return the branch patches are judged against: ``origin/HEAD``'s target, else a local
-    ``main``, else ``master``, else the current branch (``found`` is then false)."""
+    """Return the branch patches are judged against when no ``--base`` is given, the one
+    function ``init``'s ``next:`` line and every command's ``--base`` default share.
+
+    ``origin/HEAD``'s branch, as the local branch of that name when there is one (the
+    scaffold, and every fix, is committed there before it is pushed; ``origin/X`` lacks it
+    until then), else ``origin/X`` itself; else a local ``main``, else ``master``; else
+    the current branch with ``found`` false (no default: a command asks for ``--base``)."""
     proc = git.run(repo, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
     target = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
     if target and _exists(repo, f"refs/remotes/{target}"):
+        local = target.split("/", 1)[1] if "/" in target else ""
+        if local and _exists(repo, f"refs/heads/{local}"):
+            return Base(local, f"the local branch of origin/HEAD ({target})", True)
         return Base(target, "origin/HEAD points at it", True)
     for name in ("main", "master"):
         if _exists(repo, f"refs/heads/{name}"):
             return Base(name, f"the local branch {name}", True)
-    proc = git.run(repo, "symbolic-ref", "--quiet", "--short", "HEAD")
-    current = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
+    current = current_branch(repo)
     return Base(current or "HEAD", "the current branch", False)
 
 
-def gate_command(base: str, with_seed: bool) -> str:
+def current_branch(repo: Path) -> str | None:
+    """Return the short name of the branch HEAD is on, ``None`` on a detached HEAD."""
+    proc = git.run(repo, "symbolic-ref", "--quiet", "--short", "HEAD")
+    current = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
+    return current or None
+
+
+def scaffold_base(repo: Path) -> Base:
+    """Return the branch ``init``'s ``next:`` line names: the branch the user is on (where
+    the scaffold gets committed), else (a detached HEAD) ``default_base``."""
+    current = current_branch(repo)
+    if current is None:
+        return default_base(repo)
+    default = default_base(repo)
+    if default.found and default.ref == current:
+        return default
+    return Base(current, "the current branch", default.found)
+
+
+def gate_command(base: str | None, with_seed: bool) -> str:
     """Return the ``patchlane gate`` command line the ``next:`` line prints, quoted for a
-    POSIX shell: ``--replay local`` so that it can reach a verdict on its own, and a
-    seed and case count when the map has a property lane (which needs them)."""
-    argv = ["patchlane", "gate", "--base", base, "--replay", "local"]
+    POSIX shell: ``--base`` only when ``base`` is not the default the gate finds itself
+    (``None``), ``--replay local`` so that it can reach a verdict on its own, and a seed
+    when the map has no property lane to hold one (the replay needs it)."""
+    argv = ["patchlane", "gate", *(["--base", base] if base is not None else [])]
+    argv += ["--replay", "local"]
     if with_seed:
-        argv += ["--seed", str(DEFAULT_SEED), "--cases", str(DEFAULT_CASES)]
+        argv += ["--seed", str(DEFAULT_SEED)]
     return shlex.join(argv)
 
 
-def next_command(repo: Path, with_seed: bool) -> tuple[Base, str]:
-    """Return the base branch and the gate command ``init`` proposes for ``repo``."""
-    base = default_base(repo)
-    return base, gate_command(base.ref, with_seed)
+def next_command(repo: Path, with_property: bool) -> tuple[Base, str]:
+    """Return the base branch and the gate command ``init`` proposes for ``repo`` (whose map
+    has a property lane, holding a seed and a case count, when ``with_property``)."""
+    base = scaffold_base(repo)
+    default = default_base(repo)
+    given = None if default.found and default.ref == base.ref else base.ref
+    return base, gate_command(given, not with_property)
 
 
-def say_next(out: Output, repo: Path, map_label: str, with_seed: bool) -> None:
+def say_next(out: Output, repo: Path, map_label: str, with_property: bool) -> None:
     """Print the ``next:`` line: everything after ``run:`` is a command that works as
-    printed once the scaffold is committed on the base and a patch is on a branch."""
+    printed once the scaffold is committed on the branch it names and a patch is committed
+    on a branch of its own."""
     from patchlane.ui import show
 
-    base, command = next_command(repo, with_seed)
+    base, command = next_command(repo, with_property)
     if not base.found:
         out.say(
             "note: no origin/HEAD, main or master branch: --base below is the current "

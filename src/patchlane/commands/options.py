@@ -12,11 +12,40 @@ if TYPE_CHECKING:
     from patchlane.ui import Output
 
 
+# The --base default, as every command's help says it (``init_layout.default_base``).
+BASE_DEFAULT_HELP = (
+    "default: origin/HEAD's branch, as the local branch of that name when there is one, "
+    "else main, else master"
+)
+
+
+def add_base_option(p: argparse.ArgumentParser, what: str) -> None:
+    """Add ``--base`` (default ``None``: ``base_ref`` finds the default branch); ``what``
+    begins its help."""
+    p.add_argument("--base", metavar="REF", help=f"{what} ({BASE_DEFAULT_HELP})")
+
+
+def base_ref(repo: Path, given: str | None) -> str:
+    """Return ``--base`` as given, else the default branch (``init_layout.default_base``, the
+    branch ``init``'s next line assumes). Raises ``UsageError`` when there is none."""
+    from patchlane.commands.init_layout import default_base
+    from patchlane.errors import UsageError
+
+    if given is not None:
+        return given
+    base = default_base(repo)
+    if not base.found:
+        raise UsageError(
+            "no --base given and no default branch (origin/HEAD, main or master): "
+            "pass --base REF, the branch patches are judged against"
+        )
+    return base.ref
+
+
 def add_diff_options(p: argparse.ArgumentParser) -> None:
-    """Add ``--base`` (required) and ``--head`` (default HEAD) to a command's parser."""
-    p.add_argument(
-        "--base", metavar="REF", required=True, help="the revision the patch is judged against"
-    )
+    """Add ``--base`` (default: ``base_ref``'s) and ``--head`` (default HEAD) to a command's
+    parser."""
+    add_base_option(p, "the revision the patch is judged against")
     p.add_argument(
         "--head", metavar="REF", default="HEAD", help="the patched revision (default: HEAD)"
     )

@@ -11,7 +11,12 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patchlane.commands.options import add_dep_map_options, add_diff_options, seed_value
+from patchlane.commands.options import (
+    add_base_option,
+    add_dep_map_options,
+    add_diff_options,
+    seed_value,
+)
 
 if TYPE_CHECKING:
     from patchlane.main import Context
@@ -239,7 +244,7 @@ def _add_map(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
         "records again). Prints the map's path. Exit 0 recorded or found, 2 bad input or a "
         "base suite that cannot run.",
     )
-    record.add_argument("--base", required=True, metavar="REF", help="the commit to record")
+    add_base_option(record, "the commit to record")
     record.add_argument(
         "--seed",
         type=seed_value,

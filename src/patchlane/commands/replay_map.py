@@ -29,6 +29,7 @@ def main_map(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane import git
     from patchlane.cache import default_cache
     from patchlane.cachekey import load_or_create_key
+    from patchlane.commands.options import base_ref
     from patchlane.config import DEFAULT_MAP
     from patchlane.gate.classify import load_map_at
     from patchlane.gate.steps import Steps
@@ -39,7 +40,7 @@ def main_map(args: argparse.Namespace, ctx: Context) -> int:
     if args.timeout <= 0:
         raise UsageError(f"--timeout {args.timeout}: must be positive")
     repo = ctx.repo()
-    base = git.resolve_commit(repo, args.base)
+    base = git.resolve_commit(repo, base_ref(repo, args.base))
     rel = ctx.map_option or DEFAULT_MAP
     review_map = load_map_at(repo, base, rel, "base")
     if review_map is None:

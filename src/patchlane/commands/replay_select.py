@@ -44,7 +44,7 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
     ``InputError`` for a bad failure log; ``GitError``/``MapError`` for refs and the map;
     ``CollectionError`` when pytest cannot collect the head's tests (all exit 2).
     """
-    from patchlane.commands.options import DEP_MAP_ENV, dep_map_timeout
+    from patchlane.commands.options import DEP_MAP_ENV, base_ref, dep_map_timeout
     from patchlane.gate.classify import classify
     from patchlane.gate.steps import Steps
     from patchlane.inputs.jsonio import atomic_write_bytes, dumps_report
@@ -68,7 +68,7 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
     steps = Steps(ctx.out)  # each step said on stderr once the command runs a while
     # The same refs, merge base, changed paths and deciding map as every other lane.
     with steps.step("classify"):
-        cls = classify(repo, args.base, args.head, ctx.map_option)
+        cls = classify(repo, base_ref(repo, args.base), args.head, ctx.map_option)
     seed = review_map_seed(cls)
     with steps.step("replay: dependency map"):
         dep_map, note = obtain(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from patchlane.commands.gate import add_gate_options, gate_options
+from patchlane.commands.options import add_base_option, base_ref
 
 if TYPE_CHECKING:
     from patchlane.main import Context
@@ -36,12 +37,7 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
     p.add_argument(
         "candidates", nargs="+", metavar="CANDIDATE", help="ref, diff file, directory or .jsonl"
     )
-    p.add_argument(
-        "--base",
-        metavar="REF",
-        required=True,
-        help="the revision every candidate is judged against",
-    )
+    add_base_option(p, "the revision every candidate is judged against")
     p.add_argument(
         "-j",
         "--jobs",
@@ -64,6 +60,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.jobs < 1:
         raise UsageError(f"-j {args.jobs}: must be at least 1")
     repo = ctx.repo()
+    args.base = base_ref(repo, args.base)  # every use below reads the resolved ref
     # Like gate: the default lives in the repository, a given directory is the user's.
     out_dir = DEFAULT_OUT if args.out_dir is None else Path.cwd() / args.out_dir
     template = gate_options(args, ctx, head="HEAD", out_dir=out_dir)

@@ -36,6 +36,9 @@ class ModuleVersion:
     names: tuple[str, ...]
     uses_hypothesis: bool
     error: str | None
+    # Where ``error`` is: the repository path of the file and the line, when known.
+    error_file: str | None = None
+    error_line: int | None = None
 
 
 def search_roots(root: Path, lane: PropertyLane) -> tuple[Path, ...]:
@@ -171,12 +174,13 @@ def read_version(module: str, source: str, file: Path, label: str) -> ModuleVers
     try:
         text = file.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        return ModuleVersion(module, source, file, (), False, f"{label}: cannot read: {e}")
+        error = f"{label}: cannot read: {e}"
+        return ModuleVersion(module, source, file, (), False, error, label)
     try:
         names = property_names(text, label)
     except SyntaxError as e:
         where = f"{label}:{e.lineno}" if e.lineno else label
-        return ModuleVersion(module, source, file, (), False, f"{where}: {e.msg}")
+        return ModuleVersion(module, source, file, (), False, f"{where}: {e.msg}", label, e.lineno)
     return ModuleVersion(module, source, file, names, "hypothesis" in text, None)
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import patchlane
-from patchlane import sandbox
+from patchlane import children, sandbox
 from patchlane.bytecode import prepare_prefix, process_pycache
 from patchlane.sandbox import Confinement, Isolation
 
@@ -277,7 +277,9 @@ class _Watch:
 
     def loop(self) -> None:
         """Read until the child has exited (then kill its group and drain) or the
-        deadline passes (then kill its group, reap it and drain)."""
+        deadline passes (then kill its group, reap it and drain). Raises
+        ``KeyboardInterrupt`` when the command is being interrupted (``children``)."""
+        children.started(self.proc.pid)  # Ctrl-C kills its group (patchlane.children)
         while True:
             if self._exited():
                 self._kill_group()
@@ -347,6 +349,7 @@ class _Watch:
 
     def close(self) -> None:
         """Stop watching; close our end of the result pipe and the child's pipes."""
+        children.ended(self.proc.pid)
         if self.proc.returncode is None:
             self._kill_group()
             self.proc.wait()

@@ -67,6 +67,8 @@ _INSTALLED = (
     "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec(sys.argv[1]) else 1)"
 )
 HYPOTHESIS_FIX = "pip install 'patchlane[hypothesis]'"
+# How the child's message for a module that did not import begins (``child``).
+IMPORT_FAILED = "import failed: "
 
 
 @dataclass(frozen=True)
@@ -161,6 +163,7 @@ def start_property_lane(
         lane_run.plan(only)
         lane_run.run_properties()
         lane_run.check_environment()
+        lane_run.check_base_imports()
         audit, pending = _start_audit(lane_run, stack, only=only, changed=changed, mutants=mutants)
     except BaseException:
         stack.close()
@@ -491,6 +494,9 @@ class _LaneRun:
         self.tests: testplan.TestPlan | None = None
         # (module, source) -> the package a run's import could not find (the child's hint).
         self.missing: dict[tuple[str, str], str] = {}
+        # Property modules whose base version did not import in the lane's run (against
+        # the head's code): the patch's fault, unless the base's own code fails it too.
+        self.base_import_failed: set[str] = set()
         self.mutants = 0
         self._homes = 0
         self._base_whole: Path | None = None
@@ -537,6 +543,11 @@ class _LaneRun:
         for path in found.files:
             self.order.setdefault(path, [])
         for version in found.versions:
+            if version.error is not None and version.source == "base":
+                # The base's own test file, named by its map: the user's to fix (exit 2).
+                raise self._base_broken(
+                    version.path, f"the test file {version.path}", version.error, version.error_line
+                )
             if version.error is not None:
                 self._module_failure(version.path, version.source, version.error)
                 continue
@@ -598,6 +609,13 @@ class _LaneRun:
                 base_version = self._locate(module, "base", trees.base_root)
                 if base_version is None:
                     self._check_base_materialised(module)
+                elif base_version.error is not None:
+                    raise self._base_broken(
+                        base_version.error_file or module,
+                        f"the property module {module}",
+                        base_version.error,
+                        base_version.error_line,
+                    )
         head_version = self._locate(module, "head", trees.head_root)
         versions = [v for v in (base_version, head_version) if v is not None]
         # A module at neither commit is the map's fault, whatever the patch did (docs/architecture.md §2):
@@ -614,6 +632,21 @@ class _LaneRun:
         if versions and good and not any(v.names for v in good):
             self._module_failure(module, good[-1].source, "defines no prop_* function")
         return [v for v in good if v.names]
+
+    def _base_broken(self, file: str, what: str, error: str, line: int | None) -> InputError:
+        """The error for the base's version of a property module or test file (``what``)
+        that cannot be read or parsed (``error``, at ``file``:``line``): the base is the
+        user's, not the patch's (docs/architecture.md §2), and no patch can be judged by an
+        oracle that does not parse (exit 2, the file and line named)."""
+        where = f"{file}:{line}" if line else file
+        detail = error.removeprefix(f"{where}: ").removeprefix(f"{file}: ")
+        base = (self.trees.base or "")[:12]
+        return InputError(
+            file,
+            f"{detail} ({what} at the base {base}, as the base's review map names it: fix "
+            "it there; every patch is judged by it)",
+            line,
+        )
 
     def _map_error(self, message: str) -> MapError:
         lane = self.lane
@@ -815,6 +848,9 @@ class _LaneRun:
             if record is not None and record["outcome"] == "fail":
                 if record["missing"] is not None and not problems:
                     self.missing.setdefault((job.module, job.source), record["missing"])
+                if job.source == "base" and str(record["message"]).startswith(IMPORT_FAILED):
+                    # A claim of the child, where head code ran: check_base_imports decides.
+                    self.base_import_failed.add(job.module)
                 kind = record["kind"]
                 failure = Failure(
                     name,
@@ -872,6 +908,35 @@ class _LaneRun:
                 if checked[(module, package)]:
                     raise EnvironmentFault(self._install_hint(module, package))
 
+    def check_base_imports(self) -> None:
+        """Raise ``InputError`` for the first module (map order) whose base version failed
+        to import in the lane's run and fails to import with the base's own code as well
+        (the whole base commit, in a child): the base is the user's, not the patch's
+        (docs/architecture.md §2), and no patch can be judged by an oracle that does not
+        import. A base module that imports with the base's code failed because of the
+        head's: that failure stays the patch's (red)."""
+        if self.trees.base is None:
+            return
+        for module in self.lane.modules:
+            if module not in self.base_import_failed:
+                continue
+            whole = self._whole_base()
+            file = discover.find_module_file(module, discover.search_roots(whole, self.lane))
+            if file is None:
+                continue
+            real = Path(os.path.realpath(file))
+            record = self._import_record(module, real, whole)
+            if record is None or record["message"] is None:
+                continue
+            label = real.relative_to(whole).as_posix() if real.is_relative_to(whole) else module
+            base = self.trees.base[:12]
+            raise InputError(
+                label,
+                f"{record['message']}, with the base's own code too (the property module "
+                f"{module} at the base {base}, as the base's review map names it: fix it "
+                "there; every patch is judged by it)",
+            )
+
     def _fails_alike(self, module: str, package: str) -> bool:
         """Return whether ``package`` is a third-party package missing here that fails the
         base's ``module`` too: not a module of the project at head or at base, not
@@ -922,6 +987,16 @@ class _LaneRun:
     def _probe_import(self, module: str, file: Path, root: Path) -> str | None:
         """Import the base's ``module`` with the base's own code in a child; return the
         package it missed, or ``None`` when it imported (or failed otherwise)."""
+        record = self._import_record(module, file, root)
+        if record is None or record["message"] is None:
+            return None
+        missing: str | None = record["missing"]
+        return missing
+
+    def _import_record(self, module: str, file: Path, root: Path) -> dict[str, Any] | None:
+        """Import the base's ``module`` with the base's own code in a child; return its
+        well-formed import record (``message`` ``None`` when it imported), or ``None`` when
+        the module does not parse or the child gave no trustworthy record."""
         label = file.relative_to(root).as_posix() if file.is_relative_to(root) else file.name
         version = discover.read_version(module, "base", file, label)
         if version.error is not None:
@@ -949,10 +1024,9 @@ class _LaneRun:
         self.timings.append(ChildTiming(module, "base", "import", result.seconds))
         got, problems = judge.records(job.names, result, judge.valid_import_record)
         record = got.get(_IMPORT)
-        if problems or record is None or record["message"] is None:
+        if problems or record is None:
             return None
-        missing: str | None = record["missing"]
-        return missing
+        return record
 
     def _install_hint(self, module: str, package: str) -> str:
         if self.trees.base is not None:

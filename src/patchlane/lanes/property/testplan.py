@@ -38,6 +38,7 @@ class TestVersion:
     module: str  # its dotted import name
     names: tuple[str, ...]
     error: str | None
+    error_line: int | None = None  # the line of ``error``, when known
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,7 @@ def _only(version: TestVersion, only: str) -> TestVersion:
         version.module,
         names,
         version.error,
+        version.error_line,
     )
 
 
@@ -161,7 +163,8 @@ def _version(
         return TestVersion(path, source, tree, real, import_dir, module, (), error)
     except SyntaxError as e:
         where = f"{path}:{e.lineno}" if e.lineno else path
-        return TestVersion(path, source, tree, real, import_dir, module, (), f"{where}: {e.msg}")
+        error = f"{where}: {e.msg}"
+        return TestVersion(path, source, tree, real, import_dir, module, (), error, e.lineno)
     seen.setdefault(path, set()).update((*scan.given, *scan.others))
     given = [t for t in scan.given if wanted is None or t in wanted]
     for tail in scan.others:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from patchlane import sandbox
+from patchlane import children, sandbox
 from patchlane.config import DEFAULT_BUILD_TIMEOUT_S, ReplayLane
 from patchlane.errors import PatchlaneError
 from patchlane.sandbox import Confinement
@@ -209,12 +209,18 @@ def _run(
         start_new_session=True,
     )
     try:
-        output, _ = proc.communicate(timeout=timeout_s)
+        with children.watched(proc.pid):  # Ctrl-C kills its group (patchlane.children)
+            output, _ = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         output, _ = proc.communicate()
         return None, output
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
     return proc.returncode, output
 
 
