@@ -11,7 +11,10 @@ from pathlib import Path
 from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = sorted([ROOT / "README.md", ROOT / "CONTRIBUTING.md", *(ROOT / "docs").rglob("*.md")])
+PAGES = sorted(
+    [ROOT / name for name in ("README.md", "CONTRIBUTING.md", "CHANGELOG.md", "bench/README.md")]
+    + list((ROOT / "docs").rglob("*.md"))
+)
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
 
