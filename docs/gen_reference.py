@@ -209,6 +209,12 @@ def _constraints(schema: dict[str, Any]) -> list[str]:
         words.append("64 hex digits")
     elif pattern == "^[^\\n]*$":
         words.append("one line")
+    elif pattern in ("^[0-9a-f]{40}([0-9a-f]{24})?$", "^[0-9a-f]{40,64}$"):
+        words.append("a full commit id (40 or 64 hex digits)")
+    elif pattern == "^[0-9]{4}-[0-9]{2}-[0-9]{2}$":
+        words.append("a date, YYYY-MM-DD")
+    elif pattern == "\\S":
+        words.append("not blank")
     elif pattern:
         words.append(f"matches `{pattern}`")
     for key, word in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<=")):
