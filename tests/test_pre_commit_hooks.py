@@ -1,4 +1,4 @@
-"""The hooks of .pre-commit-hooks.yaml and the configurations of docs/pre-commit.md, run
+"""The hooks of .pre-commit-hooks.yaml and the configurations of docs/how-to/pre-commit.md, run
 by the real ``pre-commit`` (``try-repo`` and ``run``).
 
 pre-commit installs a ``language: python`` hook from a git repository: here, a temporary
@@ -111,8 +111,8 @@ def _pre_commit(env: dict[str, str], repo: GitRepo, *args: str) -> subprocess.Co
 
 
 def doc_configs() -> list[dict[str, Any]]:
-    """The ``.pre-commit-config.yaml`` examples of docs/pre-commit.md, parsed."""
-    text = (ROOT / "docs" / "pre-commit.md").read_text("utf-8")
+    """The ``.pre-commit-config.yaml`` examples of docs/how-to/pre-commit.md, parsed."""
+    text = (ROOT / "docs" / "how-to" / "pre-commit.md").read_text("utf-8")
     return [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", text, re.S)]
 
 

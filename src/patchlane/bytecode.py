@@ -18,8 +18,7 @@ directly. Three layers keep it from running:
 The prefix is kept in patchlane's cache directory and shared by every child, so that the
 installed modules every child imports (pytest, its plugins, Hypothesis) are compiled once,
 not once per child. It never holds the tree's code: where it would mirror the tree, it holds
-an empty file, so nothing can be cached below it (docs/decisions.md, "A bytecode cache for
-installed modules").
+an empty file, so nothing can be cached below it (docs/explanation/decisions/0016-caches.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Where patchlane keeps what it reuses between runs: dependency maps, property results and the
-bytecode of the installed modules its children import (docs/decisions.md, "Issue 11").
+bytecode of the installed modules its children import (docs/explanation/decisions/0016-caches.md).
 
 One directory, so that a CI job keeps them all with one cache step: ``$PATCHLANE_CACHE_DIR``,
 else ``$XDG_CACHE_HOME/patchlane``, else ``~/.cache/patchlane``.

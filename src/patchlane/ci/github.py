@@ -11,7 +11,7 @@ The evidence is read with the reports' own strict readers (``gate.reports``); a 
 is missing or malformed is one line and exit 2. ``--exit-code`` is the gate's own exit
 code: a gate that ended 2 or 4 wrote no verdict to read (what is in the directory may be
 an earlier run's), and a gate's 1 or 3 stands whatever the evidence says; a 0 stands only
-when the evidence says ``accept_for_review`` (docs/ci.md).
+when the evidence says ``accept_for_review`` (docs/how-to/ci.md).
 """
 
 from __future__ import annotations

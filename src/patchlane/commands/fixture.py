@@ -151,7 +151,7 @@ def print_summary(report: FixtureReport, ctx: Context) -> None:
     for update in report.lock_updates:
         out.say(f"  lock update: {show(update.lock)}: {show(update.reason or '')}")
     # Shown, not an exit code: the bytes git stores matched (or not); the gate turns these
-    # into ``undecided`` (docs/decisions.md, "Issue 9").
+    # into ``undecided`` (docs/explanation/decisions/0006-fixture-locks.md).
     for event in report.review_events:
         out.say(f"  to review: {show(event)}")
     t = report.timings

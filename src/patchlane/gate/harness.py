@@ -4,9 +4,10 @@ pytest loads hooks from every ``conftest.py``, from each module a ``pytest_plugi
 variable names, and (through ``from helper import *`` or an imported ``pytest_*`` name)
 from whatever a conftest pulls into its namespace. A hook can rewrite outcomes, so a patch
 that changes any of these cannot earn ``accept_for_review`` from its own replay
-(docs/decisions.md, "Issue 9"). This module finds them statically, from the commit's blobs
-(nothing is imported), and the same for a new module that pytest's ``sys.path`` would put
-in front of a project package, a standard-library module or an installed distribution.
+(docs/explanation/decisions/0009-harness-found.md). This module finds them statically,
+from the commit's blobs (nothing is imported), and the same for a new module that pytest's
+``sys.path`` would put in front of a project package, a standard-library module or an
+installed distribution.
 
 The closure stops at the code under test (the property lane's paths): a conftest that
 imports the package it tests loads it early, which any test does anyway -- the code under

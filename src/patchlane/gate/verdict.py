@@ -31,8 +31,8 @@ HARNESS = "test harness"
 REPLAY_COMMAND = "replay command"
 # Control files whose change keeps the verdict at ``undecided`` whatever the replay says: a
 # hook can rewrite outcomes, bytecode runs instead of the source, attributes change what a
-# checkout holds (docs/decisions.md, "Issue 9"); the replay command's own files run from the
-# base, so a change to them is one the replay never tried.
+# checkout holds (docs/explanation/decisions/0009-harness-found.md); the replay command's own
+# files run from the base, so a change to them is one the replay never tried.
 BLOCKING_KINDS = frozenset({HARNESS, "committed bytecode", "checkout attributes", REPLAY_COMMAND})
 
 

@@ -27,7 +27,7 @@ profile is data, not a rebinding):
 The check runs only on what this module captured when it was imported (the builtins it
 calls are default arguments, bound at definition time) and reads nothing through this
 module's globals, so that rebinding them (or ``builtins``) cannot blind it. It is a
-tripwire, not a sandbox: see docs/decisions.md, "The property child's integrity check".
+tripwire, not a sandbox: see docs/explanation/decisions/0005-properties-base-and-head.md.
 
 The property module's own namespace is checked too (``plan``, ``check_module``,
 ``verify_module``): the child compiles the module's source itself before importing it, and
@@ -406,8 +406,8 @@ def describe(names: list[str], when: str = "") -> str:
 # its ``random``, its ``from random import randint``, a helper it defines. The child reads
 # and compiles the module's source itself before importing it (``plan``); after the import
 # ``check_module`` compares the namespace with what that source binds, and the check it
-# returns compares the same objects by identity after each property (see docs/decisions.md,
-# "The property child checks its own tools").
+# returns compares the same objects by identity after each property (see
+# docs/explanation/decisions/0005-properties-base-and-head.md).
 
 _INNER: Final = "__patchlane_inner__"
 """The attribute ``styles`` puts on its wrapper of a ``@given`` test's inner function: the

@@ -16,7 +16,7 @@ descriptor (``os.open`` with a relative path may be relative to one), a SQLite d
 opened (by C code, without an ``open`` event), a sub-interpreter started (it has no audit
 hook). Each is noted as a reason the run is ``blind``, and the parent then never stores
 its result. This is a record of what honest code reads, not a wall: code under test runs in
-this interpreter and can reach the recorder's state (docs/decisions.md, "Issue 11").
+this interpreter and can reach the recorder's state (docs/explanation/decisions/0016-caches.md).
 """
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ SOURCES = ("base", "head")
 STYLES = ("seed", "hypothesis", "check", "unknown")
 OUTCOMES = ("pass", "fail", "error", "timeout")
 # "unchanged": the patch changes no property module and nothing they import, so an audit
-# would repeat the base's (the gate's rule; docs/decisions.md, issue 11).
+# would repeat the base's (the gate's rule;
+# docs/explanation/decisions/0005-properties-base-and-head.md).
 # ``stopped``: the verdict was red before the audit ended, so it was not waited for.
 STOPPED = "stopped"
 ORACLE_AUDITS = ("ran", "not available", "not run", "unchanged", STOPPED)

@@ -1,4 +1,4 @@
-"""A content-addressed cache of property runs' results (docs/decisions.md, "Issue 11").
+"""A content-addressed cache of property runs' results (docs/explanation/decisions/0016-caches.md).
 
 One entry is one run of one property module version (``base`` or ``head``) in a child: the
 result records the lane judged, exactly as the child wrote them, and a *manifest* of what

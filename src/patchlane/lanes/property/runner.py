@@ -324,8 +324,9 @@ def _result_cache(trees: _Trees) -> resultcache.ResultCache | None:
 def _guarded() -> dict[str, list[str]]:
     """Return the job key that makes the child's sandbox block writes into the parts of
     patchlane's cache directory that later runs take results from: the property results and
-    the dependency maps (docs/decisions.md, "Issue 11"), and the directory of the key their
-    MACs are made with (a key the patch wrote would be one it knows: docs/architecture.md §4)."""
+    the dependency maps (docs/explanation/decisions/0016-caches.md), and the directory of the
+    key their MACs are made with (a key the patch wrote would be one it knows:
+    docs/architecture.md §4)."""
     from patchlane.cache import default_cache
     from patchlane.cachekey import key_dir
     from patchlane.lanes.replay.depmap import MAPS

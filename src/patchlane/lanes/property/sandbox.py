@@ -14,7 +14,7 @@ failing its own properties.
 
 This is a guard against accidents and casual escapes, not a security boundary against
 code written to defeat it: code under test runs in the same interpreter (see
-docs/decisions.md, "The property lane's isolation"). Its companion ``integrity`` catches
+docs/explanation/decisions/0004-sandbox.md). Its companion ``integrity`` catches
 the other in-process route, rebinding what properties rely on (``random``, ``hashlib``,
 builtins, Hypothesis, patchlane's own modules); the ``ctypes`` events blocked here are what
 keeps that check from being bypassed by loading C code.

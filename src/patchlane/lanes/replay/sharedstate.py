@@ -5,7 +5,7 @@ pytest runs the whole suite in one process, so a module that, when imported, set
 ``sys.modules``/``os.environ``, or calls a global setter (``random.seed``,
 ``warnings.simplefilter``, ``locale.setlocale``) changes what later tests see, including
 tests that never import it. The slice cannot follow such state, so a changed file that does
-it selects the whole suite (docs/decisions.md, "State a changed file leaves for every test").
+it selects the whole suite (docs/explanation/decisions/0011-selection-widens.md).
 
 What counts: a store, deletion or augmented assignment whose target is rooted at a name an
 ``import`` bound, a call of a mutating method or a global setter on such a name, and

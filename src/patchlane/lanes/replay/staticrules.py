@@ -4,9 +4,9 @@ Each rule reads the materialised head (its Python sources, the changed paths, th
 map) and the static import graph, and gives reasons: a changed test file, a changed
 conftest or test-package ``__init__.py``, an import of a changed module, a test that starts
 processes, a file that names (or may read) a changed data or source file, a changed file
-that changes state every later test shares (docs/architecture.md §4; docs/decisions.md,
-"Issue 8" and "Issue 11"). ``select`` applies them, with the dependency map where it
-decides.
+that changes state every later test shares (docs/architecture.md §4;
+docs/explanation/decisions/0011-selection-widens.md). ``select`` applies them, with the
+dependency map where it decides.
 """
 
 from __future__ import annotations

@@ -1,0 +1,110 @@
+"""The documentation's own promises: the generated reference pages are current, every
+relative link points at a file (and heading) that exists, and no snippet pins a ref the
+repository does not have."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = sorted(
+    [ROOT / name for name in ("README.md", "CONTRIBUTING.md", "CHANGELOG.md", "bench/README.md")]
+    + list((ROOT / "docs").rglob("*.md"))
+)
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
+
+
+def _generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("gen_reference", ROOT / "docs/gen_reference.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_generated_reference_pages_are_current() -> None:
+    stale = [
+        rel
+        for rel, render in _generator().PAGES.items()
+        if (ROOT / rel).read_text(encoding="utf-8") != render()
+    ]
+    assert stale == [], f"{', '.join(stale)} out of date: run python3 docs/gen_reference.py"
+
+
+def _anchors(page: Path) -> set[str]:
+    """The GitHub-style anchors of ``page``'s headings (outside code blocks)."""
+    text = FENCE.sub("", page.read_text(encoding="utf-8"))
+    anchors = set()
+    for heading in re.findall(r"^#+ (.+)$", text, flags=re.MULTILINE):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        anchors.add(slug)
+    return anchors
+
+
+def test_every_relative_link_resolves() -> None:
+    broken = []
+    for page in PAGES:
+        text = FENCE.sub("", page.read_text(encoding="utf-8"))
+        for target in LINK.findall(text):
+            if re.match(r"[a-z][a-z0-9+.-]*:", target):  # https:, mailto:
+                continue
+            path, _, anchor = target.partition("#")
+            resolved = (page.parent / path).resolve() if path else page
+            where = f"{page.relative_to(ROOT)}: {target}"
+            if not resolved.exists():
+                broken.append(f"{where} (no such file)")
+            elif anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved):
+                broken.append(f"{where} (no such heading)")
+    assert broken == []
+
+
+def test_cited_repository_files_exist() -> None:
+    """A ``src/patchlane/``, ``bench/`` or ``.ci/`` path quoted in the docs, and a ``docs/``
+    page the package cites, is a file of this repository (``NAME`` and globs are
+    placeholders; the demo's ``docs/`` is the example project's)."""
+    cited = [
+        (page, path)
+        for page in PAGES
+        for path in re.findall(
+            r"`((?:src/patchlane|bench|\.ci)/[^`\s:]*)`", page.read_text(encoding="utf-8")
+        )
+    ]
+    demo = ROOT / "src" / "patchlane" / "demo"
+    package = [
+        p for p in sorted((ROOT / "src" / "patchlane").rglob("*.py")) if demo not in p.parents
+    ]
+    cited += [
+        (source, path)
+        for source in package
+        for path in re.findall(r"\bdocs/[\w./-]*\w\.md", source.read_text(encoding="utf-8"))
+    ]
+    missing = [
+        f"{where.relative_to(ROOT)}: {path}"
+        for where, path in cited
+        if not re.search(r"[*{]|\b[A-Z]{3,}\b", path) and not (ROOT / path).exists()
+    ]
+    assert missing == []
+
+
+def test_snippets_pin_only_refs_that_exist() -> None:
+    """``uses: OWNER/patchlane@REF`` and pre-commit's ``rev: REF`` name a branch that is
+    documented as moving (``main``), a full commit id, or a tag this repository has."""
+    proc = subprocess.run(["git", "tag"], cwd=ROOT, capture_output=True, text=True, check=True)
+    tags = set(proc.stdout.split())
+    refs = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        refs += [(page, r) for r in re.findall(r"uses: [\w.-]+/patchlane@([\w./-]+)", text)]
+        refs += [(page, r) for r in re.findall(r"^\s*rev: ([\w./-]+)", text, re.MULTILINE)]
+    assert refs, "the action and pre-commit snippets are gone"
+    bad = [
+        f"{page.relative_to(ROOT)}: {ref}"
+        for page, ref in refs
+        if ref != "main" and ref not in tags and not re.fullmatch(r"[0-9a-f]{40}", ref)
+    ]
+    assert bad == []
