@@ -33,6 +33,13 @@ os.environ["PATCHLANE_KEY_DIR"] = tempfile.mkdtemp(prefix="patchlane-test-key-")
 atexit.register(shutil.rmtree, os.environ["PATCHLANE_KEY_DIR"], ignore_errors=True)
 
 
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """Say which tier runs: the default ``-m 'not slow'`` (pyproject.toml) is the fast one."""
+    if config.option.markexpr == "not slow":
+        return "patchlane: the fast tier; the slow tier: -m slow; every test: -m ''"
+    return None
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Run the ``slow`` tests first (in their own order), so that under ``-n`` the longest
     runs start at once and the short tests fill the workers up at the end."""

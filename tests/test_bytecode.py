@@ -86,6 +86,7 @@ def prop_sourceless_helper_is_not_importable(seed, n=1):
 """
 
 
+@pytest.mark.slow
 def test_the_property_lane_judges_the_source_not_its_committed_bytecode(repo: GitRepo) -> None:
     P.make(repo)
     rel = plant_cached(repo.path, "src/shop/__init__.py", HOSTILE_SHOP)
@@ -98,6 +99,7 @@ def test_the_property_lane_judges_the_source_not_its_committed_bytecode(repo: Gi
     assert P.lane(repo, base=None, head=None).status == "pass"
 
 
+@pytest.mark.slow
 def test_a_sourceless_module_is_not_importable_in_the_property_child(repo: GitRepo) -> None:
     P.make(repo)
     plant_sourceless(repo.path, "src/shop/helper.pyc", "VALUE = 'from bytecode'\n")
@@ -170,6 +172,7 @@ def _run(repo: GitRepo, nodeids: list[str]) -> RunResult:
     )
 
 
+@pytest.mark.slow
 def test_a_replay_run_in_the_work_tree_judges_the_source(repo: GitRepo) -> None:
     repo.write("calc.py", CALC)
     repo.write("tests/test_calc.py", TEST_CALC)
@@ -189,6 +192,7 @@ def test_a_replay_run_in_the_work_tree_judges_the_source(repo: GitRepo) -> None:
     assert result.receipt.passed_nodeids == tuple(nodeids), result.run.results
 
 
+@pytest.mark.slow
 def test_pytests_own_rewritten_bytecode_in_the_tree_is_not_read(repo: GitRepo) -> None:
     # pytest keeps rewritten test modules as <name>.<tag>-pytest-<version>.pyc and trusts one
     # whose header matches the source's mtime and size: plant one that makes a red test pass.
@@ -204,6 +208,7 @@ def test_pytests_own_rewritten_bytecode_in_the_tree_is_not_read(repo: GitRepo) -
     assert result.receipt.failed_nodeids == ("tests/test_strict.py::test_strict",)
 
 
+@pytest.mark.slow
 def test_a_base_run_judges_the_base_source(repo: GitRepo) -> None:
     repo.write("calc.py", CALC)
     repo.write("tests/test_calc.py", TEST_CALC)
@@ -227,6 +232,7 @@ def test_p(n):
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("environment", ["minimal", "run"])
 def test_collection_sees_the_source(tmp_path: Path, environment: str) -> None:
     root = tmp_path / "tree"
@@ -265,6 +271,7 @@ def _cached_sources(prefix: Path) -> list[Path]:
     return sources
 
 
+@pytest.mark.slow
 def test_the_shared_prefix_caches_installed_modules_and_never_the_tree(repo: GitRepo) -> None:
     P.make(repo)
     assert P.lane(repo).status == "pass"  # materialised base and head, then the work tree
@@ -286,6 +293,7 @@ def test_the_shared_prefix_caches_installed_modules_and_never_the_tree(repo: Git
     assert not strays, strays
 
 
+@pytest.mark.slow
 def test_a_tree_modules_bytecode_left_in_the_shared_prefix_is_removed(repo: GitRepo) -> None:
     repo.write("calc.py", CALC)
     repo.write("tests/test_calc.py", TEST_CALC)
@@ -321,6 +329,7 @@ with tempfile.TemporaryDirectory() as tmp:
 """
 
 
+@pytest.mark.slow
 def test_bytecode_the_trees_own_code_plants_in_the_prefix_is_not_read(repo: GitRepo) -> None:
     repo.write("calc.py", CALC)
     repo.write("conftest.py", PLANTING_CONFTEST)

@@ -93,6 +93,7 @@ HARNESS = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER")
 @pytest.mark.parametrize(
     "command",

@@ -100,11 +100,13 @@ def _on_a_pty(repo: GitRepo, *args: str, **extra: str) -> bytes:
     return data
 
 
+@pytest.mark.slow
 def test_a_terminal_gets_colour(locked: GitRepo) -> None:
     out = _on_a_pty(locked, "fixture", "check")
     assert out.startswith(b"fixture: " + GREEN_PASS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "env"),
     [
@@ -123,6 +125,7 @@ def test_a_terminal_without_colour(
     assert ESC not in out
 
 
+@pytest.mark.slow
 def test_a_pipe_gets_colour_only_when_forced(locked: GitRepo) -> None:
     plain = run_patchlane("fixture", "check", cwd=locked.path, env=_env())
     assert plain.returncode == 0 and b"pass" in plain.stdout and ESC not in plain.stdout
@@ -140,6 +143,7 @@ def test_a_pipe_gets_colour_only_when_forced(locked: GitRepo) -> None:
     assert forced_json.returncode == 0 and ESC not in forced_json.stdout
 
 
+@pytest.mark.slow
 def test_progress_and_errors_on_stderr_stay_plain(locked: GitRepo) -> None:
     proc = run_patchlane("--color", "always", "fixture", "lock", cwd=locked.path, env=_env())
     assert proc.returncode == 2  # no --reason: one plain line

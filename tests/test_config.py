@@ -413,6 +413,7 @@ def test_load_map_file_errors(tmp_path: Path) -> None:
     assert load_map_file(tmp_path / "ok.yml").label == str(tmp_path / "ok.yml")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("text", "line"),
     [

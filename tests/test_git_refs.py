@@ -78,6 +78,7 @@ def test_with_remotes_a_typo_gets_names_and_an_unknown_name_a_fetch(branches: Gi
     )
 
 
+@pytest.mark.slow
 def test_the_command_line_shows_the_suggestion_on_one_line(branches: GitRepo) -> None:
     proc = run_patchlane("classify", "--base", "adpot", cwd=branches.path)
     assert proc.returncode == 2

@@ -151,6 +151,7 @@ def test_usage_errors_exit_2_on_one_line(args: list[str], words: str) -> None:
     assert words in line
 
 
+@pytest.mark.slow
 def test_repo_that_is_not_a_repository(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
@@ -160,6 +161,7 @@ def test_repo_that_is_not_a_repository(tmp_path: Path) -> None:
     assert "not a directory" in line
 
 
+@pytest.mark.slow
 def test_cwd_outside_any_repository(tmp_path: Path) -> None:
     line = _single_error(run_patchlane("classify", "--base", "main", cwd=tmp_path))
     assert "not inside a git repository (use --repo DIR)" in line
@@ -208,6 +210,7 @@ def test_internal_error_with_verbose_adds_the_traceback(
     assert "_broken_classify" in err
 
 
+@pytest.mark.slow
 def test_unwritable_output_is_bad_input_not_a_bug(repo: GitRepo, tmp_path: Path) -> None:
     _project(repo)
     blocker = tmp_path / "regular-file"
@@ -222,6 +225,7 @@ def test_unwritable_output_is_bad_input_not_a_bug(repo: GitRepo, tmp_path: Path)
 # --- global options before and after the command -------------------------------------------
 
 
+@pytest.mark.slow
 def test_global_options_before_or_after_the_command(repo: GitRepo, tmp_path: Path) -> None:
     _project(repo)
     repo.write("tools/x.py", "pass\n")

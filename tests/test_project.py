@@ -22,9 +22,14 @@ def test_readme_starts_with_the_two_setup_commands() -> None:
 def test_ci_runs_exactly_the_readme_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     commands = [line for line in ci if line and not line.startswith(("#", "set ", "cd "))]
-    # The sandbox's install where CI can (it runs as root), the README's test command,
-    # exactly; then only the pytest 8 run of the replay's tests, which the README's
-    # development section names too.
-    assert commands == ["bash .ci/bubblewrap", readme_commands()[1].strip(), "bash .ci/pytest8"]
+    # The sandbox's install where CI can (it runs as root), the README's test command
+    # (the fast tier), exactly; then the slow tier, and the pytest 8 run of the replay's
+    # tests, which the README's development section names too.
+    assert commands == [
+        "bash .ci/bubblewrap",
+        readme_commands()[1].strip(),
+        "python3 -m pytest -n auto -m slow",
+        "bash .ci/pytest8",
+    ]
     assert (ROOT / ".ci" / "pytest8").is_file()
     assert "bash .ci/pytest8" in (ROOT / "README.md").read_text(encoding="utf-8")

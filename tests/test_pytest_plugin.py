@@ -161,6 +161,7 @@ def test_importing_the_plugin_loads_only_the_standard_library() -> None:
     assert out.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_the_installed_plugin_skips_in_a_subprocess(project: pytest.Pytester) -> None:
     # No -p: the pytest11 entry point of the installed package loads the plugin.
     write_report(project, report(record("billing-clock-skew", A)))
@@ -177,6 +178,7 @@ def test_the_installed_plugin_skips_in_a_subprocess(project: pytest.Pytester) ->
     )
 
 
+@pytest.mark.slow
 def test_a_malformed_report_is_a_usage_error_in_a_subprocess(project: pytest.Pytester) -> None:
     (project.path / "bad.json").write_text('{"lane": "freeze",', encoding="utf-8")
     result = project.runpytest_subprocess("--patchlane-freeze-report=bad.json")
@@ -248,6 +250,7 @@ def test_a_class_method_node_id_is_skipped(project: pytest.Pytester) -> None:
     assert skipped_with(project, report(record("m", M))) == {M}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "nodeid",
     [
@@ -401,6 +404,7 @@ def test_the_message_names_the_line(project: pytest.Pytester) -> None:
 # --- the skip record ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_skip_record_lists_what_was_skipped_and_what_was_not_collected(
     project: pytest.Pytester,
 ) -> None:
@@ -485,6 +489,7 @@ def test_a_record_when_nothing_is_granted(project: pytest.Pytester) -> None:
     assert data["not_collected"] == []
 
 
+@pytest.mark.slow
 def test_an_unwritable_skip_record_fails_the_run(project: pytest.Pytester) -> None:
     write_report(project, report(record("a", A)))
     (project.path / "blocker").write_text("a file, not a directory\n", encoding="utf-8")

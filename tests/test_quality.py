@@ -29,6 +29,7 @@ def test_ruff(argv: tuple[str, ...]) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_mypy_strict() -> None:
     proc = run(sys.executable, "-m", "mypy")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -71,6 +72,7 @@ def test_the_contract_is_cited_from_the_repository() -> None:
     assert hits == []
 
 
+@pytest.mark.slow
 def test_no_function_is_longer_than_80_lines() -> None:
     import ast
 
@@ -84,6 +86,7 @@ def test_no_function_is_longer_than_80_lines() -> None:
     assert long == []
 
 
+@pytest.mark.slow
 def test_no_module_imports_another_lanes_private_names() -> None:
     """A lane's folder is its boundary: code outside ``lanes/NAME/`` imports only that lane's
     public (non-underscore) names."""

@@ -60,6 +60,7 @@ def _escape_tests(targets: dict[str, Path], port: int) -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_a_test_run_cannot_write_outside_its_tree_or_reach_the_network(
     tmp_path: Path, listener: socket.socket, monkeypatch: pytest.MonkeyPatch
@@ -161,6 +162,7 @@ def _isolation_in(env: dict[str, str]) -> dict[str, str]:
     return result
 
 
+@pytest.mark.slow
 def test_without_bwrap_the_fallback_is_named(tmp_path: Path) -> None:
     env = {**os.environ, sandbox.BWRAP_ENV: "none"}
     got = _isolation_in(env)
@@ -209,6 +211,7 @@ def test_the_bwrap_command_hides_home_and_cache_and_binds_only_the_writable_plac
     assert argv[argv.index("--chdir") + 1] == str(tree)
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_a_test_cannot_reach_a_hosts_unix_socket_or_read_a_hidden_secret(tmp_path: Path) -> None:
     # A unix socket is a file, beyond a network namespace's reach: an ssh agent or a

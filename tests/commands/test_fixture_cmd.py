@@ -399,6 +399,7 @@ def test_lock_refuses_a_symlink_naming_the_file(
 # --- a real process --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_python_dash_m_patchlane_fixture_check(repo: GitRepo) -> None:
     project(repo)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}

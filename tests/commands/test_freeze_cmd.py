@@ -176,6 +176,7 @@ def test_the_action_is_required(repo: GitRepo, capsys: pytest.CaptureFixture[str
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_as_a_subprocess_the_exit_codes_hold(repo: GitRepo, tmp_path: Path) -> None:
     P.make(repo, P.registry(P.record()))
     P.patch(repo, P.touch_test())

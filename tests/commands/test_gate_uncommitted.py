@@ -28,6 +28,7 @@ def notes(proc: subprocess.CompletedProcess[bytes]) -> list[str]:
     return [line for line in stderr_lines(proc) if "judges commits" in line]
 
 
+@pytest.mark.slow
 @pytest.mark.review_map(FIXTURE_MAP)
 def test_nothing_committed_is_exit_2_with_a_command_that_gates_the_edits(
     billing: GitRepo, tmp_path: Path
@@ -73,6 +74,7 @@ def test_an_untracked_file_no_lane_covers_changes_nothing(billing: GitRepo, tmp_
     assert "the patch changes no file" in json.dumps(verdict["reasons"])
 
 
+@pytest.mark.slow
 @pytest.mark.review_map(FIXTURE_MAP)
 def test_commits_are_judged_and_the_edits_left_out_are_named(
     billing: GitRepo, tmp_path: Path
@@ -110,6 +112,7 @@ def test_the_printed_command_keeps_repo_and_map_options(billing: GitRepo, tmp_pa
     )
 
 
+@pytest.mark.slow
 @pytest.mark.review_map(FIXTURE_MAP)
 def test_no_commit_and_no_change_says_there_is_no_patch(billing: GitRepo, tmp_path: Path) -> None:
     # The verdict stays undecided ("the patch changes no file"); the note says why.

@@ -84,6 +84,7 @@ def test_the_lock_catches_a_later_edit(repo: GitRepo) -> None:
     assert main(["--repo", os.fspath(repo.path), "-q", "fixture", "check"]) == 1
 
 
+@pytest.mark.slow
 def test_scaffold_gates_a_silent_fixture_edit_as_reject(repo: GitRepo, tmp_path: Path) -> None:
     _project(repo)
     assert _init(repo, "-q") == 0

@@ -86,6 +86,7 @@ def test_without_code_paths_the_tests_are_proposed_in_a_comment(
     assert parse_review_map(text, "review-map.yml").property is None
 
 
+@pytest.mark.slow
 def test_the_scaffolded_map_runs_the_given_test_and_rejects_a_regression(
     repo: GitRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -98,6 +98,7 @@ def _patch_and_run(
     return run_patchlane(*argv[1:], cwd=repo.path)
 
 
+@pytest.mark.slow
 def test_flat_package_is_the_property_lane_and_next_reaches_accept(repo: GitRepo) -> None:
     _flat_package(repo)
     stdout = _init_output(repo)
@@ -118,6 +119,7 @@ def test_flat_package_is_the_property_lane_and_next_reaches_accept(repo: GitRepo
     assert "replay: pass" in out
 
 
+@pytest.mark.slow
 def test_single_module_is_the_property_lane_and_next_reaches_reject(repo: GitRepo) -> None:
     _single_module(repo)
     repo.git("branch", "-m", "master")  # only master: never told origin/main
@@ -158,6 +160,7 @@ def _next_line(stdout: str) -> str:
     return line.split(" run: ", 1)[1]
 
 
+@pytest.mark.slow
 def test_a_local_commit_of_the_scaffold_is_on_the_base_next_names(
     repo: GitRepo, tmp_path: Path
 ) -> None:

@@ -51,6 +51,7 @@ def test_no_default_branch_is_exit_2_asking_for_base(
     ]
 
 
+@pytest.mark.slow
 def test_classify_without_base_judges_against_main(repo: GitRepo) -> None:
     _patched(repo)
     proc = run_patchlane("--json", "classify", cwd=repo.path)

@@ -20,6 +20,7 @@ def cli(repo: GitRepo, *args: str) -> int:
     return main(["--repo", str(repo.path), "property", *args])
 
 
+@pytest.mark.slow
 def test_green_exits_0_with_the_maps_seed_and_cases(
     repo: GitRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -35,6 +36,7 @@ def test_green_exits_0_with_the_maps_seed_and_cases(
     assert out.startswith("property: pass: 2 property run(s) in 1 module(s) hold (seed 7, 50 cases")
 
 
+@pytest.mark.slow
 def test_red_exits_1_and_prints_the_counterexample_and_its_rerun(
     repo: GitRepo, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -56,6 +58,7 @@ def test_red_exits_1_and_prints_the_counterexample_and_its_rerun(
     assert capsys.readouterr().out == out_file.read_text()
 
 
+@pytest.mark.slow
 def test_a_case_that_holds_exits_0(repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
     P.make(repo)
     P.patch(repo, {"src/shop/__init__.py": BROKEN})
@@ -120,6 +123,7 @@ def test_the_base_map_decides(repo: GitRepo, capsys: pytest.CaptureFixture[str])
     assert report["modules"] == ["checks.props"]
 
 
+@pytest.mark.slow
 def test_head_without_base_runs_that_commit(
     repo: GitRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -130,6 +134,7 @@ def test_head_without_base_runs_that_commit(
     assert cli(repo, "--head", "patch") == 1
 
 
+@pytest.mark.slow
 def test_as_a_subprocess(repo: GitRepo) -> None:
     P.make(repo)
     P.patch(repo, {"src/shop/__init__.py": BROKEN})

@@ -94,6 +94,7 @@ def keys(tmp_path: Path, name: str = "host") -> tuple[Path, Path]:
     return write_key_pair(tmp_path, name, ".pub")
 
 
+@pytest.mark.slow
 def test_run_then_verify_a_failure_exits_1_twice(project: GitRepo, tmp_path: Path) -> None:
     f = files(tmp_path, [GOOD, BAD, FROZEN])
     assert run_cmd(project, f) == 1
@@ -110,6 +111,7 @@ def test_run_then_verify_a_failure_exits_1_twice(project: GitRepo, tmp_path: Pat
     assert (r["seed"], r["head"], r["skipped_by_freeze"]) == (4242, project.head(), [FROZEN])
 
 
+@pytest.mark.slow
 def test_a_clean_run_verifies_with_exit_0_and_json_is_the_report(
     project: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -133,6 +135,7 @@ def test_seed():
 """
 
 
+@pytest.mark.slow
 def test_each_run_draws_a_hash_seed_and_hash_seed_reproduces_one(
     project: GitRepo, tmp_path: Path
 ) -> None:
@@ -159,6 +162,7 @@ def test_each_run_draws_a_hash_seed_and_hash_seed_reproduces_one(
                   str(2**32), "--out", f["receipt"]) == 2  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_tampered_receipt_is_refused_with_exit_3(project: GitRepo, tmp_path: Path) -> None:
     f = files(tmp_path, [GOOD, BAD])
     run_cmd(project, f)
@@ -182,6 +186,7 @@ def test_a_malformed_receipt_is_refused_not_bad_input(
     assert report(f)["refusals"][0].startswith(str(f["receipt"]))
 
 
+@pytest.mark.slow
 def test_a_different_head_is_refused(project: GitRepo, tmp_path: Path) -> None:
     first = project.head()
     project.write("README.md", "x\n")
@@ -193,6 +198,7 @@ def test_a_different_head_is_refused(project: GitRepo, tmp_path: Path) -> None:
     assert "is not the patch's head" in report(f)["refusals"][0]
 
 
+@pytest.mark.slow
 def test_the_seed_defaults_to_the_maps_and_can_be_given(project: GitRepo, tmp_path: Path) -> None:
     f = files(tmp_path, [GOOD])
     run_cmd(project, f, seed=99)
@@ -230,6 +236,7 @@ def test_the_seed_receipt_verifies_as_printed_and_its_placeholder_is_refused(
     assert report(f)["skipped_by_freeze"] == [node]
 
 
+@pytest.mark.slow
 def test_signed_runs_verify_with_the_public_key_only(project: GitRepo, tmp_path: Path) -> None:
     project.write("review-map.yml", review_map(require_signature=True))
     project.commit("require signatures")
@@ -247,6 +254,7 @@ def test_signed_runs_verify_with_the_public_key_only(project: GitRepo, tmp_path:
     assert "not signed" in report(f)["refusals"][0]
 
 
+@pytest.mark.slow
 def test_the_signing_key_can_come_from_the_environment(
     project: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -258,6 +266,7 @@ def test_the_signing_key_can_come_from_the_environment(
     assert report(f)["signature"] == "verified"
 
 
+@pytest.mark.slow
 def test_a_bad_signature_is_refused_even_when_not_required(
     project: GitRepo, tmp_path: Path
 ) -> None:
@@ -305,6 +314,7 @@ def test_an_empty_slice_is_not_run(project: GitRepo, tmp_path: Path) -> None:
     assert run_cmd(project, f) == 2
 
 
+@pytest.mark.slow
 def test_merge_two_signed_shards_into_a_receipt_that_verifies(
     project: GitRepo, tmp_path: Path
 ) -> None:
@@ -329,6 +339,7 @@ def test_merge_two_signed_shards_into_a_receipt_that_verifies(
     assert report(whole)["failed"] == [BAD]
 
 
+@pytest.mark.slow
 def test_merge_refuses_an_incomplete_partition_with_exit_3(
     project: GitRepo, tmp_path: Path
 ) -> None:
@@ -357,6 +368,7 @@ def test_the_real_cli_in_a_subprocess(project: GitRepo, tmp_path: Path) -> None:
     assert b"receipt refused" in proc.stdout
 
 
+@pytest.mark.slow
 def test_what_the_commands_write_matches_the_shipped_schemas(
     project: GitRepo, tmp_path: Path
 ) -> None:
@@ -371,6 +383,7 @@ def test_what_the_commands_write_matches_the_shipped_schemas(
     jsonschema.validate(report(f), load_schema("replay-report"))
 
 
+@pytest.mark.slow
 def test_run_with_a_base_runs_the_patchs_test_files_apart_and_says_so(
     project: GitRepo, tmp_path: Path
 ) -> None:
@@ -438,6 +451,7 @@ def test_run_refuses_a_work_tree_that_differs_from_head(
     assert not f["receipt"].exists()
 
 
+@pytest.mark.slow
 def test_run_in_a_clean_tree_beside_its_evidence_and_ignored_files(
     project: GitRepo, tmp_path: Path
 ) -> None:

@@ -34,6 +34,7 @@ def select_argv(repo: GitRepo, out: Path, *args: str) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_select_writes_the_slice_and_prints_its_sha256(
     repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -48,6 +49,7 @@ def test_select_writes_the_slice_and_prints_its_sha256(
     assert lines[1] == "slice: 2 node ids (40% of 5)"
 
 
+@pytest.mark.slow
 def test_json_gives_slice_hash_count_suite_private_and_reasons(
     repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -62,6 +64,7 @@ def test_json_gives_slice_hash_count_suite_private_and_reasons(
     assert set(doc["reasons"]) == set(parse(out.read_bytes(), "s"))
 
 
+@pytest.mark.slow
 def test_an_empty_slice_exits_0_with_a_warning(repo: GitRepo, tmp_path: Path) -> None:
     project(repo)
     patch(repo, {"README.md": "prose\n"})
@@ -73,6 +76,7 @@ def test_an_empty_slice_exits_0_with_a_warning(repo: GitRepo, tmp_path: Path) ->
     assert any("empty slice is never evidence" in line for line in stderr_lines(proc))
 
 
+@pytest.mark.slow
 def test_failure_log_and_all(repo: GitRepo, tmp_path: Path) -> None:
     project(repo)
     patch(repo, {"README.md": "prose\n"})
@@ -85,6 +89,7 @@ def test_failure_log_and_all(repo: GitRepo, tmp_path: Path) -> None:
     assert len(parse(out.read_bytes(), "s")) == 5
 
 
+@pytest.mark.slow
 def test_a_private_slice_is_said_on_stderr_and_in_json_without_the_secret(
     repo: GitRepo, tmp_path: Path
 ) -> None:
@@ -122,6 +127,7 @@ def test_bad_inputs_exit_2_with_one_line(
     assert len(lines) == 1 and words in lines[0], lines
 
 
+@pytest.mark.slow
 def test_a_property_report_is_accepted(repo: GitRepo, tmp_path: Path) -> None:
     project(repo)
     patch(repo, {"pkg/c.py": "C = 3\n"})
@@ -138,6 +144,7 @@ def test_without_out_is_a_usage_error(repo: GitRepo) -> None:
     assert "--out" in stderr_lines(proc)[0]
 
 
+@pytest.mark.slow
 def test_a_test_file_that_no_longer_collects_is_selected_as_its_own_id(
     repo: GitRepo, tmp_path: Path
 ) -> None:
@@ -150,6 +157,7 @@ def test_a_test_file_that_no_longer_collects_is_selected_as_its_own_id(
     assert b"does not collect at head" in proc.stdout
 
 
+@pytest.mark.slow
 def test_example_slice_fraction(repo: GitRepo, tmp_path: Path) -> None:
     copy_example(repo)
     init = repo.path / "src/quota/__init__.py"
@@ -233,6 +241,7 @@ def test_split_refuses_a_malformed_slice_naming_file_and_line(tmp_path: Path) ->
     assert f"{whole}:2: not sorted" in line
 
 
+@pytest.mark.slow
 def test_by_default_the_canary_draws_20_tests_outside_the_slice_and_says_so(
     repo: GitRepo,
     tmp_path: Path,
@@ -255,6 +264,7 @@ def test_by_default_the_canary_draws_20_tests_outside_the_slice_and_says_so(
     assert json.loads(capsys.readouterr().out)["canary"] is None  # the slice is the suite
 
 
+@pytest.mark.slow
 def test_a_map_recording_past_its_timeout_leaves_the_static_rules(
     repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -71,6 +71,7 @@ def test_copy_has_the_seed_shape(example: Path) -> None:
     assert not [f for f in files if "__pycache__" in f or f.endswith(".pyc")]
 
 
+@pytest.mark.slow
 def test_example_suite_passes_with_plain_pytest(example: Path) -> None:
     proc = _python(example, "-m", "pytest", "-q", "-p", "no:cacheprovider")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -78,6 +79,7 @@ def test_example_suite_passes_with_plain_pytest(example: Path) -> None:
     assert not list(example.rglob("__pycache__"))
 
 
+@pytest.mark.slow
 def test_the_frozen_node_id_exists(example: Path) -> None:
     proc = _python(example, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider")
     assert proc.returncode == 0, proc.stdout + proc.stderr

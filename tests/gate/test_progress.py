@@ -35,6 +35,7 @@ lanes:
 TIMED = re.compile(r"^patchlane: property lane: \d+\.\d\d s$")
 
 
+@pytest.mark.slow
 def test_a_step_begun_in_the_quiet_window_is_said_when_it_closes_then_at_each_beat(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -79,6 +80,7 @@ GATE = ("gate", "--base", "main", "--seed", "1", "--cases", "5", "--mutants", "0
         "--property-cache", "off")  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_slow_gate_off_a_terminal_says_each_step_with_its_time(slow: GitRepo) -> None:
     proc = run_patchlane(*GATE, cwd=slow.path)  # stderr is a pipe, not a terminal
     assert proc.returncode == 3, proc.stderr  # no replay: undecided
@@ -88,12 +90,14 @@ def test_a_slow_gate_off_a_terminal_says_each_step_with_its_time(slow: GitRepo) 
     assert any(re.match(r"^patchlane: freeze lane: \d+\.\d\d s$", line) for line in lines)
 
 
+@pytest.mark.slow
 def test_quiet_gate_says_nothing_on_stderr(slow: GitRepo) -> None:
     proc = run_patchlane("-q", *GATE, cwd=slow.path)
     assert proc.returncode == 3
     assert proc.stderr == b""
 
 
+@pytest.mark.slow
 def test_property_command_says_its_step_off_a_terminal(slow: GitRepo) -> None:
     args = ("property", "--base", "main", "--seed", "1", "--cases", "5", "--mutants", "0",
             "--property-cache", "off")  # fmt: skip

@@ -37,6 +37,7 @@ READERS: dict[str, Any] = {
 }
 
 
+@pytest.mark.slow
 def test_a_gate_runs_evidence_reads_back_as_itself(repo: GitRepo, tmp_path: Path) -> None:
     make_billing_repo(repo)
     repo.branch("agent")

@@ -470,6 +470,7 @@ def gate(repo: GitRepo, out: Path, *options: str) -> int:
     )
 
 
+@pytest.mark.slow
 def test_a_forging_lock_reason_is_shown_escaped_on_one_line(
     billing: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

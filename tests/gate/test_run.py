@@ -116,6 +116,7 @@ def test_a_malformed_map_is_exit_2_with_file_and_line_and_no_traceback(
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_every_evidence_file_is_written_and_matches_its_schema(
     billing: GitRepo, tmp_path: Path
 ) -> None:

@@ -57,6 +57,7 @@ def refused_line(capsys: pytest.CaptureFixture[str], path: Path | str) -> str:
 # --- the gate's out dir ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_normal_case_writes_every_evidence_file_and_clears_stale_ones(
     billing: GitRepo, tmp_path: Path
 ) -> None:
@@ -280,6 +281,7 @@ COMMANDS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", COMMANDS)
 def test_an_out_file_that_is_a_link_is_refused(
     billing: GitRepo,

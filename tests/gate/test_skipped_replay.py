@@ -27,6 +27,7 @@ def replay_lines(stdout: str) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.review_map(FIXTURE_MAP)
 def test_a_reject_leaves_the_skipped_replay_out_of_its_summary(
     billing: GitRepo, tmp_path: Path
@@ -84,6 +85,7 @@ def test_a_reject_without_replay_asked_for_shows_no_replay_line_either(
     assert not replay_lines(proc.stdout.decode())
 
 
+@pytest.mark.slow
 def test_an_undecided_summary_still_shows_the_replay_not_asked_for(
     billing: GitRepo, tmp_path: Path
 ) -> None:

@@ -144,6 +144,7 @@ HUGE_INT = "1" * 5_000
 # --- the review map, the freeze registry, and YAML itself -----------------------------------
 
 
+@pytest.mark.slow
 @FUZZ
 @given(hostile_text(YAML_NESTING))
 @example(YAML_BOMB)
@@ -170,6 +171,7 @@ def test_the_review_map_reader_refuses_hostile_text_with_one_line(text: str) -> 
         one_line_error(e, "review-map.yml")
 
 
+@pytest.mark.slow
 @FUZZ
 @given(hostile_text(YAML_NESTING))
 @example(YAML_BOMB)
@@ -265,6 +267,7 @@ def test_the_slice_reader_refuses_hostile_bytes_with_one_line(data: bytes) -> No
 # --- Python: the import graph, named data files, property modules ------------------------------
 
 
+@pytest.mark.slow
 @FUZZ
 @given(hostile_bytes(PYTHON_NESTING))
 @example(b"x = 1\x00\n")
@@ -283,6 +286,7 @@ def test_python_parsing_is_a_syntax_error_or_a_tree(data: bytes) -> None:
     assert all(isinstance(n, str) for n in names)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(hostile_bytes(PYTHON_NESTING))
 def test_an_unparsable_module_reaches_every_module_in_the_import_graph(data: bytes) -> None:
@@ -512,6 +516,7 @@ def test_a_forged_collection_record_nested_deeply_is_a_collection_error() -> Non
 # --- 50 MB ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fifty_megabytes_are_refused_or_read_without_a_crash(tmp_path: Path) -> None:
     big = b"[" * (50 * MB)
     with pytest.raises(NotCanonical):
@@ -553,6 +558,7 @@ def _load(out: Path, name: str) -> Any:
     return json.loads((out / name).read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_gate_deeply_nested_python_in_the_code_under_test(repo: GitRepo, tmp_path: Path) -> None:
     make_billing_repo(repo)
     # The base's own suite must pass: quota lives under src/, which pytest is told of.
@@ -571,6 +577,7 @@ def test_gate_deeply_nested_python_in_the_code_under_test(repo: GitRepo, tmp_pat
     assert _load(out, "verdict.json")["verdict"] in ("reject", "undecided")
 
 
+@pytest.mark.slow
 def test_gate_deeply_nested_property_module_is_a_property_failure(
     repo: GitRepo, tmp_path: Path
 ) -> None:
@@ -606,6 +613,7 @@ def test_gate_deeply_nested_pyproject_with_pytest_markers_is_a_harness_change(
     ).items()
 
 
+@pytest.mark.slow
 def test_gate_hostile_canonical_json_fixtures_are_fixture_findings(
     repo: GitRepo, tmp_path: Path
 ) -> None:

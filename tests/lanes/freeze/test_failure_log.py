@@ -67,6 +67,7 @@ def pytest_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("failure-log-pytest-run")  # one ``pytest_run``, on one worker
 @pytest.mark.parametrize("name", ["xunit2.xml", "xunit1.xml", "out.txt"])
 def test_real_pytest_output_gives_exactly_the_failed_and_errored_node_ids(

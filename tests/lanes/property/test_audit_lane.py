@@ -4,6 +4,7 @@ how findings reach the report without ever turning the lane red."""
 from __future__ import annotations
 
 import jsonschema
+import pytest
 
 from patchlane.lanes.property.report import ORACLE_KINDS
 from patchlane.schemas import load_schema
@@ -21,6 +22,7 @@ def prop_hollow(seed, n=200):
 """
 
 
+@pytest.mark.slow
 def test_a_hollow_property_is_a_finding_not_a_red_lane(repo: GitRepo) -> None:
     P.make(repo, P.SEED_PROP + "\n\n" + HOLLOW.split("\n", 2)[2])
     report = P.lane(repo, mutants=20)
@@ -62,6 +64,7 @@ def test_a_rerun_does_not_audit(repo: GitRepo) -> None:
     assert report.oracle_audit == "not run" and report.mutation == ()
 
 
+@pytest.mark.slow
 def test_the_audit_is_deterministic(repo: GitRepo) -> None:
     P.make(repo, P.SEED_PROP + "\n\n" + HOLLOW.split("\n", 2)[2])
     assert P.without_timings(P.lane(repo, mutants=10)) == P.without_timings(
@@ -69,6 +72,7 @@ def test_the_audit_is_deterministic(repo: GitRepo) -> None:
     )
 
 
+@pytest.mark.slow
 def test_hypothesis_and_check_properties_are_audited_too(repo: GitRepo) -> None:
     props = """\
     from hypothesis import given, strategies as st
@@ -101,6 +105,7 @@ def test_hypothesis_and_check_properties_are_audited_too(repo: GitRepo) -> None:
     }
 
 
+@pytest.mark.slow
 def test_the_audit_stops_at_its_budget_and_counts_the_mutants_it_tried(repo: GitRepo) -> None:
     # Many properties and a budget far smaller than auditing them all takes.
     props = (
@@ -130,6 +135,7 @@ def test_the_audit_stops_at_its_budget_and_counts_the_mutants_it_tried(repo: Git
     assert sum(tried.values()) < 50 * 7
 
 
+@pytest.mark.slow
 def test_the_audit_runs_only_when_the_patch_changes_what_the_properties_import(
     repo: GitRepo,
 ) -> None:
@@ -182,6 +188,7 @@ def test_the_lane_answers_before_its_audit_and_finish_adds_it(repo: GitRepo) -> 
     assert final.properties == started.report.properties
 
 
+@pytest.mark.slow
 def test_finish_with_stop_does_not_wait_for_the_audit(repo: GitRepo) -> None:
     # The gate's verdict is already red: the audit only informs, so it is stopped, its
     # children killed, and the report says so rather than holding the verdict.

@@ -76,6 +76,7 @@ def test_a_base_test_file_that_does_not_parse_is_exit_2(repo: GitRepo) -> None:
     assert "the test file tests/test_shop_props.py at the base" in line
 
 
+@pytest.mark.slow
 def test_a_patch_that_breaks_the_test_file_is_still_red(repo: GitRepo) -> None:
     _with_test_file(repo, GIVEN)
     P.patch(repo, {"tests/test_shop_props.py": GIVEN + "\n\ndef broken(:\n    pass\n"})

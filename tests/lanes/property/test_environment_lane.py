@@ -59,6 +59,7 @@ def install_hint(where: str = "at base and head alike") -> str:
 # -- a package missing from the environment: exit 2 -------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_property_module_missing_a_package_at_base_and_head_exits_2(
     repo: GitRepo, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -118,6 +119,7 @@ def python_without_hypothesis(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return python
 
 
+@pytest.mark.slow
 def test_hypothesis_missing_from_patchlanes_environment_exits_2_with_the_extra(
     repo: GitRepo, python_without_hypothesis: Path
 ) -> None:
@@ -144,6 +146,7 @@ def test_hypothesis_missing_from_patchlanes_environment_exits_2_with_the_extra(
 # -- what the patch did stays red ---------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_patch_that_imports_a_missing_package_in_the_code_is_still_red(
     repo: GitRepo, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -227,6 +230,7 @@ def test_a_single_module_key_is_named_as_written(
     ]
 
 
+@pytest.mark.slow
 def test_a_module_the_patch_adds_is_run_from_the_head(repo: GitRepo) -> None:
     # At base it is missing, but the patch adds it: nothing for the map to fix.
     P.make(repo, modules=("checks.props", "checks.more"))

@@ -98,6 +98,7 @@ def test_refunds_above_the_charge_are_red_and_the_case_reproduces(
     assert f"--only {PROP} --case {index}" in out
 
 
+@pytest.mark.slow
 def test_gutting_the_property_too_is_still_red_from_the_base(
     example: GitRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -73,6 +73,7 @@ def make(repo: GitRepo, tests: list[str], files: dict[str, str] | None = None) -
     return commit
 
 
+@pytest.mark.slow
 def test_a_given_test_named_in_the_map_catches_a_regression_with_its_shrunk_example(
     repo: GitRepo,
 ) -> None:
@@ -92,6 +93,7 @@ def test_a_given_test_named_in_the_map_catches_a_regression_with_its_shrunk_exam
     jsonschema.validate(report.to_json(), load_schema("property-report"))
 
 
+@pytest.mark.slow
 def test_the_base_version_runs_when_the_head_edits_the_test_to_pass(repo: GitRepo) -> None:
     make(repo, [NODE])
     weakened = TESTS.replace("assert 0 <= net <= charge", "assert net <= charge")
@@ -102,6 +104,7 @@ def test_the_base_version_runs_when_the_head_edits_the_test_to_pass(repo: GitRep
     assert P.one_failure(report, NODE, "base")["arguments"] == {"charge": 0, "amount": 1}
 
 
+@pytest.mark.slow
 def test_a_directory_runs_its_given_tests_and_lists_the_others_as_skipped(repo: GitRepo) -> None:
     make(repo, ["tests/"])
     P.patch(repo, {"src/shop/__init__.py": BROKEN_SHOP})
@@ -123,6 +126,7 @@ def test_a_directory_runs_its_given_tests_and_lists_the_others_as_skipped(repo: 
     jsonschema.validate(report.to_json(), load_schema("property-report"))
 
 
+@pytest.mark.slow
 def test_a_method_of_a_test_class_reports_its_arguments_without_self(repo: GitRepo) -> None:
     method = "tests/test_shop_props.py::TestRefund::test_full_refund"
     make(repo, [method])
@@ -132,6 +136,7 @@ def test_a_method_of_a_test_class_reports_its_arguments_without_self(repo: GitRe
     assert "assert 1 == 0 where 1 = refund(charge, charge)" in failure["message"]
 
 
+@pytest.mark.slow
 def test_a_given_test_that_takes_a_fixture_is_an_error(repo: GitRepo) -> None:
     node = "tests/test_fixture.py::test_uses_tmp_path"
     fixture_test = """\
@@ -178,6 +183,7 @@ def test_a_test_at_neither_base_nor_head_is_a_map_error(
     assert "review-map.yml:4: lanes.property.tests: " in str(caught.value)
 
 
+@pytest.mark.slow
 def test_a_test_the_patch_adds_runs_from_the_head(repo: GitRepo) -> None:
     node = "tests/test_new.py::test_new"
     make(repo, [NODE, node])  # the base's map names a test only the head has
@@ -198,6 +204,7 @@ def test_a_test_the_patch_adds_runs_from_the_head(repo: GitRepo) -> None:
     assert (node, "base") not in P.outcomes(report)
 
 
+@pytest.mark.slow
 def test_a_failing_assert_in_a_property_shows_its_operands(repo: GitRepo) -> None:
     props = """\
         from shop import refund
@@ -218,6 +225,7 @@ def test_a_failing_assert_in_a_property_shows_its_operands(repo: GitRepo) -> Non
     assert "checks/props.py:10: assert total(items) == 4" in failure["message"]
 
 
+@pytest.mark.slow
 def test_an_assert_with_a_message_keeps_it_and_adds_the_operands(repo: GitRepo) -> None:
     P.make(repo)  # the seed style: ``assert 0 <= net <= charge, (seed, i, charge, amount)``
     P.patch(repo, {"src/shop/__init__.py": BROKEN_SHOP})
@@ -227,6 +235,7 @@ def test_an_assert_with_a_message_keeps_it_and_adds_the_operands(repo: GitRepo) 
     assert f"; assert 0 <= {charge - amount}" in failure["message"]
 
 
+@pytest.mark.slow
 def test_property_modules_and_named_tests_run_together_modules_first(repo: GitRepo) -> None:
     P.make(repo, files={"tests/test_shop_props.py": TESTS})
     lane_map = map_with_tests([NODE], modules=f'modules: ["{P.MODULE}"]\n' + " " * 12)

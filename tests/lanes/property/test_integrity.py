@@ -111,6 +111,7 @@ def run(repo: GitRepo, code_under_test: str) -> P.PropertyReport:
     return P.lane(repo, base=None, head="HEAD")
 
 
+@pytest.mark.slow
 def test_the_routes_without_the_rebinding_pass(repo: GitRepo) -> None:
     # The same code as the tests below, at import and while a property runs, minus the
     # rebindings: nothing is reported.
@@ -120,6 +121,7 @@ def test_the_routes_without_the_rebinding_pass(repo: GitRepo) -> None:
     assert set(P.outcomes(report).values()) == {"pass"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(ROUTES))
 def test_tampering_at_import_fails_every_property(repo: GitRepo, name: str) -> None:
     report = run(repo, shop(at_import=tampering(name)))
@@ -130,6 +132,7 @@ def test_tampering_at_import_fails_every_property(repo: GitRepo, name: str) -> N
     assert report.status == "fail"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
     [
@@ -173,6 +176,7 @@ def test_tampering_cannot_turn_a_broken_property_green(repo: GitRepo) -> None:
         )
 
 
+@pytest.mark.slow
 def test_tampering_while_describing_a_failure_is_caught(repo: GitRepo) -> None:
     # The check runs after the failure is described: an exception whose __str__ rebinds
     # the writer is caught too.
@@ -188,6 +192,7 @@ def test_tampering_while_describing_a_failure_is_caught(repo: GitRepo) -> None:
     assert P.outcomes(report)[("prop_b_check", "head")] == "pass"
 
 
+@pytest.mark.slow
 def test_ordinary_code_is_not_tampering(repo: GitRepo) -> None:
     # State is not a rebinding: seeding and drawing from the global random, registering
     # a Hypothesis profile, running a doctest (it sets builtins._), importing more of
@@ -549,6 +554,7 @@ def prop_c_given(v):
 """
 
 
+@pytest.mark.slow
 def test_a_module_that_rebinds_its_own_names_passes(repo: GitRepo) -> None:
     P.make(repo, LEGITIMATE, shop(code=CLAMP), files={"checks/helpers.py": "LIMIT = 100\n"})
     report = P.lane(repo, base=None, head="HEAD")

@@ -127,6 +127,7 @@ def test_a_complete_forged_result_without_the_token_is_not_believed(repo: GitRep
     assert "does not carry the job's token" in P.one_failure(report, "prop_a_first")["message"]
 
 
+@pytest.mark.slow
 def test_an_endless_loop_times_out_within_the_bound_and_kills_the_group(repo: GitRepo) -> None:
     started = time.monotonic()
     report = run_hostile(repo, "while True:\n    pass", timeout_s=2)
@@ -259,6 +260,7 @@ def test_the_network_namespace_is_used_where_it_can_be(repo: GitRepo) -> None:
     assert P.lane(repo, base=None, head="HEAD").status == "pass"
 
 
+@pytest.mark.slow
 def test_the_child_gets_a_minimal_environment(
     repo: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -289,6 +291,7 @@ def test_the_child_gets_a_minimal_environment(
     assert not list(repo.path.rglob("__pycache__"))
 
 
+@pytest.mark.slow
 def test_a_repository_cannot_shadow_patchlane_or_hypothesis(repo: GitRepo) -> None:
     fake = "raise ImportError('the repository shadowed this module')\n"
     props = """\
@@ -322,6 +325,7 @@ def test_a_repository_cannot_shadow_patchlane_or_hypothesis(repo: GitRepo) -> No
     }
 
 
+@pytest.mark.slow
 def test_children_run_in_parallel_up_to_the_cpu_count(repo: GitRepo) -> None:
     # Not a timing threshold: each child reports when it ran (the monotonic clock is the
     # machine's, sandbox or not) through its own failure, the one channel a sandboxed child
@@ -346,6 +350,7 @@ def test_children_run_in_parallel_up_to_the_cpu_count(repo: GitRepo) -> None:
     assert second_start < first_end, spans
 
 
+@pytest.mark.slow
 def test_hypothesis_writes_nothing_into_the_work_tree(repo: GitRepo) -> None:
     props = """\
     from hypothesis import given, strategies as st

@@ -284,6 +284,7 @@ def test_an_infinite_loop_mutant_is_killed_by_timeout(load: Loader) -> None:
     assert module.count_up(3) == 3
 
 
+@pytest.mark.slow
 def test_a_property_that_swallows_the_timeout_is_interrupted_again(load: Loader) -> None:
     module = load(COUNT_UP)
 
@@ -298,6 +299,7 @@ def test_a_property_that_swallows_the_timeout_is_interrupted_again(load: Loader)
     assert status["'+=' -> '-='"] == "timeout"
 
 
+@pytest.mark.slow
 def test_the_callers_alarm_is_paused_and_restored(load: Loader) -> None:
     module = load(COUNT_UP)
     fired: list[int] = []

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from patchlane.main import main
 from tests.gitrepo import GitRepo, add_symlink
 from tests.lanes.property import project as P
@@ -46,6 +48,7 @@ def make(repo: GitRepo, files: dict[str, str], modules: tuple[str, ...] = (P.MOD
 ROOT_CHECKS = {"checks/__init__.py": "", "checks/props.py": P.SEED_PROP}
 
 
+@pytest.mark.slow
 def test_a_root_property_package_is_not_refused_under_src_paths(repo: GitRepo) -> None:
     make(repo, ROOT_CHECKS)
     P.patch(repo, {"src/shop/__init__.py": HARMLESS_SHOP})
@@ -58,6 +61,7 @@ def test_a_root_property_package_is_not_refused_under_src_paths(repo: GitRepo) -
     }
 
 
+@pytest.mark.slow
 def test_a_root_property_package_still_catches_a_broken_patch(repo: GitRepo) -> None:
     # Not refused any more, so the base oracle runs: against the head's (broken) code.
     make(repo, ROOT_CHECKS)
@@ -75,6 +79,7 @@ def test_a_root_property_package_still_catches_a_broken_patch(repo: GitRepo) -> 
     ]
 
 
+@pytest.mark.slow
 def test_the_gate_does_not_reject_a_harmless_patch_for_a_root_property_package(
     repo: GitRepo, tmp_path: Path
 ) -> None:
@@ -92,6 +97,7 @@ def test_the_gate_does_not_reject_a_harmless_patch_for_a_root_property_package(
     assert OVERLAP not in json.dumps(verdict)
 
 
+@pytest.mark.slow
 def test_a_property_module_inside_the_code_under_test_is_still_refused(repo: GitRepo) -> None:
     make(repo, {"src/shop/props.py": P.SEED_PROP.replace("from shop", "from . ")}, ("shop.props",))
     P.patch(repo, {"src/shop/__init__.py": HARMLESS_SHOP})
@@ -104,6 +110,7 @@ def test_a_property_module_inside_the_code_under_test_is_still_refused(repo: Git
     assert P.outcomes(report) == {("prop_refund_bounded", "head"): "pass"}
 
 
+@pytest.mark.slow
 def test_a_namespace_package_with_a_portion_under_src_is_refused(repo: GitRepo) -> None:
     # checks/ at the root is a namespace package; so is src/checks/, code under test: both
     # are portions of the one package checks, and a submodule may come from either.

@@ -53,6 +53,7 @@ def _sh(script: str, tmp_path: Path, timeout_s: float) -> tuple[float, ChildRun]
     return time.monotonic() - started, run
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
 def test_a_timeout_kills_the_child_and_its_grandchild(tmp_path: Path) -> None:
     pidfile = tmp_path / "grandchild.pid"
@@ -204,6 +205,7 @@ def test_a_question_is_answered_once_with_the_records_so_far(tmp_path: Path) -> 
     assert run.problems == () and run.returncode == 0
 
 
+@pytest.mark.slow
 def test_a_child_that_asks_and_never_reads_is_killed_by_its_clock(tmp_path: Path) -> None:
     started = time.monotonic()
     run = _asking(tmp_path, "import time\ntime.sleep(300)\n", lambda records: b"x" * 200_000, 2)

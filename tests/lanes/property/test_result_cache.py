@@ -111,6 +111,7 @@ def old_format(path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_patch_that_changes_nothing_a_run_read_reuses_its_result(repo: GitRepo) -> None:
     P.make(repo, files={"README.md": "# shop\n"})
     P.patch(repo, {"README.md": "# shop, now with more words\n"})
@@ -126,6 +127,7 @@ def test_a_patch_that_changes_nothing_a_run_read_reuses_its_result(repo: GitRepo
     assert counts(lane(repo)) == (2, 0, 0)
 
 
+@pytest.mark.slow
 def test_without_the_cache_every_run_starts_a_child(repo: GitRepo, own_cache: Path) -> None:
     P.make(repo)
     P.patch(repo, {"README.md": "x\n"})
@@ -136,6 +138,7 @@ def test_without_the_cache_every_run_starts_a_child(repo: GitRepo, own_cache: Pa
     assert report.to_json()["timings"]["cache"] is None
 
 
+@pytest.mark.slow
 def test_a_patch_changing_code_the_property_imports_is_a_miss(repo: GitRepo) -> None:
     P.make(repo)
     P.patch(repo, {"README.md": "x\n"})
@@ -150,6 +153,7 @@ def test_a_patch_changing_code_the_property_imports_is_a_miss(repo: GitRepo) -> 
     }
 
 
+@pytest.mark.slow
 def test_a_patch_changing_a_data_file_a_property_opened_is_a_miss(repo: GitRepo) -> None:
     P.make(repo, props=DATA_PROP, files={"src/shop/limits.json": LIMITS})
     P.patch(repo, {"README.md": "x\n"})
@@ -162,6 +166,7 @@ def test_a_patch_changing_a_data_file_a_property_opened_is_a_miss(repo: GitRepo)
     assert (failure["case_index"], failure["arguments"]) == (0, [500])
 
 
+@pytest.mark.slow
 def test_a_file_a_property_only_asked_about_is_recorded_too(repo: GitRepo) -> None:
     # os.path.exists raises no audit event: the recorder wraps os.stat for it.
     P.make(repo, props=DATA_PROP, files={"src/shop/limits.json": LIMITS})
@@ -173,6 +178,7 @@ def test_a_file_a_property_only_asked_about_is_recorded_too(repo: GitRepo) -> No
     assert P.outcomes(report)[("prop_no_override", "head")] == "fail"
 
 
+@pytest.mark.slow
 def test_a_failing_result_is_reproduced_exactly(repo: GitRepo) -> None:
     hypothesis_prop = P.SEED_PROP + P.dedent(
         """
@@ -222,6 +228,7 @@ def _old_format(entry: dict[str, Any]) -> None:
     entry["format"] = resultcache.FORMAT + 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("tamper", "unverified"),
     [
@@ -258,6 +265,7 @@ def test_a_tampered_entry_is_a_miss(
     assert counts(lane(repo)) == (2, 0, 0)
 
 
+@pytest.mark.slow
 def test_a_forged_pass_without_the_users_key_is_not_used_and_is_reported(
     repo: GitRepo, own_cache: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -314,6 +322,7 @@ def prop_writes_the_tree(seed, n=1):
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("prop", "why"),
     [
@@ -339,6 +348,7 @@ def test_a_run_whose_record_cannot_be_complete_is_not_stored(
     assert P.without_timings(second) == P.without_timings(first)
 
 
+@pytest.mark.slow
 def test_a_write_into_the_tree_keeps_every_run_of_the_lane_out(
     repo: GitRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -355,6 +365,7 @@ def gate(repo: GitRepo, out: Path, *extra: str) -> int:
     return main([*argv, "--cases", "20", "--out-dir", str(out), *extra])
 
 
+@pytest.mark.slow
 def test_the_gate_counts_runs_from_the_cache(billing: GitRepo, tmp_path: Path) -> None:
     billing.write("src/quota/__init__.py", "LIMIT = 12\n")
     billing.commit("raise the quota")

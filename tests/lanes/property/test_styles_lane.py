@@ -105,6 +105,7 @@ def test_a_non_assertion_exception_is_an_error_failure(repo: GitRepo) -> None:
     assert P.outcomes(report)[("prop_ratio", "head")] == "error"
 
 
+@pytest.mark.slow
 def test_check_style_case_is_reproducible_on_its_own(repo: GitRepo) -> None:
     P.make(repo, CHECK_PROPS)
     report = P.lane(repo)
@@ -127,6 +128,7 @@ def test_check_style_case_is_reproducible_on_its_own(repo: GitRepo) -> None:
         assert P.lane(repo, only="prop_small", case=0).status == "pass"
 
 
+@pytest.mark.slow
 def test_seed_style_case_rerun_runs_up_to_that_case(repo: GitRepo) -> None:
     P.make(repo)
     P.patch(repo, {"src/shop/__init__.py": BROKEN_SHOP})
@@ -137,6 +139,7 @@ def test_seed_style_case_rerun_runs_up_to_that_case(repo: GitRepo) -> None:
     assert P.lane(repo, only="prop_refund_bounded", case=index - 1).status == "pass"
 
 
+@pytest.mark.slow
 def test_hypothesis_style_reports_the_shrunk_example(repo: GitRepo) -> None:
     P.make(repo, HYPOTHESIS_PROPS)
     report = P.lane(repo)
@@ -151,6 +154,7 @@ def test_hypothesis_style_reports_the_shrunk_example(repo: GitRepo) -> None:
     assert P.one_failure(again, "prop_under_500")["arguments"] == {"x": 500}
 
 
+@pytest.mark.slow
 def test_hypothesis_pinned_settings_beat_a_ci_profile_and_the_authors_settings(
     repo: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -198,6 +202,7 @@ def test_hypothesis_pinned_settings_beat_a_ci_profile_and_the_authors_settings(
     assert P.one_failure(report, "prop_4_shrinks")["arguments"] == {"x": 10}
 
 
+@pytest.mark.slow
 def test_same_seed_and_cases_give_byte_identical_reports(repo: GitRepo) -> None:
     P.make(
         repo,

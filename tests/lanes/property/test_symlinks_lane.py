@@ -15,6 +15,7 @@ from tests.lanes.property import project as P
 BROKEN = "def refund(charge, amount):\n    return charge - amount\n"
 
 
+@pytest.mark.slow
 def test_code_under_test_is_imported_through_an_in_tree_symlinked_file(repo: GitRepo) -> None:
     # The shop package's code lives in vendored/; src/shop/__init__.py links to it.
     P.make(repo)
@@ -48,6 +49,7 @@ def test_a_property_module_that_links_inside_its_package_runs_at_base_and_head(
     }
 
 
+@pytest.mark.slow
 def test_a_base_oracle_linked_from_outside_its_package_keeps_the_bases_bytes(
     repo: GitRepo,
 ) -> None:

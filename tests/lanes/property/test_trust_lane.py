@@ -14,6 +14,7 @@ BROKEN_SHOP = "def refund(charge, amount):\n    return charge - amount\n"
 GUTTED = "from shop import refund\n\n\ndef prop_refund_bounded(seed, n=200):\n    refund(1, 0)\n"
 
 
+@pytest.mark.slow
 def test_a_gutted_property_is_still_red_from_the_base(repo: GitRepo) -> None:
     P.make(repo)
     P.patch(repo, {"src/shop/__init__.py": BROKEN_SHOP, "checks/props.py": GUTTED})
@@ -142,6 +143,7 @@ def test_properties_in_a_package_that_holds_code_under_test_are_refused(repo: Gi
     assert P.outcomes(report) == {("prop_x", "head"): "pass"}
 
 
+@pytest.mark.slow
 def test_the_work_tree_is_run_without_a_base(repo: GitRepo) -> None:
     P.make(repo)
     repo.write("src/shop/__init__.py", BROKEN_SHOP)  # not committed

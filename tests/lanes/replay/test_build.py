@@ -80,6 +80,7 @@ def test_a_failing_build_raises_with_the_tail_of_its_output(tmp_path: Path) -> N
     assert str(caught.value) == "the build command exited 4 at the head: error: add.c:3: expected ;"
 
 
+@pytest.mark.slow
 def test_a_build_that_hangs_is_stopped(tmp_path: Path) -> None:
     result = run_build(Build("sleep 30", timeout_s=0.5), tree(tmp_path), "base")
     assert result.returncode is None

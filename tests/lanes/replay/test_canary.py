@@ -92,6 +92,7 @@ def test_the_map_sets_the_canary_and_the_environment_only_turns_the_default_off(
     assert setting_for(None) == CanarySetting()
 
 
+@pytest.mark.slow
 def test_the_canary_joins_the_slice_from_outside_it_with_its_reason(repo: GitRepo) -> None:
     project(repo, many_tests(40, "    canary: {share: 0, min: 5}\n"))
     patch(repo, {"pkg/calc.py": "def add(a, b):\n    return b + a\n"})
@@ -108,6 +109,7 @@ def test_the_canary_joins_the_slice_from_outside_it_with_its_reason(repo: GitRep
     assert sel.to_json("s")["canary"]["nodeids"] == list(drawn)
 
 
+@pytest.mark.slow
 def test_two_selections_of_one_patch_draw_different_canaries(repo: GitRepo) -> None:
     # 200 tests outside the slice, 20 drawn: two draws are equal with probability
     # 1 / C(200, 20), about 6e-28 -- never, in practice.
@@ -120,6 +122,7 @@ def test_two_selections_of_one_patch_draw_different_canaries(repo: GitRepo) -> N
     assert first.sha256 != second.sha256
 
 
+@pytest.mark.slow
 def test_no_canary_under_all_nor_for_an_empty_selection(repo: GitRepo) -> None:
     project(repo, many_tests(20, "    canary: {share: 1, min: 0}\n"))
     patch(repo, {"pkg/calc.py": "def add(a, b):\n    return b + a\n"})
@@ -131,6 +134,7 @@ def test_no_canary_under_all_nor_for_an_empty_selection(repo: GitRepo) -> None:
     assert empty.nodeids == () and empty.canary is None
 
 
+@pytest.mark.slow
 def test_with_the_canary_off_the_slice_is_the_selection_and_the_note_says_so(
     repo: GitRepo,
 ) -> None:
@@ -142,6 +146,7 @@ def test_with_the_canary_off_the_slice_is_the_selection_and_the_note_says_so(
     assert sel.canary.note_line().startswith("canary: off (replay.canary in the review map)")
 
 
+@pytest.mark.slow
 def test_with_a_dependency_map_the_canary_reaches_files_the_map_would_not_collect(
     tmp_path: Path,
 ) -> None:

@@ -32,6 +32,7 @@ def _run(
     return collect_and_run(tree, scope, choose, hash_seed=3, timeout_s=120)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_the_child_runs_exactly_the_choice_after_one_collection(tmp_path: Path) -> None:
     log = tmp_path / "tree" / "log.txt"
     tree = write_tree(
@@ -60,6 +61,7 @@ def test_the_child_runs_exactly_the_choice_after_one_collection(tmp_path: Path) 
     assert ran.collect_s > 0 and ran.choose_s >= 0
 
 
+@pytest.mark.slow
 def test_only_the_candidate_files_are_collected_and_failures_fold_as_in_a_run(
     tmp_path: Path,
 ) -> None:
@@ -76,6 +78,7 @@ def test_only_the_candidate_files_are_collected_and_failures_fold_as_in_a_run(
     assert "import a" not in log.read_text()
 
 
+@pytest.mark.slow
 def test_a_choice_of_nothing_runs_nothing(tmp_path: Path) -> None:
     log = tmp_path / "tree" / "log.txt"
     tree = write_tree(tmp_path / "tree", {"tests/test_a.py": _logging_tests(log, "a")})
@@ -84,6 +87,7 @@ def test_a_choice_of_nothing_runs_nothing(tmp_path: Path) -> None:
     assert log.read_text().splitlines() == ["import a"]
 
 
+@pytest.mark.slow
 def test_a_chosen_id_the_child_did_not_collect_fails(tmp_path: Path) -> None:
     tree = write_tree(
         tmp_path / "tree", {"tests/test_a.py": _logging_tests(tmp_path / "tree" / "l", "a")}
@@ -93,6 +97,7 @@ def test_a_chosen_id_the_child_did_not_collect_fails(tmp_path: Path) -> None:
     assert ran.run.results["tests/test_a.py::test_gone"] == NodeResult(FAILED, "not collected")
 
 
+@pytest.mark.slow
 def test_what_the_child_collects_is_what_collect_collects(tmp_path: Path) -> None:
     # Doctests of a changed module: its doctests are candidates, its test_* function is not;
     # a file that does not import is a file error, as collect reports it.
@@ -122,6 +127,7 @@ def test_what_the_child_collects_is_what_collect_collects(tmp_path: Path) -> Non
     assert seen[0].errors[0].missing == "no_such_module_here"
 
 
+@pytest.mark.slow
 def test_a_conftest_that_breaks_pytest_is_a_collection_error(tmp_path: Path) -> None:
     tree = write_tree(
         tmp_path / "tree",
@@ -135,6 +141,7 @@ def test_a_conftest_that_breaks_pytest_is_a_collection_error(tmp_path: Path) -> 
         _run(tree, choose)
 
 
+@pytest.mark.slow
 def test_what_the_choice_raises_reaches_the_caller(tmp_path: Path) -> None:
     log = tmp_path / "tree" / "log.txt"
     tree = write_tree(tmp_path / "tree", {"tests/test_a.py": _logging_tests(log, "a")})
@@ -147,6 +154,7 @@ def test_what_the_choice_raises_reaches_the_caller(tmp_path: Path) -> None:
     assert "ran" not in log.read_text()
 
 
+@pytest.mark.slow
 def test_a_candidates_record_the_projects_code_sends_at_import_does_not_stand(
     tmp_path: Path,
 ) -> None:

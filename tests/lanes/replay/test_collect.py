@@ -20,6 +20,7 @@ def write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_collects_node_ids_relative_to_the_tree_root(tmp_path: Path) -> None:
     root = write(
         tmp_path,
@@ -40,12 +41,14 @@ def test_collects_node_ids_relative_to_the_tree_root(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_no_paths_and_no_tests_are_an_empty_suite(tmp_path: Path) -> None:
     assert collect(tmp_path, []).nodeids == ()
     root = write(tmp_path, {"tests/test_none.py": "X = 1\n"})
     assert collect(root, ["tests"]).nodeids == ()
 
 
+@pytest.mark.slow
 def test_a_file_that_does_not_import_is_reported_beside_the_tests_that_do(
     tmp_path: Path,
 ) -> None:
@@ -60,6 +63,7 @@ def test_a_file_that_does_not_import_is_reported_beside_the_tests_that_do(
     assert "nowhere_xyz" in error.message and "\n" not in error.message
 
 
+@pytest.mark.slow
 def test_a_broken_conftest_is_still_a_collection_error(tmp_path: Path) -> None:
     root = write(
         tmp_path,
@@ -72,12 +76,14 @@ def test_a_broken_conftest_is_still_a_collection_error(tmp_path: Path) -> None:
         collect(root, ["tests"])
 
 
+@pytest.mark.slow
 def test_a_test_module_that_never_finishes_importing_is_killed(tmp_path: Path) -> None:
     root = write(tmp_path, {"tests/test_slow.py": "import time\ntime.sleep(60)\n"})
     with pytest.raises(CollectionError, match="timed out after 1 s"):
         collect(root, ["tests"], timeout_s=1.0)
 
 
+@pytest.mark.slow
 def test_network_access_during_collection_is_refused_and_reported(tmp_path: Path) -> None:
     code = (
         "import socket\n"
@@ -92,6 +98,7 @@ def test_network_access_during_collection_is_refused_and_reported(tmp_path: Path
         collect(root, ["tests"])
 
 
+@pytest.mark.slow
 def test_the_caller_environment_does_not_reach_the_child(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -107,6 +114,7 @@ def test_the_caller_environment_does_not_reach_the_child(
     assert collect(root, ["tests"]).nodeids == ("tests/test_env.py::test_clean",)
 
 
+@pytest.mark.slow
 def test_patchlane_installed_from_a_wheel_collects_where_warnings_are_errors(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

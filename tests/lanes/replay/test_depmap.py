@@ -129,6 +129,7 @@ def _patched(recorded: tuple[GitRepo, str, depmap.DependencyMap], files: dict[st
 # --- recording -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_recording_knows_what_each_test_ran_read_and_used(
     recorded: tuple[GitRepo, str, depmap.DependencyMap],
 ) -> None:
@@ -148,6 +149,7 @@ def test_the_recording_knows_what_each_test_ran_read_and_used(
     assert 1 in dep.import_lines["shop/__init__.py"]
 
 
+@pytest.mark.slow
 def test_a_map_with_an_empty_module_reads_back(
     repo: GitRepo, tmp_path: Path, cache_key: CacheKey
 ) -> None:
@@ -164,6 +166,7 @@ def test_a_map_with_an_empty_module_reads_back(
     assert depmap.read(dep.write(tmp_path, cache_key), cache_key) == dep
 
 
+@pytest.mark.slow
 def test_a_map_is_content_addressed_sealed_and_found_by_its_binding(
     recorded: tuple[GitRepo, str, depmap.DependencyMap], tmp_path: Path, cache_key: CacheKey
 ) -> None:
@@ -176,6 +179,7 @@ def test_a_map_is_content_addressed_sealed_and_found_by_its_binding(
     assert found.map == dep and found.path == path and found.unverified == ()
 
 
+@pytest.mark.slow
 def test_a_map_recorded_with_other_versions_or_another_base_is_not_used(
     recorded: tuple[GitRepo, str, depmap.DependencyMap], tmp_path: Path, cache_key: CacheKey
 ) -> None:
@@ -215,6 +219,7 @@ def _forge(path: Path, change: dict[str, object]) -> Path:
     return forged
 
 
+@pytest.mark.slow
 def test_a_map_rewritten_and_named_by_its_new_bytes_does_not_verify(
     recorded: tuple[GitRepo, str, depmap.DependencyMap], tmp_path: Path, cache_key: CacheKey
 ) -> None:
@@ -319,6 +324,7 @@ def test_a_change_is_inside_one_function_or_module_level(
 # --- selection with the map ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_change_inside_one_function_selects_only_the_tests_that_ran_it(
     recorded: tuple[GitRepo, str, depmap.DependencyMap],
 ) -> None:
@@ -340,6 +346,7 @@ def test_a_change_inside_one_function_selects_only_the_tests_that_ran_it(
     assert len(without.nodeids) == 8 and without.dependency_map == "none"
 
 
+@pytest.mark.slow
 def test_a_module_level_change_selects_every_importer(
     recorded: tuple[GitRepo, str, depmap.DependencyMap],
 ) -> None:
@@ -351,6 +358,7 @@ def test_a_module_level_change_selects_every_importer(
     assert selected.rule_counts[MODULE] == 8
 
 
+@pytest.mark.slow
 def test_a_session_fixtures_code_selects_every_test_that_uses_it(
     recorded: tuple[GitRepo, str, depmap.DependencyMap],
 ) -> None:
@@ -359,6 +367,7 @@ def test_a_session_fixtures_code_selects_every_test_that_uses_it(
     assert set(_select(repo, base, dep).nodeids) == {PRICE, FIRST, SECOND, SUB}
 
 
+@pytest.mark.slow
 def test_a_data_file_change_adds_its_readers_to_what_the_static_rules_select(
     recorded: tuple[GitRepo, str, depmap.DependencyMap],
 ) -> None:
@@ -371,6 +380,7 @@ def test_a_data_file_change_adds_its_readers_to_what_the_static_rules_select(
     assert len(selected.nodeids) == 8 and selected.rule_counts["read changed data"] == 1
 
 
+@pytest.mark.slow
 def test_a_function_no_test_ran_is_left_to_the_static_rules(
     recorded: tuple[GitRepo, str, depmap.DependencyMap],
 ) -> None:
@@ -427,6 +437,7 @@ UNTRACED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", sorted(UNTRACED))
 def test_a_test_that_runs_code_where_coverage_cannot_see_is_blind(repo: GitRepo, how: str) -> None:
     repo.write("review-map.yml", MAP)
@@ -448,6 +459,7 @@ TEARDOWN = {
 }
 
 
+@pytest.mark.slow
 def test_a_session_fixtures_teardown_is_charged_to_its_users_not_the_last_test(
     repo: GitRepo,
 ) -> None:
@@ -461,6 +473,7 @@ def test_a_session_fixtures_teardown_is_charged_to_its_users_not_the_last_test(
     assert dep.ran_lines("db.py", [close_line]) == {"tests/test_a_uses.py::test_uses"}
 
 
+@pytest.mark.slow
 def test_a_fixture_fetched_with_getfixturevalue_counts_as_used(repo: GitRepo) -> None:
     files = {
         **TEARDOWN,
@@ -501,6 +514,7 @@ STATEFUL = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("old", "new", "selected"),
     [
@@ -588,6 +602,7 @@ INSIDE = {
 }
 
 
+@pytest.mark.slow
 def test_tests_inside_the_package_a_source_module_is_the_maps_to_judge(repo: GitRepo) -> None:
     # replay.tests names the package: its modules are source, not test files, so a change
     # inside a body selects the tests that ran it and collects only their files.
@@ -623,6 +638,7 @@ LAZY = {
 }
 
 
+@pytest.mark.slow
 def test_the_importers_of_a_module_a_needed_test_imported_first_are_selected(
     repo: GitRepo,
 ) -> None:
@@ -641,6 +657,7 @@ def test_the_importers_of_a_module_a_needed_test_imported_first_are_selected(
     }
 
 
+@pytest.mark.slow
 def test_a_module_level_change_that_makes_a_function_keep_state_selects_every_test(
     repo: GitRepo,
 ) -> None:

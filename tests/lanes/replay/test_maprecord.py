@@ -21,6 +21,7 @@ from tests.lanes.replay.test_depmap import MAP, REVIEW_MAP, _forge
 EXITS = "import os\n\n\ndef test_leaves():\n    os._exit(0)\n"
 
 
+@pytest.mark.slow
 def test_a_recording_that_failed_is_not_tried_again_on_the_next_gate(
     repo: GitRepo, tmp_path: Path, cache_key: CacheKey
 ) -> None:
@@ -45,6 +46,7 @@ def test_a_recording_that_failed_is_not_tried_again_on_the_next_gate(
     assert maprecord.read_failure(cache, other, cache_key) is None
 
 
+@pytest.mark.slow
 def test_replay_map_records_again_and_forgets_the_failure(
     repo: GitRepo, tmp_path: Path, cache_key: CacheKey
 ) -> None:
@@ -65,6 +67,7 @@ def test_replay_map_records_again_and_forgets_the_failure(
     assert found is not None and found.tests == ("tests/test_ok.py::test_ok",)
 
 
+@pytest.mark.slow
 def test_replay_map_on_a_suite_that_cannot_be_recorded_exits_2_and_keeps_the_note(
     repo: GitRepo, tmp_path: Path, cache_key: CacheKey
 ) -> None:
@@ -83,6 +86,7 @@ def _obtain(repo: GitRepo, base: str, cache: Path) -> tuple[object, str]:
     )
 
 
+@pytest.mark.slow
 def test_a_map_a_patch_rewrote_is_not_used_is_reported_once_and_is_recorded_again(
     repo: GitRepo, tmp_path: Path, cache_key: CacheKey, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -109,6 +113,7 @@ def test_a_map_a_patch_rewrote_is_not_used_is_reported_once_and_is_recorded_agai
     assert "did not verify" not in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sealed_by", [None, CacheKey(bytes(32))], ids=["no-mac", "other-key"])
 def test_a_failure_note_that_does_not_verify_is_not_used(
     repo: GitRepo, tmp_path: Path, cache_key: CacheKey, sealed_by: CacheKey | None

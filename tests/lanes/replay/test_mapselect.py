@@ -4,6 +4,8 @@ imported first. Real recordings on real repositories."""
 
 from __future__ import annotations
 
+import pytest
+
 from patchlane.lanes.replay import maprecord
 from tests.gitrepo import GitRepo
 from tests.lanes.replay.test_depmap import MAP, REVIEW_MAP, _select
@@ -27,6 +29,7 @@ SHARED = {
 }
 
 
+@pytest.mark.slow
 def test_a_change_run_by_one_user_of_a_shared_fixture_selects_every_user(repo: GitRepo) -> None:
     # test_reads never ran bump(); it reads what test_bumps's bump() left in the one value.
     repo.write("review-map.yml", MAP)
@@ -63,6 +66,7 @@ FIRST = {
 }
 
 
+@pytest.mark.slow
 def test_only_a_test_that_ran_the_change_brings_in_the_importers_of_what_it_imported_first(
     repo: GitRepo,
 ) -> None:
@@ -82,6 +86,7 @@ def test_only_a_test_that_ran_the_change_brings_in_the_importers_of_what_it_impo
     }
 
 
+@pytest.mark.slow
 def test_a_process_started_while_a_conftest_is_imported_blinds_every_test(repo: GitRepo) -> None:
     # Any test may talk to that process, which runs untraced project code.
     repo.write("review-map.yml", MAP)
@@ -112,6 +117,7 @@ SETUP_CLASS = {
 }
 
 
+@pytest.mark.slow
 def test_the_users_of_a_unittest_classs_setupclass_share_its_state(repo: GitRepo) -> None:
     # test_b_counts never ran add(); it reads the list test_a_adds's add() filled.
     repo.write("review-map.yml", MAP)

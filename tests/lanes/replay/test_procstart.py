@@ -56,6 +56,7 @@ def test_cli_prints():
 """
 
 
+@pytest.mark.slow
 def test_a_test_that_starts_a_shell_script_is_selected_for_any_module_change(
     repo: GitRepo,
 ) -> None:
@@ -77,6 +78,7 @@ def test_a_test_that_starts_a_shell_script_is_selected_for_any_module_change(
     assert any("starts processes: tests/test_cli_run.py" in note for note in sel.notes)
 
 
+@pytest.mark.slow
 def test_a_change_to_a_test_file_alone_does_not_select_the_process_starters(
     repo: GitRepo,
 ) -> None:

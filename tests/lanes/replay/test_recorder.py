@@ -4,6 +4,8 @@ from ``linecache`` are charged to every test that asked, without clearing the ca
 
 from __future__ import annotations
 
+import pytest
+
 from patchlane.lanes.replay import maprecord
 from patchlane.lanes.replay.depmap import DependencyMap
 from tests.gitrepo import GitRepo
@@ -26,6 +28,7 @@ def _record(repo: GitRepo, files: dict[str, str]) -> DependencyMap:
     return maprecord.record(repo.path, REVIEW_MAP, base, seed=3, timeout_s=120)
 
 
+@pytest.mark.slow
 def test_a_conftest_that_runs_a_program_of_no_python_at_import_blinds_no_test(
     repo: GitRepo,
 ) -> None:
@@ -34,6 +37,7 @@ def test_a_conftest_that_runs_a_program_of_no_python_at_import_blinds_no_test(
     assert dep.blind_tests == frozenset()
 
 
+@pytest.mark.slow
 def test_a_conftest_that_starts_python_at_import_blinds_every_test_and_says_why(
     repo: GitRepo,
 ) -> None:
@@ -47,6 +51,7 @@ def test_a_conftest_that_starts_python_at_import_blinds_every_test_and_says_why(
     assert "-c pass" in why and "conftest" in why
 
 
+@pytest.mark.slow
 def test_a_shell_at_import_blinds_every_test_whatever_it_is_told(repo: GitRepo) -> None:
     # `sh -c make` names no file of the tree, yet a shell (or a build tool) runs what it
     # reads from the tree, its working directory during the recording.
@@ -55,12 +60,14 @@ def test_a_shell_at_import_blinds_every_test_whatever_it_is_told(repo: GitRepo) 
     assert dep.blind_tests == EVERY
 
 
+@pytest.mark.slow
 def test_a_program_that_names_a_file_of_the_tree_blinds_like_python(repo: GitRepo) -> None:
     conftest = "import subprocess\n\nsubprocess.run(['cat', 'tests/test_b.py'], check=True)\n"
     dep = _record(repo, {"tests/conftest.py": conftest})
     assert dep.blind_tests == EVERY
 
 
+@pytest.mark.slow
 def test_a_module_some_tests_import_that_starts_python_blinds_only_its_importers(
     repo: GitRepo,
 ) -> None:
@@ -79,6 +86,7 @@ def test_a_module_some_tests_import_that_starts_python_blinds_only_its_importers
     assert why is not None and "-c print(2) (while helper, test_a was imported)" in why
 
 
+@pytest.mark.slow
 def test_a_module_first_imported_inside_a_test_blinds_that_test(repo: GitRepo) -> None:
     helper = "import os, sys\n\nos.spawnv(os.P_WAIT, sys.executable, [sys.executable, '-V'])\n"
     late = "def test_three():\n    import helper  # noqa: F401\n"
@@ -87,6 +95,7 @@ def test_a_module_first_imported_inside_a_test_blinds_that_test(repo: GitRepo) -
     assert dep.blind_tests == {"tests/test_b.py::test_three"}
 
 
+@pytest.mark.slow
 def test_multiprocessing_at_import_without_an_audit_event_blinds_every_test(
     repo: GitRepo,
 ) -> None:
@@ -101,6 +110,7 @@ def test_multiprocessing_at_import_without_an_audit_event_blinds_every_test(
     assert dep.blind_tests == EVERY
 
 
+@pytest.mark.slow
 def test_threads_started_together_are_all_traced_and_the_recording_ends(
     repo: GitRepo,
 ) -> None:
@@ -133,6 +143,7 @@ def test_threads_started_together_are_all_traced_and_the_recording_ends(
     assert "tests/test_threads.py::test_in_threads" in dep.passed_at_base
 
 
+@pytest.mark.slow
 def test_getsource_in_two_tests_records_the_read_for_both(repo: GitRepo) -> None:
     source = "def f():\n    return 1\n"
     reader = (

@@ -167,6 +167,7 @@ def big_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, RunResul
     return repo, run(repo, ALL, report)
 
 
+@pytest.mark.slow
 def test_only_a_pass_is_passed(big_run: tuple[GitRepo, RunResult]) -> None:
     _, result = big_run
     assert result.receipt.passed_nodeids == tuple(sorted([PASS, P1, KEPT]))
@@ -184,6 +185,7 @@ def hash_under(seed: int | None) -> str:
     ).stdout
 
 
+@pytest.mark.slow
 def test_the_receipt_records_the_hash_seed_the_run_drew(big_run: tuple[GitRepo, RunResult]) -> None:
     repo, result = big_run
     seen = (repo.path / "seen-hash-seed.txt").read_text(encoding="utf-8")
@@ -193,6 +195,7 @@ def test_the_receipt_records_the_hash_seed_the_run_drew(big_run: tuple[GitRepo, 
     assert result.receipt.to_json()["hash_seed"] == result.receipt.hash_seed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "nodeid", [FAIL, ERROR, TEARDOWN, NOT_IN_PLAY, P2, MISSING, NO_FILE, BROKEN, DESELECTED]
 )
@@ -212,6 +215,7 @@ def test_the_suites_own_skips_and_xfails_are_neither_pass_nor_failure(
     assert "its own reason" in result.run.results[OWN_SKIP].why
 
 
+@pytest.mark.slow
 def test_the_in_play_passing_freeze_is_skipped_by_freeze(
     big_run: tuple[GitRepo, RunResult],
 ) -> None:
@@ -232,6 +236,7 @@ def test_the_receipt_covers_the_slice_and_names_the_run(big_run: tuple[GitRepo, 
     assert result.run.problems == ()
 
 
+@pytest.mark.slow
 def test_without_a_freeze_report_the_frozen_node_fails(repo: GitRepo) -> None:
     make_repo(repo.path)
     result = run(repo, [PASS, FROZEN])
@@ -239,6 +244,7 @@ def test_without_a_freeze_report_the_frozen_node_fails(repo: GitRepo) -> None:
     assert result.receipt.skipped_by_freeze == ()
 
 
+@pytest.mark.slow
 def test_the_timeout_kills_the_process_group_and_fails_every_node(
     repo: GitRepo, tmp_path: Path
 ) -> None:
@@ -298,11 +304,13 @@ def _alive(pid: int) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_pythonhashseed_and_patchlane_seed_reach_the_tests(repo: GitRepo) -> None:
     make_repo(repo.path)
     assert run(repo, [PASS]).receipt.passed_nodeids == (PASS,)
 
 
+@pytest.mark.slow
 def test_pytest_addopts_from_the_host_cannot_deselect(
     repo: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -325,6 +333,7 @@ def test_an_empty_slice_is_not_run() -> None:
         )
 
 
+@pytest.mark.slow
 def test_a_conftest_that_breaks_pytest_fails_every_node(repo: GitRepo) -> None:
     make_repo(repo.path)
     repo.write("tests/conftest.py", "raise RuntimeError('broken harness')\n")
@@ -363,6 +372,7 @@ def test_each(subtests):
 """
 
 
+@pytest.mark.slow
 def test_a_failed_unittest_subtest_fails_its_node(repo: GitRepo) -> None:
     repo.write("tests/test_sub.py", SUBTESTS)
     repo.commit("subtests")
@@ -381,6 +391,7 @@ def _has_subtests_fixture() -> bool:
     return importlib.util.find_spec("pytest_subtests") is not None
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _has_subtests_fixture(), reason="needs pytest >= 9 or pytest-subtests")
 def test_a_failed_subtests_fixture_subtest_fails_its_node(repo: GitRepo) -> None:
     repo.write("tests/test_subfix.py", SUBTESTS_FIXTURE)
@@ -407,6 +418,7 @@ def test_passes_on_the_second_try():
 """
 
 
+@pytest.mark.slow
 def test_a_rerun_marker_cannot_turn_a_failure_into_a_pass(
     repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -420,6 +432,7 @@ def test_a_rerun_marker_cannot_turn_a_failure_into_a_pass(
     assert (repo.path / "count").read_text() == "1"  # the plugin never ran it a second time
 
 
+@pytest.mark.slow
 def test_the_exit_status_must_agree_with_the_outcomes(repo: GitRepo) -> None:
     make_repo(repo.path)
     repo.write(
@@ -435,6 +448,7 @@ def test_the_exit_status_must_agree_with_the_outcomes(repo: GitRepo) -> None:
     assert "cannot be believed" in result.run.results[PASS].why
 
 
+@pytest.mark.slow
 def test_os_exit_in_the_middle_of_the_run_fails_what_did_not_report(repo: GitRepo) -> None:
     repo.write(
         "tests/test_exit.py",
@@ -449,6 +463,7 @@ def test_os_exit_in_the_middle_of_the_run_fails_what_did_not_report(repo: GitRep
     assert "pytest ended without reporting its exit status" in result.run.problems
 
 
+@pytest.mark.slow
 def test_code_at_interpreter_exit_cannot_change_what_was_sent(
     repo: GitRepo, tmp_path: Path
 ) -> None:
@@ -494,6 +509,7 @@ def twice(n):
 """
 
 
+@pytest.mark.slow
 def test_odd_node_ids_and_a_bracket_in_the_file_name_run_like_any_other(repo: GitRepo) -> None:
     repo.write("tests/test_odd.py", ODD_NAMES)
     repo.write("tests/test_[weird] name.py", "def test_w():\n    pass\n")
@@ -655,6 +671,7 @@ def _plain_pytest(tree: Path) -> int:
     return subprocess.run(argv, cwd=tree, env=env, capture_output=True, check=False).returncode
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "category", ["pytest.PytestAssertRewriteWarning", "UserWarning", "DeprecationWarning"]
 )
@@ -672,6 +689,7 @@ def test_a_warning_the_projects_filterwarnings_makes_an_error_fails_as_under_pla
     assert "-W" not in pytest_args(tree, None)
 
 
+@pytest.mark.slow
 def test_patchlane_installed_from_a_wheel_starts_where_warnings_are_errors(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -51,6 +51,7 @@ def _draw(tree: Path, log: Path, hash_seed: int | None) -> tuple[int, str]:
     return result.receipt.hash_seed, log.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ci", [None, "CI", "GITHUB_ACTIONS"])
 def test_each_run_draws_its_own_seed_and_the_recorded_one_draws_the_same_examples(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ci: str | None
@@ -73,6 +74,7 @@ def test_each_run_draws_its_own_seed_and_the_recorded_one_draws_the_same_example
     assert again == first
 
 
+@pytest.mark.slow
 def test_a_derandomizing_profile_the_project_loads_itself_is_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -120,6 +122,7 @@ def test_plain():
 """
 
 
+@pytest.mark.slow
 def test_a_passing_hypothesis_test_runs_again_under_two_more_seeds_and_fails_there(
     tmp_path: Path,
 ) -> None:
@@ -146,6 +149,7 @@ def test_constants():
 """
 
 
+@pytest.mark.slow
 def test_hypothesis_draws_from_the_projects_constants_not_patchlanes(tmp_path: Path) -> None:
     tree = write_tree(
         tmp_path / "tree",

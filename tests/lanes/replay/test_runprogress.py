@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from patchlane.lanes.replay.chosen import Scope, collect_and_run
 from patchlane.lanes.replay.collect import Collected
 from patchlane.lanes.replay.run import FAILED, PASSED, run_tests
@@ -44,6 +46,7 @@ def _counts(lines: list[str]) -> list[tuple[int, int]]:
     return [(int(m.group(1)), int(m.group(2))) for m in matched if m]
 
 
+@pytest.mark.slow
 def test_a_run_longer_than_the_interval_says_tests_done_and_failed_so_far(
     tmp_path: Path,
 ) -> None:
@@ -58,6 +61,7 @@ def test_a_run_longer_than_the_interval_says_tests_done_and_failed_so_far(
     assert all(done <= 4 and failed <= 1 for done, failed in counts)
 
 
+@pytest.mark.slow
 def test_the_child_that_collects_and_runs_counts_the_chosen_tests(tmp_path: Path) -> None:
     tree = write_tree(tmp_path / "tree", {"tests/test_slow.py": SLOW})
     lines: list[str] = []

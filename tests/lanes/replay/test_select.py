@@ -113,6 +113,7 @@ def copy_example(repo: GitRepo) -> str:
     return base
 
 
+@pytest.mark.slow
 def test_a_changed_test_file_selects_its_tests_only(repo: GitRepo) -> None:
     project(repo)
     patch(repo, {"tests/test_other.py": PROJECT["tests/test_other.py"] + "\n# more\n"})
@@ -124,6 +125,7 @@ def test_a_changed_test_file_selects_its_tests_only(repo: GitRepo) -> None:
     assert sel.private == ()
 
 
+@pytest.mark.slow
 def test_a_transitive_import_selects_the_test_and_says_through_what(repo: GitRepo) -> None:
     project(repo)
     patch(repo, {"pkg/c.py": "C = 3\n"})
@@ -137,12 +139,14 @@ def test_a_transitive_import_selects_the_test_and_says_through_what(repo: GitRep
     assert "other.py" not in sel.files_needed
 
 
+@pytest.mark.slow
 def test_a_changed_package_init_selects_importers_of_its_submodules(repo: GitRepo) -> None:
     project(repo)
     patch(repo, {"pkg/rel/__init__.py": "from .inner import VALUE\nEXTRA = 1\n"})
     assert select(repo).nodeids == ("tests/test_rel.py::test_rel",)
 
 
+@pytest.mark.slow
 def test_src_layout_with_the_projects_pytest_pythonpath(repo: GitRepo) -> None:
     files = {
         "review-map.yml": "version: 1\nlanes:\n  replay:\n    tests: [tests/]\n",
@@ -161,6 +165,7 @@ def test_src_layout_with_the_projects_pytest_pythonpath(repo: GitRepo) -> None:
     assert sel.suite_size == 2
 
 
+@pytest.mark.slow
 def test_a_fixture_named_by_basename_selects_the_test_that_names_it(repo: GitRepo) -> None:
     project(repo)
     patch(repo, {"tests/fixtures/invoice.json": '{"total": 1}\n'})
@@ -170,6 +175,7 @@ def test_a_fixture_named_by_basename_selects_the_test_that_names_it(repo: GitRep
     assert "tests/fixtures/invoice.json" in sel.files_needed
 
 
+@pytest.mark.slow
 def test_failure_log_ids_are_included_even_when_no_longer_collected(repo: GitRepo) -> None:
     project(repo)
     patch(repo, {"README.md": "docs\n"})
@@ -190,6 +196,7 @@ def test_failure_log_ids_are_included_even_when_no_longer_collected(repo: GitRep
     assert event in sel.notes
 
 
+@pytest.mark.slow
 def test_all_selects_the_whole_collected_suite(repo: GitRepo) -> None:
     project(repo)
     patch(repo, {"README.md": "docs\n"})
@@ -199,6 +206,7 @@ def test_all_selects_the_whole_collected_suite(repo: GitRepo) -> None:
     assert sel.suite_size == len(ALL)
 
 
+@pytest.mark.slow
 def test_the_slice_is_stable_across_runs_and_materialisations(repo: GitRepo) -> None:
     project(repo)
     patch(repo, {"pkg/c.py": "C = 3\n"})
@@ -212,6 +220,7 @@ def test_the_slice_is_stable_across_runs_and_materialisations(repo: GitRepo) -> 
     assert select(clone).sha256 == first.sha256
 
 
+@pytest.mark.slow
 def test_a_private_path_the_slice_needs_makes_it_private(repo: GitRepo) -> None:
     files = dict(PROJECT)
     files["tests/fixtures/customer/acme.csv"] = "id,amount\n1,2\n"
@@ -225,6 +234,7 @@ def test_a_private_path_the_slice_needs_makes_it_private(repo: GitRepo) -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_private_path_the_slice_does_not_need_changes_nothing(repo: GitRepo) -> None:
     files = dict(PROJECT)
     files["tests/fixtures/customer/acme.csv"] = "id\n"
@@ -233,6 +243,7 @@ def test_a_private_path_the_slice_does_not_need_changes_nothing(repo: GitRepo) -
     assert select(repo).private == ()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "secret",
     [
@@ -252,6 +263,7 @@ def test_a_secret_in_an_imported_module_makes_the_slice_private(repo: GitRepo, s
     assert all(secret not in why for _, why in sel.private)
 
 
+@pytest.mark.slow
 def test_a_test_file_that_no_longer_collects_stands_in_the_slice_as_its_own_id(
     repo: GitRepo,
 ) -> None:
@@ -264,6 +276,7 @@ def test_a_test_file_that_no_longer_collects_stands_in_the_slice_as_its_own_id(
     assert sel.collect_errors[0].missing == "pkg.missing_module"
 
 
+@pytest.mark.slow
 def test_on_the_example_a_quota_change_selects_only_quota_tests(repo: GitRepo) -> None:
     copy_example(repo)
     init = repo.path / "src/quota/__init__.py"
@@ -275,6 +288,7 @@ def test_on_the_example_a_quota_change_selects_only_quota_tests(repo: GitRepo) -
     assert not any(n.startswith("tests/test_billing.py") for n in sel.nodeids)
 
 
+@pytest.mark.slow
 def test_on_the_example_a_billing_change_selects_only_billing_tests(repo: GitRepo) -> None:
     copy_example(repo)
     init = repo.path / "src/billing/__init__.py"
@@ -286,6 +300,7 @@ def test_on_the_example_a_billing_change_selects_only_billing_tests(repo: GitRep
     assert "tests/fixtures/billing/invoice_min.json" in sel.files_needed
 
 
+@pytest.mark.slow
 def test_a_map_without_a_replay_section_uses_tests(repo: GitRepo) -> None:
     project(repo)
     patch(repo, {"pkg/c.py": "C = 4\n"})
@@ -296,6 +311,7 @@ def test_a_map_without_a_replay_section_uses_tests(repo: GitRepo) -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_conftest_that_imports_a_changed_module_selects_the_tests_below_it(
     repo: GitRepo,
 ) -> None:
@@ -319,6 +335,7 @@ def test_a_conftest_that_imports_a_changed_module_selects_the_tests_below_it(
 USAGE_MD = ">>> from pkg.a import A\n>>> A\n1\n"
 
 
+@pytest.mark.slow
 def test_a_text_doctest_file_is_selected_by_what_its_examples_import(repo: GitRepo) -> None:
     files = dict(PROJECT)
     files["pytest.ini"] = "[pytest]\naddopts = --doctest-glob=*.md\n"
@@ -337,6 +354,7 @@ def test_a_text_doctest_file_is_selected_by_what_its_examples_import(repo: GitRe
     assert {"docs/usage.md", "pkg/a.py"} <= set(sel.files_needed)
 
 
+@pytest.mark.slow
 def test_a_changed_text_doctest_file_selects_itself(repo: GitRepo) -> None:
     files = dict(PROJECT)
     files["pytest.ini"] = "[pytest]\naddopts = --doctest-glob=*.md\n"
@@ -348,6 +366,7 @@ def test_a_changed_text_doctest_file_selects_itself(repo: GitRepo) -> None:
     assert sel.reasons["docs/usage.md::usage.md"][0] == "a changed doctest file"
 
 
+@pytest.mark.slow
 def test_a_test_reaching_code_through_a_subprocess_is_selected(repo: GitRepo) -> None:
     files = dict(PROJECT)
     files["tests/test_cli.py"] = (
@@ -363,6 +382,7 @@ def test_a_test_reaching_code_through_a_subprocess_is_selected(repo: GitRepo) ->
     ]
 
 
+@pytest.mark.slow
 def test_a_test_file_whose_name_a_slice_cannot_carry_is_left_out_and_said_so(
     repo: GitRepo,
 ) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from patchlane.lanes.replay import run as replay_run
 from patchlane.lanes.replay.chosen import Scope
 from patchlane.lanes.replay.collect import Collected
@@ -34,6 +36,7 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
     return write_tree(tmp_path / "tree", {"src/limits.py": LIMITS, **files})
 
 
+@pytest.mark.slow
 def test_the_base_tests_run_in_a_process_without_the_patchs_module(tmp_path: Path) -> None:
     log = tmp_path / "tree" / "tests" / "log.txt"
     tree = _tree(tmp_path, {"tests/test_base.py": BASE_TEST, "tests/test_new.py": PATCH_TEST})
@@ -68,6 +71,7 @@ def test_the_base_tests_run_in_a_process_without_the_patchs_module(tmp_path: Pat
     assert log.read_text().splitlines() == ["imported"] * runs
 
 
+@pytest.mark.slow
 def test_a_base_test_the_patch_breaks_fails_in_its_own_process(tmp_path: Path) -> None:
     # The patch lowers LIMIT and restores it from its own test module at import.
     tree = _tree(
@@ -86,6 +90,7 @@ def test_a_base_test_the_patch_breaks_fails_in_its_own_process(tmp_path: Path) -
     assert ran.run.results["tests/test_zz.py::test_z"].outcome == PASSED
 
 
+@pytest.mark.slow
 def test_only_the_patchs_files_chosen_run_nothing_in_the_base_process(tmp_path: Path) -> None:
     tree = _tree(tmp_path, {"tests/test_base.py": BASE_TEST, "tests/test_new.py": PATCH_TEST})
     ran = split_and_run(
@@ -101,6 +106,7 @@ def test_only_the_patchs_files_chosen_run_nothing_in_the_base_process(tmp_path: 
     assert ran.run.problems == ()
 
 
+@pytest.mark.slow
 def test_a_file_that_clashes_with_the_patchs_module_is_judged_beside_it(tmp_path: Path) -> None:
     # pytest imports both by the bare name test_q: beside each other, one does not collect.
     tree = _tree(
@@ -121,6 +127,7 @@ def test_a_file_that_clashes_with_the_patchs_module_is_judged_beside_it(tmp_path
     assert ran.run.results[broken[0]].outcome == FAILED
 
 
+@pytest.mark.slow
 def test_no_file_of_the_patchs_runs_as_one_child(tmp_path: Path) -> None:
     tree = _tree(tmp_path, {"tests/test_base.py": BASE_TEST})
     ran = split_and_run(tree, SCOPE, lambda c: tuple(c.nodeids), [], hash_seed=3, timeout_s=120)
@@ -178,6 +185,7 @@ def test_the_union_keeps_every_outcome_and_names_the_second_runs_problems() -> N
     assert both.output_tail == b"one two"
 
 
+@pytest.mark.slow
 def test_a_slice_chosen_elsewhere_runs_the_patchs_files_apart(tmp_path: Path) -> None:
     tree = _tree(
         tmp_path,
@@ -198,6 +206,7 @@ def test_a_slice_chosen_elsewhere_runs_the_patchs_files_apart(tmp_path: Path) ->
     assert run.problems == ()
 
 
+@pytest.mark.slow
 def test_what_the_patchs_test_leaves_behind_fails_the_base_test_run_together(
     tmp_path: Path,
 ) -> None:

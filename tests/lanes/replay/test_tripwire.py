@@ -150,6 +150,7 @@ def _tampered(run: Run, what: str) -> None:
     assert run.problems and what in run.problems[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("tamper", "what"),
     [
@@ -179,6 +180,7 @@ def test_code_under_test_that_rewrites_pytest_fails_every_node(
     _tampered(run, what)
 
 
+@pytest.mark.slow
 def test_the_chosen_child_is_guarded_too(tmp_path: Path) -> None:
     tree = _tree(tmp_path / "tree", _FLIP_REPORT)
 
@@ -233,6 +235,7 @@ def test_fails():
 }
 
 
+@pytest.mark.slow
 def test_an_honest_project_with_monkeypatch_and_installed_plugins_is_unaffected(
     tmp_path: Path,
 ) -> None:
