@@ -558,6 +558,8 @@ class _Sorter:
     named: frozenset[str]  # the paths the replay command names (``ReplayCommand``)
     collects: Collects  # what the base's pytest collects (``gate.collects``)
     unmapped: list[str] = field(default_factory=list)
+    # Paths whose harness kind comes from a route in ``found``, not from their name.
+    routed: set[str] = field(default_factory=set)
     # Paths an ``ignore`` entry names that the base's pytest collects: test files.
     collected: list[str] = field(default_factory=list)
     control: list[tuple[str, str]] = field(default_factory=list)
@@ -572,6 +574,7 @@ class _Sorter:
         if HARNESS not in kinds and side in self.found:
             kinds.append(HARNESS)
             self.whys[(side, HARNESS)] = self.found[side]
+            self.routed.add(side)
         if side in self.named:
             kinds.append(REPLAY_COMMAND)
             self.whys[(side, REPLAY_COMMAND)] = "named by --replay"
@@ -596,11 +599,15 @@ class _Sorter:
                 side_lanes = ["replay"]
                 collected = f"{why}; the map's ignore entry ({reason}) does not cover it"
                 self.collected.append(side)
-            if not side_lanes and not side_kinds:
-                if reason is None:
-                    self.unmapped.append(side)
-                else:
-                    ignored = reason
+            # A harness route (an import from the harness, a shadow, a test that stores) is
+            # what the file's content does, not the map covering it: such a file no lane
+            # and no ignore entry covers is unmapped too, so rule 5 says "extend the map"
+            # beside the harness reason (docs/architecture.md §1).
+            named = [k for k in side_kinds if not (k == HARNESS and side in self.routed)]
+            if not side_lanes and not named and reason is None:
+                self.unmapped.append(side)
+            elif not side_lanes and not side_kinds:
+                ignored = reason
             lanes.extend(x for x in side_lanes if x not in lanes)
             for kind in side_kinds:
                 if (side, kind) not in self.control:

@@ -320,11 +320,40 @@ def harness_files(repo: Path, snap: Snapshot, review_map: ReviewMap) -> dict[str
     module a ``pytest_plugins`` names (in any module), and every project module these import,
     transitively, short of the code under test (see the module docstring).
 
+    A harness file that changes ``sys.path`` makes every directory of the tree a root its
+    imports (and those of every harness file after it) may resolve under: the closure is then
+    taken again with every directory as a root, so a module is harness only when an import
+    in the harness names it from some directory -- never merely because it exists. A computed
+    import (``importlib.import_module(name)``) may load any support module, and says so.
+
     Raises ``GitError`` when git cannot read the commit.
     """
-    python = snap.python
     settings = pytest_settings(repo, snap)
     roots = import_roots(snap, review_map, settings)
+    found, widened = _closure(repo, snap, review_map, settings, roots)
+    if widened:
+        every = {""} | {p.rsplit("/", 1)[0] for p in snap.files if "/" in p}
+        dirs = {d for p in every for d in _ancestors(p)}
+        found, _ = _closure(repo, snap, review_map, settings, tuple(sorted(dirs | set(roots))))
+    return found
+
+
+def _ancestors(directory: str) -> list[str]:
+    """``a/b/c`` -> ``a``, ``a/b``, ``a/b/c`` (``""`` -> ``""``)."""
+    parts = directory.split("/") if directory else []
+    return [""] + ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _closure(
+    repo: Path,
+    snap: Snapshot,
+    review_map: ReviewMap,
+    settings: PytestSettings,
+    roots: tuple[str, ...],
+) -> tuple[dict[str, str], bool]:
+    """Return the harness files found with imports resolved under ``roots`` (see
+    ``harness_files``), and whether one of them changes ``sys.path``."""
+    python = snap.python
     names: dict[str, list[str]] = {}
     for path in python:
         for name in importgraph.module_names(path, roots):
@@ -332,6 +361,7 @@ def harness_files(repo: Path, snap: Snapshot, review_map: ReviewMap) -> dict[str
     code = review_map.property.paths if review_map.property is not None else ()
     found: dict[str, str] = {}
     queue: list[str] = []
+    widened = False
 
     def add(path: str, why: str) -> None:
         if path not in found:
@@ -357,8 +387,10 @@ def harness_files(repo: Path, snap: Snapshot, review_map: ReviewMap) -> dict[str
             is_package = path.rsplit("/", 1)[-1] == "__init__.py"
             hooks = hook_sources(tree, own, is_package)
             imported = importgraph.imported_names(tree, own, is_package)
+            widened = widened or _edits_sys_path(tree)
             targets: Iterable[str]
-            if importgraph.ANY_MODULE in imported or _edits_sys_path(tree):
+            why = f"imported by {path}"
+            if importgraph.ANY_MODULE in imported:
                 # A computed import may load any support module; test modules and the
                 # code under test are judged as what they are.
                 targets = [
@@ -366,6 +398,7 @@ def harness_files(repo: Path, snap: Snapshot, review_map: ReviewMap) -> dict[str
                     for p in python
                     if not _is_test_file(p, settings.modules) and not under_any(p, code)
                 ]
+                why = f"may be imported by {path} (an import whose module name is computed)"
             else:
                 targets = [t for name in sorted(imported) for t in names.get(name, ())]
                 targets += [t for name in sorted(hooks) for t in names.get(name, ())]
@@ -373,14 +406,15 @@ def harness_files(repo: Path, snap: Snapshot, review_map: ReviewMap) -> dict[str
                 hooked = any(target in names.get(h, ()) for h in hooks)
                 if under_any(target, code) and not hooked:
                     continue
-                add(target, f"imported by {path}")
-    return found
+                add(target, why)
+    return found, widened
 
 
 def _edits_sys_path(tree: ast.Module) -> bool:
     """Return whether ``tree`` changes where imports look (``sys.path.insert(...)``,
     ``sys.path = [...]``, ``site.addsitedir(...)``): its imports may then resolve under any
-    directory, so the static roots no longer say which files they are."""
+    directory, so the static roots no longer say which files they are (``harness_files``
+    then resolves them under every directory)."""
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Attribute)
