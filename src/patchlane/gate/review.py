@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 NOT_REVIEWED = "not reviewed"
 # How many canary node ids the note names (the replay report lists them all).
 _CANARY_SHOWN = 5
+# How many skipped property tests the note names (the property report lists them all).
+_SKIPPED_SHOWN = 10
 
 # Categories shown as escapes: control characters (CR, LF, TAB, ESC and the C1 controls),
 # format characters (bidi overrides such as U+202E, zero-width spaces and joiners, U+FEFF),
@@ -369,6 +371,21 @@ def build_note(
             )
         for path in classification.unmapped:
             notes.append(fmt("unmapped: {} (extend the map)", path))
+    prop = reports.property
+    if prop is not None and prop.skipped_tests:
+        # Tests the map names that the lane did not run (stateful machines, plain tests):
+        # a person should know that no property stood for them.
+        shown = join(", ", (fmt("{}", t) for t, _ in prop.skipped_tests[:_SKIPPED_SHOWN]))
+        more = len(prop.skipped_tests) - _SKIPPED_SHOWN
+        notes.append(
+            fmt(
+                "property: not run as properties ({} named by lanes.property.tests; the "
+                "property report's skipped_tests says why): {}{}",
+                len(prop.skipped_tests),
+                shown,
+                fmt(" and {} more", more) if more > 0 else fmt(""),
+            )
+        )
     if verdict is not None and verdict.isolation is not None:
         # Which isolation the patch's code ran under: the sandbox, or the named fallback.
         notes.append(fmt("isolation: {}", verdict.isolation.detail))
