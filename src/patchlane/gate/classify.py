@@ -97,6 +97,16 @@ class ControlChange:
 
 
 @dataclass(frozen=True)
+class ChangedFile:
+    """One changed file as the note names it: git's status letter, its path, and the path
+    it was renamed or copied from (``None`` otherwise)."""
+
+    status: str
+    path: str
+    old_path: str | None = None
+
+
+@dataclass(frozen=True)
 class ClassificationSummary:
     """What ``classify.json`` tells the verdict and the review note: whether the map covers
     the diff (and why), where the deciding map came from (``map_source`` ``base``, ``head``
@@ -115,6 +125,11 @@ class ClassificationSummary:
     applied_from: str | None = None
     # Why the patch's changed map does not load at the head (the base's decides), if so.
     head_map_problem: str | None = None
+    # The base and merge base commits and the changed files (``None``/empty when the file
+    # does not say): what the note names as the patch it is about.
+    base: str | None = None
+    merge_base: str | None = None
+    changed: tuple[ChangedFile, ...] = ()
 
     @property
     def facts(self) -> PatchFacts:
@@ -173,7 +188,23 @@ def _parse_summary(doc: Document, value: object) -> ClassificationSummary:
         source = map_info.choice("source", MAP_SOURCES)
         changed = map_info.boolean("changed_by_patch")
         head_problem = map_info.string("head_problem", default=None)
+    changed_files: list[ChangedFile] = []
+    for index, item in enumerate(top.sequence("files", default=())):
+        where = ("files", index)
+        if not isinstance(item, dict):
+            raise doc.error_at(where, "'files' must be a list of {path, status, old_path}")
+        entry = doc.fields(item, where)
+        changed_files.append(
+            ChangedFile(
+                status=entry.string("status"),
+                path=entry.string("path"),
+                old_path=entry.string("old_path", null=True, default=None),
+            )
+        )
     return ClassificationSummary(
+        base=top.string("base", default=None),
+        merge_base=top.string("merge_base", default=None),
+        changed=tuple(changed_files),
         map_complete=complete,
         map_reason=top.string("map_reason", default=""),
         map_source=source,
@@ -246,6 +277,9 @@ class Classification:
             head=self.head,
             applied_from=self.applied_from,
             head_map_problem=self.map_source.head_problem,
+            base=self.base,
+            merge_base=self.merge_base,
+            changed=tuple(ChangedFile(f.status, f.path, f.old_path) for f in self.files),
         )
 
     def to_json(self) -> dict[str, Any]:
