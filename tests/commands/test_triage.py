@@ -184,7 +184,9 @@ def test_two_jobs_give_the_same_results_as_one(example: Example, tmp_path: Path)
         "accept_for_review",
         "does_not_apply",
     ]
-    for name in ("good", "broken", "good-2"):
+    # good.diff makes the branch good's patch: one gate, whose evidence both rows name.
+    assert [r["same_as"] for r in rows(tmp_path / "j2")] == [None, None, "good", None]
+    for name in ("good", "broken"):
         for evidence in ("verdict.json", "replay-report.json", "property-report.json"):
             a = json.loads((tmp_path / "j1" / name / evidence).read_text("utf-8"))
             b = json.loads((tmp_path / "j2" / name / evidence).read_text("utf-8"))
