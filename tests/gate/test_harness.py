@@ -414,7 +414,7 @@ def test_a_computed_import_says_it_is_computed(repo: GitRepo) -> None:
         {"src/other/tool.py": "T = 1\n"},
     )  # fmt: skip
     why = details(result)[("src/other/tool.py", HARNESS)]
-    assert why == "may be imported by tests/conftest.py (an import whose module name is computed)"
+    assert why == "may be imported by tests/conftest.py (an import's name is computed)"
     assert result["unmapped"] == ["src/other/tool.py"]
 
 
@@ -430,3 +430,17 @@ def test_a_harness_file_by_its_name_is_not_unmapped(repo: GitRepo) -> None:
     result = patch(repo, {}, {"conftest.py": HOOK})
     assert ("conftest.py", HARNESS) in details(result)
     assert result["unmapped"] == []
+
+
+def test_a_conftest_that_runs_a_file_by_its_path_reaches_every_support_module(
+    repo: GitRepo,
+) -> None:
+    # No module name for the graph to follow: the answer widens, and says why.
+    loader = (
+        "import runpy, sys\nsys.path.insert(0, 'src')\n"
+        "runpy.run_path('docs/' + 'hooks.py')\n"
+    )  # fmt: skip
+    result = patch(repo, {"tests/conftest.py": loader}, {"docs/hooks.py": HOOK})
+    why = details(result)[("docs/hooks.py", HARNESS)]
+    assert why == "may be imported by tests/conftest.py (it runs code by file path)"
+    assert result["harness_changed"] is True  # ignored by the map, still harness

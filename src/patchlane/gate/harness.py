@@ -390,15 +390,18 @@ def _closure(
             widened = widened or _edits_sys_path(tree)
             targets: Iterable[str]
             why = f"imported by {path}"
-            if importgraph.ANY_MODULE in imported:
-                # A computed import may load any support module; test modules and the
+            by_path = _loads_by_path(tree)
+            if importgraph.ANY_MODULE in imported or by_path:
+                # A computed import, or code loaded from a file path (no module name the
+                # graph could follow), may load any support module; test modules and the
                 # code under test are judged as what they are.
                 targets = [
                     p
                     for p in python
                     if not _is_test_file(p, settings.modules) and not under_any(p, code)
                 ]
-                why = f"may be imported by {path} (an import whose module name is computed)"
+                how = "it runs code by file path" if by_path else "an import's name is computed"
+                why = f"may be imported by {path} ({how})"
             else:
                 targets = [t for name in sorted(imported) for t in names.get(name, ())]
                 targets += [t for name in sorted(hooks) for t in names.get(name, ())]
@@ -408,6 +411,26 @@ def _closure(
                     continue
                 add(target, why)
     return found, widened
+
+
+# Calls that run a file's code by its path rather than by a module name (``exec(open(p)
+# .read())``, ``runpy.run_path``, the ``importlib`` file loaders).
+_PATH_LOADERS = frozenset(
+    {"exec", "run_path", "spec_from_file_location", "SourceFileLoader",
+     "SourcelessFileLoader", "ExtensionFileLoader", "load_source", "load_compiled"}
+)  # fmt: skip
+
+
+def _loads_by_path(tree: ast.Module) -> bool:
+    """Return whether ``tree`` calls one of ``_PATH_LOADERS`` (however the callee is
+    reached): what it runs has no module name the import graph could follow."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            callee = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if callee in _PATH_LOADERS:
+                return True
+    return False
 
 
 def _edits_sys_path(tree: ast.Module) -> bool:
