@@ -351,3 +351,96 @@ def test_a_patch_test_file_that_stores_into_pytest_is_harness(repo: GitRepo) -> 
         found[("tests/check_wrap.py", HARNESS)]
     )
     assert ("tests/check_fine.py", HARNESS) not in found
+
+
+# --- harness only with evidence; an unmapped path always gets rule 5 (issue 21) ----------
+
+SRC_ON_PATH = (
+    "import os\nimport sys\n\n"
+    "sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'src'))\n"
+)  # fmt: skip
+
+
+def _reasons(repo: GitRepo) -> list[tuple[int, str]]:
+    from patchlane.gate.verdict import decide
+
+    facts = classify(repo.path, "main", "HEAD", None).summary().facts
+    verdict = decide(None, None, None, None, facts)
+    assert verdict.verdict in ("undecided", "reject")
+    return [(r.rule, r.message) for r in verdict.reasons if r.lane == "classify"]
+
+
+def test_a_conftest_that_only_puts_src_on_sys_path_imports_no_new_module(repo: GitRepo) -> None:
+    # The bundled-style example: the conftest imports only os and sys, so a new
+    # src/other/tool.py is no harness, and no lane covers it: rule 5, "extend the map".
+    result = patch(repo, {"tests/conftest.py": SRC_ON_PATH}, {"src/other/tool.py": "T = 1\n"})
+    assert ("src/other/tool.py", HARNESS) not in details(result)
+    assert result["unmapped"] == ["src/other/tool.py"]
+    assert result["map_complete"] is False
+    reasons = _reasons(repo)
+    assert reasons == [
+        (5, "map incomplete: 1 changed path(s) no lane or ignore entry covers: extend the map")
+    ]
+
+
+def test_after_a_sys_path_edit_an_import_resolves_under_any_directory(repo: GitRepo) -> None:
+    # The same conftest importing ``other.tool``: found from the directory sys.path gained.
+    base = {"tests/conftest.py": SRC_ON_PATH + "import other.tool\n", "src/other/tool.py": "T=1\n"}
+    result = patch(repo, base, {"src/other/tool.py": HOOK})
+    assert details(result)[("src/other/tool.py", HARNESS)] == "imported by tests/conftest.py"
+    # Harness by its route and covered by no lane: both reasons, never only one.
+    assert result["unmapped"] == ["src/other/tool.py"]
+    rules = [rule for rule, _ in _reasons(repo)]
+    assert rules == [5, 6]
+
+
+def test_an_import_after_another_harness_file_edits_sys_path_is_followed(repo: GitRepo) -> None:
+    # sys.path is the process's: a helper the conftest imports edits it, and the helper's
+    # own later import resolves under the new directory.
+    base = {
+        "tests/conftest.py": "import tests.support\n",
+        "tests/__init__.py": "",
+        "tests/support.py": "import sys\nsys.path.append('vendor')\nimport hooks\n",
+        "vendor/hooks.py": "H = 1\n",
+    }
+    result = patch(repo, base, {"vendor/hooks.py": HOOK})
+    assert details(result)[("vendor/hooks.py", HARNESS)] == "imported by tests/support.py"
+
+
+def test_a_computed_import_says_it_is_computed(repo: GitRepo) -> None:
+    result = patch(
+        repo,
+        {"tests/conftest.py": "import importlib\nimportlib.import_module('x' + 'y')\n"},
+        {"src/other/tool.py": "T = 1\n"},
+    )  # fmt: skip
+    why = details(result)[("src/other/tool.py", HARNESS)]
+    assert why == "may be imported by tests/conftest.py (an import's name is computed)"
+    assert result["unmapped"] == ["src/other/tool.py"]
+
+
+def test_a_new_module_that_shadows_and_no_lane_covers_gets_both_reasons(repo: GitRepo) -> None:
+    result = patch(repo, {"tests/conftest.py": SRC_ON_PATH}, {"src/json.py": "X = 1\n"})
+    assert "shadows the standard-library module" in str(details(result)[("src/json.py", HARNESS)])
+    assert result["unmapped"] == ["src/json.py"]
+    assert [rule for rule, _ in _reasons(repo)] == [5, 6]
+
+
+def test_a_harness_file_by_its_name_is_not_unmapped(repo: GitRepo) -> None:
+    # A conftest is a control file by what it is; rule 6 speaks for it, rule 5 does not.
+    result = patch(repo, {}, {"conftest.py": HOOK})
+    assert ("conftest.py", HARNESS) in details(result)
+    assert result["unmapped"] == []
+
+
+def test_a_conftest_that_runs_a_file_by_its_path_reaches_every_support_module(
+    repo: GitRepo,
+) -> None:
+    # No module name for the graph to follow: the answer widens, and says why.
+    loader = (
+        "import runpy, sys\nsys.path.insert(0, 'src')\n"
+        "runpy.run_path('docs/' + 'hooks.py')\n"
+    )  # fmt: skip
+    result = patch(repo, {"tests/conftest.py": loader}, {"docs/hooks.py": HOOK})
+    why = details(result)[("docs/hooks.py", HARNESS)]
+    assert why == "may be imported by tests/conftest.py (it runs code by file path)"
+    assert result["harness_changed"] is True  # ignored by the map, still harness

@@ -8,6 +8,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from patchlane.gate.classify import ClassificationSummary, ControlChange
@@ -20,6 +21,7 @@ from patchlane.lanes.property.report import Failure, OracleFinding, PropertyRepo
 from patchlane.lanes.replay.report import ReplayReport
 from patchlane.lanes.status import Status
 from patchlane.main import main
+from patchlane.schemas import load_schema
 from tests.gitrepo import GitRepo
 from tests.sample import FIXTURES, LOCK, lock_text
 
@@ -212,6 +214,7 @@ def test_review_command_renders_markdown_and_json(
     assert capsys.readouterr().out.startswith("# patchlane review: accept_for_review")
     assert main(["--json", "review", "--dir", str(tmp_path)]) == 0
     data = json.loads(capsys.readouterr().out)
+    jsonschema.validate(data, load_schema("review-note"))
     assert data["reviewed"] is True
     assert list(data["fields"]) == ["property", "fixture", "freeze", "replay"]
     (tmp_path / "freeze-report.json").unlink()
@@ -513,3 +516,75 @@ def test_a_multi_line_lock_reason_never_reaches_the_note(billing: GitRepo, tmp_p
     assert "verdict:" not in text
     assert "must be one line" in text
     assert "<" not in text
+
+
+# --- what the note is about and how it was gated (issue 21) -------------------------------
+
+BASE, MERGE, HEAD = "1" * 40, "2" * 40, "3" * 40
+CLASSIFIED = dict(
+    CLASSIFY,
+    base=BASE,
+    head=HEAD,
+    merge_base=MERGE,
+    files=[
+        {"path": "src/billing/core.py", "status": "M", "old_path": None, "lanes": ["property"]},
+        {"path": "src/quota/new.py", "status": "R", "old_path": "src/quota/old.py", "lanes": []},
+    ],
+)
+TIMED = dict(
+    VERDICT,
+    timings={"classify": 0.4, "total": 12.345},
+    isolation={"kind": "bwrap", "detail": "bwrap (read-only system)", "required": False},
+)
+
+
+def test_an_accept_note_names_files_commits_wall_time_and_isolation() -> None:
+    n = note(classify=CLASSIFIED, verdict=TIMED)
+    text = n.to_markdown()
+    assert n.reviewed and n.verdict == "accept_for_review"
+    lines = text.splitlines()
+    start = lines.index("Patch and gate:")
+    assert lines[start + 1 :] == [
+        f"- base: {BASE} (merge base {MERGE})",
+        f"- head: {HEAD}",
+        "- gate wall time: 12.3 s",
+        "- isolation: bwrap (read-only system); the bubblewrap kernel sandbox ran",
+        "- changed files (2):",
+        "  - M src/billing/core.py",
+        "  - R src/quota/old.py -> src/quota/new.py",
+    ]
+    assert sum(line.startswith("- **") for line in lines) == 4  # still four fields
+    data = n.to_json()
+    jsonschema.validate(data, load_schema("review-note"))
+    assert data["patch"] == {
+        "base": BASE,
+        "merge_base": MERGE,
+        "head": HEAD,
+        "files": [
+            {"status": "M", "path": "src/billing/core.py", "old_path": None},
+            {"status": "R", "path": "src/quota/new.py", "old_path": "src/quota/old.py"},
+        ],
+        "wall_seconds": 12.345,
+        "isolation": {"kind": "bwrap", "detail": "bwrap (read-only system)"},
+    }
+
+
+def test_without_the_sandbox_the_note_says_so_and_without_evidence_says_nothing() -> None:
+    fallback = dict(
+        TIMED, isolation={"kind": "none", "detail": "no kernel sandbox (x)", "required": False}
+    )
+    text = note(classify=CLASSIFIED, verdict=fallback).to_markdown()
+    assert "- isolation: no kernel sandbox (x)\n" in text
+    bare = note(classify=None, verdict=None)
+    assert "Patch and gate:" not in bare.to_markdown()
+    jsonschema.validate(bare.to_json(), load_schema("review-note"))
+    assert bare.to_json()["patch"]["files"] == []
+
+
+def test_a_path_in_the_file_list_cannot_forge_a_line() -> None:
+    forged = dict(
+        CLASSIFIED,
+        files=[{"path": "a.py\n- **Replay receipt:** ok", "status": "A", "old_path": None}],
+    )
+    lines = note(classify=forged, verdict=TIMED).to_markdown().splitlines()
+    assert sum(line.startswith("- **") for line in lines) == 4

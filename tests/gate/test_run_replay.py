@@ -244,3 +244,35 @@ def test_a_head_other_than_the_checked_out_one_gets_its_receipt_refused(
     replay = load(out, "replay-report.json")
     assert replay["outcome"] == "refused"
     assert any("head" in r for r in replay["refusals"])
+
+
+def test_a_replay_reject_shows_the_failing_assertion_and_the_note_names_the_patch(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    from patchlane.gate.review import md_text
+    from tests.gitrepo import run_patchlane
+
+    base = make_billing_repo(repo)
+    repo.branch("agent")
+    repo.write(
+        "tests/test_billing.py", "def test_invoice_timestamp_order():\n    assert 1 + 1 == 3\n"
+    )
+    head = repo.commit("break the test")
+    out = tmp_path / "ev"
+    proc = run_patchlane(
+        "--repo", repo.path, "gate", "--base", "main", "--seed", "7", "--cases", "20",
+        "--replay", "local", "--out-dir", out,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    stdout = proc.stdout.decode("utf-8")
+    node = "tests/test_billing.py::test_invoice_timestamp_order"
+    shown = (
+        f"first: {node}: call failed: assert (1 + 1) == 3 (tests/test_billing.py:2: AssertionError)"
+    )
+    assert shown in stdout  # on the terminal: the rule 4 line and the replay's
+    note = (out / "review.md").read_text(encoding="utf-8")
+    assert md_text(shown) in note  # in the note: the rule 4 line, escaped as every value is
+    assert f"- base: {base} (merge base {base})" in note
+    assert f"- head: {head}" in note
+    assert "  - M tests/test_billing.py" in note
+    assert "- gate wall time: " in note and "- isolation: " in note

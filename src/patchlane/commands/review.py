@@ -19,7 +19,9 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         "the lane reports and verdict.json in --dir. Four fields: property seed and case "
         "count; fixture lock result or the lock update's reason; freezes with expiries or "
         "none; replay receipt hash or undecided. A field without evidence says 'not "
-        "reviewed'. Exit 0 when every field is filled, 3 when the note says not reviewed.",
+        "reviewed'. Beside them: the base, merge base and head, the changed files, the "
+        "gate's wall time and the isolation that ran. Exit 0 when every field is filled, 3 "
+        "when the note says not reviewed.",
     )
     p.add_argument(
         "--dir",

@@ -94,7 +94,8 @@ def _progress_line(row: Row, done: int, total: int) -> None:
     from patchlane.ui import one_line
 
     reason = f" ({row.reason[:120]})" if row.reason else ""
-    line = one_line(f"[{done}/{total}] {row.name}: {row.verdict}{reason} {row.seconds:.1f} s")
+    same = f" [the same patch as {row.same_as}: one gate]" if row.same_as is not None else ""
+    line = one_line(f"[{done}/{total}] {row.name}: {row.verdict}{reason}{same} {row.seconds:.1f} s")
     print(f"patchlane: {line}", file=sys.stderr, flush=True)
 
 
@@ -104,5 +105,6 @@ def _say_summary(ctx: Context, rows: list[Row], root: Path) -> None:
 
     width = max(len(r.name) for r in rows)
     for r in ranked(rows):
-        ctx.out.say(one_line(f"{r.name.ljust(width)}  {r.verdict:<17}  {r.reason[:100]}"))
+        same = f" [the same patch as {r.same_as}]" if r.same_as is not None else ""
+        ctx.out.say(one_line(f"{r.name.ljust(width)}  {r.verdict:<17}  {r.reason[:100]}{same}"))
     ctx.out.say(f"summary: {show(str(root))}/triage.md (one folder per candidate beside it)")

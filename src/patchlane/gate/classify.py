@@ -97,6 +97,16 @@ class ControlChange:
 
 
 @dataclass(frozen=True)
+class ChangedFile:
+    """One changed file as the note names it: git's status letter, its path, and the path
+    it was renamed or copied from (``None`` otherwise)."""
+
+    status: str
+    path: str
+    old_path: str | None = None
+
+
+@dataclass(frozen=True)
 class ClassificationSummary:
     """What ``classify.json`` tells the verdict and the review note: whether the map covers
     the diff (and why), where the deciding map came from (``map_source`` ``base``, ``head``
@@ -115,6 +125,11 @@ class ClassificationSummary:
     applied_from: str | None = None
     # Why the patch's changed map does not load at the head (the base's decides), if so.
     head_map_problem: str | None = None
+    # The base and merge base commits and the changed files (``None``/empty when the file
+    # does not say): what the note names as the patch it is about.
+    base: str | None = None
+    merge_base: str | None = None
+    changed: tuple[ChangedFile, ...] = ()
 
     @property
     def facts(self) -> PatchFacts:
@@ -173,7 +188,23 @@ def _parse_summary(doc: Document, value: object) -> ClassificationSummary:
         source = map_info.choice("source", MAP_SOURCES)
         changed = map_info.boolean("changed_by_patch")
         head_problem = map_info.string("head_problem", default=None)
+    changed_files: list[ChangedFile] = []
+    for index, item in enumerate(top.sequence("files", default=())):
+        where = ("files", index)
+        if not isinstance(item, dict):
+            raise doc.error_at(where, "'files' must be a list of {path, status, old_path}")
+        entry = doc.fields(item, where)
+        changed_files.append(
+            ChangedFile(
+                status=entry.string("status"),
+                path=entry.string("path"),
+                old_path=entry.string("old_path", null=True, default=None),
+            )
+        )
     return ClassificationSummary(
+        base=top.string("base", default=None),
+        merge_base=top.string("merge_base", default=None),
+        changed=tuple(changed_files),
         map_complete=complete,
         map_reason=top.string("map_reason", default=""),
         map_source=source,
@@ -246,6 +277,9 @@ class Classification:
             head=self.head,
             applied_from=self.applied_from,
             head_map_problem=self.map_source.head_problem,
+            base=self.base,
+            merge_base=self.merge_base,
+            changed=tuple(ChangedFile(f.status, f.path, f.old_path) for f in self.files),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -558,6 +592,8 @@ class _Sorter:
     named: frozenset[str]  # the paths the replay command names (``ReplayCommand``)
     collects: Collects  # what the base's pytest collects (``gate.collects``)
     unmapped: list[str] = field(default_factory=list)
+    # Paths whose harness kind comes from a route in ``found``, not from their name.
+    routed: set[str] = field(default_factory=set)
     # Paths an ``ignore`` entry names that the base's pytest collects: test files.
     collected: list[str] = field(default_factory=list)
     control: list[tuple[str, str]] = field(default_factory=list)
@@ -572,6 +608,7 @@ class _Sorter:
         if HARNESS not in kinds and side in self.found:
             kinds.append(HARNESS)
             self.whys[(side, HARNESS)] = self.found[side]
+            self.routed.add(side)
         if side in self.named:
             kinds.append(REPLAY_COMMAND)
             self.whys[(side, REPLAY_COMMAND)] = "named by --replay"
@@ -596,11 +633,15 @@ class _Sorter:
                 side_lanes = ["replay"]
                 collected = f"{why}; the map's ignore entry ({reason}) does not cover it"
                 self.collected.append(side)
-            if not side_lanes and not side_kinds:
-                if reason is None:
-                    self.unmapped.append(side)
-                else:
-                    ignored = reason
+            # A harness route (an import from the harness, a shadow, a test that stores) is
+            # what the file's content does, not the map covering it: such a file no lane
+            # and no ignore entry covers is unmapped too, so rule 5 says "extend the map"
+            # beside the harness reason (docs/architecture.md §1).
+            named = [k for k in side_kinds if not (k == HARNESS and side in self.routed)]
+            if not side_lanes and not named and reason is None:
+                self.unmapped.append(side)
+            elif not side_lanes and not side_kinds:
+                ignored = reason
             lanes.extend(x for x in side_lanes if x not in lanes)
             for kind in side_kinds:
                 if (side, kind) not in self.control:

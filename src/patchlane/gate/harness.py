@@ -321,11 +321,40 @@ def harness_files(repo: Path, snap: Snapshot, review_map: ReviewMap) -> dict[str
     module a ``pytest_plugins`` names (in any module), and every project module these import,
     transitively, short of the code under test (see the module docstring).
 
+    A harness file that changes ``sys.path`` makes every directory of the tree a root its
+    imports (and those of every harness file after it) may resolve under: the closure is then
+    taken again with every directory as a root, so a module is harness only when an import
+    in the harness names it from some directory -- never merely because it exists. A computed
+    import (``importlib.import_module(name)``) may load any support module, and says so.
+
     Raises ``GitError`` when git cannot read the commit.
     """
-    python = snap.python
     settings = pytest_settings(repo, snap)
     roots = import_roots(snap, review_map, settings)
+    found, widened = _closure(repo, snap, review_map, settings, roots)
+    if widened:
+        every = {""} | {p.rsplit("/", 1)[0] for p in snap.files if "/" in p}
+        dirs = {d for p in every for d in _ancestors(p)}
+        found, _ = _closure(repo, snap, review_map, settings, tuple(sorted(dirs | set(roots))))
+    return found
+
+
+def _ancestors(directory: str) -> list[str]:
+    """``a/b/c`` -> ``a``, ``a/b``, ``a/b/c`` (``""`` -> ``""``)."""
+    parts = directory.split("/") if directory else []
+    return [""] + ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _closure(
+    repo: Path,
+    snap: Snapshot,
+    review_map: ReviewMap,
+    settings: PytestSettings,
+    roots: tuple[str, ...],
+) -> tuple[dict[str, str], bool]:
+    """Return the harness files found with imports resolved under ``roots`` (see
+    ``harness_files``), and whether one of them changes ``sys.path``."""
+    python = snap.python
     names: dict[str, list[str]] = {}
     for path in python:
         for name in importgraph.module_names(path, roots):
@@ -333,6 +362,7 @@ def harness_files(repo: Path, snap: Snapshot, review_map: ReviewMap) -> dict[str
     code = review_map.property.paths if review_map.property is not None else ()
     found: dict[str, str] = {}
     queue: list[str] = []
+    widened = False
 
     def add(path: str, why: str) -> None:
         if path not in found:
@@ -358,15 +388,21 @@ def harness_files(repo: Path, snap: Snapshot, review_map: ReviewMap) -> dict[str
             is_package = path.rsplit("/", 1)[-1] == "__init__.py"
             hooks = hook_sources(tree, own, is_package)
             imported = importgraph.imported_names(tree, own, is_package)
+            widened = widened or _edits_sys_path(tree)
             targets: Iterable[str]
-            if importgraph.ANY_MODULE in imported or _edits_sys_path(tree):
-                # A computed import may load any support module; test modules and the
+            why = f"imported by {path}"
+            by_path = _loads_by_path(tree)
+            if importgraph.ANY_MODULE in imported or by_path:
+                # A computed import, or code loaded from a file path (no module name the
+                # graph could follow), may load any support module; test modules and the
                 # code under test are judged as what they are.
                 targets = [
                     p
                     for p in python
                     if not _is_test_file(p, settings.modules) and not under_any(p, code)
                 ]
+                how = "it runs code by file path" if by_path else "an import's name is computed"
+                why = f"may be imported by {path} ({how})"
             else:
                 targets = [t for name in sorted(imported) for t in names.get(name, ())]
                 targets += [t for name in sorted(hooks) for t in names.get(name, ())]
@@ -374,14 +410,35 @@ def harness_files(repo: Path, snap: Snapshot, review_map: ReviewMap) -> dict[str
                 hooked = any(target in names.get(h, ()) for h in hooks)
                 if under_any(target, code) and not hooked:
                     continue
-                add(target, f"imported by {path}")
-    return found
+                add(target, why)
+    return found, widened
+
+
+# Calls that run a file's code by its path rather than by a module name (``exec(open(p)
+# .read())``, ``runpy.run_path``, the ``importlib`` file loaders).
+_PATH_LOADERS = frozenset(
+    {"exec", "run_path", "spec_from_file_location", "SourceFileLoader",
+     "SourcelessFileLoader", "ExtensionFileLoader", "load_source", "load_compiled"}
+)  # fmt: skip
+
+
+def _loads_by_path(tree: ast.Module) -> bool:
+    """Return whether ``tree`` calls one of ``_PATH_LOADERS`` (however the callee is
+    reached): what it runs has no module name the import graph could follow."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            callee = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if callee in _PATH_LOADERS:
+                return True
+    return False
 
 
 def _edits_sys_path(tree: ast.Module) -> bool:
     """Return whether ``tree`` changes where imports look (``sys.path.insert(...)``,
     ``sys.path = [...]``, ``site.addsitedir(...)``): its imports may then resolve under any
-    directory, so the static roots no longer say which files they are."""
+    directory, so the static roots no longer say which files they are (``harness_files``
+    then resolves them under every directory)."""
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Attribute)

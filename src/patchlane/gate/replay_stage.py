@@ -381,7 +381,7 @@ def _checked(
     if report.status == Status.PASS:
         report = _skips_at_base(repo, cls, hash_seed, report, out, known)
     if report.status == Status.FAIL:
-        report = _failures_at_base(repo, cls, hash_seed, report, out, known)
+        report = with_first_failure(_failures_at_base(repo, cls, hash_seed, report, out, known))
     if report.status != Status.FAIL:
         report = _test_changes(repo, cls, hash_seed, selection, report, out)
     unreached = unreached_code(cls, selection, frozenset(report.passed))
@@ -394,6 +394,21 @@ def _checked(
             "for them",
         )
     return report
+
+
+def with_first_failure(report: ReplayReport) -> ReplayReport:
+    """Return a failed ``report`` whose reason also tells the first failing node that
+    counts against the patch (not one that fails at the base as well) by what failed:
+    pytest's crash message (``assert 2 == 3``) from ``failed_why``, so that the reject
+    says which assertion, not only which node. Unchanged when it has no such node."""
+    if report.status != Status.FAIL:
+        return report
+    excused = set(report.fail_at_base_too or ())
+    whys = report.failed_why or {}
+    first = next((n for n in report.failed if n not in excused and whys.get(n)), None)
+    if first is None:
+        return report
+    return dataclasses.replace(report, reason=f"{report.reason}; first: {first}: {whys[first]}")
 
 
 def _plugins_outside_the_harness(

@@ -3,7 +3,9 @@
 Property seed and case count; fixture lock result or the lock update's reason; freeze ids
 with expiries or ``none``; replay receipt hash or ``undecided``. A field that cannot be
 filled from evidence says ``not reviewed`` and so does the note's header: the patch was
-commented on, not reviewed.
+commented on, not reviewed. Beside the fields, what the note is about and how it was gated
+(``PatchSection``): base, merge base and head, the changed files, the gate's wall time and
+the isolation that ran.
 
 Almost every value in the note comes from the repository (lock reasons, freeze ids, node
 ids, paths, failure messages), which the patch may have written to forge the note. Each
@@ -14,6 +16,7 @@ on one line. Only patchlane's own fixed wording goes into the Markdown unescaped
 
 from __future__ import annotations
 
+import dataclasses
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -35,6 +38,10 @@ if TYPE_CHECKING:
 NOT_REVIEWED = "not reviewed"
 # How many canary node ids the note names (the replay report lists them all).
 _CANARY_SHOWN = 5
+# How many skipped property tests the note names (the property report lists them all).
+_SKIPPED_SHOWN = 10
+# How many changed files the note lists (classify.json lists them all).
+_FILES_SHOWN = 50
 
 # Categories shown as escapes: control characters (CR, LF, TAB, ESC and the C1 controls),
 # format characters (bidi overrides such as U+202E, zero-width spaces and joiners, U+FEFF),
@@ -146,11 +153,65 @@ def _field(name: str, text: Text, filled: bool) -> Field:
 
 
 @dataclass(frozen=True)
+class PatchSection:
+    """What the note is about and how it was gated: the base, merge base and head commits,
+    the changed files (``status``, ``path``, ``old_path``), the gate's wall time in seconds
+    and the isolation that ran (``kind``: ``bwrap`` is the kernel sandbox; ``detail``: its
+    line); ``None`` for what the evidence does not say."""
+
+    base: str | None = None
+    merge_base: str | None = None
+    head: str | None = None
+    files: tuple[tuple[str, str, str | None], ...] = ()
+    wall_seconds: float | None = None
+    isolation: tuple[str, str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the section as JSON-ready data, keys in a fixed order."""
+        return {
+            "base": self.base,
+            "merge_base": self.merge_base,
+            "head": self.head,
+            "files": [{"status": s, "path": p, "old_path": o} for s, p, o in self.files],
+            "wall_seconds": self.wall_seconds,
+            "isolation": None
+            if self.isolation is None
+            else {"kind": self.isolation[0], "detail": self.isolation[1]},
+        }
+
+    def markdown_lines(self) -> list[str]:
+        """Return the section's Markdown lines, every repository value through
+        ``md_text``."""
+        lines = ["", "Patch and gate:"]
+        if self.base is not None:
+            merge = f" (merge base {md_text(self.merge_base)})" if self.merge_base else ""
+            lines.append(f"- base: {md_text(self.base)}{merge}")
+        if self.head is not None:
+            lines.append(f"- head: {md_text(self.head)}")
+        if self.wall_seconds is not None:
+            lines.append(f"- gate wall time: {self.wall_seconds:.1f} s")
+        if self.isolation is not None:
+            # The fallback's line says "no kernel sandbox" itself; the sandbox's is named.
+            ran = "; the bubblewrap kernel sandbox ran" if self.isolation[0] == "bwrap" else ""
+            lines.append(f"- isolation: {md_text(self.isolation[1])}{ran}")
+        if self.files:
+            lines.append(f"- changed files ({len(self.files)}):")
+            for status, path, old in self.files[:_FILES_SHOWN]:
+                moved = f"{md_text(old)} -> " if old is not None else ""
+                lines.append(f"  - {md_text(status)} {moved}{md_text(path)}")
+            if len(self.files) > _FILES_SHOWN:
+                more = len(self.files) - _FILES_SHOWN
+                lines.append(f"  - and {more} more (classify.json lists them)")
+        return lines if len(lines) > 2 else []
+
+
+@dataclass(frozen=True)
 class ReviewNote:
     verdict: str | None
     fields: tuple[Field, ...]
     control_plane: tuple[tuple[str, str], ...]
     notes: tuple[Text, ...]
+    patch: PatchSection = PatchSection()
 
     @property
     def reviewed(self) -> bool:
@@ -164,6 +225,7 @@ class ReviewNote:
             "fields": {f.name: {"text": f.text, "filled": f.filled} for f in self.fields},
             "control_plane": [{"path": p, "kind": k} for p, k in self.control_plane],
             "notes": [n.plain for n in self.notes],
+            "patch": self.patch.to_json(),
         }
 
     def to_markdown(self) -> str:
@@ -181,6 +243,7 @@ class ReviewNote:
             "replay": "Replay receipt",
         }
         lines += [f"- **{titles[f.name]}:** {f.markdown}" for f in self.fields]
+        lines += self.patch.markdown_lines()
         if self.control_plane:
             lines += ["", "Control-plane changes (a person must look at these):"]
             # Not in a code span: escapes do not work inside one, and a path may hold
@@ -369,9 +432,21 @@ def build_note(
             )
         for path in classification.unmapped:
             notes.append(fmt("unmapped: {} (extend the map)", path))
-    if verdict is not None and verdict.isolation is not None:
-        # Which isolation the patch's code ran under: the sandbox, or the named fallback.
-        notes.append(fmt("isolation: {}", verdict.isolation.detail))
+    prop = reports.property
+    if prop is not None and prop.skipped_tests:
+        # Tests the map names that the lane did not run (stateful machines, plain tests):
+        # a person should know that no property stood for them.
+        shown = join(", ", (fmt("{}", t) for t, _ in prop.skipped_tests[:_SKIPPED_SHOWN]))
+        more = len(prop.skipped_tests) - _SKIPPED_SHOWN
+        notes.append(
+            fmt(
+                "property: not run as properties ({} named by lanes.property.tests; the "
+                "property report's skipped_tests says why): {}{}",
+                len(prop.skipped_tests),
+                shown,
+                fmt(" and {} more", more) if more > 0 else fmt(""),
+            )
+        )
     replay = reports.replay
     if replay is not None and replay.canary is not None and not replay.skipped:
         notes.append(_canary_note(replay.canary))
@@ -384,6 +459,29 @@ def build_note(
         fields=fields,
         control_plane=tuple(control),
         notes=tuple(notes),
+        patch=_patch_section(classification, verdict),
+    )
+
+
+def _patch_section(
+    classification: ClassificationSummary | None, verdict: Verdict | None
+) -> PatchSection:
+    """The base, merge base and head, the changed files, the gate's wall time (the
+    verdict's ``total``) and which isolation the patch's code ran under: the sandbox, or
+    the named fallback."""
+    wall = None if verdict is None or verdict.timings is None else verdict.timings.get("total")
+    ran = None if verdict is None else verdict.isolation
+    section = PatchSection(
+        wall_seconds=wall, isolation=None if ran is None else (ran.kind, ran.detail)
+    )
+    if classification is None:
+        return section
+    return dataclasses.replace(
+        section,
+        base=classification.base,
+        merge_base=classification.merge_base,
+        head=classification.head,
+        files=tuple((f.status, f.path, f.old_path) for f in classification.changed),
     )
 
 

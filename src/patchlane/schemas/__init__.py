@@ -9,6 +9,7 @@ from typing import Any
 NAMES = (
     "review-map", "lock", "freeze-registry", "receipt", "classify",
     "fixture-report", "property-report", "freeze-report", "replay-report", "verdict",
+    "review-note",
 )  # fmt: skip
 
 

@@ -8,7 +8,12 @@ The order of work keeps the trust model of a single gate:
 2. The base's dependency map is obtained once per merge base (``share_map``) before any
    candidate's code runs: a candidate's code runs as this user and could otherwise write a
    map for the base into the cache that the other candidates would take.
-3. The gates run, ``jobs`` at a time, each in a thread driving its own child processes
+3. Candidates that make the same patch (the same merge base and the same head tree id:
+   the gate's input, ``identical``) are gated once, the first of them; each other gets the
+   same verdict in a row of its own that names the candidate it shares the gate with.
+   Equal trees, not equal diff text, so that no normalisation can merge two patches that
+   differ.
+4. The gates run, ``jobs`` at a time, each in a thread driving its own child processes
    (every lane that runs a candidate's code runs it in a child); each writes its evidence
    in ``OUT/<name>/``. Property runs that a candidate does not change (the base's oracles
    against code the candidate leaves alone) come from the shared result cache.
@@ -88,12 +93,49 @@ def triage(
     shared, failed = _share(repo, template, ready, out)
     rows.update(failed)
     todo = [r for r in ready if r.candidate.name not in failed]
+    same = identical([(r.candidate.name, patch_key(repo, base, r.head)) for r in todo])
     done = _Counter(len(candidates), progress)
     for row in rows.values():
         done.finished(row)
-    for row in _gate_all(repo, template, shared, todo, opts, out, done):
+    for row in _gate_all(
+        repo, template, shared, [r for r in todo if r.candidate.name not in same], opts, out, done
+    ):
         rows[row.name] = row
+    for r in todo:
+        first = same.get(r.candidate.name)
+        if first is not None:
+            rows[r.candidate.name] = shared_row(rows[first], r.candidate, r.head, r.seconds)
+            done.finished(rows[r.candidate.name])
     return [rows[c.name] for c in candidates]
+
+
+def patch_key(repo: Path, base: str, head: str) -> tuple[str, str]:
+    """What a gate of ``head`` against ``base`` reads of it: the merge base and the head's
+    tree id. Raises ``GitError``."""
+    tree = git.out(repo, "rev-parse", "--verify", "--end-of-options", f"{head}^{{tree}}")
+    return git.merge_base(repo, base, head), tree.decode("ascii").strip()
+
+
+def identical(keys: Sequence[tuple[str, tuple[str, str]]]) -> dict[str, str]:
+    """Return, for each candidate name in ``keys`` (``(name, (merge base, head tree))``, in
+    the candidates' order) whose key an earlier one has, the name of the first with it."""
+    first: dict[tuple[str, str], str] = {}
+    same: dict[str, str] = {}
+    for name, key in keys:
+        if key in first:
+            same[name] = first[key]
+        else:
+            first[key] = name
+    return same
+
+
+def shared_row(row: Row, c: Candidate, head: str, seconds: float) -> Row:
+    """Return ``row`` (the gate of the first candidate with the same patch) as ``c``'s:
+    its own name, source, kind, head and seconds (its patch's applying), the gate's
+    verdict, reason and evidence, and ``same_as`` naming the candidate gated."""
+    return dataclasses.replace(
+        row, name=c.name, source=c.source, kind=c.kind, head=head, seconds=seconds, same_as=row.name
+    )
 
 
 def _commit_for(repo: Path, base: str, c: Candidate, heads: dict[str, str]) -> _Ready | Row:

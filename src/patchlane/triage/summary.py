@@ -44,6 +44,9 @@ class Row:
     suite_size: int | None
     seconds: float
     evidence: str | None
+    # The candidate whose gate this row shares (same merge base, same head tree: the same
+    # patch), or ``None`` when the row's own gate ran (or none did).
+    same_as: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Return the row as JSON-ready data, keys in a fixed order."""
@@ -59,6 +62,7 @@ class Row:
             "suite_size": self.suite_size,
             "seconds": round(self.seconds, 3),
             "evidence": self.evidence,
+            "same_as": self.same_as,
         }
 
 
@@ -99,9 +103,16 @@ def to_markdown(rows: Sequence[Row]) -> str:
         if r.slice_count is not None and r.suite_size is not None:
             size += f" of {r.suite_size}"
         where = md_text(r.name) if r.evidence is None else f"[{md_text(r.name)}]({r.evidence}/)"
+        if r.same_as is not None:
+            where += f" (the same patch as {md_text(r.same_as)}: one gate)"
         cells = (where, r.verdict, md_text(r.reason), size, f"{r.seconds:.1f} s")
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "Each gated candidate's evidence (review.md first) is in its folder."]
+    if any(r.same_as is not None for r in rows):
+        lines.append(
+            "Candidates that make the same patch (the same merge base and head tree) were "
+            "gated once; each names the candidate whose gate and evidence it shares."
+        )
     return "\n".join(lines) + "\n"
 
 

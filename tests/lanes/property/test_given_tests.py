@@ -282,3 +282,66 @@ def test_a_lane_with_only_tests_validates_against_the_schema() -> None:
     with pytest.raises(jsonschema.ValidationError):
         bad = text.replace("tests:", 'module: "a"\n    modules: ["b"]\n    tests:')
         jsonschema.validate(load_yaml(bad, "m", MapError), load_schema("review-map"))
+
+
+LEDGER = """\
+from hypothesis import given, strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, rule
+from shop import refund
+
+
+class Ledger(RuleBasedStateMachine):
+    @rule(amount=st.integers(0, 10))
+    def refund_some(self, amount):
+        assert refund(amount, amount) == 0
+
+
+TestLedger = Ledger.TestCase
+
+
+class TestLedgerAgain(Ledger.TestCase):
+    pass
+
+
+@given(st.integers(0, 10))
+def test_zero(x):
+    assert refund(x, x) == 0
+"""
+
+
+def test_stateful_tests_are_listed_as_skipped_and_named_on_the_terminal(
+    repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A state machine's TestCase is collected by pytest, never run by the lane: it is
+    # listed in the report, on stderr and in the note, never dropped without a word.
+    from patchlane.gate.classify import load_map_file
+    from patchlane.gate.reports import LaneReports
+    from patchlane.gate.review import build_note
+    from patchlane.lanes.property.runner import run_property_lane
+    from patchlane.lanes.property.testplan import STATEFUL
+    from patchlane.ui import Output
+
+    make(repo, ["tests/test_ledger.py"], {"tests/test_ledger.py": LEDGER})
+    report = run_property_lane(
+        repo.path,
+        load_map_file(repo.path / "review-map.yml"),
+        base="main",
+        head="HEAD",
+        seed=P.SEED,
+        cases=P.CASES,
+        mutants=0,
+        out=Output(verbose=True),
+    )
+    machines = ["tests/test_ledger.py::TestLedger", "tests/test_ledger.py::TestLedgerAgain"]
+    assert report.status == "pass", report.reason
+    assert report.skipped_tests == tuple((m, STATEFUL) for m in machines)
+    jsonschema.validate(report.to_json(), load_schema("property-report"))
+    err = capsys.readouterr().err
+    line = next(x for x in err.splitlines() if "not run as properties" in x)
+    assert line == (
+        "patchlane: property: 2 test(s) that lanes.property.tests names are not run as "
+        "properties (2 stateful; the report's skipped_tests says why): "
+        f"{machines[0]} (stateful), {machines[1]} (stateful)"
+    )
+    note = build_note(None, LaneReports(report, None, None, None), None)
+    assert any(machines[0] in n.plain and machines[1] in n.plain for n in note.notes)

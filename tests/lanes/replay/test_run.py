@@ -705,3 +705,14 @@ def test_patchlane_installed_from_a_wheel_starts_where_warnings_are_errors(
     run = run_tests(tree, nodeids=["tests/test_w.py::test_a"], hash_seed=1, timeout_s=60)
     assert run.results["tests/test_w.py::test_a"].outcome == PASSED, run.output_tail
     assert run.problems == ()
+
+
+def test_a_failure_is_told_by_its_failing_assertion_and_where(
+    big_run: tuple[GitRepo, RunResult],
+) -> None:
+    # pytest's crash message (``reprcrash``), then its last line (file, line and type).
+    _, result = big_run
+    why = result.run.results[FAIL].why
+    assert why.startswith("call failed: assert False (tests/test_x.py:")
+    assert why.endswith(": AssertionError)")
+    assert result.run.results[ERROR].why.startswith("setup failed: RuntimeError: fixture error (")

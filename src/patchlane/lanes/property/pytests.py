@@ -6,7 +6,8 @@ The map's ``lanes.property.tests`` names pytest node ids (``tests/test_x.py::tes
 file with ``ast`` (``scan``), never by importing it: module-level ``test*`` functions and
 ``test*`` methods of ``Test*`` classes, as pytest collects them by default. A test with a
 ``@given`` decorator (``given(...)`` or ``hypothesis.given(...)``) runs as a property; any
-other is listed as skipped. Its node id is the property's name.
+other is listed as skipped, and so is a stateful test (a ``RuleBasedStateMachine``'s
+``TestCase``), which needs Hypothesis' state-machine runner rather than one call. Its node id is the property's name.
 
 In the child, ``prepare_test`` resolves a node id in the imported module and calls the test
 function directly, without pytest, under the lane's pinned Hypothesis settings and seed
@@ -43,6 +44,9 @@ class Scan:
 
     given: tuple[str, ...]
     others: tuple[str, ...]
+    # Stateful Hypothesis tests: ``TestX = Machine.TestCase`` (or a ``Test*`` class built on
+    # such a ``TestCase``), which pytest collects as a unittest case; never run as properties.
+    stateful: tuple[str, ...] = ()
 
 
 def is_test_file(name: str) -> bool:
@@ -56,8 +60,19 @@ def scan(source: str, filename: str) -> Scan:
     tree = parse_python(source, filename)
     given: list[str] = []
     others: list[str] = []
+    stateful: list[str] = []
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        if isinstance(node, ast.Assign) and _is_machine_case(node.value):
+            stateful += [
+                t.id for t in node.targets if isinstance(t, ast.Name) and t.id.startswith("Test")
+            ]
+        elif (
+            isinstance(node, ast.ClassDef)
+            and node.name.startswith("Test")
+            and any(_is_machine_case(b) for b in node.bases)
+        ):
+            stateful.append(node.name)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             if node.name.startswith("test"):
                 (given if _has_given(node) else others).append(node.name)
         elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
@@ -67,7 +82,19 @@ def scan(source: str, filename: str) -> Scan:
                 ):
                     tail = f"{node.name}{SEPARATOR}{item.name}"
                     (given if _has_given(item) else others).append(tail)
-    return Scan(tuple(dict.fromkeys(given)), tuple(dict.fromkeys(others)))
+    return Scan(
+        tuple(dict.fromkeys(given)), tuple(dict.fromkeys(others)), tuple(dict.fromkeys(stateful))
+    )
+
+
+def _is_machine_case(node: ast.expr) -> bool:
+    """Whether ``node`` spells a state machine's ``TestCase`` (``Machine.TestCase``,
+    ``mod.Machine.TestCase``), and not unittest's own (``unittest.TestCase``)."""
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "TestCase"
+        and not (isinstance(node.value, ast.Name) and node.value.id == "unittest")
+    )
 
 
 def _has_given(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

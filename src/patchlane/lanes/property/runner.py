@@ -541,6 +541,9 @@ class _LaneRun:
             trees = {"base": self.trees.base_tests, **trees}
         found = testplan.plan(self.lane, trees, self.review_map.label, only)
         self.tests = found
+        line = testplan.skipped_line(found.skipped)
+        if line is not None:
+            self.out.progress(line)
         for path in found.files:
             self.order.setdefault(path, [])
         for version in found.versions:

@@ -23,6 +23,10 @@ from patchlane.lanes.property import pytests
 BASE_DIR = ".tests"
 NOT_GIVEN = "not a @given test: only Hypothesis tests run as properties"
 NO_GIVEN = "holds no @given test"
+STATEFUL = (
+    "a stateful Hypothesis test (a state machine's TestCase): the property lane does not "
+    "run state machines"
+)
 
 
 @dataclass(frozen=True)
@@ -165,13 +169,35 @@ def _version(
         where = f"{path}:{e.lineno}" if e.lineno else path
         error = f"{where}: {e.msg}"
         return TestVersion(path, source, tree, real, import_dir, module, (), error, e.lineno)
-    seen.setdefault(path, set()).update((*scan.given, *scan.others))
+    seen.setdefault(path, set()).update((*scan.given, *scan.others, *scan.stateful))
     given = [t for t in scan.given if wanted is None or t in wanted]
+    for tail in scan.stateful:
+        if wanted is None or tail in wanted:
+            skipped.setdefault((f"{path}{pytests.SEPARATOR}{tail}", STATEFUL))
     for tail in scan.others:
         if wanted is None or tail in wanted:
             skipped.setdefault((f"{path}{pytests.SEPARATOR}{tail}", NOT_GIVEN))
     names = tuple(f"{path}{pytests.SEPARATOR}{t}" for t in given)
     return TestVersion(path, source, tree, real, import_dir, module, names, None)
+
+
+def skipped_line(skipped: Sequence[tuple[str, str]], shown: int = 10) -> str | None:
+    """Return the one terminal line that lists what ``lanes.property.tests`` names but the
+    lane does not run (``TestPlan.skipped``), stateful tests first, each by its node id
+    (the first ``shown``, then how many more), or ``None`` when nothing is skipped."""
+    if not skipped:
+        return None
+    stateful = [t for t, why in skipped if why == STATEFUL]
+    others = [t for t, why in skipped if why != STATEFUL]
+    parts = [f"{t} (stateful)" for t in stateful] + others
+    listed = ", ".join(parts[:shown])
+    if len(parts) > shown:
+        listed += f" and {len(parts) - shown} more"
+    kinds = f"{len(stateful)} stateful; " if stateful else ""
+    return (
+        f"property: {len(parts)} test(s) that lanes.property.tests names are not run as "
+        f"properties ({kinds}the report's skipped_tests says why): {listed}"
+    )
 
 
 def child_paths(version: TestVersion, head_roots: Sequence[Path]) -> list[str]:

@@ -97,6 +97,18 @@ def last_line(text: str) -> str:
     return (lines[-1] if lines else "")[:LINE_LIMIT]
 
 
+def failure_line(crash: str | None, text: str) -> str:
+    """The one line a failed report is told by: the first line of pytest's crash message
+    (``reprcrash.message``: ``assert 2 == 3``, ``ValueError: bad``) with pytest's last line
+    of the report after it in brackets (``tests/test_x.py:5: AssertionError``: where it
+    failed), or the last line alone when there is no crash message. Bounded in length."""
+    last = last_line(text)
+    first = next((line.strip() for line in (crash or "").splitlines() if line.strip()), "")
+    if not first or first in last:
+        return last
+    return (f"{first} ({last})" if last else first)[:LINE_LIMIT]
+
+
 def collect_error(nodeid: str, text: str) -> dict[str, Any]:
     """The record of a file pytest could not collect: its id, pytest's last line and the
     module ``No module named`` names, if that was the error."""

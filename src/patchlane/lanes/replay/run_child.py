@@ -45,6 +45,7 @@ from patchlane.lanes.replay.channel import (
     LINE_LIMIT,
     ResultWriter,
     collect_error,
+    failure_line,
     last_line,
     tree_plugins,
     without_xdist,
@@ -267,6 +268,11 @@ class _SliceRunner:
             longrepr = report.longrepr
             text = str(longrepr[2]) if isinstance(longrepr, tuple) else report.longreprtext
             record["msg"] = last_line(str(text or "")) or report.outcome
+            if report.failed:
+                # The failing assertion itself (pytest's crash message), not only where.
+                crash = getattr(getattr(longrepr, "reprcrash", None), "message", None)
+                line = failure_line(str(crash) if crash else None, str(text or ""))
+                record["msg"] = line or report.outcome
         self.writer.emit(record)
 
     def _skip_location(self, report: pytest.TestReport) -> str | None:

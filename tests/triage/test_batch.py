@@ -1,0 +1,73 @@
+"""Identical candidates: the same merge base and head tree are one patch, gated once."""
+
+from __future__ import annotations
+
+from patchlane import git
+from patchlane.inputs.patchfile import apply_patch
+from patchlane.triage.batch import identical, patch_key, shared_row
+from patchlane.triage.candidates import Candidate
+from patchlane.triage.summary import Row, to_jsonl, to_markdown
+from tests.gitrepo import GitRepo
+
+DIFF = b"""\
+diff --git a/src/app.py b/src/app.py
+--- a/src/app.py
++++ b/src/app.py
+@@ -1 +1 @@
+-X = 1
++X = 2
+"""
+
+
+def test_the_first_of_each_key_is_gated_and_the_others_name_it() -> None:
+    keys = [("a", ("m", "t1")), ("b", ("m", "t2")), ("c", ("m", "t1")), ("d", ("n", "t1"))]
+    # Same tree on another merge base is another patch: its diff differs.
+    assert identical(keys) == {"c": "a"}
+
+
+def test_the_same_patch_by_diff_and_by_ref_has_one_key_and_another_patch_not(
+    repo: GitRepo,
+) -> None:
+    repo.write("src/app.py", "X = 1\n")
+    base = repo.commit("base")
+    one = apply_patch(repo.path, base, DIFF, "one.diff")
+    # The same change with a message of its own: another commit, the same tree.
+    two = apply_patch(repo.path, base, DIFF.replace(b"@@ -1 +1 @@", b"@@ -1,1 +1,1 @@"), "two")
+    repo.branch("agent")
+    repo.write("src/app.py", "X = 2\n")
+    ref = repo.commit("agent")
+    other = apply_patch(repo.path, base, DIFF.replace(b"+X = 2", b"+X = 3"), "three.diff")
+    assert len({one, two, ref}) == 3
+    keys = {h: patch_key(repo.path, base, h) for h in (one, two, ref, other)}
+    assert keys[one] == keys[two] == keys[ref] == (base, keys[one][1])
+    assert keys[other] != keys[one]
+    assert git.merge_base(repo.path, base, ref) == base
+
+
+def test_a_shared_row_is_the_candidate_s_own_with_the_gate_s_verdict_and_evidence() -> None:
+    gated = Row(
+        name="agent-a",
+        source="a.diff",
+        kind="patch",
+        head="1" * 40,
+        verdict="reject",
+        exit_code=1,
+        reason="property: property red",
+        slice_count=None,
+        suite_size=None,
+        seconds=12.0,
+        evidence="agent-a",
+    )
+    copy = shared_row(gated, Candidate("agent-b", "b.diff", patch=b"x"), "2" * 40, 0.25)
+    assert copy.to_json() == {
+        **gated.to_json(),
+        "name": "agent-b",
+        "source": "b.diff",
+        "head": "2" * 40,
+        "seconds": 0.25,
+        "same_as": "agent-a",
+    }
+    assert '"same_as": null' in to_jsonl([gated])
+    table = to_markdown([gated, copy])
+    assert "| [agent-b](agent-a/) (the same patch as agent-a: one gate) | reject |" in table
+    assert "were gated once" in table
