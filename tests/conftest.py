@@ -10,7 +10,7 @@ import pytest
 
 from patchlane.cachekey import CacheKey, load_or_create_key
 from tests.gitrepo import GitRepo
-from tests.sample import make_billing_repo
+from tests.sample import SEED_MAP, make_billing_repo
 
 # A gate records the base's dependency map on first use, which runs the base's whole suite
 # once more: tests ask for it where they test it (``--dep-map auto``), and no test writes
@@ -58,14 +58,26 @@ def repo(tmp_path: Path) -> GitRepo:
     return GitRepo(tmp_path / "repo")
 
 
+@pytest.fixture(scope="session")
+def _billing_templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, GitRepo]:
+    """The sample project, built once per test run for each review map (tests copy it)."""
+    return {}
+
+
 @pytest.fixture
-def billing(repo: GitRepo, request: pytest.FixtureRequest) -> GitRepo:
+def billing(
+    tmp_path: Path, request: pytest.FixtureRequest, _billing_templates: dict[str, GitRepo]
+) -> GitRepo:
     """The sample project on ``main``, with the patch branch ``agent`` checked out; its
-    review map is the seed-shaped one, or the text of the test's ``review_map`` mark."""
+    review map is the seed-shaped one, or the text of the test's ``review_map`` mark. Each
+    test gets its own copy of a repository built once per run: the same commit ids."""
     marker = request.node.get_closest_marker("review_map")
-    if marker is None:
-        make_billing_repo(repo)
-    else:
-        make_billing_repo(repo, review_map=marker.args[0])
-    repo.branch("agent")
-    return repo
+    review_map = SEED_MAP if marker is None else str(marker.args[0])
+    template = _billing_templates.get(review_map)
+    if template is None:
+        where = request.getfixturevalue("tmp_path_factory").mktemp("billing-template")
+        template = GitRepo(where / "repo")
+        make_billing_repo(template, review_map=review_map)
+        template.branch("agent")
+        _billing_templates[review_map] = template
+    return GitRepo.copy_of(template, tmp_path / "repo")

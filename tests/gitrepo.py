@@ -30,6 +30,18 @@ class GitRepo:
         self.git("init", "-q", "-b", "main")
         self.git("config", "commit.gpgsign", "false")
 
+    @classmethod
+    def copy_of(cls, template: GitRepo, path: Path) -> GitRepo:
+        """A byte-for-byte copy of ``template`` at ``path`` (its objects, refs, index and
+        work tree, and its clock): the same commit ids, without running git again."""
+        import shutil
+
+        shutil.copytree(template.path, path, symlinks=True)
+        repo = cls.__new__(cls)
+        repo.path = path
+        repo._tick = template._tick
+        return repo
+
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         env.update(FIXED_ENV)

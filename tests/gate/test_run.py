@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -328,6 +329,7 @@ def test_a_harness_change_is_undecided(billing: GitRepo, tmp_path: Path) -> None
     assert any("test harness" in m for m in messages)
 
 
+@pytest.mark.slow
 def test_the_same_inputs_give_byte_identical_evidence_but_timings(
     billing: GitRepo, tmp_path: Path
 ) -> None:
@@ -344,7 +346,9 @@ def test_the_same_inputs_give_byte_identical_evidence_but_timings(
             y.pop("timings", None)
             assert x == y, name
         else:
-            assert first == second, name
+            # The note's one timing: the gate's wall time.
+            wall = re.compile(r"^- gate wall time: .*$", re.M)
+            assert wall.sub("", first) == wall.sub("", second), name
 
 
 @pytest.mark.parametrize(
