@@ -142,6 +142,11 @@ def commands_md() -> str:
         "Every command takes the global options below, before or after the command's name; "
         "`patchlane COMMAND --help` prints the same as this page. Exit codes: "
         "[exit-codes.md](exit-codes.md).\n",
+        "`--base` is optional for `gate`, `triage`, `classify`, `freeze audit`, `replay select` "
+        "and `replay map`. Its default is `origin/HEAD`'s branch (the local branch of that name "
+        "when there is one, else `origin/NAME`), else `main`, else `master`: the branch "
+        "`init`'s `next:` line assumes. With none of them the command exits 2 asking for "
+        "`--base` ([the default base](exit-codes.md#the-default-base)).\n",
         "## Global options\n",
         "| option | argument | required | what |",
         "|---|---|---|---|",

@@ -1,14 +1,20 @@
 """The documentation's own promises: the generated reference pages are current, every
-relative link points at a file (and heading) that exists, and no snippet pins a ref the
-repository does not have."""
+relative link points at a file (and heading) that exists, no snippet pins a ref the
+repository does not have, and the tutorial's commands run as printed."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
+
+import pytest
+
+from tests.gitrepo import FIXED_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted(
@@ -108,3 +114,80 @@ def test_snippets_pin_only_refs_that_exist() -> None:
         if ref != "main" and ref not in tags and not re.fullmatch(r"[0-9a-f]{40}", ref)
     ]
     assert bad == []
+
+
+TUTORIAL = ROOT / "docs" / "tutorial" / "first-gate.md"
+# A fenced block: its info string ("sh", or nothing for output) and its body.
+BLOCK = re.compile(r"^```(\w*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+# A command's expected exit code, as its trailing comment states it ("# reject: exit 1").
+STATED_EXIT = re.compile(r"#[^'\"]*\bexit (\d+)\s*$")
+
+
+def _commands(block: str) -> list[tuple[str, int]]:
+    """Split a shell block into its commands (a here-document and backslash continuations
+    belong to the line that opens them), each with the exit code its comment states (0
+    when it states none)."""
+    lines, commands = block.splitlines(), []
+    while lines:
+        command = [lines.pop(0)]
+        if not command[0].strip():
+            continue
+        while command[-1].endswith("\\") and lines:
+            command.append(lines.pop(0))
+        stated = STATED_EXIT.search(command[-1])
+        heredoc = re.search(r"<<-?\s*'?(\w+)'?", command[0])
+        while heredoc and lines and command[-1] != heredoc.group(1):
+            command.append(lines.pop(0))
+        commands.append(("\n".join(command), int(stated.group(1)) if stated else 0))
+    return commands
+
+
+@pytest.mark.slow
+def test_the_tutorial_runs_as_printed(tmp_path: Path) -> None:
+    """Every shell block of docs/tutorial/first-gate.md, in order, in one ``sh`` started in an
+    empty directory (``patchlane`` a function calling this interpreter), with a fresh cache
+    and patchlane's own defaults (no test-suite overrides): each command exits as the page
+    states, and every line of the output the page shows after a block is printed."""
+    commands: list[tuple[str, int]] = []
+    shown: list[str] = []
+    for kind, body in BLOCK.findall(TUTORIAL.read_text(encoding="utf-8")):
+        if kind == "sh":
+            commands += _commands(body)
+        elif not kind:
+            shown += [line for line in body.splitlines() if line.strip()]
+    assert len(commands) > 10 and any(code == 1 for _, code in commands), "tutorial gone?"
+    status = tmp_path / "status"
+    script = ['patchlane() { "$PYTHON" -m patchlane "$@"; }']
+    for number, (command, code) in enumerate(commands):
+        script += [
+            command,
+            f'rc=$?; echo "{number} $rc" >> "$STATUS"; [ "$rc" -eq {code} ] || exit 100',
+        ]
+    (tmp_path / "tutorial.sh").write_text("\n".join(script) + "\n", encoding="utf-8")
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PATCHLANE_"))}
+    env.update(FIXED_ENV)
+    env.update(
+        PYTHON=sys.executable,
+        STATUS=os.fspath(status),
+        PATCHLANE_CACHE_DIR=os.fspath(tmp_path / "cache"),
+        PATCHLANE_KEY_DIR=os.fspath(tmp_path / "key"),
+        NO_COLOR="1",
+    )
+    proc = subprocess.run(
+        ["sh", os.fspath(tmp_path / "tutorial.sh")],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    ran = status.read_text(encoding="utf-8").splitlines() if status.exists() else []
+    failed = commands[len(ran) - 1][0] if proc.returncode == 100 else ""
+    assert proc.returncode == 0 and len(ran) == len(commands), (
+        f"stopped at {failed!r} ({ran[-1:]}): {proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    )
+    missing = [line for line in shown if line not in proc.stdout]
+    assert missing == [], proc.stdout
