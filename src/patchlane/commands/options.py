@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 
 # The --base default, as every command's help says it (``init_layout.default_base``).
 BASE_DEFAULT_HELP = (
-    "default: origin/HEAD's branch, as the local branch of that name when there is one, "
-    "else main, else master"
+    "default: origin/HEAD's branch, as the local branch of that name, else origin/NAME; "
+    "else main, else master; none: exit 2"
 )
 
 
