@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -103,9 +104,9 @@ def test_a_test_run_cannot_write_outside_its_tree_or_reach_the_network(
         assert not target.exists(), name
         # The attempt is in the evidence: the failing test's own error.
         why = run.results[f"tests/test_escape.py::test_write_{name}"].why
-        assert why.endswith(("OSError", "FileNotFoundError", "PermissionError")), why
+        assert re.search(r"(OSError|FileNotFoundError|PermissionError)\)?$", why), why
     # Its own loopback, where nothing listens: the host's is out of reach.
-    assert run.results["tests/test_escape.py::test_connect"].why.endswith("Error")
+    assert re.search(r"Error\)?$", run.results["tests/test_escape.py::test_connect"].why)
     with pytest.raises(TimeoutError):
         listener.accept()
     assert (tree / "written-by-the-test.txt").read_text() == "fine"

@@ -107,6 +107,9 @@ def python_without_hypothesis(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ).stdout.strip()
     )
     ours = {Path(sysconfig.get_paths()[k]) for k in ("purelib", "platlib")}
+    # A virtualenv that sees the system's packages has those on sys.path too.
+    ours |= {Path(p) for p in sys.path if Path(p).name in ("site-packages", "dist-packages")}
+    ours = {p for p in ours if p.is_dir() and p != site}
     for directory in ours:
         for entry in directory.iterdir():
             if entry.name.lower().lstrip("_").startswith("hypothesis"):
