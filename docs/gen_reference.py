@@ -146,7 +146,8 @@ def commands_md() -> str:
         "and `replay map`. Its default is `origin/HEAD`'s branch (the local branch of that name "
         "when there is one, else `origin/NAME`), else `main`, else `master`: the branch "
         "`init`'s `next:` line assumes. With none of them the command exits 2 asking for "
-        "`--base` ([the default base](exit-codes.md#the-default-base)).\n",
+        "`--base` ([the default base](exit-codes.md#the-default-base)); `gate --patch` without "
+        "`--base` applies the patch to the branch you are on.\n",
         "## Global options\n",
         "| option | argument | required | what |",
         "|---|---|---|---|",

@@ -151,3 +151,37 @@ def test_an_empty_patch_is_exit_2(billing: GitRepo, tmp_path: Path) -> None:
     proc = run_patchlane(*gate_args(billing, tmp_path / "ev", "empty.diff"), cwd=tmp_path)
     assert proc.returncode == 2
     assert stderr_lines(proc) == ["patchlane: error: empty.diff: empty patch: nothing to apply"]
+
+
+@pytest.mark.review_map(FIXTURE_MAP)
+def test_without_base_a_patch_is_applied_to_the_branch_you_are_on(
+    billing: GitRepo, tmp_path: Path
+) -> None:
+    # The quick start: the scaffold committed on the branch the user is on (here not the
+    # default branch), then `gate --patch` with no --base.
+    (tmp_path / "agent.diff").write_bytes(make_patch(billing))
+    billing.branch("work")
+    billing.write("docs/billing.md", "# notes\n")
+    work = billing.commit("work moves on")
+    out = tmp_path / "ev"
+    argv = ["-v", "gate", "--patch", os.fspath(tmp_path / "agent.diff"), "--out-dir", out]
+    proc = run_patchlane(*argv, cwd=billing.path)
+    assert proc.returncode == 1, proc.stderr
+    classify = json.loads((out / "classify.json").read_text("utf-8"))
+    assert classify["merge_base"] == work
+    assert "base: work (the branch you are on, as --patch is given" in proc.stderr.decode()
+
+
+@pytest.mark.review_map(FIXTURE_MAP)
+def test_a_patch_that_does_not_apply_on_a_default_base_names_that_base(
+    billing: GitRepo, tmp_path: Path
+) -> None:
+    (tmp_path / "agent.diff").write_bytes(make_patch(billing))
+    billing.write(MIN, '{"charge_cents": 1}\n')
+    billing.commit("main moved on")
+    billing.git("checkout", "-q", "--detach")  # no branch to be on: the default branch
+    proc = run_patchlane("gate", "--patch", tmp_path / "agent.diff", cwd=billing.path)
+    assert proc.returncode == 2
+    [line] = stderr_lines(proc)
+    assert line.startswith(f"patchlane: error: {tmp_path / 'agent.diff'}: does not apply: ")
+    assert line.endswith("(base main: the default branch; --base REF for another)")

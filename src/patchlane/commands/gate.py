@@ -45,7 +45,8 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         metavar="FILE|-",
         help="judge this patch instead of a commit: a unified diff, git diff --binary or "
         "git format-patch (mbox) output ('-': standard input), applied to --base as a commit "
-        "object; the work tree, index and branches are left alone",
+        "object; the work tree, index and branches are left alone; without --base, the "
+        "base is the branch you are on",
     )
     add_gate_options(p)
 
@@ -115,8 +116,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     # relative to where the user stands, like every other path argument.
     out_dir = Path(".patchlane") if args.out_dir is None else Path.cwd() / args.out_dir
     repo = ctx.repo()
-    args.base = base_ref(repo, args.base)  # every use below reads the resolved ref
-    head, applied_from = _head(args, repo)
+    defaulted = _default_base(args, repo, ctx)  # every use below reads the resolved ref
+    head, applied_from = _head(args, repo, defaulted)
     opts = gate_options(args, ctx, head=head, out_dir=out_dir)
     opts = dataclasses.replace(opts, applied_from=applied_from)
     if applied_from is None:
@@ -193,12 +194,33 @@ def gate_options(
     )
 
 
-def _head(args: argparse.Namespace, repo: Path) -> tuple[str, str | None]:
+def _default_base(args: argparse.Namespace, repo: Path, ctx: Context) -> str | None:
+    """Resolve ``args.base`` in place. Without ``--base``: with ``--patch``, the branch the
+    user is on (where ``init``'s scaffold was committed, and what a diff is written
+    against), else the default branch (``base_ref``). Returns how a default was chosen, said
+    on stderr, or ``None`` when ``--base`` was given. Raises ``UsageError`` when there is no
+    default."""
+    if args.base is not None:
+        return None
+    from patchlane.commands.init_layout import current_branch
+
+    current = current_branch(repo) if args.patch is not None else None
+    if current is not None:
+        args.base, why = current, "the branch you are on, as --patch is given"
+    else:
+        args.base = base_ref(repo, None)
+        why = "the default branch"
+    ctx.out.progress(f"base: {args.base} ({why}; --base REF for another)")
+    return why
+
+
+def _head(args: argparse.Namespace, repo: Path, defaulted: str | None) -> tuple[str, str | None]:
     """Return the head to judge and the patch file it was applied from (``None``: the head
     is a commit the user named). With ``--patch`` the patch is applied to ``--base`` as a
     new commit object (``inputs.patchfile``). Raises ``UsageError`` for ``--patch`` with
-    ``--head``, ``PatchApplyError`` for a patch that does not apply."""
-    from patchlane.errors import UsageError
+    ``--head``, ``PatchApplyError`` for a patch that does not apply (naming the base when
+    it was a default, so that the user sees which one was tried)."""
+    from patchlane.errors import PatchApplyError, UsageError
 
     if args.patch is None:
         return args.head or "HEAD", None
@@ -209,7 +231,13 @@ def _head(args: argparse.Namespace, repo: Path) -> tuple[str, str | None]:
     from patchlane.inputs.patchfile import apply_patch, read_source
 
     data, label = read_source(args.patch)
-    return apply_patch(repo, args.base, data, label), label
+    try:
+        return apply_patch(repo, args.base, data, label), label
+    except PatchApplyError as e:
+        if defaulted is None:
+            raise
+        told = f"{e.message} (base {args.base}: {defaulted}; --base REF for another)"
+        raise PatchApplyError(e.file, told, e.line) from e
 
 
 def _check_uncommitted(args: argparse.Namespace, ctx: Context, repo: Path, head: str) -> None:
