@@ -1,0 +1,160 @@
+"""Issue 22's before/after table, read off the source with ``ast`` (no import of patchlane).
+
+Run from the repository root: ``python3 bench/house_plan.py [--json]``. It prints the source
+lines and modules of ``src/patchlane``, the modules ``patchlane gate`` reaches (the import
+closure of ``patchlane.main`` and ``patchlane.commands.gate``, imports inside functions
+included), the package crossings among them (a lane importing the gate, the command line or
+another lane), ``dict[str, Any]`` spellings, the longest functions and those with more than
+five parameters, and ``patchlane --help`` start-up (best of five, wall clock).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src"
+PACKAGE = SRC / "patchlane"
+EXAMPLE = PACKAGE / "demo" / "example"
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package (the bundled example project left out), by dotted name."""
+    found: dict[str, Path] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if EXAMPLE in path.parents:
+            continue
+        parts = path.relative_to(SRC).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The package's modules that ``name`` imports anywhere in its body."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [base, *(f"{base}.{a.name}" for a in node.names)]
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                out.add(target)
+    return out
+
+
+def closure(start: list[str], graph: dict[str, set[str]]) -> set[str]:
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        # A module's import runs its package's __init__ first.
+        parent = name.rpartition(".")[0]
+        todo += [*graph.get(name, ()), *([parent] if parent else [])]
+    return seen
+
+
+def area(name: str) -> str:
+    """The part of the tree a module belongs to: a lane, the gate, the command line, else
+    the top-level module or folder."""
+    parts = name.split(".")
+    if parts[1:2] == ["lanes"] and len(parts) > 2:
+        return "lanes." + parts[2]
+    return parts[1] if len(parts) > 1 else "patchlane"
+
+
+def functions(path: Path) -> list[tuple[int, int, str]]:
+    """(lines, parameters, name) of every function in ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            a = node.args
+            params = [*a.posonlyargs, *a.args, *a.kwonlyargs]
+            count = len([p for p in params if p.arg not in ("self", "cls")])
+            count += bool(a.vararg) + bool(a.kwarg)
+            length = (node.end_lineno or node.lineno) - node.lineno + 1
+            out.append((length, count, node.name))
+    return out
+
+
+def help_startup() -> float:
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "patchlane", "--help"], capture_output=True, check=True
+        )
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def table() -> dict[str, object]:
+    known = modules()
+    graph = {name: imports(name, path, known) for name, path in known.items()}
+    reached = closure(["patchlane.main", "patchlane.commands.gate"], graph)
+    lines = {
+        name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in known.items()
+    }
+    crossings = sorted(
+        f"{a} -> {b}"
+        for a in reached
+        for b in graph[a]
+        if area(a).startswith("lanes.")
+        and area(b) != area(a)
+        and (area(b).startswith("lanes.") or area(b) in ("gate", "commands"))
+    )
+    funcs = [(n, p, f"{name}.{f}") for name, path in known.items() for n, p, f in functions(path)]
+    any_dicts = sum(
+        path.read_text(encoding="utf-8").count("dict[str, Any]") for path in known.values()
+    )
+    return {
+        "source lines": sum(lines.values()),
+        "modules": len(known),
+        "modules the gate reaches": len(reached),
+        "lines the gate reaches": sum(lines[n] for n in reached),
+        "lane imports of the gate, the command line or another lane": len(crossings),
+        "dict[str, Any] in src": any_dicts,
+        "functions over 60 lines": sum(1 for n, _, _ in funcs if n > 60),
+        "functions with more than five parameters": sum(1 for _, p, _ in funcs if p > 5),
+        "longest functions": [f"{f} ({n})" for n, _, f in sorted(funcs, reverse=True)[:5]],
+        "longest modules": [
+            f"{m} ({n})" for m, n in sorted(lines.items(), key=lambda kv: -kv[1])[:5]
+        ],
+        "patchlane --help start-up, best of 5 (s)": round(help_startup(), 3),
+        "crossings": crossings,
+    }
+
+
+def main() -> int:
+    result = table()
+    if "--json" in sys.argv:
+        print(json.dumps(result, indent=2))
+        return 0
+    for key, value in result.items():
+        if key == "crossings":
+            continue
+        print(f"{key}: {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
