@@ -26,7 +26,7 @@ from patchlane.gate.verdict import ACCEPT, REJECT
 from patchlane.lanes.status import Status
 
 if TYPE_CHECKING:
-    from patchlane.gate.classify import ClassificationSummary
+    from patchlane.gate.classify import ChangedFile, ClassificationSummary
     from patchlane.gate.reports import LaneReports
     from patchlane.gate.verdict import LaneEvidence, Reason, Verdict
     from patchlane.lanes.fixture.report import FixtureReport
@@ -155,14 +155,14 @@ def _field(name: str, text: Text, filled: bool) -> Field:
 @dataclass(frozen=True)
 class PatchSection:
     """What the note is about and how it was gated: the base, merge base and head commits,
-    the changed files (``status``, ``path``, ``old_path``), the gate's wall time in seconds
+    the changed files (``ChangedFile``: status, path, old path), the gate's wall time in seconds
     and the isolation that ran (``kind``: ``bwrap`` is the kernel sandbox; ``detail``: its
     line); ``None`` for what the evidence does not say."""
 
     base: str | None = None
     merge_base: str | None = None
     head: str | None = None
-    files: tuple[tuple[str, str, str | None], ...] = ()
+    files: tuple[ChangedFile, ...] = ()
     wall_seconds: float | None = None
     isolation: tuple[str, str] | None = None
 
@@ -172,7 +172,9 @@ class PatchSection:
             "base": self.base,
             "merge_base": self.merge_base,
             "head": self.head,
-            "files": [{"status": s, "path": p, "old_path": o} for s, p, o in self.files],
+            "files": [
+                {"status": f.status, "path": f.path, "old_path": f.old_path} for f in self.files
+            ],
             "wall_seconds": self.wall_seconds,
             "isolation": None
             if self.isolation is None
@@ -196,9 +198,9 @@ class PatchSection:
             lines.append(f"- isolation: {md_text(self.isolation[1])}{ran}")
         if self.files:
             lines.append(f"- changed files ({len(self.files)}):")
-            for status, path, old in self.files[:_FILES_SHOWN]:
-                moved = f"{md_text(old)} -> " if old is not None else ""
-                lines.append(f"  - {md_text(status)} {moved}{md_text(path)}")
+            for f in self.files[:_FILES_SHOWN]:
+                moved = f"{md_text(f.old_path)} -> " if f.old_path is not None else ""
+                lines.append(f"  - {md_text(f.status)} {moved}{md_text(f.path)}")
             if len(self.files) > _FILES_SHOWN:
                 more = len(self.files) - _FILES_SHOWN
                 lines.append(f"  - and {more} more (classify.json lists them)")
@@ -481,7 +483,7 @@ def _patch_section(
         base=classification.base,
         merge_base=classification.merge_base,
         head=classification.head,
-        files=tuple((f.status, f.path, f.old_path) for f in classification.changed),
+        files=classification.changed,
     )
 
 

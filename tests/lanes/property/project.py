@@ -12,6 +12,7 @@ from patchlane.inputs.jsonio import dumps_report
 from patchlane.lanes.property.report import PropertyReport
 from patchlane.lanes.property.runner import run_property_lane
 from patchlane.sandbox import Isolation
+from patchlane.ui import Output
 from tests.gitrepo import GitRepo
 
 SEED = 7
@@ -110,6 +111,7 @@ def lane(
     only: str | None = None,
     case: int | None = None,
     isolation: Isolation | None = None,
+    out: Output | None = None,
 ) -> PropertyReport:
     """Run the property lane with the work tree's map (the base's, in these tests)."""
     return run_property_lane(
@@ -123,6 +125,7 @@ def lane(
         only=only,
         case=case,
         isolation=isolation,
+        out=out,
     )
 
 

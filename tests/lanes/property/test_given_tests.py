@@ -314,24 +314,13 @@ def test_stateful_tests_are_listed_as_skipped_and_named_on_the_terminal(
 ) -> None:
     # A state machine's TestCase is collected by pytest, never run by the lane: it is
     # listed in the report, on stderr and in the note, never dropped without a word.
-    from patchlane.gate.classify import load_map_file
     from patchlane.gate.reports import LaneReports
     from patchlane.gate.review import build_note
-    from patchlane.lanes.property.runner import run_property_lane
     from patchlane.lanes.property.testplan import STATEFUL
     from patchlane.ui import Output
 
     make(repo, ["tests/test_ledger.py"], {"tests/test_ledger.py": LEDGER})
-    report = run_property_lane(
-        repo.path,
-        load_map_file(repo.path / "review-map.yml"),
-        base="main",
-        head="HEAD",
-        seed=P.SEED,
-        cases=P.CASES,
-        mutants=0,
-        out=Output(verbose=True),
-    )
+    report = P.lane(repo, out=Output(verbose=True))
     machines = ["tests/test_ledger.py::TestLedger", "tests/test_ledger.py::TestLedgerAgain"]
     assert report.status == "pass", report.reason
     assert report.skipped_tests == tuple((m, STATEFUL) for m in machines)

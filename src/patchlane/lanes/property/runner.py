@@ -933,13 +933,8 @@ class _LaneRun:
             if record is None or record["message"] is None:
                 continue
             label = real.relative_to(whole).as_posix() if real.is_relative_to(whole) else module
-            base = self.trees.base[:12]
-            raise InputError(
-                label,
-                f"{record['message']}, with the base's own code too (the property module "
-                f"{module} at the base {base}, as the base's review map names it: fix it "
-                "there; every patch is judged by it)",
-            )
+            why = f"{record['message']}, with the base's own code too"
+            raise self._base_broken(label, f"the property module {module}", why, None)
 
     def _fails_alike(self, module: str, package: str) -> bool:
         """Return whether ``package`` is a third-party package missing here that fails the

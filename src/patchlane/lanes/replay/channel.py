@@ -109,6 +109,15 @@ def failure_line(crash: str | None, text: str) -> str:
     return (f"{first} ({last})" if last else first)[:LINE_LIMIT]
 
 
+def hide_drawn_seed() -> None:
+    """Remove ``PYTHONHASHSEED`` and ``PATCHLANE_SEED`` from this process's environment
+    (the drawn value already took effect at start-up): what a test reads there is then what a
+    plain ``pytest`` run gives it, and its own children hash as theirs would. Both children
+    (collection and run) call it before pytest starts."""
+    os.environ.pop("PYTHONHASHSEED", None)
+    os.environ.pop("PATCHLANE_SEED", None)
+
+
 def collect_error(nodeid: str, text: str) -> dict[str, Any]:
     """The record of a file pytest could not collect: its id, pytest's last line and the
     module ``No module named`` names, if that was the error."""

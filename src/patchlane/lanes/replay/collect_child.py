@@ -34,6 +34,7 @@ from patchlane.lanes.property.sandbox import BLOCKED_EVENTS
 from patchlane.lanes.replay.channel import (
     ResultWriter,
     collect_error,
+    hide_drawn_seed,
     tree_plugins,
     without_xdist,
 )
@@ -219,10 +220,8 @@ def main() -> None:
     )
     args = list(job["args"])
     args[:0] = without_xdist()
-    # The drawn hash seed took effect at start-up; what the test modules read at import is
-    # a plain ``pytest`` run's environment (as in the run child).
-    os.environ.pop("PYTHONHASHSEED", None)
-    os.environ.pop("PATCHLANE_SEED", None)
+    # What the test modules read at import is a plain ``pytest`` run's environment.
+    hide_drawn_seed()
     try:
         code = int(pytest.main(args, plugins=[collector]))
     except BaseException as e:  # noqa: BLE001 - whatever the project does, report it

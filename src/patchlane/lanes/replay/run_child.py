@@ -46,6 +46,7 @@ from patchlane.lanes.replay.channel import (
     ResultWriter,
     collect_error,
     failure_line,
+    hide_drawn_seed,
     last_line,
     tree_plugins,
     without_xdist,
@@ -372,14 +373,6 @@ def _guard(writer: ResultWriter, fd: int, token: str) -> Guard:
         writer.count += 1
 
     return tripwire.arm(counted)
-
-
-def hide_drawn_seed() -> None:
-    """Remove ``PYTHONHASHSEED`` and ``PATCHLANE_SEED`` from this process's environment
-    (the drawn value already took effect at start-up): what a test reads there is then what a
-    plain ``pytest`` run gives it, and its own children hash as theirs would."""
-    os.environ.pop("PYTHONHASHSEED", None)
-    os.environ.pop("PATCHLANE_SEED", None)
 
 
 def main() -> None:
