@@ -147,7 +147,7 @@ def commands_md() -> str:
         "when there is one, else `origin/NAME`), else `main`, else `master`: the branch "
         "`init`'s `next:` line assumes. With none of them the command exits 2 asking for "
         "`--base` ([the default base](exit-codes.md#the-default-base)); `gate --patch` without "
-        "`--base` applies the patch to the branch you are on.\n",
+        "`--base` applies the patch to that default, never to the branch you are on.\n",
         "## Global options\n",
         "| option | argument | required | what |",
         "|---|---|---|---|",

@@ -154,22 +154,22 @@ def test_an_empty_patch_is_exit_2(billing: GitRepo, tmp_path: Path) -> None:
 
 
 @pytest.mark.review_map(FIXTURE_MAP)
-def test_without_base_a_patch_is_applied_to_the_branch_you_are_on(
+def test_without_base_a_patch_is_applied_to_the_default_branch_not_the_one_you_are_on(
     billing: GitRepo, tmp_path: Path
 ) -> None:
-    # The quick start: the scaffold committed on the branch the user is on (here not the
-    # default branch), then `gate --patch` with no --base.
+    # Hostile: the branch checked out may be the agent's own (a conftest that turns
+    # failures into passes, a map of its own); the default base is the trusted branch.
     (tmp_path / "agent.diff").write_bytes(make_patch(billing))
     billing.branch("work")
     billing.write("docs/billing.md", "# notes\n")
-    work = billing.commit("work moves on")
+    billing.commit("work moves on")
     out = tmp_path / "ev"
     argv = ["-v", "gate", "--patch", os.fspath(tmp_path / "agent.diff"), "--out-dir", out]
     proc = run_patchlane(*argv, cwd=billing.path)
     assert proc.returncode == 1, proc.stderr
     classify = json.loads((out / "classify.json").read_text("utf-8"))
-    assert classify["merge_base"] == work
-    assert "base: work (the branch you are on, as --patch is given" in proc.stderr.decode()
+    assert classify["merge_base"] == billing.git("rev-parse", "main").strip()
+    assert "base: main (the default branch; --base REF for another)" in proc.stderr.decode()
 
 
 @pytest.mark.review_map(FIXTURE_MAP)
@@ -179,7 +179,7 @@ def test_a_patch_that_does_not_apply_on_a_default_base_names_that_base(
     (tmp_path / "agent.diff").write_bytes(make_patch(billing))
     billing.write(MIN, '{"charge_cents": 1}\n')
     billing.commit("main moved on")
-    billing.git("checkout", "-q", "--detach")  # no branch to be on: the default branch
+    billing.git("checkout", "-q", "--detach")
     proc = run_patchlane("gate", "--patch", tmp_path / "agent.diff", cwd=billing.path)
     assert proc.returncode == 2
     [line] = stderr_lines(proc)

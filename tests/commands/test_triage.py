@@ -184,8 +184,9 @@ def test_two_jobs_give_the_same_results_as_one(example: Example, tmp_path: Path)
         "accept_for_review",
         "does_not_apply",
     ]
-    # good.diff makes the branch good's patch: one gate, whose evidence both rows name.
-    assert [r["same_as"] for r in rows(tmp_path / "j2")] == [None, None, "good", None]
+    # good.diff makes the branch good's tree, but as another commit (the branch's message
+    # is not the diff's, and a test may read it): a gate of its own.
+    assert [r["same_as"] for r in rows(tmp_path / "j2")] == [None, None, None, None]
     for name in ("good", "broken"):
         for evidence in ("verdict.json", "replay-report.json", "property-report.json"):
             a = json.loads((tmp_path / "j1" / name / evidence).read_text("utf-8"))
@@ -291,7 +292,8 @@ def test_when_no_candidate_can_be_gated_the_summary_is_written_and_exit_is_2(
 def test_identical_candidates_are_gated_once_and_reported_for_each_name(
     example: Example, tmp_path: Path
 ) -> None:
-    # The same patch three times: a diff file, a copy of it, and the branch it came from.
+    # The same patch three times: a diff file, a copy of it (one commit: the same bytes),
+    # and the branch it came from (the same tree under another commit: gated on its own).
     (tmp_path / "a.diff").write_bytes(example.good)
     (tmp_path / "b.diff").write_bytes(example.good)
     (tmp_path / "c.diff").write_bytes(example.broken)
@@ -301,19 +303,15 @@ def test_identical_candidates_are_gated_once_and_reported_for_each_name(
     got = {r["name"]: r for r in rows(out)}
     assert list(got) == ["a", "b", "good", "c"], proc.stderr
     a, b, good, c = got.values()
-    assert a["same_as"] is None and c["same_as"] is None
-    assert b["same_as"] == good["same_as"] == "a"
-    for row in (b, good):
-        assert (row["verdict"], row["reason"], row["evidence"]) == (
-            a["verdict"],
-            a["reason"],
-            a["evidence"],
-        )
-    assert good["head"] != a["head"]  # each row keeps its own head commit
+    assert a["same_as"] is None and c["same_as"] is None and good["same_as"] is None
+    assert b["same_as"] == "a"
+    assert (b["verdict"], b["reason"], b["evidence"]) == (a["verdict"], a["reason"], a["evidence"])
+    assert good["verdict"] == a["verdict"]
+    assert good["head"] != a["head"] == b["head"]
     assert c["verdict"] == "reject"
     gated = sorted(p.name for p in out.iterdir() if p.is_dir())
-    assert gated == ["a", "c"]  # two gates for four candidates
+    assert gated == ["a", "c", "good"]  # three gates for four candidates
     assert "(the same patch as a: one gate)" in (out / "triage.md").read_text("utf-8")
     progress = [line for line in stderr_lines(proc) if line.startswith("patchlane: [")]
     assert len(progress) == 4
-    assert sum("[the same patch as a: one gate]" in line for line in progress) == 2
+    assert sum("[the same patch as a: one gate]" in line for line in progress) == 1

@@ -407,6 +407,30 @@ def test_an_import_after_another_harness_file_edits_sys_path_is_followed(repo: G
     assert details(result)[("vendor/hooks.py", HARNESS)] == "imported by tests/support.py"
 
 
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "import sys as _sys\n_sys.path.insert(0, 'tests/support')\n",
+        "from sys import path as _search\n_search.insert(0, 'tests/support')\n",
+        # No edit the graph can see at all: the import names no file under the roots.
+        "import importlib\nimportlib.import_module('sys').path.insert(0, 'tests/support')\n",
+    ],
+    ids=["sys-aliased", "path-imported", "unseen-edit"],
+)
+def test_a_helper_found_through_a_search_path_the_graph_cannot_follow_is_harness(
+    repo: GitRepo, edit: str
+) -> None:
+    # Hostile (issue 21 probe): the base's conftest puts tests/support on sys.path under a
+    # spelling that names no ``sys.path``, then star-imports a helper; the patch changes the
+    # helper (an autouse fixture that fails outside patchlane's replay).
+    base = {
+        "tests/conftest.py": edit + "from helper import *\n",
+        "tests/support/helper.py": "import pytest\n",
+    }
+    result = patch(repo, base, {"tests/support/helper.py": HOOK})
+    assert ("tests/support/helper.py", HARNESS) in details(result)
+
+
 def test_a_computed_import_says_it_is_computed(repo: GitRepo) -> None:
     result = patch(
         repo,

@@ -1,4 +1,5 @@
-"""Identical candidates: the same merge base and head tree are one patch, gated once."""
+"""Identical candidates: the same head commit is one patch, gated once; one tree under two
+commits is two (a test can read the commit's message)."""
 
 from __future__ import annotations
 
@@ -20,28 +21,28 @@ diff --git a/src/app.py b/src/app.py
 
 
 def test_the_first_of_each_key_is_gated_and_the_others_name_it() -> None:
-    keys = [("a", ("m", "t1")), ("b", ("m", "t2")), ("c", ("m", "t1")), ("d", ("n", "t1"))]
-    # Same tree on another merge base is another patch: its diff differs.
+    keys = [("a", "c1"), ("b", "c2"), ("c", "c1"), ("d", "c3")]
     assert identical(keys) == {"c": "a"}
 
 
-def test_the_same_patch_by_diff_and_by_ref_has_one_key_and_another_patch_not(
+def test_the_same_diff_under_two_names_is_one_key_and_one_tree_under_two_commits_is_not(
     repo: GitRepo,
 ) -> None:
     repo.write("src/app.py", "X = 1\n")
     base = repo.commit("base")
     one = apply_patch(repo.path, base, DIFF, "one.diff")
-    # The same change with a message of its own: another commit, the same tree.
+    again = apply_patch(repo.path, base, DIFF, "again.diff")
+    # The same change spelled otherwise, and as a branch with a message of its own: the
+    # same tree, other commits, which a test of the suite can tell apart (git log).
     two = apply_patch(repo.path, base, DIFF.replace(b"@@ -1 +1 @@", b"@@ -1,1 +1,1 @@"), "two")
     repo.branch("agent")
     repo.write("src/app.py", "X = 2\n")
-    ref = repo.commit("agent")
-    other = apply_patch(repo.path, base, DIFF.replace(b"+X = 2", b"+X = 3"), "three.diff")
-    assert len({one, two, ref}) == 3
-    keys = {h: patch_key(repo.path, base, h) for h in (one, two, ref, other)}
-    assert keys[one] == keys[two] == keys[ref] == (base, keys[one][1])
-    assert keys[other] != keys[one]
-    assert git.merge_base(repo.path, base, ref) == base
+    ref = repo.commit("wip: agent")
+    tree = {git.out(repo.path, "rev-parse", f"{h}^{{tree}}") for h in (one, two, ref)}
+    assert len(tree) == 1
+    keys = {h: patch_key(repo.path, h) for h in (one, again, two, ref)}
+    assert keys[one] == keys[again] == one
+    assert len({keys[one], keys[two], keys[ref]}) == 3
 
 
 def test_a_shared_row_is_the_candidate_s_own_with_the_gate_s_verdict_and_evidence() -> None:

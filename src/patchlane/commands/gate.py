@@ -45,8 +45,7 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         metavar="FILE|-",
         help="judge this patch instead of a commit: a unified diff, git diff --binary or "
         "git format-patch (mbox) output ('-': standard input), applied to --base as a commit "
-        "object; the work tree, index and branches are left alone; without --base, the "
-        "base is the branch you are on",
+        "object; the work tree, index and branches are left alone",
     )
     add_gate_options(p)
 
@@ -195,21 +194,15 @@ def gate_options(
 
 
 def _default_base(args: argparse.Namespace, repo: Path, ctx: Context) -> str | None:
-    """Resolve ``args.base`` in place. Without ``--base``: with ``--patch``, the branch the
-    user is on (where ``init``'s scaffold was committed, and what a diff is written
-    against), else the default branch (``base_ref``). Returns how a default was chosen, said
-    on stderr, or ``None`` when ``--base`` was given. Raises ``UsageError`` when there is no
+    """Resolve ``args.base`` in place: as given, else the default branch (``base_ref``),
+    never the branch the user happens to be on, which may be the agent's own (its map and
+    conftest would then judge its patch). Returns how a default was chosen, said on
+    stderr, or ``None`` when ``--base`` was given. Raises ``UsageError`` when there is no
     default."""
     if args.base is not None:
         return None
-    from patchlane.commands.init_layout import current_branch
-
-    current = current_branch(repo) if args.patch is not None else None
-    if current is not None:
-        args.base, why = current, "the branch you are on, as --patch is given"
-    else:
-        args.base = base_ref(repo, None)
-        why = "the default branch"
+    args.base = base_ref(repo, None)
+    why = "the default branch"
     ctx.out.progress(f"base: {args.base} ({why}; --base REF for another)")
     return why
 

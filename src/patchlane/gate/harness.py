@@ -406,6 +406,13 @@ def _closure(
             else:
                 targets = [t for name in sorted(imported) for t in names.get(name, ())]
                 targets += [t for name in sorted(hooks) for t in names.get(name, ())]
+                # An import that names no file under these roots, nor the standard library
+                # or an installed distribution, is found at run time where the graph did
+                # not look (a search path it cannot see being changed): widen the roots.
+                widened = widened or any(
+                    not names.get(name) and not _known_elsewhere(name)
+                    for name in (*imported, *hooks)
+                )
             for target in targets:
                 hooked = any(target in names.get(h, ()) for h in hooks)
                 if under_any(target, code) and not hooked:
@@ -435,21 +442,39 @@ def _loads_by_path(tree: ast.Module) -> bool:
 
 
 def _edits_sys_path(tree: ast.Module) -> bool:
-    """Return whether ``tree`` changes where imports look (``sys.path.insert(...)``,
-    ``sys.path = [...]``, ``site.addsitedir(...)``): its imports may then resolve under any
-    directory, so the static roots no longer say which files they are (``harness_files``
-    then resolves them under every directory)."""
+    """Return whether ``tree`` may change where imports look (``sys.path.insert(...)``,
+    ``sys.path = [...]``, ``site.addsitedir(...)``, with ``sys`` under any name it is bound
+    to, or ``from sys import path``): its imports may then resolve under any directory, so
+    the static roots no longer say which files they are (``harness_files`` then resolves
+    them under every directory). An import no root explains widens them too."""
+    sys_names = {"sys"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            sys_names |= {a.asname for a in node.names if a.name == "sys" and a.asname}
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "sys"
+            and any(a.name in ("path", "*") for a in node.names)
+        ):
+            return True
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Attribute)
             and node.attr == "path"
             and isinstance(node.value, ast.Name)
-            and node.value.id == "sys"
+            and node.value.id in sys_names
         ):
             return True
         if isinstance(node, ast.Attribute) and node.attr == "addsitedir":
             return True
     return False
+
+
+def _known_elsewhere(name: str) -> bool:
+    """Whether the module ``name`` comes from outside the tree: the standard library or an
+    installed distribution (by its top-level name)."""
+    top = name.split(".", 1)[0]
+    return top in sys.stdlib_module_names or top in installed_top_level() or top == "__future__"
 
 
 @functools.cache

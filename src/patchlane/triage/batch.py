@@ -8,11 +8,12 @@ The order of work keeps the trust model of a single gate:
 2. The base's dependency map is obtained once per merge base (``share_map``) before any
    candidate's code runs: a candidate's code runs as this user and could otherwise write a
    map for the base into the cache that the other candidates would take.
-3. Candidates that make the same patch (the same merge base and the same head tree id:
-   the gate's input, ``identical``) are gated once, the first of them; each other gets the
-   same verdict in a row of its own that names the candidate it shares the gate with.
-   Equal trees, not equal diff text, so that no normalisation can merge two patches that
-   differ.
+3. Candidates that are the same head commit (``identical``) are gated once, the first of
+   them; each other gets the same verdict in a row of its own that names the candidate it
+   shares the gate with. The commit, not its tree: a gate's tests can read the commit's
+   message, author and parents, so two commits with one tree are two patches. The same
+   diff under two names is one commit (``inputs.patchfile`` commits it with fixed
+   metadata that names its bytes), and no normalisation merges two diffs that differ.
 4. The gates run, ``jobs`` at a time, each in a thread driving its own child processes
    (every lane that runs a candidate's code runs it in a child); each writes its evidence
    in ``OUT/<name>/``. Property runs that a candidate does not change (the base's oracles
@@ -93,7 +94,7 @@ def triage(
     shared, failed = _share(repo, template, ready, out)
     rows.update(failed)
     todo = [r for r in ready if r.candidate.name not in failed]
-    same = identical([(r.candidate.name, patch_key(repo, base, r.head)) for r in todo])
+    same = identical([(r.candidate.name, patch_key(repo, r.head)) for r in todo])
     done = _Counter(len(candidates), progress)
     for row in rows.values():
         done.finished(row)
@@ -109,17 +110,17 @@ def triage(
     return [rows[c.name] for c in candidates]
 
 
-def patch_key(repo: Path, base: str, head: str) -> tuple[str, str]:
-    """What a gate of ``head`` against ``base`` reads of it: the merge base and the head's
-    tree id. Raises ``GitError``."""
-    tree = git.out(repo, "rev-parse", "--verify", "--end-of-options", f"{head}^{{tree}}")
-    return git.merge_base(repo, base, head), tree.decode("ascii").strip()
+def patch_key(repo: Path, head: str) -> str:
+    """What a gate reads of the candidate ``head``: its commit (tree, message, author and
+    parents, and so its merge base with the base), as a full commit id. Raises
+    ``GitError``."""
+    return git.resolve_commit(repo, head)
 
 
-def identical(keys: Sequence[tuple[str, tuple[str, str]]]) -> dict[str, str]:
-    """Return, for each candidate name in ``keys`` (``(name, (merge base, head tree))``, in
-    the candidates' order) whose key an earlier one has, the name of the first with it."""
-    first: dict[tuple[str, str], str] = {}
+def identical(keys: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """Return, for each candidate name in ``keys`` (``(name, head commit)``, in the
+    candidates' order) whose key an earlier one has, the name of the first with it."""
+    first: dict[str, str] = {}
     same: dict[str, str] = {}
     for name, key in keys:
         if key in first:

@@ -44,7 +44,7 @@ class Row:
     suite_size: int | None
     seconds: float
     evidence: str | None
-    # The candidate whose gate this row shares (same merge base, same head tree: the same
+    # The candidate whose gate this row shares (the same head commit: the same
     # patch), or ``None`` when the row's own gate ran (or none did).
     same_as: str | None = None
 
@@ -110,7 +110,7 @@ def to_markdown(rows: Sequence[Row]) -> str:
     lines += ["", "Each gated candidate's evidence (review.md first) is in its folder."]
     if any(r.same_as is not None for r in rows):
         lines.append(
-            "Candidates that make the same patch (the same merge base and head tree) were "
+            "Candidates that are the same head commit were "
             "gated once; each names the candidate whose gate and evidence it shares."
         )
     return "\n".join(lines) + "\n"
