@@ -25,8 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from patchlane.cachekey import CacheKey
-from patchlane.lanes.replay import depmap, mapselect
+from patchlane.formats import depmap
+from patchlane.infra.cachekey import CacheKey
+from patchlane.lanes.replay import mapselect
 
 FUNCS_PER_FILE = 20
 LINES_PER_FUNC = 8

@@ -1,7 +1,7 @@
 """Benchmark: what the kernel sandbox costs each child (docs/architecture.md §2).
 
 Times, interleaved over ``--rounds`` rounds of ``--runs`` starts each, the same child started
-three ways through ``patchlane.lanes.property.process.run_child``, exactly as the lanes start
+three ways through ``patchlane.infra.process.run_child``, exactly as the lanes start
 theirs:
 
 - ``plain``: no confinement (what a child of patchlane's own code gets);
@@ -27,9 +27,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from patchlane.bytecode import process_pycache
-from patchlane.lanes.property import process
-from patchlane.sandbox import Confinement, Isolation, isolation
+from patchlane.infra import process
+from patchlane.infra.bytecode import process_pycache
+from patchlane.infra.sandbox import Confinement, Isolation, isolation
 
 CHILDREN = {
     "interpreter": [sys.executable, "-S", "-c", "pass"],

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from patchlane.cachekey import CacheKey, load_or_create_key
+from patchlane.infra.cachekey import CacheKey, load_or_create_key
 from tests.gitrepo import GitRepo
 from tests.sample import SEED_MAP, make_billing_repo
 
@@ -28,7 +28,7 @@ os.environ["PATCHLANE_CANARY"] = "off"
 os.environ.pop("FORCE_COLOR", None)
 os.environ["PATCHLANE_CACHE_DIR"] = tempfile.mkdtemp(prefix="patchlane-test-cache-")
 atexit.register(shutil.rmtree, os.environ["PATCHLANE_CACHE_DIR"], ignore_errors=True)
-# The cache key (``patchlane.cachekey``) too: never the user's own, never in the cache.
+# The cache key (``patchlane.infra.cachekey``) too: never the user's own, never in the cache.
 os.environ["PATCHLANE_KEY_DIR"] = tempfile.mkdtemp(prefix="patchlane-test-key-")
 atexit.register(shutil.rmtree, os.environ["PATCHLANE_KEY_DIR"], ignore_errors=True)
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from patchlane.ui import Output, color_wanted
+from patchlane.infra.ui import Output, color_wanted
 from tests.gitrepo import GitRepo, run_patchlane
 
 ESC = b"\x1b["

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 import patchlane
-import patchlane.gate.classify
+import patchlane.project.classify
+from patchlane.infra.ui import one_line, show
 from patchlane.main import COMMANDS, main
-from patchlane.ui import one_line, show
 from tests.gitrepo import GitRepo, make_project, run_patchlane, start_patch, stderr_lines
 
 
@@ -185,7 +185,7 @@ def test_internal_error_exits_4_with_one_line(
     repo: GitRepo, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _project(repo)
-    monkeypatch.setattr(patchlane.gate.classify, "classify", _broken_classify)
+    monkeypatch.setattr(patchlane.project.classify, "classify", _broken_classify)
     code = main(["--repo", os.fspath(repo.path), "classify", "--base", "main"])
     assert code == 4
     err = capsys.readouterr().err
@@ -201,7 +201,7 @@ def test_internal_error_with_verbose_adds_the_traceback(
     repo: GitRepo, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _project(repo)
-    monkeypatch.setattr(patchlane.gate.classify, "classify", _broken_classify)
+    monkeypatch.setattr(patchlane.project.classify, "classify", _broken_classify)
     code = main(["--repo", os.fspath(repo.path), "classify", "--base", "main", "-v"])
     assert code == 4
     err = capsys.readouterr().err
@@ -288,7 +288,7 @@ def test_one_line_escapes_only_what_breaks_a_line() -> None:
 def test_say_survives_a_strict_utf8_stdout() -> None:
     code = (
         "import os\n"
-        "from patchlane.ui import Output\n"
+        "from patchlane.infra.ui import Output\n"
         "Output().say('map: ' + os.fsdecode(b'caf\\xe9.yml'))\n"
         "Output(quiet=True).say('hidden')\n"
         "Output(json=True).say('hidden too')\n"
@@ -304,7 +304,7 @@ def test_write_stdout_writes_the_bytes_jsonio_writes(tmp_path: Path) -> None:
         "import os, sys\n"
         "from pathlib import Path\n"
         "from patchlane.inputs.jsonio import dumps_report, write_json\n"
-        "from patchlane.ui import write_stdout\n"
+        "from patchlane.infra.ui import write_stdout\n"
         "data = {'path': os.fsdecode(b'caf\\xe9.txt'), 'n': 'é'}\n"
         "print('first', flush=False)\n"
         "write_stdout(dumps_report(data))\n"

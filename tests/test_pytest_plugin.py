@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from patchlane.errors import ReportError
-from patchlane.lanes.freeze.report import FreezeReport
+from patchlane.formats.freeze_report import FreezeReport
 from patchlane.pytest_plugin import load_freeze_grant, skip_reason
 
 pytest_plugins = ["pytester"]
@@ -607,9 +607,8 @@ def test_reading_a_report_in_a_pytest_child_stays_cheap(tmp_path: Path) -> None:
         "patchlane.inputs",
         "patchlane.inputs.fields",
         "patchlane.inputs.jsonio",
-        "patchlane.lanes",
-        "patchlane.lanes.envelope",
-        "patchlane.lanes.freeze",
-        "patchlane.lanes.freeze.report",
-        "patchlane.lanes.status",
+        "patchlane.formats",
+        "patchlane.formats.envelope",
+        "patchlane.formats.freeze_report",
+        "patchlane.formats.status",
     }, loaded

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from patchlane import __version__, children
+from patchlane import __version__
 from patchlane.errors import Exit, PatchlaneError, UsageError
-from patchlane.ui import COLOR_CHOICES, Output, color_wanted, one_line
+from patchlane.infra import children
+from patchlane.infra.ui import COLOR_CHOICES, Output, color_wanted, one_line
 
 # name -> (module, one-line help). Order is the order of `patchlane --help`.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -49,7 +50,7 @@ class Context:
 
     def repo(self) -> Path:
         """Return the repository root (``--repo`` or the git top level of the cwd)."""
-        from patchlane import git, sandbox
+        from patchlane.infra import git, sandbox
 
         if self.repo_option is not None:
             path = Path(self.repo_option)

@@ -13,7 +13,7 @@ where patchlane is installed, including runs that have nothing to do with patchl
   without paying for pytest, and an unrelated pytest run pays for nothing of patchlane's;
 - nothing happens unless ``--patchlane-freeze-report`` is given (a report file lying around is
   never read on its own); then the freeze lane's own reader
-  (``patchlane.lanes.freeze.report``, which imports only small patchlane modules) reads it,
+  (``patchlane.formats.freeze_report``, which imports only small patchlane modules) reads it,
   before the repository's code is imported.
 
 A report that is not strictly well formed is a usage error (pytest exit code 4) naming the file:
@@ -71,8 +71,8 @@ def load_freeze_grant(report_path: Path, label: str | None = None) -> FreezeGran
     """
     # Project modules are imported here, not at module level: see the module docstring.
     from patchlane.errors import ReportError
+    from patchlane.formats.freeze_report import parse_freeze_report
     from patchlane.inputs.jsonio import read_file_bytes
-    from patchlane.lanes.freeze.report import parse_freeze_report
 
     name = str(report_path) if label is None else label
     data = read_file_bytes(report_path, name, ReportError)

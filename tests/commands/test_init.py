@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from patchlane.config import ReviewMap, parse_review_map
 from patchlane.inputs.yamlio import load_yaml
 from patchlane.main import main
+from patchlane.project.config import ReviewMap, parse_review_map
 from tests.gitrepo import GitRepo
 
 INIT_REASON = "initial lock by patchlane init"

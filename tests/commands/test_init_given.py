@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from patchlane.config import parse_review_map
 from patchlane.main import main
+from patchlane.project.config import parse_review_map
 from tests.gitrepo import GitRepo
 
 GIVEN_TEST = """\

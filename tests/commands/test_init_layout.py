@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from patchlane.commands.init_layout import default_base, find_code_paths
-from patchlane.config import parse_review_map
 from patchlane.main import main
+from patchlane.project.config import parse_review_map
 from tests.gitrepo import GitRepo, git_at, run_patchlane
 
 PACKAGE_PROPS = """\

@@ -10,12 +10,13 @@ from typing import Any
 import jsonschema
 import pytest
 
-from patchlane.lanes.replay import signing, slicefile
+from patchlane.formats import slicefile
+from patchlane.lanes.replay import signing
 from patchlane.main import main
 from patchlane.schemas import load_schema
+from tests.formats.test_receipt import seed_bytes
 from tests.gitrepo import GitRepo, run_patchlane, stderr_lines
 from tests.keys import write_key_pair
-from tests.lanes.replay.test_receipt import seed_bytes
 from tests.lanes.replay.test_run import hash_under
 from tests.lanes.replay.test_verify import freeze_record, freeze_report
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from patchlane.lanes.replay.slicefile import parse, render
+from patchlane.formats.slicefile import parse, render
 from patchlane.main import main
 from tests.gitrepo import GitRepo, run_patchlane, stderr_lines
 from tests.lanes.replay.test_select import PROJECT, copy_example, patch, project

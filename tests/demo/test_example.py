@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from patchlane.config import parse_review_map
 from patchlane.demo.scenarios import copy_example
 from patchlane.inputs.yamlio import load_yaml
 from patchlane.lanes.fixture.lockfile import parse_lock
+from patchlane.project.config import parse_review_map
 
 FIXTURE_ROOT = "tests/fixtures/billing"
 SEED_NODEID = "tests/test_billing.py::test_invoice_timestamp_order"

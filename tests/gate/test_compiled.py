@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from patchlane.gate.classify import classify
 from patchlane.gate.compiled import COMPILED_SOURCE, compiled_events, wrote_events
-from patchlane.lanes.replay.build import BuildResult
+from patchlane.project.build import BuildResult
+from patchlane.project.classify import classify
 from tests.gitrepo import GitRepo
 
 MAP = """\

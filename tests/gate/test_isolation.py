@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from patchlane.sandbox import BWRAP_ENV, isolation
+from patchlane.infra.sandbox import BWRAP_ENV, isolation
 from tests.gitrepo import CLASSIFY_MAP, GitRepo
 from tests.sample import make_billing_repo
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from patchlane.gate.steps import Steps
-from patchlane.ui import Output
+from patchlane.infra.ui import Output
 from tests.gitrepo import GitRepo, run_patchlane, stderr_lines
 
 SLOW_PROPS = """\

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from patchlane.formats.replay_report import ReplayReport
+from patchlane.formats.status import Status
 from patchlane.gate.replay_stage import with_first_failure
-from patchlane.lanes.replay.report import ReplayReport
-from patchlane.lanes.status import Status
 
 A, B = "tests/test_a.py::test_one", "tests/test_b.py::test_two"
 

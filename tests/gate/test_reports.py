@@ -14,17 +14,17 @@ from typing import Any
 import pytest
 
 from patchlane.errors import ReportError
-from patchlane.gate.classify import ClassificationSummary, classify
+from patchlane.formats.fixture_report import FixtureReport
+from patchlane.formats.freeze_report import FreezeReport
+from patchlane.formats.property_report import PropertyReport
+from patchlane.formats.replay_report import ReplayReport
+from patchlane.formats.status import Status
 from patchlane.gate.reports import FILE_NAMES, LaneReports, read_evidence
 from patchlane.gate.review import build_note
 from patchlane.gate.verdict import Verdict, decide
 from patchlane.inputs.jsonio import dumps_report
-from patchlane.lanes.fixture.report import FixtureReport
-from patchlane.lanes.freeze.report import FreezeReport
-from patchlane.lanes.property.report import PropertyReport
-from patchlane.lanes.replay.report import ReplayReport
-from patchlane.lanes.status import Status
 from patchlane.main import main
+from patchlane.project.classify import ClassificationSummary, classify
 from tests.gitrepo import GitRepo
 from tests.sample import make_billing_repo
 

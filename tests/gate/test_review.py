@@ -11,16 +11,16 @@ from typing import Any
 import jsonschema
 import pytest
 
-from patchlane.gate.classify import ClassificationSummary, ControlChange
+from patchlane.formats.fixture_report import FixtureReport, LockUpdate
+from patchlane.formats.freeze_report import FreezeReport, RecordResult
+from patchlane.formats.property_report import Failure, OracleFinding, PropertyReport
+from patchlane.formats.replay_report import ReplayReport
+from patchlane.formats.status import Status
 from patchlane.gate.reports import LaneReports
 from patchlane.gate.review import NOT_REVIEWED, build_note, md_text
 from patchlane.gate.verdict import Reason, Verdict
-from patchlane.lanes.fixture.report import FixtureReport, LockUpdate
-from patchlane.lanes.freeze.report import FreezeReport, RecordResult
-from patchlane.lanes.property.report import Failure, OracleFinding, PropertyReport
-from patchlane.lanes.replay.report import ReplayReport
-from patchlane.lanes.status import Status
 from patchlane.main import main
+from patchlane.project.classify import ClassificationSummary, ControlChange
 from patchlane.schemas import load_schema
 from tests.gitrepo import GitRepo
 from tests.sample import FIXTURES, LOCK, lock_text

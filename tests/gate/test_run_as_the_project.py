@@ -21,8 +21,8 @@ import pytest
 from patchlane.main import main
 from tests.gate.evidence import gate, load, verdict
 from tests.gitrepo import GitRepo, add_symlink
+from tests.infra.test_bytecode import plant_cached
 from tests.sample import CALC, make_billing_repo
-from tests.test_bytecode import plant_cached
 
 pytestmark = pytest.mark.slow  # the gate end to end, with a real local replay
 

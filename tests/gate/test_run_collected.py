@@ -1,5 +1,5 @@
 """Files the project's pytest collects are test files, whatever the map says: the gate, end to
-end, in real git repos (docs/architecture.md §2, ``gate.collects``).
+end, in real git repos (docs/architecture.md §2, ``project.collects``).
 
 The sample project's map ignores ``docs/`` ("prose only"), while its pytest configuration
 collects ``docs/*.md`` as doctests. A patch that adds a bug and edits the doctest's expected

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from patchlane.infra.sandbox import isolation
 from patchlane.main import main
-from patchlane.sandbox import isolation
 from tests.gitrepo import GitRepo
 from tests.sample import make_billing_repo
 
@@ -181,7 +181,7 @@ def test_a_map_an_earlier_patch_rewrote_does_not_narrow_the_next_patchs_slice(
     # The hostile pass's route (issue 19): a test of one patch emptied the cached map of the
     # base and named it by its new bytes; the next patch, which breaks add(), then got a
     # slice without add's tests and was accepted. Now the forged map does not verify.
-    from tests.lanes.replay.test_depmap import _forge
+    from tests.formats.test_depmap import _forge
 
     project.write("src/billing/calc.py", CALC.replace("return x * RATE", "return RATE * x"))
     project.commit("commute")
@@ -222,8 +222,8 @@ def test_a_map_the_heads_property_forges_during_the_gate_is_not_the_one_used(
     # The head's property module writes, into the gate's --dep-cache, a well-formed and
     # hash-named map of the base that says no test ran add(). The gate obtained its map
     # before any lane ran the head's code, so it records (and uses) the true one.
-    from patchlane.config import parse_review_map
     from patchlane.lanes.replay import maprecord
+    from patchlane.project.config import parse_review_map
 
     base = project.head()
     review_map = parse_review_map(project.path.joinpath("review-map.yml").read_text(), "map")

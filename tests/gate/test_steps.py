@@ -8,7 +8,7 @@ import time
 import pytest
 
 from patchlane.gate.steps import Steps
-from patchlane.ui import Output
+from patchlane.infra.ui import Output
 
 
 def test_a_quick_gate_says_nothing_and_a_slow_one_says_each_step_with_its_time(

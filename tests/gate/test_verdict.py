@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from patchlane.formats.status import Status
 from patchlane.gate.verdict import (
     ACCEPT,
     REJECT,
@@ -14,7 +15,6 @@ from patchlane.gate.verdict import (
     PatchFacts,
     decide,
 )
-from patchlane.lanes.status import Status
 from patchlane.verdict import lane_verdict
 
 COMPLETE = PatchFacts(map_complete=True, map_reason="covered", harness_changed=())

@@ -24,9 +24,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from patchlane.config import parse_review_map
 from patchlane.errors import InputError, LockError, MapError
-from patchlane.gate.classify import configures_pytest
+from patchlane.formats.receipt import ReceiptError, parse_receipt
+from patchlane.formats.slicefile import SliceError, parse
+from patchlane.infra.process import ChildRun
 from patchlane.inputs.committed import decode_utf8
 from patchlane.inputs.jsonio import parse_json_text
 from patchlane.inputs.untrusted import (
@@ -44,12 +45,12 @@ from patchlane.lanes.property import oracle
 from patchlane.lanes.property.astnorm import load_source
 from patchlane.lanes.property.discover import property_names, read_version
 from patchlane.lanes.property.mutants import MutableFunction, Unmutatable
-from patchlane.lanes.property.process import ChildRun
-from patchlane.lanes.replay import importgraph, secrets
+from patchlane.lanes.replay import secrets
 from patchlane.lanes.replay.collect import CollectionError, _judge
-from patchlane.lanes.replay.receipt import ReceiptError, parse_receipt
 from patchlane.lanes.replay.select import named_basenames
-from patchlane.lanes.replay.slicefile import SliceError, parse
+from patchlane.project import importgraph
+from patchlane.project.classify import configures_pytest
+from patchlane.project.config import parse_review_map
 from tests.gitrepo import GitRepo, run_patchlane
 from tests.sample import FIXTURE_MAP, FIXTURES, LOCK, SEED_MAP, make_billing_repo
 

@@ -7,8 +7,8 @@ import json
 import jsonschema
 import pytest
 
+from patchlane.formats.receipt import parse_receipt
 from patchlane.gate.reports import FILE_NAMES
-from patchlane.lanes.replay.receipt import parse_receipt
 from patchlane.schemas import load_schema
 from tests.recorded.scenarios import NAMES, directory, evidence
 

@@ -3,7 +3,7 @@ commits is two (a test can read the commit's message)."""
 
 from __future__ import annotations
 
-from patchlane import git
+from patchlane.infra import git
 from patchlane.inputs.patchfile import apply_patch
 from patchlane.triage.batch import identical, patch_key, shared_row
 from patchlane.triage.candidates import Candidate

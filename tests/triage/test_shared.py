@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from patchlane import git
 from patchlane.demo import scenarios as demo
 from patchlane.gate.run import GateOptions, SharedBase, run_gate, share_map
-from patchlane.ui import Output
+from patchlane.infra import git
+from patchlane.infra.ui import Output
 
 pytestmark = pytest.mark.slow
 

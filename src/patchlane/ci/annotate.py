@@ -14,13 +14,13 @@ from typing import Any
 
 from patchlane.ci.locate import Locator, message_line
 from patchlane.ci.workflow import Annotation
+from patchlane.formats.fixture_report import FixtureReport
+from patchlane.formats.freeze_report import FreezeReport
+from patchlane.formats.property_report import MODULE_LEVEL, Failure, PropertyReport
+from patchlane.formats.replay_report import ReplayReport
 from patchlane.gate.reports import Evidence
 from patchlane.gate.verdict import ACCEPT, REJECT, Verdict
 from patchlane.inputs.paths import under_any
-from patchlane.lanes.fixture.report import FixtureReport
-from patchlane.lanes.freeze.report import FreezeReport
-from patchlane.lanes.property.report import MODULE_LEVEL, Failure, PropertyReport
-from patchlane.lanes.replay.report import ReplayReport
 
 # Findings annotated at their files, after the verdict's own annotation. GitHub shows ten
 # errors and ten warnings per step; the rest are in the evidence, and a notice says so.

@@ -122,8 +122,8 @@ def final_code(gate: int | None, verdict: int | None) -> int:
 
 
 def _repo(option: Path | None) -> Path:
-    from patchlane import git
     from patchlane.errors import PatchlaneError
+    from patchlane.infra import git
 
     if option is not None:
         return option.absolute()
@@ -194,8 +194,8 @@ def _locator(repo: Path, evidence: Evidence) -> Locator:
 
 
 def _roots(repo: Path, head: str | None) -> tuple[str, ...]:
-    from patchlane.config import DEFAULT_MAP
-    from patchlane.gate.classify import load_map_at, load_map_file
+    from patchlane.project.classify import load_map_at, load_map_file
+    from patchlane.project.config import DEFAULT_MAP
 
     try:
         if head is not None:

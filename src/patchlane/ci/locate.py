@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchlane import git
 from patchlane.errors import PatchlaneError
+from patchlane.infra import git
 from patchlane.inputs.paths import path_problem, symlink_on_way, to_fs
 from patchlane.inputs.untrusted import parse_python
 from patchlane.lanes.property.discover import top_level_statements

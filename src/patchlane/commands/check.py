@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from patchlane.errors import Exit
-from patchlane.ui import one_line, show, write_stdout
+from patchlane.infra.ui import one_line, show, write_stdout
 
 if TYPE_CHECKING:
+    from patchlane.gate.validate import CheckResult
     from patchlane.main import Context
-    from patchlane.validate import CheckResult
 
 
 def register(sub: Any, name: str, help_text: str, parents: list[argparse.ArgumentParser]) -> None:
@@ -57,12 +57,12 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     """Run ``check``; return 0 when clean, 1 for a red finding, 2 for bad input."""
-    from patchlane.validate import check
+    from patchlane.gate.validate import check
 
     repo = _repo(ctx)
     commit = None
     if args.rev:
-        from patchlane import git
+        from patchlane.infra import git
 
         commit = git.resolve_commit(repo, args.rev)
     today = args.today if args.today is not None else datetime.now(UTC).date()
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 def _repo(ctx: Context) -> Path:
     """The repository root, found without running git where a ``.git`` marks it (a clean
     check starts no process); otherwise git is asked (and says what is wrong)."""
-    from patchlane import git
+    from patchlane.infra import git
 
     start = Path(ctx.repo_option) if ctx.repo_option is not None else Path.cwd()
     if start.is_dir():

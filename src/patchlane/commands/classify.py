@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from patchlane.commands.options import add_diff_options, base_ref, publish
 from patchlane.errors import Exit
-from patchlane.ui import show
+from patchlane.infra.ui import show
 
 if TYPE_CHECKING:
-    from patchlane.gate.classify import Classification
     from patchlane.main import Context
+    from patchlane.project.classify import Classification
 
 
 def register(sub: Any, name: str, help_text: str, parents: list[argparse.ArgumentParser]) -> None:
@@ -30,7 +30,7 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from patchlane.gate.classify import classify
+    from patchlane.project.classify import classify
 
     repo = ctx.repo()
     result = classify(repo, base_ref(repo, args.base), args.head, ctx.map_option)

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from patchlane.commands.options import publish
 from patchlane.errors import Exit
-from patchlane.ui import show, write_stdout
+from patchlane.infra.ui import show, write_stdout
 
 if TYPE_CHECKING:
-    from patchlane.config import FixtureLane
     from patchlane.lanes.fixture.lane import FixtureReport
     from patchlane.main import Context
+    from patchlane.project.config import FixtureLane
 
 
 def register(sub: Any, name: str, help_text: str, parents: list[argparse.ArgumentParser]) -> None:
@@ -76,9 +76,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 def _load_lane(repo: Path, ctx: Context) -> FixtureLane:
     """Return the fixture lane of the work tree's review map. Raises ``MapError``."""
-    from patchlane.config import DEFAULT_MAP
     from patchlane.errors import MapError
-    from patchlane.gate.classify import load_map_file, map_path_in_repo
+    from patchlane.project.classify import load_map_file, map_path_in_repo
+    from patchlane.project.config import DEFAULT_MAP
 
     rel, outside = map_path_in_repo(repo, ctx.map_option)
     if outside is not None:
@@ -94,7 +94,7 @@ def _load_lane(repo: Path, ctx: Context) -> FixtureLane:
 
 
 def _run_check(args: argparse.Namespace, ctx: Context) -> int:
-    from patchlane import git
+    from patchlane.infra import git
     from patchlane.lanes.fixture.lane import check_commit, check_worktree
 
     repo = ctx.repo()

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from patchlane.commands.options import base_ref, publish
 from patchlane.errors import Exit
-from patchlane.ui import one_line, show
+from patchlane.infra.ui import one_line, show
 
 if TYPE_CHECKING:
-    from patchlane.lanes.freeze.report import FreezeReport
+    from patchlane.formats.freeze_report import FreezeReport
     from patchlane.main import Context
 
 _DATE_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
@@ -88,11 +88,11 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     Raises ``PatchlaneError`` (exit 2 at the boundary) for a bad map, registry, report,
     failure log or ref.
     """
-    from patchlane.gate.classify import classify
-    from patchlane.lanes.fixture.report import FixtureReport
+    from patchlane.formats.fixture_report import FixtureReport
+    from patchlane.formats.property_report import PropertyReport
     from patchlane.lanes.freeze.failure_log import read_failure_log
     from patchlane.lanes.freeze.lane import audit
-    from patchlane.lanes.property.report import PropertyReport
+    from patchlane.project.classify import classify
 
     # The files named on the command line first: a typo is reported before git is asked.
     prop = PropertyReport.read(args.property_report)

@@ -18,7 +18,7 @@ from patchlane.commands.options import (
     property_cache_enabled,
     seed_value,
 )
-from patchlane.ui import one_line, write_stdout
+from patchlane.infra.ui import one_line, write_stdout
 
 if TYPE_CHECKING:
     from patchlane.gate.run import GateOptions
@@ -108,8 +108,8 @@ def add_gate_options(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.gate.review import summary_lanes, summary_reasons
     from patchlane.gate.run import run_gate
+    from patchlane.infra.ui import show
     from patchlane.inputs.jsonio import dumps_report
-    from patchlane.ui import show
 
     # The default lives in the repository; a directory given on the command line is
     # relative to where the user stands, like every other path argument.
@@ -160,8 +160,8 @@ def gate_options(
     """Return the ``GateOptions`` of the parsed ``add_gate_options`` (and ``--base``) for
     ``head``, evidence in ``out_dir``. Raises ``UsageError`` for a value out of range."""
     from patchlane.errors import UsageError
-    from patchlane.gate.replay_command import parse_replay
     from patchlane.gate.run import GateOptions, today_utc
+    from patchlane.project.replay_command import parse_replay
 
     parse_replay(args.replay)  # a bad command is exit 2 before any work
     if args.cases is not None and args.cases < 1:
@@ -240,7 +240,7 @@ def _check_uncommitted(args: argparse.Namespace, ctx: Context, repo: Path, head:
     import sys
 
     from patchlane.gate.uncommitted import GateCommand, check_worktree
-    from patchlane.ui import one_line
+    from patchlane.infra.ui import one_line
 
     given = [
         ("--seed", args.seed),

@@ -28,8 +28,8 @@ from patchlane.commands.init_layout import (
     say_next,
 )
 from patchlane.errors import Exit, UsageError
+from patchlane.infra.ui import write_stdout
 from patchlane.inputs.paths import path_problem, symlink_on_way, to_fs
-from patchlane.ui import write_stdout
 
 if TYPE_CHECKING:
     from patchlane.main import Context
@@ -104,11 +104,11 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from patchlane.config import parse_review_map
-    from patchlane.gate.classify import map_path_in_repo
+    from patchlane.infra.ui import show
     from patchlane.inputs.jsonio import atomic_write_text, dumps_report
     from patchlane.lanes.fixture.lane import write_locks
-    from patchlane.ui import show
+    from patchlane.project.classify import map_path_in_repo
+    from patchlane.project.config import parse_review_map
 
     repo = ctx.repo()
     rel, outside = map_path_in_repo(repo, ctx.map_option)

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from patchlane import git
+from patchlane.infra import git
 
 if TYPE_CHECKING:
-    from patchlane.ui import Output
+    from patchlane.infra.ui import Output
 
 # Top-level folders that hold a package's helpers, not the code under test.
 NOT_CODE_DIRS = frozenset(
@@ -197,7 +197,7 @@ def say_next(out: Output, repo: Path, map_label: str, with_property: bool) -> No
     """Print the ``next:`` line: everything after ``run:`` is a command that works as
     printed once the scaffold is committed on the branch it names and a patch is committed
     on a branch of its own."""
-    from patchlane.ui import show
+    from patchlane.infra.ui import show
 
     base, command = next_command(repo, with_property)
     if not base.found:

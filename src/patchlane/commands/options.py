@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from patchlane.ui import Output
+    from patchlane.infra.ui import Output
 
 
 # The --base default, as every command's help says it (``init_layout.default_base``).
@@ -54,8 +54,8 @@ def add_diff_options(p: argparse.ArgumentParser) -> None:
 def publish(out: Output, data: Any, path: str | Path | None, summary: Callable[[], None]) -> None:
     """Write a report to ``--out`` (atomically) when given, then show it: with ``--json`` the
     same bytes on stdout (also for a path that is not UTF-8), else the human ``summary``."""
+    from patchlane.infra.ui import write_stdout
     from patchlane.inputs.jsonio import dumps_report, write_json
-    from patchlane.ui import write_stdout
 
     if path:
         write_json(Path(path), data)
@@ -68,7 +68,7 @@ def publish(out: Output, data: Any, path: str | Path | None, summary: Callable[[
 def seed_value(text: str) -> int:
     """argparse type for ``--seed``: an integer from 0 to 2**32 - 1 (the replay passes it on
     as ``PYTHONHASHSEED``, which accepts no other). Raises ``ArgumentTypeError``."""
-    from patchlane.config import MAX_SEED
+    from patchlane.project.config import MAX_SEED
 
     try:
         value = int(text, 10)

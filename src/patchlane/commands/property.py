@@ -14,13 +14,13 @@ from patchlane.commands.options import (
     seed_value,
 )
 from patchlane.errors import Exit
+from patchlane.infra.ui import one_line, show
 from patchlane.lanes.property import DEFAULT_MUTANTS
-from patchlane.ui import one_line, show
 
 if TYPE_CHECKING:
-    from patchlane.config import ReviewMap
-    from patchlane.lanes.property.report import Failure, PropertyReport
+    from patchlane.formats.property_report import Failure, PropertyReport
     from patchlane.main import Context
+    from patchlane.project.config import ReviewMap
 
 
 def register(sub: Any, name: str, help_text: str, parents: list[argparse.ArgumentParser]) -> None:
@@ -114,10 +114,15 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 def load_map(repo: Path, ctx: Context, base: str | None, head: str | None) -> ReviewMap:
     """Return the map that decides: the base's with ``--base`` (else the head's), the head
     commit's with ``--head`` alone, the work tree's otherwise. Raises ``MapError``."""
-    from patchlane import git
-    from patchlane.config import DEFAULT_MAP
     from patchlane.errors import MapError
-    from patchlane.gate.classify import deciding_map, load_map_at, load_map_file, map_path_in_repo
+    from patchlane.infra import git
+    from patchlane.project.classify import (
+        deciding_map,
+        load_map_at,
+        load_map_file,
+        map_path_in_repo,
+    )
+    from patchlane.project.config import DEFAULT_MAP
 
     if base is not None:
         base_commit = git.resolve_commit(repo, base)

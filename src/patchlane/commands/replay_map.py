@@ -10,11 +10,11 @@ import time
 from typing import TYPE_CHECKING
 
 from patchlane.errors import Exit, UsageError
-from patchlane.ui import write_stdout
+from patchlane.infra.ui import write_stdout
 
 if TYPE_CHECKING:
-    from patchlane.config import ReviewMap
     from patchlane.main import Context
+    from patchlane.project.config import ReviewMap
 
 
 def main_map(args: argparse.Namespace, ctx: Context) -> int:
@@ -26,16 +26,16 @@ def main_map(args: argparse.Namespace, ctx: Context) -> int:
     cannot be collected or run, ``InputError`` when the cache cannot be written and
     ``CacheKeyError`` when the cache key cannot be read or made (all exit 2).
     """
-    from patchlane import git
-    from patchlane.cache import default_cache
-    from patchlane.cachekey import load_or_create_key
     from patchlane.commands.options import base_ref
-    from patchlane.config import DEFAULT_MAP
-    from patchlane.gate.classify import load_map_at
+    from patchlane.formats.depmap import Binding
     from patchlane.gate.steps import Steps
+    from patchlane.infra import git
+    from patchlane.infra.cache import default_cache
+    from patchlane.infra.cachekey import load_or_create_key
     from patchlane.inputs.jsonio import dumps_report
     from patchlane.lanes.replay import maprecord
-    from patchlane.lanes.replay.depmap import Binding
+    from patchlane.project.classify import load_map_at
+    from patchlane.project.config import DEFAULT_MAP
 
     if args.timeout <= 0:
         raise UsageError(f"--timeout {args.timeout}: must be positive")

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 
 from patchlane.commands.options import publish
 from patchlane.errors import Exit, InputError, UsageError
-from patchlane.ui import one_line, show, write_stdout
+from patchlane.infra.ui import one_line, show, write_stdout
 
 if TYPE_CHECKING:
-    from patchlane.config import ReviewMap
-    from patchlane.lanes.freeze.report import FreezeReport
+    from patchlane.formats.freeze_report import FreezeReport
     from patchlane.main import Context
+    from patchlane.project.config import ReviewMap
 
 
 def _read(path: Path, error: type[InputError] = InputError) -> bytes:
@@ -40,7 +40,7 @@ def _read(path: Path, error: type[InputError] = InputError) -> bytes:
 def _freeze_report(path: Path) -> FreezeReport:
     """Read a freeze report strictly (the freeze lane's one reader). Raises ``ReportError``
     (exit 2)."""
-    from patchlane.lanes.freeze.report import FreezeReport
+    from patchlane.formats.freeze_report import FreezeReport
 
     return FreezeReport.read(path)
 
@@ -51,9 +51,10 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
     Returns 0 when nothing failed, 1 otherwise. Raises ``PatchlaneError`` (exit 2) for a
     malformed or empty slice, a malformed freeze report or signing key, a bad timeout.
     """
-    from patchlane import git
+    from patchlane.formats import slicefile
+    from patchlane.infra import git
     from patchlane.inputs.jsonio import atomic_write_bytes
-    from patchlane.lanes.replay import signing, slicefile
+    from patchlane.lanes.replay import signing
     from patchlane.lanes.replay.run import draw_hash_seed, run_slice
     from patchlane.lanes.replay.runprogress import shown
 
@@ -152,7 +153,7 @@ def _split(repo: Path, base: str | None, head: str) -> tuple[str, frozenset[str]
     """``--base REF``: the merge base of ``REF`` and ``head`` and the paths the patch adds
     or changes since it (their tests run apart: docs/architecture.md §4); else ``None``.
     Raises ``GitError`` (exit 2) for a ref git cannot resolve or a missing merge base."""
-    from patchlane import git
+    from patchlane.infra import git
 
     if base is None:
         return None
@@ -170,8 +171,9 @@ def main_verify(args: argparse.Namespace, ctx: Context) -> int:
     ``PatchlaneError`` (exit 2) for a malformed slice, freeze report, key or map, an unknown
     ref, or a missing receipt file (nothing came back: that is the caller's to report).
     """
-    from patchlane import git
-    from patchlane.lanes.replay import signing, slicefile
+    from patchlane.formats import slicefile
+    from patchlane.infra import git
+    from patchlane.lanes.replay import signing
     from patchlane.lanes.replay.verify import replay_report, verify_receipt
 
     slice_bytes = _read(args.slice, slicefile.SliceError)
@@ -215,8 +217,8 @@ def main_verify(args: argparse.Namespace, ctx: Context) -> int:
 
 def _work_tree_map(repo: Path, ctx: Context) -> ReviewMap:
     """The review map that configures ``verify`` (``--map``, else the work tree's)."""
-    from patchlane.config import DEFAULT_MAP
-    from patchlane.gate.classify import load_map_file, map_path_in_repo
+    from patchlane.project.classify import load_map_file, map_path_in_repo
+    from patchlane.project.config import DEFAULT_MAP
 
     rel, outside = map_path_in_repo(repo, ctx.map_option)
     if outside is not None:
@@ -232,8 +234,9 @@ def main_merge(args: argparse.Namespace, ctx: Context) -> int:
     written). Raises ``PatchlaneError`` (exit 2) for an unreadable or malformed slice or key, or
     a missing receipt file.
     """
+    from patchlane.formats import slicefile
     from patchlane.inputs.jsonio import atomic_write_bytes
-    from patchlane.lanes.replay import signing, slicefile
+    from patchlane.lanes.replay import signing
     from patchlane.lanes.replay.merge import Shard, merge_receipts
 
     whole = _read(args.slice, slicefile.SliceError)

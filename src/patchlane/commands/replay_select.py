@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from patchlane.errors import Exit, InputError, UsageError
-from patchlane.ui import one_line, show, write_stdout
+from patchlane.infra.ui import one_line, show, write_stdout
 
 if TYPE_CHECKING:
-    from patchlane.gate.classify import Classification
     from patchlane.lanes.replay.select import Selection
     from patchlane.main import Context
+    from patchlane.project.classify import Classification
 
-from patchlane.lanes.replay.slicefile import split_slice
+from patchlane.formats.slicefile import split_slice
 
 __all__ = ["main_select", "main_split", "shard_name", "split_slice"]
 
@@ -45,14 +45,14 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
     ``CollectionError`` when pytest cannot collect the head's tests (all exit 2).
     """
     from patchlane.commands.options import DEP_MAP_ENV, base_ref, dep_map_timeout
-    from patchlane.gate.classify import classify
+    from patchlane.formats.property_report import PropertyReport
     from patchlane.gate.steps import Steps
     from patchlane.inputs.jsonio import atomic_write_bytes, dumps_report
     from patchlane.lanes.freeze.failure_log import read_failure_log
-    from patchlane.lanes.property.report import PropertyReport
     from patchlane.lanes.replay.maprecord import obtain
     from patchlane.lanes.replay.run import draw_hash_seed
     from patchlane.lanes.replay.select import select_slice
+    from patchlane.project.classify import classify
 
     if args.out is None:
         raise UsageError("replay select: --out FILE is required (where to write the slice)")
@@ -164,8 +164,8 @@ def main_split(args: argparse.Namespace, ctx: Context) -> int:
     1..MAX_SHARDS, ``SliceError`` for a malformed slice, ``InputError`` when a file cannot
     be read or written (all exit 2).
     """
+    from patchlane.formats import slicefile
     from patchlane.inputs.jsonio import atomic_write_bytes, dumps_report
-    from patchlane.lanes.replay import slicefile
 
     shards = int(args.shards)
     if not 1 <= shards <= MAX_SHARDS:

@@ -42,8 +42,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.errors import Exit
     from patchlane.gate.reports import read_evidence
     from patchlane.gate.review import build_note
+    from patchlane.infra.ui import write_stdout
     from patchlane.inputs.jsonio import atomic_write_text, dumps_report
-    from patchlane.ui import write_stdout
 
     directory = args.dir if args.dir is not None else ctx.repo() / ".patchlane"
     evidence = read_evidence(directory)

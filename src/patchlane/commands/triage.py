@@ -52,10 +52,10 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.errors import Exit, UsageError
     from patchlane.gate.run import prepare_out_dir
+    from patchlane.infra.ui import write_stdout
     from patchlane.triage.batch import TriageOptions, triage
     from patchlane.triage.candidates import collect
     from patchlane.triage.summary import JSONL_NAME, MD_NAME, exit_code, write
-    from patchlane.ui import write_stdout
 
     if args.jobs < 1:
         raise UsageError(f"-j {args.jobs}: must be at least 1")
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         _say_summary(ctx, rows, root)
     code = exit_code(rows)
     if code == Exit.BAD_INPUT:
-        from patchlane.ui import one_line, show
+        from patchlane.infra.ui import one_line, show
 
         where = show(str(root / MD_NAME))
         print(
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _progress_line(row: Row, done: int, total: int) -> None:
-    from patchlane.ui import one_line
+    from patchlane.infra.ui import one_line
 
     reason = f" ({row.reason[:120]})" if row.reason else ""
     same = f" [the same patch as {row.same_as}: one gate]" if row.same_as is not None else ""
@@ -100,8 +100,8 @@ def _progress_line(row: Row, done: int, total: int) -> None:
 
 
 def _say_summary(ctx: Context, rows: list[Row], root: Path) -> None:
+    from patchlane.infra.ui import one_line, show
     from patchlane.triage.summary import ranked
-    from patchlane.ui import one_line, show
 
     width = max(len(r.name) for r in rows)
     for r in ranked(rows):

@@ -50,13 +50,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     Raises ``ReportError`` (exit 2 at the boundary) for a report or classification that
     cannot be read or is not well formed.
     """
-    from patchlane.gate.classify import ClassificationSummary
+    from patchlane.formats.fixture_report import FixtureReport
+    from patchlane.formats.freeze_report import FreezeReport
+    from patchlane.formats.property_report import PropertyReport
+    from patchlane.formats.replay_report import ReplayReport
     from patchlane.gate.review import summary_reasons
     from patchlane.gate.verdict import decide
-    from patchlane.lanes.fixture.report import FixtureReport
-    from patchlane.lanes.freeze.report import FreezeReport
-    from patchlane.lanes.property.report import PropertyReport
-    from patchlane.lanes.replay.report import ReplayReport
+    from patchlane.project.classify import ClassificationSummary
 
     prop = PropertyReport.read(args.property_report)
     fixture = FixtureReport.read(args.fixture_report)

@@ -32,10 +32,10 @@ from patchlane.errors import GitError, UsageError
 from patchlane.gate.verdict import ACCEPT, REJECT, UNDECIDED, Reason
 
 if TYPE_CHECKING:
-    from patchlane.lanes.fixture.report import FixtureReport
-    from patchlane.lanes.freeze.report import FreezeReport
-    from patchlane.lanes.property.report import PropertyReport
-    from patchlane.lanes.replay.report import ReplayReport
+    from patchlane.formats.fixture_report import FixtureReport
+    from patchlane.formats.freeze_report import FreezeReport
+    from patchlane.formats.property_report import PropertyReport
+    from patchlane.formats.replay_report import ReplayReport
 
 DEMO_SEED = 20260924
 DEMO_CASES = 200
@@ -594,7 +594,7 @@ class DemoRepo:
 
     def env(self) -> dict[str, str]:
         """Return the git environment: ``git_env()`` plus a fixed identity and date."""
-        from patchlane.git import git_env
+        from patchlane.infra.git import git_env
 
         env = git_env()
         env.update(_IDENTITY)
@@ -698,7 +698,7 @@ def run_scenario(repo: DemoRepo, scenario: Scenario, evidence: Path) -> Outcome:
     Returns the ``Outcome``; the gate's files are in ``evidence/<scenario>``.
     """
     from patchlane.gate.run import GateOptions, run_gate
-    from patchlane.ui import Output
+    from patchlane.infra.ui import Output
 
     repo.git("checkout", "-q", "-b", scenario.name, BASE_BRANCH)
     scenario.edit(repo.path)

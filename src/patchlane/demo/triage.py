@@ -143,10 +143,10 @@ def run_triage(
     Raises ``DemoError`` when a case's candidate is not found in the run (a bug)."""
     from patchlane.demo.scenarios import DEMO_DEP_CACHE, DemoError
     from patchlane.gate.run import GateOptions, prepare_out_dir
+    from patchlane.infra.ui import Output
     from patchlane.triage.batch import TriageOptions, triage
     from patchlane.triage.candidates import collect
     from patchlane.triage.summary import write
-    from patchlane.ui import Output
 
     cases = TRIAGE_CASES if cases is None else cases  # read now: tests replace it
     arguments = write_candidates(repo, root, cases)

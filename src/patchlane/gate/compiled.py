@@ -12,14 +12,14 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from patchlane import git
 from patchlane.errors import EnvironmentFault
-from patchlane.gate.classify import Classification
-from patchlane.lanes.replay.build import Build, BuildResult, compiled_changes, run_build
-from patchlane.lanes.replay.report import ReplayReport
-from patchlane.lanes.status import Status
-from patchlane.tree import materialise
-from patchlane.ui import show
+from patchlane.formats.replay_report import ReplayReport
+from patchlane.formats.status import Status
+from patchlane.infra import git
+from patchlane.infra.tree import materialise
+from patchlane.infra.ui import show
+from patchlane.project.build import Build, BuildResult, compiled_changes, run_build
+from patchlane.project.classify import Classification
 
 COMPILED_SOURCE = "compiled source changed: replay would run the base's build"
 BUILD_FAILED = "build_failed"

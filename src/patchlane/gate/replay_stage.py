@@ -20,23 +20,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from patchlane.errors import UsageError
-from patchlane.gate.classify import Classification
-from patchlane.gate.replay_command import RUN_TIMEOUT_S, ReplayCommand, run_command
+from patchlane.formats.replay_report import SKIPPED, EditedTest, PrivateFile, ReplayReport
+from patchlane.formats.status import Status
 from patchlane.gate.steps import Steps
-from patchlane.gate.verdict import HARNESS
+from patchlane.infra.ui import Output, one_line
 from patchlane.inputs.jsonio import atomic_write_bytes
 from patchlane.lanes.replay.maprecord import RECORD_TIMEOUT_S
-from patchlane.lanes.replay.report import SKIPPED, EditedTest, PrivateFile, ReplayReport
-from patchlane.lanes.status import Status
-from patchlane.ui import Output, one_line
+from patchlane.project.classify import Classification
+from patchlane.project.facts import HARNESS
+from patchlane.project.replay_command import RUN_TIMEOUT_S, ReplayCommand, run_command
 
 if TYPE_CHECKING:
-    from patchlane.lanes.freeze.report import FreezeReport
-    from patchlane.lanes.replay.build import Build, BuildResult
+    from patchlane.formats.depmap import DependencyMap
+    from patchlane.formats.freeze_report import FreezeReport
     from patchlane.lanes.replay.collect import Collected
-    from patchlane.lanes.replay.depmap import DependencyMap
     from patchlane.lanes.replay.run import RunResult, TestRun
     from patchlane.lanes.replay.select import Selection, SlicePlan
+    from patchlane.project.build import Build, BuildResult
 
 # Files of the code under test that Python never runs or reads when the tests import it:
 # type stubs and the typed-package marker. A change to them needs no test to reach it.
@@ -146,7 +146,7 @@ def replay(
     alike, or for a map's build command that fails at both.
     """
     from patchlane.gate.compiled import compiled_events, judge_build_failure
-    from patchlane.lanes.replay.build import BuildFailed
+    from patchlane.project.build import BuildFailed
 
     try:
         report = _replay(repo, cls, opts, local_green, freeze_report, out, steps)
@@ -238,7 +238,7 @@ def _unsplit_host_run(
     the patch adds or changes and the host's receipt does not say that they ran apart from
     the base's tests, from this patch's merge base (``replay run --base``): in one process
     the patch's test code can change what the base's tests see (docs/architecture.md §4)."""
-    from patchlane.lanes.replay.receipt import ReceiptError, parse_receipt
+    from patchlane.formats.receipt import ReceiptError, parse_receipt
 
     if report.status == Status.FAIL:
         return report
@@ -626,7 +626,7 @@ def _test_changes(
         sides.append(ChangedPath(f.status, f.path))
         if f.old_path is not None:
             sides.append(ChangedPath(f.status, f.old_path, renamed_to=f.path))
-    from patchlane.gate.harness import module_patterns_at
+    from patchlane.project.harness import module_patterns_at
 
     patterns = module_patterns_at(repo, cls.merge_base)
     changed = changed_test_paths(sides, cls.map_source.review_map.replay.tests, patterns)
@@ -695,8 +695,8 @@ def _replay_here(
     (``split``). The receipt is built, signed when a key is configured, then verified like
     any other.
     Raises what ``replay`` raises."""
+    from patchlane.formats.receipt import utc_stamp
     from patchlane.lanes.replay.collect import CollectionError
-    from patchlane.lanes.replay.receipt import utc_stamp
     from patchlane.lanes.replay.runprogress import shown
     from patchlane.lanes.replay.select import base_collector, decide_slice, plan_slice
     from patchlane.lanes.replay.split import split_and_run
@@ -797,7 +797,7 @@ def _build_head(cls: Classification, tree: Path, out: Output, clock: Steps) -> B
     collects (docs/architecture.md §2, "Compiled code"); return its result, ``None``
     without one. Raises ``BuildFailed`` when it fails."""
     from patchlane.gate.compiled import build_of
-    from patchlane.lanes.replay.build import built
+    from patchlane.project.build import built
 
     build = build_of(cls)
     if build is None:
@@ -824,8 +824,8 @@ def _check_out(repo: Path, head: str, dest: Path, mode: str) -> ReplayReport | N
     as where the project runs its tests), beside the materialised copy selection reads,
     which no test can write (docs/architecture.md §2). Returns ``None``, or the report of a
     replay that cannot run because git cannot check the head out (never a pass)."""
-    from patchlane import git
     from patchlane.errors import GitError
+    from patchlane.infra import git
 
     try:
         git.checkout_detached(repo, head, dest)

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from patchlane.gate.classify import ClassificationSummary
+from patchlane.formats.fixture_report import FixtureReport
+from patchlane.formats.freeze_report import FreezeReport
+from patchlane.formats.property_report import PropertyReport
+from patchlane.formats.replay_report import ReplayReport
 from patchlane.gate.verdict import LaneEvidence, Verdict
-from patchlane.lanes.fixture.report import FixtureReport
-from patchlane.lanes.freeze.report import FreezeReport
-from patchlane.lanes.property.report import PropertyReport
-from patchlane.lanes.replay.report import ReplayReport
+from patchlane.project.classify import ClassificationSummary
 
 FILE_NAMES = {
     "classify": "classify.json",

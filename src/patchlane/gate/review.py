@@ -22,18 +22,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from patchlane.formats.status import Status
 from patchlane.gate.verdict import ACCEPT, REJECT
-from patchlane.lanes.status import Status
 
 if TYPE_CHECKING:
-    from patchlane.gate.classify import ChangedFile, ClassificationSummary
+    from patchlane.formats.canary import Canary
+    from patchlane.formats.fixture_report import FixtureReport
+    from patchlane.formats.freeze_report import FreezeReport
+    from patchlane.formats.property_report import PropertyReport
+    from patchlane.formats.replay_report import ReplayReport
     from patchlane.gate.reports import LaneReports
     from patchlane.gate.verdict import LaneEvidence, Reason, Verdict
-    from patchlane.lanes.fixture.report import FixtureReport
-    from patchlane.lanes.freeze.report import FreezeReport
-    from patchlane.lanes.property.report import PropertyReport
-    from patchlane.lanes.replay.canary import Canary
-    from patchlane.lanes.replay.report import ReplayReport
+    from patchlane.project.classify import ChangedFile, ClassificationSummary
 
 NOT_REVIEWED = "not reviewed"
 # How many canary node ids the note names (the replay report lists them all).

@@ -16,30 +16,30 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from patchlane.config import DEFAULT_CASES, ReviewMap
 from patchlane.errors import LINK_REFUSED, InputError, LockError, UnsafeWriteError, UsageError
-from patchlane.gate.classify import Classification, classify
-from patchlane.gate.replay_command import ReplayCommand, parse_replay
+from patchlane.formats.fixture_report import FixtureReport
+from patchlane.formats.freeze_report import FreezeReport
+from patchlane.formats.property_report import PropertyReport
+from patchlane.formats.status import Status
 from patchlane.gate.replay_stage import ReplayOptions, obtain_map, replay
 from patchlane.gate.reports import FILE_NAMES, LaneReports
 from patchlane.gate.review import build_note
 from patchlane.gate.steps import CACHED_RUNS, Steps
 from patchlane.gate.verdict import IsolationFacts, Verdict, decide
+from patchlane.infra.ui import Output
 from patchlane.inputs.jsonio import atomic_write_text, write_json
-from patchlane.lanes.fixture.report import FixtureReport
-from patchlane.lanes.freeze.report import FreezeReport
-from patchlane.lanes.property.report import PropertyReport
 from patchlane.lanes.replay.maprecord import RECORD_TIMEOUT_S
-from patchlane.lanes.status import Status
-from patchlane.ui import Output
+from patchlane.project.classify import Classification, classify
+from patchlane.project.config import DEFAULT_CASES, ReviewMap
+from patchlane.project.replay_command import ReplayCommand, parse_replay
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from patchlane.formats.depmap import DependencyMap
+    from patchlane.formats.replay_report import ReplayReport
     from patchlane.lanes.freeze.source import Registry
     from patchlane.lanes.property.runner import LaneStarted
-    from patchlane.lanes.replay.depmap import DependencyMap
-    from patchlane.lanes.replay.report import ReplayReport
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class GateOptions:
     out_dir: Path = Path(".patchlane")
     map_option: str | None = None
     # The base's dependency map: "auto" (use the cached one, record it on first use) or
-    # "off"; where maps are kept (None: ``patchlane.cache.default_cache``).
+    # "off"; where maps are kept (None: ``patchlane.infra.cache.default_cache``).
     dep_map: str = "off"
     dep_cache: Path | None = None
     dep_map_timeout_s: float = RECORD_TIMEOUT_S
@@ -381,7 +381,7 @@ def _completed(verdict: Verdict, rep: ReplayReport, timings: Mapping[str, float]
 def isolation_facts(cls: Classification) -> IsolationFacts:
     """Which isolation this machine's children get, and whether the deciding (base's) map
     requires the kernel sandbox."""
-    from patchlane.sandbox import isolation
+    from patchlane.infra.sandbox import isolation
 
     layers = isolation()
     required = cls.map_source.review_map.isolation == "required"

@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from patchlane.ui import Output, one_line
+from patchlane.infra.ui import Output, one_line
 
 QUIET_FOR_S = 1.0
 HEARTBEAT_S = 10.0

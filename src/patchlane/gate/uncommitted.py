@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchlane import git
 from patchlane.errors import UsageError
+from patchlane.infra import git
 
 SHOWN = 4  # entries listed before "and N more"
 # The gate's default evidence directory: it writes there before a replay command runs.
@@ -137,7 +137,7 @@ def _listed(changes: list[tuple[str, str]]) -> str:
 
 def _covered(repo: Path, map_option: str | None, base: str, head: str) -> Callable[[str], bool]:
     """Return whether a path is one the deciding map gives a lane or a control kind."""
-    from patchlane.gate.classify import (
+    from patchlane.project.classify import (
         control_kinds,
         deciding_map,
         lanes_for,

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from patchlane.errors import Exit
+from patchlane.formats.canary import Canary
+from patchlane.formats.envelope import read_report, report_document, show
+from patchlane.formats.status import Status
+from patchlane.infra.ui import one_line
 from patchlane.inputs.fields import Document, Fields
-from patchlane.lanes.envelope import read_report, report_document, show
-from patchlane.lanes.replay.canary import Canary
-from patchlane.lanes.status import Status
-from patchlane.ui import one_line
+from patchlane.project.facts import PatchFacts
 
 ACCEPT = "accept_for_review"
 REJECT = "reject"
@@ -26,14 +27,6 @@ EXIT_FOR = {ACCEPT: Exit.GREEN, REJECT: Exit.RED, UNDECIDED: Exit.UNDECIDED}
 STATUS_FOR = {ACCEPT: Status.PASS, REJECT: Status.FAIL, UNDECIDED: Status.ERROR}
 
 ISOLATION_KINDS = ("bwrap", "netns", "none")
-HARNESS = "test harness"
-# A repository file the ``--replay`` command names (docs/architecture.md §2).
-REPLAY_COMMAND = "replay command"
-# Control files whose change keeps the verdict at ``undecided`` whatever the replay says: a
-# hook can rewrite outcomes, bytecode runs instead of the source, attributes change what a
-# checkout holds (docs/explanation/decisions/0009-harness-found.md); the replay command's own
-# files run from the base, so a change to them is one the replay never tried.
-BLOCKING_KINDS = frozenset({HARNESS, "committed bytecode", "checkout attributes", REPLAY_COMMAND})
 
 
 class LaneEvidence(Protocol):
@@ -59,20 +52,9 @@ class LaneEvidence(Protocol):
 
 
 @dataclass(frozen=True)
-class PatchFacts:
-    """What the verdict needs from the classification."""
-
-    map_complete: bool
-    map_reason: str
-    harness_changed: tuple[str, ...]
-    # Why the patch's changed review map does not load at the head (the base's decides).
-    head_map_problem: str | None = None
-
-
-@dataclass(frozen=True)
 class IsolationFacts:
     """Which isolation the patch's code ran under (``bwrap``, ``netns`` or ``none``: see
-    ``patchlane.sandbox``), in a line, and whether the base's map requires the sandbox."""
+    ``patchlane.infra.sandbox``), in a line, and whether the base's map requires the sandbox."""
 
     kind: str
     detail: str

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from patchlane import git
 from patchlane.errors import InputError
+from patchlane.infra import git
 
 
 def decode_utf8(data: bytes, label: str, error: type[InputError]) -> str:

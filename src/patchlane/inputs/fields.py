@@ -26,7 +26,7 @@ The typed getters (``text``, ``string``, ``integer``, ``number``, ``boolean``, `
 ``date``, ``text_list``, ``mapping``, ``sequence``, ``element``, ``items``) refuse a value
 of the wrong type with ``FIELD: expected WHAT, got KIND`` (``kind_of``), WHAT being theirs
 to word; a document with another ``Wording`` words the same refusals its own way (the lane
-reports: ``'FIELD' must be WHAT, not VALUE``, see ``lanes.envelope``). A message no getter
+reports: ``'FIELD' must be WHAT, not VALUE``, see ``formats.envelope``). A message no getter
 words (``'in_play' is true but 'failed_rules' is [5]``) is raised with the primitives:
 ``has``, ``get``, ``line``, ``name``, ``fail`` (``FIELD: message``) and
 ``Document.error_at`` (a message with no field name in front), which keep the file, the
@@ -167,7 +167,7 @@ class Wording:
     document does (``Document.name``). This class words the inputs a person writes:
     ``FIELD: missing``, ``FIELD: expected WHAT, got KIND`` (``kind_of``) and ``FIELD: must
     be at least LO, got N``. A family of files whose messages read otherwise subclasses it
-    and keeps every getter (the lane reports: ``lanes.envelope.ReportWording``).
+    and keeps every getter (the lane reports: ``formats.envelope.ReportWording``).
     """
 
     def missing(self, doc: Document, path: FieldPath) -> str:

@@ -24,8 +24,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchlane import git
 from patchlane.errors import GitError, PatchApplyError, UsageError
+from patchlane.infra import git
 
 NAME = "patchlane"
 EMAIL = "patchlane@invalid"

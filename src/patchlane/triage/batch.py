@@ -33,15 +33,16 @@ from pathlib import Path
 from threading import Lock
 from typing import TYPE_CHECKING
 
-from patchlane import __version__, git
+from patchlane import __version__
 from patchlane.errors import Exit, InputError, PatchlaneError, UsageError
 from patchlane.gate.run import GateOptions, GateResult, SharedBase, run_gate, share_map
+from patchlane.infra import git
+from patchlane.infra.ui import Output, one_line
 from patchlane.triage.candidates import Candidate
 from patchlane.triage.summary import DOES_NOT_APPLY, EMPTY_PATCH, ERROR, Row
-from patchlane.ui import Output, one_line
 
 if TYPE_CHECKING:
-    from patchlane.lanes.replay.depmap import DependencyMap
+    from patchlane.formats.depmap import DependencyMap
 
 
 @dataclass(frozen=True)

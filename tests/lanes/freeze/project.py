@@ -6,13 +6,13 @@ import hashlib
 from datetime import date
 from typing import Any
 
-from patchlane import git
-from patchlane.config import ReviewMap, parse_review_map
-from patchlane.lanes.fixture.report import FixtureReport
+from patchlane.formats.fixture_report import FixtureReport
+from patchlane.formats.freeze_report import FreezeReport
+from patchlane.formats.property_report import PropertyReport
+from patchlane.infra import git
 from patchlane.lanes.freeze.lane import audit
-from patchlane.lanes.freeze.report import FreezeReport
-from patchlane.lanes.patch import Patch
-from patchlane.lanes.property.report import PropertyReport
+from patchlane.project.config import ReviewMap, parse_review_map
+from patchlane.project.patch import Patch
 from tests.gitrepo import GitRepo
 
 REGISTRY = "tests/flaky-freeze.yml"

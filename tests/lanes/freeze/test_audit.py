@@ -10,12 +10,12 @@ from typing import Any
 import jsonschema
 import pytest
 
-from patchlane.config import parse_review_map
 from patchlane.errors import ReportError
+from patchlane.formats.fixture_report import FixtureReport
+from patchlane.formats.property_report import PropertyReport
 from patchlane.lanes.fixture import lane as fixture
-from patchlane.lanes.fixture.report import FixtureReport
 from patchlane.lanes.freeze import load_base_registry, read_failure_log, records_in_play
-from patchlane.lanes.property.report import PropertyReport
+from patchlane.project.config import parse_review_map
 from patchlane.schemas import load_schema
 from tests.gitrepo import GitRepo, move
 from tests.lanes.freeze import project as P

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import jsonschema
 
-from patchlane.config import parse_review_map
 from patchlane.errors import LockError
 from patchlane.lanes.fixture.lane import check_commit, check_worktree, report_for_lock_error
+from patchlane.project.config import parse_review_map
 from patchlane.schemas import load_schema
 from tests.gitrepo import GitRepo
 from tests.sample import lock_text

@@ -8,7 +8,6 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from patchlane.config import parse_review_map
 from patchlane.errors import InputError
 from patchlane.inputs.yamlio import load_yaml
 from patchlane.lanes.freeze import (
@@ -18,6 +17,7 @@ from patchlane.lanes.freeze import (
     load_base_registry,
     parse_registry,
 )
+from patchlane.project.config import parse_review_map
 from patchlane.schemas import load_schema
 from tests.gitrepo import GitRepo, add_symlink
 from tests.lanes.freeze import project as P

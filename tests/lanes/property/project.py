@@ -7,12 +7,12 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from patchlane.gate.classify import load_map_file
+from patchlane.formats.property_report import PropertyReport
+from patchlane.infra.sandbox import Isolation
+from patchlane.infra.ui import Output
 from patchlane.inputs.jsonio import dumps_report
-from patchlane.lanes.property.report import PropertyReport
 from patchlane.lanes.property.runner import run_property_lane
-from patchlane.sandbox import Isolation
-from patchlane.ui import Output
+from patchlane.project.classify import load_map_file
 from tests.gitrepo import GitRepo
 
 SEED = 7

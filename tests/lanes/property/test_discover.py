@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from patchlane.config import PropertyLane
 from patchlane.lanes.property.discover import (
     find_module_file,
     overlapping_prefixes,
@@ -15,6 +14,7 @@ from patchlane.lanes.property.discover import (
     read_version,
     search_roots,
 )
+from patchlane.project.config import PropertyLane
 from tests.lanes.property.project import write_dir
 
 

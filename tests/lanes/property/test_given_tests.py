@@ -262,7 +262,7 @@ def test_property_modules_and_named_tests_run_together_modules_first(repo: GitRe
     ],
 )
 def test_bad_tests_entries_are_map_errors_on_their_line(tests: str, message: str) -> None:
-    from patchlane.config import parse_review_map
+    from patchlane.project.config import parse_review_map
 
     text = 'lanes:\n  property:\n    paths: ["src/"]\n    tests: ' + tests + "\n"
     with pytest.raises(MapError) as caught:
@@ -272,8 +272,8 @@ def test_bad_tests_entries_are_map_errors_on_their_line(tests: str, message: str
 
 
 def test_a_lane_with_only_tests_validates_against_the_schema() -> None:
-    from patchlane.config import parse_review_map
     from patchlane.inputs.yamlio import load_yaml
+    from patchlane.project.config import parse_review_map
 
     text = map_with_tests([NODE, "tests/hypothesis/"])
     lane = parse_review_map(text, "review-map.yml").property
@@ -316,8 +316,8 @@ def test_stateful_tests_are_listed_as_skipped_and_named_on_the_terminal(
     # listed in the report, on stderr and in the note, never dropped without a word.
     from patchlane.gate.reports import LaneReports
     from patchlane.gate.review import build_note
+    from patchlane.infra.ui import Output
     from patchlane.lanes.property.testplan import STATEFUL
-    from patchlane.ui import Output
 
     make(repo, ["tests/test_ledger.py"], {"tests/test_ledger.py": LEDGER})
     report = P.lane(repo, out=Output(verbose=True))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from patchlane.sandbox import Isolation, isolation, network_layers
+from patchlane.infra.sandbox import Isolation, isolation, network_layers
 from tests.gitrepo import GitRepo
 from tests.lanes.property import project as P
 

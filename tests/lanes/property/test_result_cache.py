@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from patchlane.cachekey import CacheKey
-from patchlane.gate.classify import load_map_file
+from patchlane.formats.property_report import PropertyReport
+from patchlane.infra.cachekey import CacheKey
+from patchlane.infra.ui import Output
 from patchlane.lanes.property import resultcache
 from patchlane.lanes.property.fingerprint import fingerprint
-from patchlane.lanes.property.report import PropertyReport
 from patchlane.lanes.property.runner import run_property_lane
 from patchlane.main import main
-from patchlane.ui import Output
+from patchlane.project.classify import load_map_file
 from tests.gitrepo import GitRepo
 from tests.lanes.property import project as P
 
@@ -90,7 +90,7 @@ def rewrite(path: Path, change: Any, key: CacheKey | None = None) -> None:
     """Apply ``change`` to the entry at ``path`` and seal it again with ``key`` (by default
     the user's: an entry patchlane itself could have written, for the checks beyond the
     MAC; another key is a forger's, or another machine's)."""
-    from patchlane.cachekey import load_or_create_key
+    from patchlane.infra.cachekey import load_or_create_key
 
     entry = json.loads(path.read_text())
     change(entry)
@@ -431,7 +431,7 @@ def test_a_property_cannot_leave_a_result_for_a_later_run(
 
 def test_a_property_cannot_replace_the_cache_key(repo: GitRepo, cache_key: CacheKey) -> None:
     # A key the patch wrote would be one it knows, and every entry it forged would verify.
-    from patchlane.cachekey import KEY_FILE, key_dir
+    from patchlane.infra.cachekey import KEY_FILE, key_dir
 
     target = key_dir() / KEY_FILE
     replaces = P.dedent(

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from patchlane.config import parse_review_map
 from patchlane.errors import MapError
+from patchlane.formats.slicefile import parse
 from patchlane.lanes.replay import canary, maprecord
 from patchlane.lanes.replay.canary import ENV, CanarySetting, draw, setting_for
 from patchlane.lanes.replay.select import select_slice
-from patchlane.lanes.replay.slicefile import parse
+from patchlane.project.config import parse_review_map
+from tests.formats import test_depmap as shop
 from tests.gitrepo import GitRepo
-from tests.lanes.replay import test_depmap as shop
 from tests.lanes.replay.test_select import patch, project, select
 
 MAP = """\

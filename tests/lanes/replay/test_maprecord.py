@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from patchlane.cachekey import CacheKey
+from patchlane.formats.depmap import Binding, DependencyMap
+from patchlane.infra.cachekey import CacheKey
+from patchlane.infra.ui import Output
 from patchlane.lanes.replay import maprecord
-from patchlane.lanes.replay.depmap import Binding, DependencyMap
 from patchlane.main import main
-from patchlane.ui import Output
+from tests.formats.test_depmap import MAP, REVIEW_MAP, _forge
 from tests.gitrepo import GitRepo
-from tests.lanes.replay.test_depmap import MAP, REVIEW_MAP, _forge
 
 # The run child ends before the recorder writes anything: no map can come of this suite.
 EXITS = "import os\n\n\ndef test_leaves():\n    os._exit(0)\n"

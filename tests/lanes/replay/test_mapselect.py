@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from patchlane.lanes.replay import maprecord
+from tests.formats.test_depmap import MAP, REVIEW_MAP, _select
 from tests.gitrepo import GitRepo
-from tests.lanes.replay.test_depmap import MAP, REVIEW_MAP, _select
 
 SHARED = {
     "pkg/__init__.py": "",

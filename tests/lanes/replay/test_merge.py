@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from patchlane.lanes.replay import signing, slicefile
+from patchlane.formats import slicefile
+from patchlane.formats.receipt import Receipt
+from patchlane.lanes.replay import signing
 from patchlane.lanes.replay.merge import Shard, merge_receipts
-from patchlane.lanes.replay.receipt import Receipt
 from patchlane.lanes.replay.verify import verify_receipt
 from tests.lanes.replay.test_verify import freeze_record, freeze_report, parsed
 

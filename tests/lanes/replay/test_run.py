@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from patchlane.lanes.replay import slicefile
+from patchlane.formats import slicefile
 from patchlane.lanes.replay.run import (
     FAILED,
     PASSED,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from patchlane.formats import slicefile
 from patchlane.lanes.replay import run as replay_run
-from patchlane.lanes.replay import slicefile
 from patchlane.lanes.replay.run import FAILED, PASSED, run_slice, run_tests
 from tests.lanes.replay.trees import write_tree
 

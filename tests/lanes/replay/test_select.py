@@ -7,11 +7,11 @@ import shutil
 
 import pytest
 
-from patchlane import git
-from patchlane.config import ReviewMap, parse_review_map
-from patchlane.gate.classify import load_map_at
+from patchlane.formats.slicefile import parse
+from patchlane.infra import git
 from patchlane.lanes.replay.select import Selection, select_slice
-from patchlane.lanes.replay.slicefile import parse
+from patchlane.project.classify import load_map_at
+from patchlane.project.config import ReviewMap, parse_review_map
 from tests.gitrepo import GitRepo
 
 MAP = """\

@@ -13,8 +13,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ec import SECP256R1, generate_private_key
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from patchlane.formats.receipt import Receipt, Signature, parse_receipt
 from patchlane.lanes.replay import signing
-from patchlane.lanes.replay.receipt import Receipt, Signature, parse_receipt
 from tests.keys import write_key_pair
 
 HASH = "1" * 64

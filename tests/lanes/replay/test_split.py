@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from patchlane.infra.sandbox import isolation
 from patchlane.lanes.replay import run as replay_run
 from patchlane.lanes.replay.chosen import Scope
 from patchlane.lanes.replay.collect import Collected
 from patchlane.lanes.replay.run import FAILED, PASSED, NodeResult
 from patchlane.lanes.replay.split import own_test_files, run_apart, split_and_run, union
-from patchlane.lanes.replay.staticrules import ModulePatterns
-from patchlane.sandbox import isolation
+from patchlane.project.staticrules import ModulePatterns
 from tests.lanes.replay.trees import write_tree
 
 LIMITS = "LIMIT = 10\n"

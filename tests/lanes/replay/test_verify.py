@@ -13,10 +13,10 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from patchlane.errors import ReportError
-from patchlane.lanes.freeze.report import FreezeReport
+from patchlane.formats.freeze_report import FreezeReport
+from patchlane.formats.receipt import Receipt
+from patchlane.formats.slicefile import SliceError
 from patchlane.lanes.replay import signing
-from patchlane.lanes.replay.receipt import Receipt
-from patchlane.lanes.replay.slicefile import SliceError
 from patchlane.lanes.replay.verify import Verification, replay_report, verify_receipt
 
 A, B, C, D = (f"tests/test_x.py::test_{n}" for n in "abcd")
@@ -280,7 +280,7 @@ def test_a_signature_by_another_key_is_refused() -> None:
 
 
 def seed_receipt() -> bytes:
-    from tests.lanes.replay.test_receipt import seed_bytes
+    from tests.formats.test_receipt import seed_bytes
 
     return seed_bytes()
 

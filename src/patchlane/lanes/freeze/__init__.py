@@ -9,11 +9,9 @@ pass every rule are ``skippable``.
 - ``registry``, ``source``, ``history``: the registry's format, which one decides, and its
   history on the base side (rule 6);
 - ``audit``: rules 1-6; ``failure_log``: the last run's failures (rule 5);
-- ``report``: the report's data, JSON and its one strict reader.
-
-The package imports nothing itself: the pytest plugin imports ``report`` inside pytest
-children, before the repository's code, and must not pay for YAML, git or the review map.
-The names listed below are loaded from their module on first use.
+Its report is ``formats.freeze_report``, which the pytest plugin reads inside pytest
+children. The package imports nothing itself, so that loading one of its modules pays for
+no other; the names listed below are loaded from their module on first use.
 """
 
 from __future__ import annotations
@@ -30,7 +28,6 @@ if TYPE_CHECKING:
         RegistryError,
         parse_registry,
     )
-    from patchlane.lanes.freeze.report import FreezeReport, RecordResult
     from patchlane.lanes.freeze.source import Registry, load_base_registry
 
 # Where each name lives. (``audit``, the lane's function, is not among them: the package
@@ -43,8 +40,6 @@ _MODULES = {
     "FreezeRecord": "registry",
     "RegistryError": "registry",
     "parse_registry": "registry",
-    "FreezeReport": "report",
-    "RecordResult": "report",
     "Registry": "source",
     "load_base_registry": "source",
 }
@@ -53,8 +48,6 @@ __all__ = [
     "FailureLogError",
     "FailureLogRef",
     "FreezeRecord",
-    "FreezeReport",
-    "RecordResult",
     "Registry",
     "RegistryError",
     "load_base_registry",

@@ -12,17 +12,17 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
-from patchlane.config import FreezeLane
+from patchlane.formats.freeze_report import RULES, RecordResult
+from patchlane.formats.property_report import MODULE_LEVEL
+from patchlane.formats.status import Status
 from patchlane.lanes.freeze.history import History
 from patchlane.lanes.freeze.registry import FreezeRecord
-from patchlane.lanes.freeze.report import RULES, RecordResult
 from patchlane.lanes.freeze.source import Registry
-from patchlane.lanes.property.report import MODULE_LEVEL
-from patchlane.lanes.status import Status
+from patchlane.project.config import FreezeLane
 
 if TYPE_CHECKING:
-    from patchlane.lanes.fixture.report import FixtureReport
-    from patchlane.lanes.property.report import PropertyReport
+    from patchlane.formats.fixture_report import FixtureReport
+    from patchlane.formats.property_report import PropertyReport
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from patchlane import git
 from patchlane.errors import GitError
+from patchlane.infra import git
 from patchlane.inputs.committed import decode_utf8
 from patchlane.inputs.yamlio import YamlList, YamlMap, load_yaml
 from patchlane.lanes.freeze.registry import RegistryError, parse_date

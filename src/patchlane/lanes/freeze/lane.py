@@ -11,17 +11,17 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from patchlane.formats.freeze_report import NONE, FreezeReport, RecordResult
+from patchlane.formats.status import Status
 from patchlane.lanes.freeze.audit import LockEvidence, PropertyEvidence, judge_record
 from patchlane.lanes.freeze.history import History, registry_history
-from patchlane.lanes.freeze.report import NONE, FreezeReport, RecordResult
 from patchlane.lanes.freeze.source import Registry, load_base_registry
-from patchlane.lanes.status import Status
 
 if TYPE_CHECKING:
-    from patchlane.config import FreezeLane
-    from patchlane.lanes.fixture.report import FixtureReport
-    from patchlane.lanes.patch import Patch
-    from patchlane.lanes.property.report import PropertyReport
+    from patchlane.formats.fixture_report import FixtureReport
+    from patchlane.formats.property_report import PropertyReport
+    from patchlane.project.config import FreezeLane
+    from patchlane.project.patch import Patch
 
 
 def _ids(ids: tuple[str, ...]) -> str:

@@ -13,9 +13,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
-from patchlane.config import ReviewMap
 from patchlane.errors import InputError
-from patchlane.gate.classify import property_module_prefixes
 from patchlane.inputs.fields import (
     Fields,
     calendar_date,
@@ -25,6 +23,8 @@ from patchlane.inputs.fields import (
 )
 from patchlane.inputs.paths import path_problem, under_any
 from patchlane.inputs.yamlio import YamlMap, load_yaml
+from patchlane.project.classify import property_module_prefixes
+from patchlane.project.config import ReviewMap
 
 # Ids are printed on one terminal line and named in pytest skip reasons: keep them plain.
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\Z")

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchlane import git
-from patchlane.config import ReviewMap
+from patchlane.formats.freeze_report import BASE, NONE
+from patchlane.infra import git
 from patchlane.inputs.committed import read_committed_text
 from patchlane.lanes.freeze.registry import FreezeRecord, RegistryError, parse_registry
-from patchlane.lanes.freeze.report import BASE, NONE
+from patchlane.project.config import ReviewMap
 
 
 @dataclass(frozen=True)

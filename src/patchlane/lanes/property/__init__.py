@@ -3,10 +3,9 @@ patch cannot weaken (docs/architecture.md §1, §2, §4).
 
 - ``runner.run_property_lane``: the lane (materialise base and head, run, report);
 - ``discover``: static discovery of property modules and their ``prop_*`` names;
-- ``process``: starting, watching and killing one child (isolation layers);
-- ``judge``: which of a child's result lines to believe;
-- ``child`` (with ``styles`` and ``sandbox``): what runs inside the child;
-- ``report``: the report's data and JSON;
+- ``judge``: which of a child's result lines to believe (the child is started by
+  ``infra.process``; its report is ``formats.property_report``);
+- ``child`` (with ``styles``, ``integrity`` and ``child.guard``): what runs inside the child;
 - ``oracle`` (with ``mutants``, ``mutations``, ``recompile`` and ``astnorm``): the oracle
   audit the child runs.
 

@@ -53,8 +53,10 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from patchlane import props  # noqa: F401 - imported before the repository is importable
-from patchlane.bytecode import SourceOnlyLoader, import_tree_from_source
-from patchlane.lanes.property import asserts, integrity, reads, sandbox, styles
+from patchlane.child import guard as sandbox
+from patchlane.child import reads
+from patchlane.infra.bytecode import SourceOnlyLoader, import_tree_from_source
+from patchlane.lanes.property import asserts, integrity, styles
 
 _TEST_DIRS = frozenset({"tests", "test"})
 # The run that records which project functions a property calls is profiled (every Python

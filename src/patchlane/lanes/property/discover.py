@@ -15,8 +15,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchlane.config import PropertyLane
 from patchlane.inputs.untrusted import parse_python
+from patchlane.project.config import PropertyLane
 
 PREFIX = "prop_"
 

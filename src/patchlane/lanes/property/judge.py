@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from patchlane.lanes.property.process import ChildRun
-from patchlane.lanes.property.report import ORACLE_KINDS
+from patchlane.formats.property_report import ORACLE_KINDS
+from patchlane.infra.process import ChildRun
 
 CHILD_KINDS = frozenset({"assertion", "error", "sandbox", "module"})
 STYLES = frozenset({"seed", "hypothesis", "check", "unknown"})

@@ -14,7 +14,7 @@ the run read (``reads``), like ccache's direct mode:
   library, site-packages) with its size, times and inode.
 
 Each entry carries a MAC of its canonical bytes and its key under the user's cache key
-(``patchlane.cachekey``); an entry whose MAC is missing or wrong (one of an older format,
+(``patchlane.infra.cachekey``); an entry whose MAC is missing or wrong (one of an older format,
 one that code without the key rewrote) is not used, is removed and is counted in
 ``ResultCache.unverified``, which the lane reports.
 
@@ -43,19 +43,19 @@ from pathlib import Path
 from typing import Any
 
 import patchlane
-from patchlane.cachekey import CacheKey
 from patchlane.errors import PatchlaneError
+from patchlane.infra.cachekey import CacheKey
+from patchlane.infra.process import ChildRun
 from patchlane.inputs.jsonio import atomic_write_bytes, loads_strict
 from patchlane.lanes.property import judge
 from patchlane.lanes.property.fingerprint import fingerprint
-from patchlane.lanes.property.process import ChildRun
 
 # 2: messages of failing asserts show their operands; runs of tests the map names.
 # 3: a MAC under the user's cache key instead of a bare digest.
 FORMAT = 3
 # The MAC's purpose (``CacheKey.mac``); its identity is the entry's key (its folder).
 PURPOSE = "property-result"
-# The cache's folder in patchlane's cache directory (``patchlane.cache.default_cache``).
+# The cache's folder in patchlane's cache directory (``patchlane.infra.cache.default_cache``).
 FOLDER = "property"
 # Entries kept per key: one per distinct manifest (the code a base run reaches differs from
 # patch to patch), newest first.

@@ -26,20 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from patchlane import git
-from patchlane.config import PropertyLane, ReviewMap
 from patchlane.errors import EnvironmentFault, InputError, MapError, UsageError
-from patchlane.gate.classify import property_module_prefixes
-from patchlane.inputs.paths import to_fs
-from patchlane.lanes.property import (
-    DEFAULT_MUTANTS,
-    discover,
-    judge,
-    process,
-    resultcache,
-    testplan,
-)
-from patchlane.lanes.property.report import (
+from patchlane.formats.property_report import (
     MODULE_LEVEL,
     STOPPED,
     CacheUse,
@@ -52,10 +40,15 @@ from patchlane.lanes.property.report import (
     PropertyRun,
     status_and_reason,
 )
-from patchlane.sandbox import Confinement, Isolation, network_layers
-from patchlane.sandbox import isolation as sandbox_isolation
-from patchlane.tree import materialise
-from patchlane.ui import Output, one_line
+from patchlane.infra import git, process
+from patchlane.infra.sandbox import Confinement, Isolation, network_layers
+from patchlane.infra.sandbox import isolation as sandbox_isolation
+from patchlane.infra.tree import materialise
+from patchlane.infra.ui import Output, one_line
+from patchlane.inputs.paths import to_fs
+from patchlane.lanes.property import DEFAULT_MUTANTS, discover, judge, resultcache, testplan
+from patchlane.project.classify import property_module_prefixes
+from patchlane.project.config import PropertyLane, ReviewMap
 
 ORACLE_MODULE = "patchlane.lanes.property.oracle"
 _SOURCES = ("base", "head")
@@ -306,9 +299,9 @@ def _result_cache(trees: _Trees) -> resultcache.ResultCache | None:
     Raises ``CacheKeyError`` when the cache key cannot be read or made."""
     if trees.head is None:
         return None
-    from patchlane.bytecode import process_pycache
-    from patchlane.cache import default_cache
-    from patchlane.cachekey import load_or_create_key
+    from patchlane.infra.bytecode import process_pycache
+    from patchlane.infra.cache import default_cache
+    from patchlane.infra.cachekey import load_or_create_key
 
     roots = {"head": trees.head_root}
     if trees.base_root is not None:
@@ -327,9 +320,9 @@ def _guarded() -> dict[str, list[str]]:
     the dependency maps (docs/explanation/decisions/0016-caches.md), and the directory of the
     key their MACs are made with (a key the patch wrote would be one it knows:
     docs/architecture.md §4)."""
-    from patchlane.cache import default_cache
-    from patchlane.cachekey import key_dir
-    from patchlane.lanes.replay.depmap import MAPS
+    from patchlane.formats.depmap import MAPS
+    from patchlane.infra.cache import default_cache
+    from patchlane.infra.cachekey import key_dir
 
     cache = default_cache()
     guarded = [os.fspath((cache / d).resolve()) for d in (resultcache.FOLDER, MAPS)]
@@ -378,7 +371,7 @@ def _build_head(review_map: ReviewMap, root: Path) -> None:
     §2, "Compiled code"). A build that fails leaves the tree unbuilt: the replay stage
     judges that failure (against the base's build too), and a property that imports the
     extension errors meanwhile, which is never a pass. Raises nothing for what it does."""
-    from patchlane.lanes.replay.build import Build, run_build
+    from patchlane.project.build import Build, run_build
 
     build = Build.of(review_map.replay)
     if build is not None:
@@ -1047,7 +1040,7 @@ class _LaneRun:
         """Whether a changed path is one of the head's property modules or a file of the
         head tree that one of them imports, directly or not (the static import graph; a
         computed import reaches every module)."""
-        from patchlane.lanes.replay import importgraph
+        from patchlane.project import importgraph
 
         head = self.trees.head_root
         roots = [

@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchlane.config import PropertyLane
 from patchlane.errors import MapError
 from patchlane.lanes.property import pytests
+from patchlane.project.config import PropertyLane
 
 BASE_DIR = ".tests"
 NOT_GIVEN = "not a @given test: only Hypothesis tests run as properties"

@@ -30,11 +30,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchlane import git
-from patchlane.bytecode import is_bytecode
-from patchlane.gate.collects import collects_at
+from patchlane.infra import git
+from patchlane.infra.bytecode import is_bytecode
+from patchlane.infra.tree import materialise
 from patchlane.inputs.paths import to_fs
-from patchlane.lanes.replay.build import Build, built
 from patchlane.lanes.replay.run import (
     FAILED,
     PASSED,
@@ -43,9 +42,10 @@ from patchlane.lanes.replay.run import (
     child_env,
     run_tests,
 )
-from patchlane.lanes.replay.staticrules import CONFTEST, ModulePatterns, is_suite_path
-from patchlane.lanes.replay.unmaterialised import doctest_glob_of
-from patchlane.tree import materialise
+from patchlane.project.build import Build, built
+from patchlane.project.collects import collects_at
+from patchlane.project.staticrules import CONFTEST, ModulePatterns, is_suite_path
+from patchlane.project.unmaterialised import doctest_glob_of
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def test_changes(
     do not collect. When a changed file under the test roots is not itself a test module (a
     helper, a data file), the slice's other tests also run beside the base versions, since
     their expectations may live there; with ``build``, the tree is built first. A test file
-    is what the base's pytest collects (``gate.collects``): a test module by its
+    is what the base's pytest collects (``project.collects``): a test module by its
     ``python_files`` or a text doctest by its ``--doctest-glob``. Returns the
     ``TestChanges``. Raises ``GitError`` when a commit cannot be read, ``BuildFailed``.
     """
@@ -166,7 +166,7 @@ def _write_base_versions(
     at_base: list[str] = []
     for c in changed:
         if is_bytecode(c.path):
-            continue  # never written, from either side (patchlane.bytecode)
+            continue  # never written, from either side (patchlane.infra.bytecode)
         target = to_fs(tree, c.path)
         if target.is_symlink() or target.is_file():
             target.unlink()

@@ -1,7 +1,7 @@
 """The child's side of the result channel, shared by the collection and run children.
 
 One JSON line per record on the descriptor the parent opened, each carrying the run's token;
-a final ``{"done", "count"}`` line. The parent (``lanes.property.process``) keeps only the
+a final ``{"done", "count"}`` line. The parent (``infra.process``) keeps only the
 lines with the token and in order. Imports only the standard library: the children load it
 before the repository is on ``sys.path``. A line is written through what this module captured
 when it was imported (``encode``: the C JSON encoder; ``os.write``), so that code under test

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from patchlane.infra.ui import one_line
 from patchlane.lanes.replay.collect import Collected, CollectionError, tail_lines
 from patchlane.lanes.replay.run import (
     CHILD_ARGV,
@@ -39,7 +40,6 @@ from patchlane.lanes.replay.run import (
     run_confinement,
     run_tests,
 )
-from patchlane.ui import one_line
 
 # Given what the child collected, the node ids to run, or ``None`` to run nothing.
 Choose = Callable[[Collected], "Sequence[str] | None"]
@@ -84,7 +84,7 @@ def collect_and_run(
     error that is not one file's; what ``choose`` raises (the child killed first);
     ``ReportError`` for a malformed freeze report; ``OSError`` when the child cannot start.
     """
-    from patchlane.lanes.property import process
+    from patchlane.infra import process
     from patchlane.lanes.replay.runprogress import counter
 
     if not scope.extra_paths:

@@ -1,7 +1,7 @@
 """Collect a materialised tree's test node ids with pytest, in an isolated child.
 
 Collection imports the project's test modules, which is running the patch's code: it gets
-the property lane's isolation (``lanes.property.process``): its own process group killed on
+the property lane's isolation (``infra.process``): its own process group killed on
 exit or timeout, a minimal environment, a network namespace when one can be made, an audit
 hook that refuses network access, and results only from the token-carrying result channel.
 """
@@ -15,12 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchlane.bytecode import process_pycache
 from patchlane.errors import PatchlaneError
-from patchlane.lanes.property import process
+from patchlane.infra import process
+from patchlane.infra.bytecode import process_pycache
+from patchlane.infra.sandbox import Confinement, isolation
+from patchlane.infra.ui import one_line
 from patchlane.lanes.replay.run import CollectError, file_part
-from patchlane.sandbox import Confinement, isolation
-from patchlane.ui import one_line
 
 CHILD_ARGV = (sys.executable, "-s", "-P", "-X", "utf8", "-m")
 CHILD_MODULE = "patchlane.lanes.replay.collect_child"
@@ -111,7 +111,7 @@ def collect(
     with tempfile.TemporaryDirectory(prefix="patchlane-collect-home-") as home:
         if env is not None:
             # Whatever environment the caller built, bytecode in the tree is never read
-            # (patchlane.bytecode); minimal_env sets the same prefix.
+            # (patchlane.infra.bytecode); minimal_env sets the same prefix.
             env = {**env, "PYTHONPYCACHEPREFIX": process_pycache()}
         try:
             run = process.run_child(

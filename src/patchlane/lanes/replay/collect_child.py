@@ -29,8 +29,8 @@ from typing import Any
 
 import pytest
 
-from patchlane.bytecode import import_tree_from_source
-from patchlane.lanes.property.sandbox import BLOCKED_EVENTS
+from patchlane.child.guard import BLOCKED_EVENTS
+from patchlane.infra.bytecode import import_tree_from_source
 from patchlane.lanes.replay.channel import (
     ResultWriter,
     collect_error,
@@ -207,7 +207,7 @@ def main() -> None:
     writer = ResultWriter(int(job["result_fd"]), str(job["token"]))
     violations: list[str] = []
     # The tree is materialised without bytecode; should any appear, modules below the
-    # root still come from source only (patchlane.bytecode), as in the run child.
+    # root still come from source only (patchlane.infra.bytecode), as in the run child.
     import_tree_from_source(Path.cwd())
     # What ``python -m pytest`` does: the working directory (the tree root) first.
     sys.path.insert(0, str(Path.cwd()))

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from patchlane.lanes.replay import importgraph
-from patchlane.lanes.replay.staticrules import CONFTEST, conftests
+from patchlane.project import importgraph
+from patchlane.project.staticrules import CONFTEST, conftests
 
 EVERY = ""  # the recording's context outside every test: the key for "every test"
 

@@ -2,7 +2,7 @@
 
 Recording runs the whole suite under ``replay.tests`` on the base commit, materialised from
 git into a temp dir, in the replay's own children (collection, then one run with
-``lanes.replay.recorder`` loaded). Only the base's code runs, so a patch cannot shape its
+``child.recorder`` loaded). Only the base's code runs, so a patch cannot shape its
 map. Maps are kept in a cache directory (``default_cache``), one content-addressed file per
 recording (``depmap.DependencyMap.write``), and found again by their binding (``find``).
 """
@@ -16,13 +16,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchlane.cache import default_cache
-from patchlane.cachekey import CacheKey, load_or_create_key
-from patchlane.config import ReviewMap
 from patchlane.errors import InputError, PatchlaneError
-from patchlane.inputs.jsonio import atomic_write_bytes
-from patchlane.inputs.paths import to_fs
-from patchlane.lanes.replay.depmap import (
+from patchlane.formats.depmap import (
     MAPS,
     Binding,
     DependencyMap,
@@ -31,7 +26,12 @@ from patchlane.lanes.replay.depmap import (
     mac_path,
     read,
 )
-from patchlane.ui import Output, show
+from patchlane.infra.cache import default_cache
+from patchlane.infra.cachekey import CacheKey, load_or_create_key
+from patchlane.infra.ui import Output, show
+from patchlane.inputs.jsonio import atomic_write_bytes
+from patchlane.inputs.paths import to_fs
+from patchlane.project.config import ReviewMap
 
 RECORD_TIMEOUT_S = 1800.0
 # The failure note: its name's prefix, the MAC's purpose (``CacheKey.mac``), how much is read.
@@ -183,10 +183,10 @@ def record(
     cannot collect it, and ``MapRecordingError`` when the run ends without a recording (a
     timeout, a crash of the child).
     """
+    from patchlane.infra.tree import materialise
     from patchlane.lanes.replay.collect import collect
     from patchlane.lanes.replay.run import PASSED, child_env, run_tests
     from patchlane.lanes.replay.runprogress import shown
-    from patchlane.tree import materialise
 
     with tempfile.TemporaryDirectory(prefix="patchlane-map-") as tmp:
         tree = Path(tmp) / "tree"
@@ -228,7 +228,7 @@ def _blind_at_import(
     """The recording's blind contexts, with each process start at import charged to the
     tests that imported its module (``importblind``), by the base's own import roots."""
     from patchlane.lanes.replay.importblind import resolve
-    from patchlane.lanes.replay.importgraph import tree_roots
+    from patchlane.project.importgraph import tree_roots
 
     lane = review_map.property
     return resolve(data, tree, tree_roots(tree, lane.pythonpath if lane else ()), tests)
@@ -237,7 +237,7 @@ def _blind_at_import(
 def _build_base(review_map: ReviewMap, tree: Path) -> None:
     """Run the map's build command in the base's ``tree`` before its suite runs. Raises
     ``MapRecordingError`` when it fails (selection then keeps the static rules)."""
-    from patchlane.lanes.replay.build import Build, BuildFailed, built
+    from patchlane.project.build import Build, BuildFailed, built
 
     try:
         built(Build.of(review_map.replay), tree, "base")

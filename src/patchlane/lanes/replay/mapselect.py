@@ -31,7 +31,7 @@ import difflib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from patchlane.lanes.replay.depmap import DependencyMap
+from patchlane.formats.depmap import DependencyMap
 from patchlane.lanes.replay.modstate import stateful_functions
 
 RAN = "ran changed code"

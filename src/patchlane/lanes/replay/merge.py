@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 import patchlane
-from patchlane.lanes.replay import slicefile
-from patchlane.lanes.replay.receipt import Receipt, ReceiptError, parse_receipt
+from patchlane.formats import slicefile
+from patchlane.formats.receipt import Receipt, ReceiptError, parse_receipt
 from patchlane.lanes.replay.verify import verify_receipt
 
 

@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 import patchlane
-from patchlane.bytecode import process_pycache
-from patchlane.lanes.replay.receipt import Receipt, utc_stamp
-from patchlane.sandbox import Confinement, isolation
-from patchlane.ui import one_line
+from patchlane.formats.receipt import Receipt, utc_stamp
+from patchlane.infra.bytecode import process_pycache
+from patchlane.infra.sandbox import Confinement, isolation
+from patchlane.infra.ui import one_line
 
 PASSED, FAILED, SKIPPED, FROZEN = "passed", "failed", "skipped", "frozen"
 CHILD_ARGV = (sys.executable, "-P", "-X", "utf8", "-m", "patchlane.lanes.replay.run_child")
@@ -140,7 +140,7 @@ def child_env(hash_seed: int, *, pycache: bool = False) -> dict[str, str]:
     loading.
 
     With ``pycache``, ``PYTHONPYCACHEPREFIX`` names the process's bytecode prefix
-    (``patchlane.bytecode.process_pycache``), so that no bytecode committed to the tree is
+    (``patchlane.infra.bytecode.process_pycache``), so that no bytecode committed to the tree is
     ever read; the host's own prefix, and ``PYTHONDONTWRITEBYTECODE`` (nothing is written
     into the tree either way), are never passed on. Without it the caller must set the
     prefix itself (``collect`` does). Raises ``OSError`` when the prefix cannot be made.
@@ -203,11 +203,11 @@ def run_tests(
     ``hash_seed`` is the run's ``PYTHONHASHSEED`` and Hypothesis seed (``child_env``).
     ``freeze_report`` (a file) is handed to the child's pytest plugin, which skips what it
     grants. With ``record`` (a path in a directory the caller made), the child also records
-    what each test depended on and writes it there (``lanes.replay.recorder``). Never raises
+    what each test depended on and writes it there (``child.recorder``). Never raises
     for anything pytest or the tests do; raises ``ReportError`` for a malformed freeze
     report, ``OSError`` only when the child cannot be started.
     """
-    from patchlane.lanes.property import process
+    from patchlane.infra import process
     from patchlane.lanes.replay.runprogress import counter
 
     # Inside ``runprogress.shown``: tests done and failed so far, every few seconds.
@@ -244,7 +244,7 @@ def freeze_setup(
     ``ReportError`` for a malformed report."""
     if freeze_report is None:
         return {}, None
-    from patchlane.lanes.freeze.report import FreezeReport
+    from patchlane.formats.freeze_report import FreezeReport
 
     # The same reader and the same grant as the plugin in the child.
     allowed = FreezeReport.read(freeze_report).granted()

@@ -6,7 +6,7 @@ the node ids to run (or the files whose every test runs), the result descriptor 
 run's token. pytest and this module are imported *before* the tree goes on ``sys.path`` (as
 ``python -m pytest`` would put it), so a file in the tree cannot shadow them. Bytecode in the
 tree never runs: the parent sets a private ``PYTHONPYCACHEPREFIX`` (no ``__pycache__`` of the
-tree is read) and modules below the tree are found from source only (``patchlane.bytecode``).
+tree is read) and modules below the tree are found from source only (``patchlane.infra.bytecode``).
 
 The node ids reach pytest through this module's plugin, never through argv: pytest is asked
 to collect the tree root, the plugin ignores every path that is neither a wanted file nor one
@@ -39,7 +39,7 @@ import _pytest.config
 import pytest
 
 import patchlane
-from patchlane.bytecode import import_tree_from_source
+from patchlane.infra.bytecode import import_tree_from_source
 from patchlane.lanes.replay import tripwire
 from patchlane.lanes.replay.channel import (
     LINE_LIMIT,
@@ -385,7 +385,7 @@ def main() -> None:
     if job.get("record"):
         # ``replay map``: coverage starts before the tree is importable (and before pytest
         # imports a test module), so that every line of the tree is traced.
-        from patchlane.lanes.replay.recorder import Recorder
+        from patchlane.child.recorder import Recorder
 
         plugins.append(Recorder(root, Path(job["record"])))
     # ``replay run`` on a host runs in its work tree, where a committed sourceless ``.pyc``

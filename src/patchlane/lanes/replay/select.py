@@ -35,17 +35,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patchlane.config import ReviewMap
+from patchlane.formats import slicefile
+from patchlane.formats.canary import Canary
+from patchlane.formats.depmap import DependencyMap
+from patchlane.infra.tree import materialise
+from patchlane.infra.ui import Output, one_line, show
 from patchlane.inputs.paths import to_fs, under, under_any
-from patchlane.lanes.replay import canary, importgraph, mapselect, slicefile
-from patchlane.lanes.replay.build import COMPILED_RULE, Build, built, compiled_paths
-from patchlane.lanes.replay.canary import Canary
+from patchlane.lanes.replay import canary, mapselect
 from patchlane.lanes.replay.chosen import Scope
 from patchlane.lanes.replay.collect import DEFAULT_TIMEOUT_S, Collected, collect
-from patchlane.lanes.replay.depmap import DependencyMap
 from patchlane.lanes.replay.run import CollectError, child_env
 from patchlane.lanes.replay.secrets import scan_file
-from patchlane.lanes.replay.staticrules import (
+from patchlane.project import importgraph
+from patchlane.project.build import COMPILED_RULE, Build, built, compiled_paths
+from patchlane.project.config import ReviewMap
+from patchlane.project.staticrules import (
     BROKEN_BY_PATCH,
     CHANGED_TEST,
     CONFTEST,
@@ -63,9 +67,7 @@ from patchlane.lanes.replay.staticrules import (
     named_basenames,
     names_file,
 )
-from patchlane.lanes.replay.unmaterialised import review_events
-from patchlane.tree import materialise
-from patchlane.ui import Output, one_line, show
+from patchlane.project.unmaterialised import review_events
 
 # Which of some test files (or directories) that do not collect at the head collect at the
 # base (``basecheck.collects_at_base``, bound to a repository and a base).
@@ -489,7 +491,7 @@ def plan_slice(
     broke them). Returns the ``SlicePlan`` for ``decide_slice``. Raises ``GitError`` when
     the head cannot be read."""
     materialised = materialise(repo, head, root)
-    from patchlane.gate.harness import module_patterns_at
+    from patchlane.project.harness import module_patterns_at
 
     selector = _Selector(root, review_map, changed_paths, module_patterns_at(repo, merge_base))
     # What the real checkout has and the gate cannot replay is a review event, not a note
@@ -794,7 +796,7 @@ def _changes(
 ) -> list[mapselect.Change]:
     """Both sides of every changed path: the merge base's bytes (git) and the head's (the
     materialised tree); ``None`` where a side has no regular file."""
-    from patchlane import git
+    from patchlane.infra import git
 
     # One ls-tree and one cat-file for all of them, not two git processes per path.
     wanted = sorted(paths)

@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from patchlane.errors import InputError
-from patchlane.lanes.replay.receipt import Receipt, Signature
+from patchlane.formats.receipt import Receipt, Signature
 
 PAYLOAD_TYPE = "application/vnd.patchlane.receipt+json"
 KEY_ENV = "PATCHLANE_SIGNING_KEY"
@@ -102,7 +102,7 @@ def load_private_key(path: Path) -> Ed25519PrivateKey:
     """Read an unencrypted Ed25519 private key (PEM, PKCS#8), and hide its file from every
     sandboxed child started from now on (a test could read it and leak it through its node
     ids). Raises ``KeyFileError``."""
-    from patchlane.sandbox import hide_file
+    from patchlane.infra.sandbox import hide_file
 
     hide_file(path)
     try:

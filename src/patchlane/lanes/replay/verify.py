@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from patchlane.lanes.replay import signing, slicefile
-from patchlane.lanes.replay.receipt import Receipt, ReceiptError, parse_receipt
-from patchlane.lanes.replay.report import ReplayReport
-from patchlane.lanes.status import Status
+from patchlane.formats import slicefile
+from patchlane.formats.receipt import Receipt, ReceiptError, parse_receipt
+from patchlane.formats.replay_report import ReplayReport
+from patchlane.formats.status import Status
+from patchlane.lanes.replay import signing
 
 if TYPE_CHECKING:
-    from patchlane.lanes.freeze.report import FreezeReport
+    from patchlane.formats.freeze_report import FreezeReport
 
 # At most this many node ids are quoted in one reason: a receipt may list thousands.
 _QUOTE = 5

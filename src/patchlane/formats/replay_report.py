@@ -1,0 +1,241 @@
+"""The replay lane's report (``replay-report.json``) and its strict reader.
+
+``replay verify`` writes what one receipt's verification found; the gate's replay stage
+adds what it knows around it (the slice, the run, the checks at the base, the review
+events), or says why no receipt was verified (not run, empty slice, a private file, an
+unreachable host). Every key but ``lane``, ``status`` and ``reason`` is optional in the
+format (``schemas/replay-report.schema.json``), so each field here is ``None`` (or empty)
+when the report does not have it, and ``to_json`` writes only what the report has.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from patchlane.formats.canary import Canary
+from patchlane.formats.envelope import envelope, read_report, report_document, review_events
+from patchlane.formats.status import Status
+from patchlane.inputs.fields import Document
+
+LANE = "replay"
+# The ``outcome`` of a replay the gate never started because an earlier lane is red: no
+# evidence (its status stays ``error``), and nothing a reject's summary needs to show.
+SKIPPED = "skipped"
+_SHA256 = re.compile(r"[0-9a-fA-F]{64}\Z")
+
+
+@dataclass(frozen=True)
+class PrivateFile:
+    """A file the slice needs that is private or holds a secret, and why (it is never handed
+    to a replay command)."""
+
+    path: str
+    why: str
+
+
+@dataclass(frozen=True)
+class EditedTest:
+    """A test whose base version fails at the head: the patch changed its expectations."""
+
+    nodeid: str
+    why: str
+
+
+@dataclass(frozen=True)
+class ReplayReport:
+    """The replay lane's report.
+
+    ``status`` is ``pass``, ``fail`` (a node outside a freeze failed) or ``error`` (no
+    evidence: not run, empty, private, unreachable, refused, nothing passed, or every
+    failure fails at the base too); ``outcome`` says which. ``receipt_sha256`` is set when a
+    receipt was verified, and the verification's fields (``seed`` to ``refusals``) are then
+    written with it; ``slice_count`` is set when a slice was selected, and ``suite_size``
+    and ``private`` are then written with it. ``review_events`` is ``None`` when the report
+    has no such key (the stage writes it, even empty, once it has checked the patch's test
+    files); every other ``None`` is a key the report does not have.
+    """
+
+    status: Status
+    reason: str
+    outcome: str | None = None
+    slice_sha256: str | None = None
+    receipt_sha256: str | None = None
+    seed: int | None = None
+    head: str | None = None
+    # The receipt's ``hash_seed``: the PYTHONHASHSEED and Hypothesis seed the run drew.
+    hash_seed: int | None = None
+    failed: tuple[str, ...] = ()
+    skipped_by_freeze: tuple[str, ...] = ()
+    skipped_by_suite: tuple[str, ...] = ()
+    passed: tuple[str, ...] = ()
+    signature: str | None = None
+    refusals: tuple[str, ...] = ()
+    mode: str | None = None
+    slice_count: int | None = None
+    suite_size: int | None = None
+    private: tuple[PrivateFile, ...] = ()
+    # With a slice: how many of its tests each selection rule chose, and which dependency
+    # map narrowed it (or why none did).
+    slice_rules: Mapping[str, int] | None = None
+    dependency_map: str | None = None
+    # With a slice: the tests of it drawn at random from outside the selection (``canary``).
+    canary: Canary | None = None
+    plugin_files: tuple[str, ...] | None = None
+    run_problems: tuple[str, ...] | None = None
+    failed_why: Mapping[str, str] | None = None
+    skipped_but_pass_at_base: tuple[str, ...] | None = None
+    fail_at_base_too: tuple[str, ...] | None = None
+    # Failed or skipped nodes whose base outcome came from the dependency map's recording
+    # (they passed when the base's whole suite ran), not from a run at the base now.
+    base_from_map: tuple[str, ...] | None = None
+    deleted_tests: tuple[str, ...] | None = None
+    edited_expectations: tuple[EditedTest, ...] | None = None
+    review_events: tuple[str, ...] | None = None
+    unreached: tuple[str, ...] | None = None
+
+    @property
+    def lane(self) -> str:
+        """The lane's name, ``replay``."""
+        return LANE
+
+    @property
+    def skipped(self) -> bool:
+        """Whether the replay never ran because an earlier lane is red (``outcome``
+        ``skipped``)."""
+        return self.outcome == SKIPPED
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the report as JSON-ready data, keys in a fixed order, each written only
+        when the report has it (see the class docstring)."""
+        data: dict[str, Any] = {"lane": LANE, "status": self.status.value, "reason": self.reason}
+        if self.outcome is not None:
+            data["outcome"] = self.outcome
+        verified = self.receipt_sha256 is not None
+        if verified:
+            data.update(
+                {
+                    "slice_sha256": self.slice_sha256,
+                    "receipt_sha256": self.receipt_sha256,
+                    "seed": self.seed,
+                    "head": self.head,
+                    "failed": list(self.failed),
+                    "skipped_by_freeze": list(self.skipped_by_freeze),
+                    "skipped_by_suite": list(self.skipped_by_suite),
+                    "passed": list(self.passed),
+                    "signature": self.signature,
+                    "refusals": list(self.refusals),
+                }
+            )
+            if self.hash_seed is not None:
+                data["hash_seed"] = self.hash_seed
+        if self.mode is not None:
+            data["mode"] = self.mode
+        if not verified and self.slice_sha256 is not None:
+            data["slice_sha256"] = self.slice_sha256
+        if self.slice_count is not None:
+            data["slice_count"] = self.slice_count
+            data["suite_size"] = self.suite_size
+            data["private"] = [{"path": p.path, "why": p.why} for p in self.private]
+            if self.slice_rules is not None:
+                data["slice_rules"] = dict(sorted(self.slice_rules.items()))
+            if self.dependency_map is not None:
+                data["dependency_map"] = self.dependency_map
+            if self.canary is not None:
+                data["canary"] = self.canary.to_json()
+        for key, value in (
+            ("plugin_files", self.plugin_files),
+            ("run_problems", self.run_problems),
+        ):
+            if value is not None:
+                data[key] = list(value)
+        if self.failed_why is not None:
+            data["failed_why"] = dict(self.failed_why)
+        for key, value in (
+            ("skipped_but_pass_at_base", self.skipped_but_pass_at_base),
+            ("fail_at_base_too", self.fail_at_base_too),
+            ("base_from_map", self.base_from_map),
+            ("deleted_tests", self.deleted_tests),
+        ):
+            if value is not None:
+                data[key] = list(value)
+        if self.edited_expectations is not None:
+            data["edited_expectations"] = [
+                {"nodeid": e.nodeid, "why": e.why} for e in self.edited_expectations
+            ]
+        if self.review_events is not None:
+            data["review_events"] = list(self.review_events)
+        if self.unreached is not None:
+            data["unreached"] = list(self.unreached)
+        return data
+
+    @classmethod
+    def from_json(cls, data: object, label: str) -> ReplayReport:
+        """Return the report that the JSON value ``data`` holds.
+
+        Raises ``ReportError`` naming ``label`` for a value that is not a replay report: a
+        missing or mistyped ``lane``, ``status`` or ``reason``, or any other key of the
+        format with a value of the wrong type.
+        """
+        return _parse(report_document(label), data)
+
+    @classmethod
+    def read(cls, path: Path, label: str | None = None) -> ReplayReport:
+        """Read and strictly check the report file ``path`` (``label`` names it in
+        messages). Raises ``ReportError``, ``FILE[:LINE]: what is wrong``."""
+        return read_report(path, label, _parse)
+
+
+def _parse(doc: Document, value: object) -> ReplayReport:
+    top, status, reason = envelope(doc, value, LANE)
+    events = review_events(top) if top.has("review_events") else None
+    digest = top.string("receipt_sha256", default=None)
+    if digest is not None and not _SHA256.match(digest):
+        raise top.wrong("receipt_sha256", "a sha256 (64 hex digits)", digest)
+    top.mapping("timings", default=None)
+    why = top.mapping("failed_why", default=None)
+    rules = top.mapping("slice_rules", default=None)
+    canary = top.mapping("canary", default=None)
+    return ReplayReport(
+        status=status,
+        reason=reason,
+        outcome=top.string("outcome", default=None),
+        slice_sha256=top.string("slice_sha256", default=None),
+        receipt_sha256=digest,
+        seed=top.integer("seed", default=None),
+        head=top.string("head", null=True, default=None),
+        hash_seed=top.integer("hash_seed", lo=0, default=None),
+        failed=top.text_list("failed", item=None, default=()),
+        skipped_by_freeze=top.text_list("skipped_by_freeze", item=None, default=()),
+        skipped_by_suite=top.text_list("skipped_by_suite", item=None, default=()),
+        passed=top.text_list("passed", item=None, default=()),
+        signature=top.string("signature", default=None),
+        refusals=top.text_list("refusals", item=None, default=()),
+        mode=top.string("mode", default=None),
+        slice_count=top.integer("slice_count", lo=0, default=None),
+        suite_size=top.integer("suite_size", lo=0, default=None),
+        private=tuple(
+            PrivateFile(p.string("path"), p.string("why")) for p in top.items("private", default=())
+        ),
+        slice_rules=None if rules is None else {k: rules.integer(k, lo=0) for k in rules.data},
+        dependency_map=top.string("dependency_map", default=None),
+        canary=None if canary is None else Canary.parse(canary),
+        plugin_files=top.text_list("plugin_files", item=None, default=None),
+        run_problems=top.text_list("run_problems", item=None, default=None),
+        failed_why=None if why is None else {k: why.string(k) for k in why.data},
+        skipped_but_pass_at_base=top.text_list("skipped_but_pass_at_base", item=None, default=None),
+        fail_at_base_too=top.text_list("fail_at_base_too", item=None, default=None),
+        base_from_map=top.text_list("base_from_map", item=None, default=None),
+        deleted_tests=top.text_list("deleted_tests", item=None, default=None),
+        edited_expectations=None
+        if not top.has("edited_expectations")
+        else tuple(
+            EditedTest(e.string("nodeid"), e.string("why"))
+            for e in top.items("edited_expectations")
+        ),
+        review_events=events,
+        unreached=top.text_list("unreached", item=None, default=None),
+    )

@@ -1,0 +1,282 @@
+"""Committed bytecode never runs (docs/architecture.md §2: committed bytecode is a control file).
+
+A patch can commit bytecode that Python runs instead of the source beside it: a
+``__pycache__/mod.cpython-311.pyc`` compiled with ``PycInvalidationMode.UNCHECKED_HASH`` is
+loaded whatever ``mod.py`` says, and a sourceless ``mod.pyc`` (no ``mod.py``) is imported
+directly. Three layers keep it from running:
+
+- ``is_bytecode``: ``tree.materialise`` never writes such a path, so a tree made from a
+  commit holds no bytecode at all;
+- every child that imports the repository's code gets ``PYTHONPYCACHEPREFIX`` pointing at
+  ``process_pycache``, a directory this patchlane process made, so no ``__pycache__`` in the
+  tree is ever read (``-B`` alone stops writing, not reading);
+- ``import_tree_from_source``: below the tree, modules are found only as source (or
+  extension modules) and compiled from it every time, so a sourceless ``.pyc`` is not
+  importable and no bytecode of the tree is read from, or written to, any cache (pytest's
+  rewritten test modules included).
+
+The prefix is kept in patchlane's cache directory and shared by every child, so that the
+installed modules every child imports (pytest, its plugins, Hypothesis) are compiled once,
+not once per child. It never holds the tree's code: where it would mirror the tree, it holds
+an empty file, so nothing can be cached below it (docs/explanation/decisions/0016-caches.md).
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import Callable
+from importlib.abc import PathEntryFinder
+from importlib.machinery import (
+    EXTENSION_SUFFIXES,
+    SOURCE_SUFFIXES,
+    ExtensionFileLoader,
+    FileFinder,
+    SourceFileLoader,
+)
+from pathlib import Path
+from types import CodeType
+from typing import Any, ClassVar
+
+PYCACHE = "__pycache__"
+# Lower-cased: a case-insensitive file system (macOS, Windows) imports ``MOD.PYC`` as well.
+BYTECODE_SUFFIXES = (".pyc", ".pyo")
+NEVER_MATERIALISED = "bytecode: never materialised"
+
+
+def is_bytecode(path: str) -> bool:
+    """Return whether the repository path ``path`` is bytecode Python could load: any path
+    with a ``__pycache__`` component, or a name ending ``.pyc``/``.pyo`` (any case)."""
+    lowered = path.lower()
+    return lowered.endswith(BYTECODE_SUFFIXES) or PYCACHE in lowered.split("/")
+
+
+class SourceOnlyLoader(SourceFileLoader):
+    """Loads a module from its source, every time: no bytecode is read or written for it.
+
+    ``SourceLoader.get_code`` looks for bytecode only when it has the source's stat; with
+    none it compiles the source and, for want of a modification time, writes nothing.
+    """
+
+    # Files (real paths) compiled by a function of the caller's instead of ``compile``:
+    # the property child's one module, whose asserts it rewrites (``lanes.property.asserts``).
+    compilers: ClassVar[dict[str, Callable[[bytes, str], CodeType]]] = {}
+
+    def path_stats(self, path: str) -> dict[str, Any]:
+        """Raise ``OSError`` always, so that no cache is consulted (see the class)."""
+        raise OSError("patchlane: modules of the tree are compiled from source")
+
+    def source_to_code(  # type: ignore[override]
+        self, data: bytes, path: str, *, _optimize: int = -1
+    ) -> CodeType:
+        """Compile ``data`` with the compiler registered for ``path``, if any."""
+        compilers = SourceOnlyLoader.compilers
+        compiler = compilers.get(os.path.realpath(path)) if compilers else None
+        if compiler is not None:
+            return compiler(data, path)
+        return super().source_to_code(data, path, _optimize=_optimize)
+
+
+def import_tree_from_source(root: Path) -> None:
+    """Make every directory at or below ``root`` importable from source only, from now on.
+
+    A path hook is put first on ``sys.path_hooks``: for a directory inside ``root`` (after
+    resolving links) it returns a ``FileFinder`` that knows source modules, loaded with
+    ``SourceOnlyLoader``, and extension modules, but not sourceless bytecode; anything else
+    falls through to the default hooks, so the installed packages import as usual.
+    ``sys.path_importer_cache`` is cleared, so that no finder made before this call is used
+    again. Call it before ``root`` goes on ``sys.path``. Returns ``None``; raises nothing.
+    """
+    real = os.path.realpath(root)
+    inside = real.rstrip(os.sep) + os.sep
+    source_only = FileFinder.path_hook(
+        (ExtensionFileLoader, EXTENSION_SUFFIXES), (SourceOnlyLoader, SOURCE_SUFFIXES)
+    )
+
+    def hook(path: str) -> PathEntryFinder:
+        # "" on sys.path is the working directory, as FileFinder reads it (and realpath).
+        where = os.path.realpath(path)
+        if where != real and not where.startswith(inside):
+            raise ImportError("not below the tree: left to the default finders")
+        return source_only(path)
+
+    sys.path_hooks.insert(0, hook)
+    sys.path_importer_cache.clear()
+    _no_cache_below(Path(real))
+    _no_cache_below(Path(os.path.abspath(root)))  # noqa: PTH100 - lexical: as sys.path has it
+
+
+def _no_cache_below(root: Path) -> None:
+    """Put an empty file where the bytecode prefix mirrors ``root``, so that no cache below
+    it can be made or found: pytest's assertion rewriter, which caches the test modules and
+    conftests it compiles under the prefix, then neither reads nor writes one. Whatever an
+    earlier child left there is removed first. If that fails, this process falls back to a
+    fresh prefix of its own."""
+    prefix = sys.pycache_prefix
+    if not prefix:
+        return
+    mirror = Path(prefix, *root.parts[1:])
+    try:
+        if _is_blocker(mirror):
+            return  # the parent made it (``prepare_prefix``): a file holds no cache
+        if mirror.is_symlink() or mirror.is_file():
+            mirror.unlink()
+        elif mirror.is_dir():
+            shutil.rmtree(mirror)
+        mirror.parent.mkdir(parents=True, exist_ok=True)
+        mirror.touch(exist_ok=False)
+    except FileExistsError:
+        pass  # another child of the same tree made it in between
+    except OSError:
+        sys.pycache_prefix = tempfile.mkdtemp(prefix="patchlane-pycache-")
+
+
+def _is_blocker(mirror: Path) -> bool:
+    """Whether ``mirror`` is already an empty regular file (no link, nothing below it)."""
+    try:
+        st = mirror.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size == 0
+
+
+def prepare_prefix(prefix: str | None, *places: Any) -> None:
+    """Before a sandboxed child starts, block the bytecode cache below the trees it will
+    import from (as ``import_tree_from_source`` would in the child), since the child sees
+    the prefix read-only; and compile the installed modules every child imports into it
+    once (``warm_prefix``), since no sandboxed child can. ``places`` are paths, or objects
+    with ``scratch``, ``writable`` and ``readable`` paths. Never raises: a child that finds
+    no blocker makes a prefix of its own."""
+    if not prefix:
+        return
+    warm_prefix(prefix)
+    paths: list[Path] = []
+    for place in places:
+        if isinstance(place, str | os.PathLike):
+            paths.append(Path(place))
+        else:
+            paths += [*place.writable, *place.readable]
+    for path in paths:
+        for root in {Path(os.path.realpath(path)), Path(os.path.abspath(path))}:  # noqa: PTH100
+            mirror = Path(prefix, *root.parts[1:])
+            if _is_blocker(mirror):
+                continue
+            try:
+                if mirror.is_dir() and not mirror.is_symlink():
+                    shutil.rmtree(mirror)
+                elif mirror.exists() or mirror.is_symlink():
+                    mirror.unlink()
+                mirror.parent.mkdir(parents=True, exist_ok=True)
+                mirror.touch()
+            except OSError:
+                continue
+
+
+# Imported, in a child of patchlane's own code, to fill the prefix: what every property,
+# collection and run child imports before any code of the tree (pytest and its own modules,
+# pluggy, Hypothesis, coverage.py, patchlane's child modules). The pytest plugins installed
+# beside them are compiled, not imported: their import is the child's business.
+_WARM = """
+import importlib, importlib.metadata as md, importlib.util, compileall, pkgutil, sys
+for name in sys.argv[1:]:
+    try:
+        module = importlib.import_module(name)
+    except Exception:
+        continue
+    for info in pkgutil.walk_packages(getattr(module, "__path__", []), name + "."):
+        if info.name.startswith(("_pytest.", "pluggy.")):
+            try:
+                importlib.import_module(info.name)
+            except Exception:
+                pass
+for ep in md.entry_points(group="pytest11"):
+    try:
+        spec = importlib.util.find_spec(ep.value.split(":")[0].split(".")[0])
+    except Exception:
+        continue
+    where = spec and (spec.submodule_search_locations or [spec.origin])
+    for place in where or ():
+        if place and place.endswith(".py"):
+            compileall.compile_file(place, quiet=2)
+        elif place:
+            compileall.compile_dir(place, quiet=2)
+"""
+_WARM_MODULES = (
+    "pytest", "_pytest", "pluggy", "hypothesis", "hypothesis.strategies", "coverage",
+    "patchlane.lanes.property.child", "patchlane.lanes.replay.run_child",
+    "patchlane.lanes.replay.collect_child", "patchlane.pytest_plugin",
+)  # fmt: skip
+
+
+@functools.cache
+def warm_prefix(prefix: str) -> None:
+    """Compile what every child imports into ``prefix`` once per installed set (a marker
+    file named by the interpreter, patchlane and the files of ``sys.path`` records it), in a
+    child that runs only installed code (``_WARM``). Never raises."""
+    import hashlib
+    import subprocess
+
+    import patchlane
+
+    stamp = hashlib.sha256(repr((sys.version, patchlane.__version__, _site_stamp())).encode())
+    marker = Path(prefix, f"warm-{stamp.hexdigest()[:16]}")
+    if marker.exists():
+        return
+    env = {"PATH": os.defpath, "LC_ALL": "C.UTF-8", "PYTHONPYCACHEPREFIX": prefix}
+    here = os.fspath(Path(patchlane.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = here
+    try:
+        subprocess.run(
+            [sys.executable, "-s", "-P", "-X", "utf8", "-c", _WARM, *_WARM_MODULES],
+            env=env, cwd="/", capture_output=True, timeout=300, check=False,
+        )  # fmt: skip
+        marker.touch()
+    except (OSError, subprocess.TimeoutExpired):
+        return
+
+
+def _site_stamp() -> tuple[tuple[str, int], ...]:
+    """The environment's library directories and their modification times (an install or
+    removal changes them); not ``sys.path``, which differs from process to process."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    seen = []
+    for entry in sorted({paths["stdlib"], paths["purelib"], paths["platlib"]}):
+        try:
+            seen.append((entry, Path(entry).stat().st_mtime_ns))
+        except OSError:
+            continue
+    return tuple(seen)
+
+
+@functools.cache
+def process_pycache() -> str:
+    """Return the bytecode prefix for this process's children, creating it on first use.
+
+    ``pycache/<cache tag>`` in patchlane's cache directory (``patchlane.infra.cache``), kept
+    between runs, so that a gate's first child does not compile pytest, its plugins and
+    Hypothesis again; when that cannot be made, a private ``mkdtemp`` directory removed
+    at exit. Either way, the mirrors of the temporary trees this process's children
+    blocked (``import_tree_from_source``) are removed at exit. Raises ``OSError`` only when
+    no temporary directory can be made either.
+    """
+    from patchlane.infra.cache import default_cache
+
+    try:
+        path = default_cache() / "pycache" / sys.implementation.cache_tag
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise PermissionError(f"{path}: not writable")
+    except OSError:
+        made = tempfile.mkdtemp(prefix="patchlane-pycache-")
+        atexit.register(shutil.rmtree, made, ignore_errors=True)
+        return made
+    temp_trees = Path(path, *Path(tempfile.gettempdir()).resolve().parts[1:])
+    atexit.register(shutil.rmtree, temp_trees, ignore_errors=True)
+    return os.fspath(path)

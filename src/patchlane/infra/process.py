@@ -1,0 +1,486 @@
+"""Start one child, feed it its job, watch it against a wall clock, and kill its group.
+
+The child runs in its own session (so its process group id is its pid), with stdin a pipe
+(the job), stdout and stderr captured but only their last 64 KiB kept (never parsed), and
+one extra pipe for results. When the child exits, or the clock runs out, the whole process
+group is sent SIGKILL, which also ends any grandchild still in it; the exit is detected
+without reaping (``waitid(WNOWAIT)``), so the group id cannot have been reused by then.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import patchlane
+from patchlane.infra import children, sandbox
+from patchlane.infra.bytecode import prepare_prefix, process_pycache
+from patchlane.infra.sandbox import Confinement, Isolation
+
+CHILD_MODULE = "patchlane.lanes.property.child"
+# -s: no user site-packages; -P: nothing (not even the cwd) prepended to sys.path;
+# -X utf8: one text encoding whatever the locale. Not -I: it would also ignore
+# PYTHONHASHSEED. No -B: bytecode goes to the environment's PYTHONPYCACHEPREFIX
+# (``patchlane.infra.bytecode.process_pycache``), never into the tree, and only for the installed
+# modules the child imports before the tree is on ``sys.path``.
+PYTHON_ARGV = (sys.executable, "-s", "-P", "-X", "utf8")
+CHILD_ARGV = (*PYTHON_ARGV, "-m", CHILD_MODULE)
+TAIL_BYTES = 64 * 1024
+RESULT_LIMIT = 8 * 1024 * 1024
+# After the child is gone, how long its pipes may stay open (a grandchild outside the
+# group, which SIGKILL to the group could not reach).
+DRAIN_S = 2.0
+# A record with this key asks the parent a question mid-run (``run_child``'s ``answer``).
+ASK = "ask"
+# Given every record so far (the question last), return the answer's bytes.
+Answer = Callable[[Sequence[dict[str, Any]]], bytes]
+# Given the records that arrived since its last call (often none), on every turn of the
+# watch loop: what a caller shows while the child runs (``run_child``'s ``listen``).
+Listen = Callable[[Sequence[dict[str, Any]]], None]
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """What one child did: its records (token checked, in order), protocol problems, and
+    the process facts. ``returncode`` is negative for a signal; ``timed_out`` when the
+    wall clock ran out and the group was killed."""
+
+    records: tuple[dict[str, Any], ...]
+    done_count: int | None
+    problems: tuple[str, ...]
+    returncode: int
+    timed_out: bool
+    seconds: float
+    stdout_tail: bytes
+    stderr_tail: bytes
+
+
+def minimal_env(home: Path) -> dict[str, str]:
+    """Return the child's whole environment: nothing of the caller's (no ``CI``, no
+    ``HYPOTHESIS_*``, no ``PYTHONPATH`` unless patchlane itself needs one), a fixed
+    ``PYTHONHASHSEED``, an empty home directory and the process's bytecode prefix
+    (``patchlane.infra.bytecode.process_pycache``). Raises ``OSError`` when the prefix cannot be
+    made."""
+    env = {
+        "PATH": os.defpath,
+        "PYTHONHASHSEED": "0",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HOME": os.fspath(home),
+        "TMPDIR": os.fspath(home),
+        "PYTHONPYCACHEPREFIX": process_pycache(),
+    }
+    extra = _patchlane_path()
+    if extra is not None:
+        env["PYTHONPATH"] = extra
+    return env
+
+
+@functools.cache
+def _patchlane_path() -> str | None:
+    """Return the directory to put on the child's ``PYTHONPATH`` so that it imports this
+    very patchlane, or ``None`` when the interpreter finds it without help (installed).
+
+    Probed once per process: a child started like the real ones prints where its
+    ``patchlane`` comes from.
+    """
+    ours = os.path.realpath(patchlane.__file__)
+    env = {"PATH": os.defpath, "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+    probe = "import patchlane, sys; sys.stdout.write(patchlane.__file__)"
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-s", "-P", "-B", "-c", probe],
+            env=env,
+            capture_output=True,
+            timeout=30,
+            check=False,
+            cwd="/",
+        )
+        theirs = os.path.realpath(proc.stdout.decode("utf-8", "replace"))
+    except (OSError, subprocess.TimeoutExpired):
+        theirs = ""
+    if theirs == ours:
+        return None
+    return os.fspath(Path(ours).parent.parent)
+
+
+def run_child(
+    argv: Sequence[str],
+    job: dict[str, Any],
+    *,
+    token: str,
+    timeout_s: float,
+    cwd: Path,
+    env: dict[str, str],
+    confinement: Confinement | None,
+    isolation: Isolation | None = None,
+    result_limit: int = RESULT_LIMIT,
+    answer: Answer | None = None,
+    stop: threading.Event | None = None,
+    listen: Listen | None = None,
+) -> ChildRun:
+    """Run ``argv`` with ``job`` (plus ``result_fd`` and ``token``) as JSON on stdin.
+
+    With ``confinement`` (every child that runs the patch's code), the child starts in
+    ``isolation`` (default: this machine's, ``patchlane.infra.sandbox.isolation``) with what the
+    confinement allows, from ``cwd``, with ``env`` less its credentials and the scratch
+    directory as its home; ``None`` only for children that run patchlane's own code.
+
+    ``result_limit`` bounds the bytes the result channel may carry (past it the child is
+    killed and the run has a problem). With ``answer``, the job also names ``answer_fd``:
+    the first record carrying ``ASK`` is answered once, with what ``answer`` returns for the
+    records so far, written to that descriptor and closed (the child reads it to its end);
+    the child's clock keeps running meanwhile. With ``listen``, the records are also handed
+    to it as they arrive, and it is called on every turn of the watch loop (for progress:
+    what it does changes nothing of the run). Returns the ``ChildRun``. Never raises for
+    anything the child does; raises ``OSError`` only when the process cannot be started at
+    all, and what ``answer`` raises (the child's group killed first). Once ``stop`` is set
+    the child's group is killed as at its deadline (``timed_out``): no longer wanted.
+    """
+    read_fd, write_fd = os.pipe()
+    ask_read, ask_write = os.pipe() if answer is not None else (-1, -1)
+    extra = {"answer_fd": ask_read} if answer is not None else {}
+    payload = json.dumps({**job, **extra, "result_fd": write_fd, "token": token}).encode("utf-8")
+    argv, env, wrapped = _confined(argv, env, cwd, confinement, isolation)
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(write_fd,) if answer is None else (write_fd, ask_read),
+            start_new_session=True,
+            env=env,
+            cwd=cwd,
+        )
+    except BaseException:
+        os.close(read_fd)
+        if answer is not None:
+            os.close(ask_write)
+        raise
+    finally:
+        os.close(write_fd)
+        if answer is not None:
+            os.close(ask_read)
+    question = None if answer is None else _Question(token, answer, ask_write)
+    watch = _Watch(proc, read_fd, start + timeout_s, result_limit, question, stop)
+    watch.listener = None if listen is None else _Listener(token, listen)
+    try:
+        watch.feed(payload)
+        watch.loop()
+    finally:
+        watch.close()
+    records, done, problems = parse_results(bytes(watch.results), token)
+    if watch.overflow:
+        problems.insert(0, f"more than {result_limit} bytes on the result channel")
+    return ChildRun(
+        records=tuple(records),
+        done_count=done,
+        problems=tuple(problems),
+        returncode=_returncode(proc.returncode, wrapped),
+        timed_out=watch.timed_out,
+        seconds=time.monotonic() - start,
+        stdout_tail=bytes(watch.tails[0]),
+        stderr_tail=bytes(watch.tails[1]),
+    )
+
+
+def _confined(
+    argv: Sequence[str],
+    env: dict[str, str],
+    cwd: Path,
+    confinement: Confinement | None,
+    isolation: Isolation | None,
+) -> tuple[Sequence[str], dict[str, str], bool]:
+    """``argv`` and ``env`` as the confined child gets them, and whether bwrap wraps it."""
+    if confinement is None:
+        return argv, env, False
+    layers = isolation if isolation is not None else sandbox.isolation()
+    env = sandbox.confined_env(env, confinement.scratch)
+    # The child's own import path is part of its environment: shown, read-only.
+    paths = [Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    confinement = dataclasses.replace(
+        confinement, readable=(*confinement.readable, *(p for p in paths if p.is_dir()))
+    )
+    if layers.sandboxed:
+        prepare_prefix(env.get("PYTHONPYCACHEPREFIX"), confinement, cwd)
+    return layers.command(argv, confinement, cwd), env, layers.sandboxed
+
+
+def _returncode(code: int | None, wrapped: bool) -> int:
+    """The child's exit status, negative for a signal. bwrap reports a child killed by
+    signal N as 128 + N, as a shell does; a child that exits with such a code itself is
+    then told apart from one that was killed only in the wording (both fail)."""
+    if code is None:
+        return -signal.SIGKILL
+    if wrapped and 128 < code < 128 + signal.NSIG:
+        return -(code - 128)
+    return code
+
+
+class _Watch:
+    """The select loop over one child's three output pipes, with its deadline."""
+
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        read_fd: int,
+        deadline: float,
+        limit: int,
+        question: _Question | None = None,
+        stop: threading.Event | None = None,
+    ) -> None:
+        self.proc = proc
+        self.stop = stop
+        self.question = question
+        self.listener: _Listener | None = None
+        self.deadline = deadline
+        self.limit = limit
+        self.results = bytearray()
+        self.tails = (bytearray(), bytearray())
+        self.timed_out = False
+        self.overflow = False
+        self.selector = selectors.DefaultSelector()
+        assert proc.stdout is not None and proc.stderr is not None  # noqa: S101 - PIPEs
+        self.fds: dict[int, int] = {read_fd: -1}  # fd -> tail index (-1: results)
+        self.fds[proc.stdout.fileno()] = 0
+        self.fds[proc.stderr.fileno()] = 1
+        self._own = [read_fd]
+        for fd in self.fds:
+            os.set_blocking(fd, False)
+            self.selector.register(fd, selectors.EVENT_READ)
+
+    def feed(self, payload: bytes) -> None:
+        """Write the job and close stdin. The child reads it whole before anything else,
+        and a child that dies first is the loop's to report (a broken pipe is no error)."""
+        stdin = self.proc.stdin
+        if stdin is None:  # pragma: no cover - stdin is a PIPE
+            return
+        with contextlib.suppress(BrokenPipeError, OSError):
+            stdin.write(payload)
+        with contextlib.suppress(BrokenPipeError, OSError):
+            stdin.close()
+
+    def loop(self) -> None:
+        """Read until the child has exited (then kill its group and drain) or the
+        deadline passes (then kill its group, reap it and drain). Raises
+        ``KeyboardInterrupt`` when the command is being interrupted (``children``)."""
+        children.started(self.proc.pid)  # Ctrl-C kills its group (patchlane.infra.children)
+        while True:
+            if self._exited():
+                self._kill_group()
+                self.proc.wait()
+                self._drain(time.monotonic() + DRAIN_S)
+                return
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0 or (self.stop is not None and self.stop.is_set()):
+                self.timed_out = True
+                self._kill_group()
+                self.proc.wait()
+                self._drain(time.monotonic() + DRAIN_S)
+                return
+            self._read_ready(min(remaining, 0.05 if not self.fds else 0.25))
+            if self.listener is not None:
+                self.listener.look(self.results)
+
+    def _exited(self) -> bool:
+        # WNOWAIT: see that it exited without reaping it, so that its pid (and group id)
+        # stays ours until the group has been killed.
+        try:
+            info = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return True
+        return info is not None
+
+    def _kill_group(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def _read_ready(self, timeout: float) -> None:
+        if not self.fds:
+            time.sleep(timeout)
+            return
+        for key, _ in self.selector.select(timeout):
+            self._read(int(key.fd))
+
+    def _read(self, fd: int) -> None:
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.selector.unregister(fd)
+            del self.fds[fd]
+            return
+        index = self.fds[fd]
+        if index < 0:
+            if len(self.results) + len(data) > self.limit:
+                self.overflow = True
+                self._kill_group()
+            else:
+                self.results += data
+                if self.question is not None:
+                    self.question.look(self.results)
+            return
+        tail = self.tails[index]
+        tail += data
+        if len(tail) > TAIL_BYTES:
+            del tail[:-TAIL_BYTES]
+
+    def _drain(self, until: float) -> None:
+        while self.fds and time.monotonic() < until:
+            self._read_ready(min(0.1, max(0.0, until - time.monotonic())))
+
+    def close(self) -> None:
+        """Stop watching; close our end of the result pipe and the child's pipes."""
+        children.ended(self.proc.pid)
+        if self.proc.returncode is None:
+            self._kill_group()
+            self.proc.wait()
+        self.selector.close()
+        for fd in self._own:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+        if self.question is not None:
+            self.question.close()
+
+
+class _Listener:
+    """Hands the records that arrived to ``run_child``'s ``listen``, on every turn."""
+
+    def __init__(self, token: str, listen: Listen) -> None:
+        self.token = token
+        self.listen = listen
+        self.seen = 0  # bytes of the channel already split into records
+
+    def look(self, results: bytearray) -> None:
+        """Hand on the complete lines that arrived since the last look (maybe none)."""
+        end = results.rfind(b"\n", self.seen)
+        records: list[dict[str, Any]] = []
+        if end >= self.seen:
+            records, _, _ = parse_results(bytes(results[self.seen : end + 1]), self.token)
+            self.seen = end + 1
+        self.listen(records)
+
+
+class _Question:
+    """Watches the result channel for the child's one question and answers it.
+
+    The answer is written from a thread: a child that asks and then never reads (the
+    patch's code runs in it) must not stop the watch, whose clock kills it in the end; the
+    write then fails and the thread ends.
+    """
+
+    def __init__(self, token: str, answer: Answer, fd: int) -> None:
+        self.token = token
+        self.answer = answer
+        self.fd: int | None = fd
+        self.seen = 0  # bytes of the channel already split into records
+        self.records: list[dict[str, Any]] = []
+
+    def look(self, results: bytearray) -> None:
+        """Take the complete lines that arrived; answer at the first question."""
+        if self.fd is None:
+            return
+        end = results.rfind(b"\n")
+        if end < self.seen:
+            return
+        chunk = bytes(results[self.seen : end + 1])
+        self.seen = end + 1
+        records, _, _ = parse_results(chunk, self.token)
+        for record in records:
+            self.records.append(record)
+            if ASK in record:
+                fd, self.fd = self.fd, None
+                try:
+                    data = self.answer(self.records)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                threading.Thread(target=_write_and_close, args=(fd, data), daemon=True).start()
+                return
+
+    def close(self) -> None:
+        """Close the answer's descriptor if no question came."""
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
+
+
+def _write_and_close(fd: int, data: bytes) -> None:
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError:
+        pass  # the child is gone, or closed its end: the watch reports what it did
+    finally:
+        os.close(fd)
+
+
+def parse_results(data: bytes, token: str) -> tuple[list[dict[str, Any]], int | None, list[str]]:
+    """Split the result channel into records.
+
+    Returns ``(records, done_count, problems)``: the JSON objects carrying ``token`` (the
+    token removed), in order and before ``done``; the ``count`` of the ``done`` line (or
+    ``None``); and what was wrong with the channel (a line that is not a JSON object, a
+    wrong or missing token, anything after ``done``, an unterminated last line). Problems
+    never quote the child's bytes.
+    """
+    from patchlane.inputs.jsonio import loads_strict
+
+    records: list[dict[str, Any]] = []
+    problems: list[str] = []
+    done: int | None = None
+    lines = data.split(b"\n")
+    if lines[-1]:
+        problems.append("an unterminated line at the end of the result channel")
+    for number, raw in enumerate(lines[:-1], start=1):
+        try:
+            value = loads_strict(raw.decode("utf-8"))
+        except (ValueError, RecursionError, UnicodeDecodeError):
+            problems.append(f"result line {number} is not JSON")
+            continue
+        if not isinstance(value, dict) or value.get("token") != token:
+            problems.append(f"result line {number} does not carry the job's token")
+            continue
+        value.pop("token")
+        if done is not None:
+            problems.append(f"result line {number} comes after 'done'")
+        elif value.get("done") is True:
+            count = value.get("count")
+            if (
+                isinstance(count, bool)
+                or not isinstance(count, int)
+                or set(value)
+                != {
+                    "done",
+                    "count",
+                }
+            ):
+                problems.append(f"result line {number}: a malformed 'done' line")
+            else:
+                done = count
+        else:
+            records.append(value)
+    return records, done, problems

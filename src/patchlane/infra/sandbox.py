@@ -1,0 +1,340 @@
+"""The kernel sandbox every child that runs the patch's code starts in (docs/architecture.md §2).
+
+The patch's code runs in patchlane's children: the property children, collection, the replay
+run, the checks at the base, map recording and a map's build command. With the user's own
+rights it could write where later gates read (a cached map, the bytecode prefix, another
+child's tree), reach the network, or read the user's credentials. So each such child starts
+under bubblewrap (``bwrap``), the same user-namespace mechanism the Linux sandboxes of coding
+agents use:
+
+- the whole file system read-only (``--ro-bind / /``): the interpreter, its environment and
+  the user's repository can be read, never written;
+- the user's home, patchlane's cache directory and the cache key's directory replaced by
+  empty read-only directories, with only what the child needs bound back read-only (the interpreter
+  and the ``sys.path`` entries of this process that live there, the bytecode prefix, the
+  repository);
+- writable: the child's scratch directory (its ``HOME`` and ``TMPDIR``) and, for a test run,
+  its own throwaway copy of the tree it tests; nothing written there survives the child;
+- its own pid, ipc, uts and network namespaces (no network but a loopback), a fresh ``/dev``
+  and ``/proc``, every capability dropped, killed with its parent.
+
+Where ``bwrap`` cannot run (not installed; user namespaces refused, as on Ubuntu 24.04's
+AppArmor default: ``sysctl kernel.apparmor_restrict_unprivileged_userns=0``), children fall
+back to the layers patchlane had before: a network namespace from ``unshare`` where one can
+be made, and the in-child audit hooks. ``Isolation.kind`` says which ran, and it is written in
+the property report, the receipt, ``verdict.json`` and the note; a map with ``isolation:
+required`` turns a gate without the sandbox into ``undecided``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BWRAP = "bwrap"
+FALLBACK_NETNS = "netns"
+FALLBACK_NONE = "none"
+KINDS = (BWRAP, FALLBACK_NETNS, FALLBACK_NONE)
+# Which ``bwrap`` to use: a path, or ``none`` to run without it (the fallback, for a machine
+# that has it but where the user wants the old layers, and for the fallback's own tests).
+BWRAP_ENV = "PATCHLANE_BWRAP"
+# Names of variables a child never inherits: credentials have no business in a test run
+# whose code is the patch's. A pattern list can only *remove* variables, so a spelling it
+# misses leaves the child no worse off than the user's own shell, and the sandbox has no
+# network to send one anywhere.
+_CREDENTIAL = re.compile(
+    r"TOKEN|SECRET|PASSW|CREDENTIAL|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|OAUTH|COOKIE"
+    r"|(^|_)AUTH($|_)",
+    re.IGNORECASE,
+)
+_CREDENTIAL_NAMES = frozenset({"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS"})
+_CREDENTIAL_PREFIXES = ("AWS_", "AZURE_", "GOOGLE_", "GCP_", "ACTIONS_", "PATCHLANE_SIGNING")
+
+
+# The repositories this process works on (``show``): read-only in every sandbox, also where
+# they lie in the user's home (a head checkout's objects, an editable install's paths).
+_REPOSITORIES: set[Path] = set()
+# Secret files this process holds (``hide_file``: a signing key), and the system's own,
+# each replaced by an empty file in every sandbox: what a test can read, it can leak
+# through its node ids into a receipt.
+_SECRET_FILES: set[Path] = set()
+_SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh")
+# Shared places a child must not reach: other processes' temporary files and the sockets of
+# the machine's services (a unix socket is a file: a network namespace does not stop it).
+# ``/dev/shm`` is the fresh ``/dev``'s own.
+_SHARED_PLACES = ("/tmp", "/var/tmp", "/run", "/var/run")  # noqa: S108
+_WRITABLE_TEMP = ("/tmp", "/var/tmp")  # noqa: S108 - private tmpfs mounts, never the host's
+
+
+def hide_file(path: Path) -> None:
+    """Hide the secret file ``path`` (its contents) from every sandboxed child this process
+    starts from now on."""
+    _SECRET_FILES.add(_real(path))
+
+
+def show(repo: Path) -> None:
+    """Make the repository ``repo`` visible, read-only, to every sandboxed child this
+    process starts from now on (the command line calls it once it knows the repository)."""
+    _REPOSITORIES.add(_real(repo))
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What one child may write: its ``scratch`` directory (also its ``HOME`` and
+    ``TMPDIR``) and ``writable`` (a test run's own tree). ``readable`` names extra places to
+    show read-only where the sandbox would otherwise hide them (the repository, when it
+    lies in the user's home)."""
+
+    scratch: Path
+    writable: tuple[Path, ...] = ()
+    readable: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """The isolation children get on this machine, probed once per process.
+
+    ``kind`` is ``bwrap`` (the kernel sandbox), ``netns`` (a network namespace only) or
+    ``none`` (the in-child guards alone); ``why`` says why ``bwrap`` did not run (empty when
+    it did)."""
+
+    kind: str
+    why: str
+    bwrap: str | None = None
+    netns_prefix: tuple[str, ...] = ()
+    hidden: tuple[Path, ...] = field(default=(), compare=False)
+    shown: tuple[Path, ...] = field(default=(), compare=False)
+    secrets: tuple[Path, ...] = field(default=(), compare=False)
+
+    @property
+    def sandboxed(self) -> bool:
+        """Whether children run in the kernel sandbox."""
+        return self.kind == BWRAP
+
+    def describe(self) -> str:
+        """One line for the note and the terminal."""
+        if self.sandboxed:
+            return "bwrap (read-only system, own scratch, no network, no home or cache)"
+        layer = "a network namespace and " if self.kind == FALLBACK_NETNS else ""
+        return f"no kernel sandbox ({self.why}): {layer}the in-child guards only"
+
+    def command(self, argv: Sequence[str], confinement: Confinement, cwd: Path) -> list[str]:
+        """Return ``argv`` wrapped so that it runs confined, from ``cwd``."""
+        if self.bwrap is None:
+            return [*self.netns_prefix, *argv]
+        return [self.bwrap, *bwrap_args(self, confinement, cwd), "--", *argv]
+
+
+def network_layers(isolation: Isolation) -> str:
+    """The property report's name for the layers its children had (``bwrap+audit``,
+    ``netns+audit`` or ``audit``: the in-child audit hooks always run)."""
+    return {BWRAP: "bwrap+audit", FALLBACK_NETNS: "netns+audit"}.get(isolation.kind, "audit")
+
+
+def bwrap_args(isolation: Isolation, confinement: Confinement, cwd: Path) -> list[str]:
+    """Return bubblewrap's options for one child (see the module docstring).
+
+    Mounts are made in order: the read-only root, then empty directories over the hidden
+    places, then what is shown again read-only, then the writable places; bwrap makes each
+    mount point it needs, so a place below a hidden one is reached again.
+    """
+    args = [
+        "--die-with-parent",
+        "--unshare-all",
+        "--cap-drop", "ALL",
+        "--ro-bind", "/", "/",
+        "--dev", "/dev",
+        "--proc", "/proc",
+    ]  # fmt: skip
+    writable = [_real(p) for p in (confinement.scratch, *confinement.writable)]
+    hidden = [h for h in isolation.hidden if not any(_below(h, w) for w in writable)]
+    for place in sorted(set(hidden), key=_depth):
+        args += ["--tmpfs", os.fspath(place)]
+
+    shown = {_real(p) for p in (*isolation.shown, *_REPOSITORIES, *confinement.readable)}
+    for place in sorted(shown, key=_depth):
+        if any(_below(place, h) and place != h for h in hidden) and place.exists():
+            args += ["--ro-bind", os.fspath(place), os.fspath(place)]
+    for place in sorted(set(writable), key=_depth):
+        args += ["--bind", os.fspath(place), os.fspath(place)]
+    # After every bind that could show them again: a secret file reads as empty.
+    for secret in sorted(_SECRET_FILES | set(isolation.secrets)):
+        if secret.is_file():
+            args += ["--ro-bind", "/dev/null", os.fspath(secret)]
+    # Last, once every mount point below them exists: a write into a hidden place fails
+    # instead of landing in a throwaway directory, so the attempt shows. ``/tmp`` and
+    # ``/var/tmp`` stay writable, each an empty tmpfs of this child's own: code that keeps
+    # a cache there behaves as it does on the host, where the full suite runs.
+    temporary = {_real(Path(p)) for p in _WRITABLE_TEMP if Path(p).is_dir()}
+    for place in sorted(set(hidden) - temporary, key=_depth):
+        args += ["--remount-ro", os.fspath(place)]
+    args += ["--chdir", os.fspath(_real(cwd))]
+    return args
+
+
+def confined_env(env: Mapping[str, str], scratch: Path) -> dict[str, str]:
+    """Return ``env`` for a confined child: no credentials (see ``_CREDENTIAL``), and its
+    scratch directory as ``HOME`` and ``TMPDIR``."""
+    kept = {k: v for k, v in env.items() if not is_credential(k)}
+    kept["HOME"] = os.fspath(scratch)
+    kept["TMPDIR"] = os.fspath(scratch)
+    return kept
+
+
+def is_credential(name: str) -> bool:
+    """Whether the variable ``name`` looks like it carries a credential."""
+    upper = name.upper()
+    return (
+        upper in _CREDENTIAL_NAMES
+        or upper.startswith(_CREDENTIAL_PREFIXES)
+        or _CREDENTIAL.search(upper) is not None
+    )
+
+
+@functools.cache
+def isolation() -> Isolation:
+    """Return the isolation children get here, probed once per process: ``bwrap`` when a
+    real sandboxed child starts, else a network namespace from ``unshare``, else none."""
+    hidden, shown, secrets = _hidden_and_shown()
+    wanted = os.environ.get(BWRAP_ENV, "")
+    if wanted.lower() == "none":
+        why = f"{BWRAP_ENV}=none"
+    else:
+        found = wanted or shutil.which(BWRAP) or shutil.which(BWRAP, path=os.defpath)
+        if found is None:
+            why = "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+        else:
+            probe = Isolation(BWRAP, "", found, (), hidden, shown, secrets)
+            why = _probe(probe)
+            if not why:
+                return probe
+    prefix = _netns_prefix()
+    kind = FALLBACK_NETNS if prefix else FALLBACK_NONE
+    return Isolation(kind, why, None, prefix, hidden, shown, secrets)
+
+
+def _probe(candidate: Isolation) -> str:
+    """Start one confined interpreter; return why it failed, or ``""``."""
+    scratch = Path(os.environ.get("TMPDIR") or "/tmp")  # noqa: S108 - only read here
+    argv = candidate.command([sys.executable, "-S", "-c", "pass"], Confinement(scratch), Path("/"))
+    try:
+        proc = subprocess.run(
+            argv, env={"PATH": os.defpath, "LC_ALL": "C.UTF-8"}, capture_output=True,
+            timeout=30, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"bwrap could not start: {e}"
+    if proc.returncode == 0:
+        return ""
+    said = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    last = said[-1] if said else f"exit {proc.returncode}"
+    hint = (
+        "; user namespaces are refused (Ubuntu 24.04: sysctl "
+        "kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile for bwrap)"
+        if "namespace" in last.lower() or "permission" in last.lower()
+        else ""
+    )
+    return f"bwrap failed: {last[:200]}{hint}"
+
+
+def _netns_prefix() -> tuple[str, ...]:
+    """``unshare --net`` as root, else ``unshare -rn`` in a user namespace, when one can
+    really be created; else ``()``."""
+    unshare = shutil.which("unshare") or shutil.which("unshare", path=os.defpath)
+    candidates: list[tuple[str, ...]] = []
+    if unshare is not None:
+        if os.geteuid() == 0:
+            candidates.append((unshare, "--net", "--"))
+        candidates.append((unshare, "-rn", "--"))
+    for prefix in candidates:
+        try:
+            proc = subprocess.run(
+                [*prefix, sys.executable, "-S", "-c", "pass"],
+                env={"PATH": os.defpath, "LC_ALL": "C.UTF-8"},
+                capture_output=True,
+                timeout=30,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if proc.returncode == 0:
+            return prefix
+    return ()
+
+
+def _hidden_and_shown() -> tuple[tuple[Path, ...], tuple[Path, ...], tuple[Path, ...]]:
+    """The places a sandboxed child must not see (the user's home, patchlane's cache and
+    key directories, the shared temporary and run-time directories), those it needs from
+    inside them (the interpreter, this process's ``sys.path``, the bytecode prefix), and
+    the secret files to empty (a signing key named by the environment, the system's
+    password and host-key files), all resolved."""
+    import tempfile
+
+    from patchlane.infra.cache import default_cache
+    from patchlane.infra.cachekey import key_dir
+
+    places = [Path.home(), default_cache(), key_dir(), Path(tempfile.gettempdir())]
+    places += [Path(p) for p in _SHARED_PLACES if not Path(p).is_symlink()]
+    hidden = {_real(p) for p in places if p.is_dir() and _real(p) != Path("/")}
+    shown = {_real(Path(p)) for p in _interpreter_places()}
+    path_dirs = [Path(p) for p in sys.path if p and Path(p).is_dir()]
+    shown |= {_real(p) for p in path_dirs}
+    shown |= _linked_entries(path_dirs)
+    named = [os.environ[k] for k in ("PATCHLANE_SIGNING_KEY",) if os.environ.get(k)]
+    secrets: set[Path] = set()
+    for entry in (*_SYSTEM_SECRETS, *named):
+        path = Path(entry)
+        found = sorted(path.glob("ssh_host_*key")) if path.is_dir() else [path]
+        secrets |= {_real(p) for p in found}
+    return (
+        tuple(sorted(hidden, key=_depth)),
+        tuple(sorted(p for p in shown if p != Path("/"))),
+        tuple(sorted(secrets)),
+    )
+
+
+def _linked_entries(directories: Iterable[Path]) -> set[Path]:
+    """The resolved targets of the symbolic links directly inside ``directories`` (a
+    site-packages whose packages are links into another environment, as some installers
+    and tools build): a child that sees the directory but not what its links point to
+    cannot import them."""
+    found: set[Path] = set()
+    for directory in directories:
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_symlink() and os.path.exists(entry.path):  # noqa: PTH110 - a str
+                found.add(_real(Path(entry.path)))
+    return found
+
+
+def _interpreter_places() -> Iterable[str]:
+    yield sys.prefix
+    yield sys.base_prefix
+    yield sys.exec_prefix
+    yield os.fspath(Path(sys.executable).resolve().parent)
+    yield os.fspath(Path(sys.executable).parent)
+    from patchlane.infra.bytecode import process_pycache
+
+    yield process_pycache()
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _below(path: Path, top: Path) -> bool:
+    return path == top or top in path.parents
+
+
+def _depth(path: Path) -> tuple[int, str]:
+    return len(path.parts), os.fspath(path)
