@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from patchlane.gate.steps import Steps
+from patchlane.infra.steps import Steps
 from patchlane.infra.ui import Output
 from tests.gitrepo import GitRepo, run_patchlane, stderr_lines
 

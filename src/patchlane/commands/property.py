@@ -78,7 +78,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     when no seed is given on the command line or in the map.
     """
     from patchlane.errors import MapError, UsageError
-    from patchlane.gate.steps import Steps
+    from patchlane.infra.steps import Steps
     from patchlane.lanes.property.runner import run_property_lane
 
     repo = ctx.repo()

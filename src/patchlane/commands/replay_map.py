@@ -28,10 +28,10 @@ def main_map(args: argparse.Namespace, ctx: Context) -> int:
     """
     from patchlane.commands.options import base_ref
     from patchlane.formats.depmap import Binding
-    from patchlane.gate.steps import Steps
     from patchlane.infra import git
     from patchlane.infra.cache import default_cache
     from patchlane.infra.cachekey import load_or_create_key
+    from patchlane.infra.steps import Steps
     from patchlane.inputs.jsonio import dumps_report
     from patchlane.lanes.replay import maprecord
     from patchlane.project.classify import load_map_at

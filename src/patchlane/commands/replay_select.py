@@ -46,7 +46,7 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
     """
     from patchlane.commands.options import DEP_MAP_ENV, base_ref, dep_map_timeout
     from patchlane.formats.property_report import PropertyReport
-    from patchlane.gate.steps import Steps
+    from patchlane.infra.steps import Steps
     from patchlane.inputs.jsonio import atomic_write_bytes, dumps_report
     from patchlane.lanes.freeze.failure_log import read_failure_log
     from patchlane.lanes.replay.maprecord import obtain
@@ -113,7 +113,7 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
 
 def _warn_about(selection: Selection, cls: Classification) -> None:
     """Warn on stderr about private files, an empty slice and code no test reaches."""
-    from patchlane.gate.replay_stage import unreached_code
+    from patchlane.lanes.replay.lane import unreached_code
 
     for path, why in selection.private:
         _warn(f"private: {show(path)}: {why}")

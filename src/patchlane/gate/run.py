@@ -2,7 +2,7 @@
 
 Every lane is evaluated on the head commit's bytes (read from git), not on whatever the
 work tree holds, because the verdict, the receipt and the review note all name that commit.
-Replay (``replay_stage``) runs only when every local lane is green, and what comes back
+Replay (``lanes.replay.lane``) runs only when every local lane is green, and what comes back
 is verified before it is believed.
 """
 
@@ -21,13 +21,13 @@ from patchlane.formats.fixture_report import FixtureReport
 from patchlane.formats.freeze_report import FreezeReport
 from patchlane.formats.property_report import PropertyReport
 from patchlane.formats.status import Status
-from patchlane.gate.replay_stage import ReplayOptions, obtain_map, replay
 from patchlane.gate.reports import FILE_NAMES, LaneReports
 from patchlane.gate.review import build_note
-from patchlane.gate.steps import CACHED_RUNS, Steps
 from patchlane.gate.verdict import IsolationFacts, Verdict, decide
+from patchlane.infra.steps import CACHED_RUNS, Steps
 from patchlane.infra.ui import Output
 from patchlane.inputs.jsonio import atomic_write_text, write_json
+from patchlane.lanes.replay.lane import ReplayOptions, obtain_map, replay
 from patchlane.lanes.replay.maprecord import RECORD_TIMEOUT_S
 from patchlane.project.classify import Classification, classify
 from patchlane.project.config import DEFAULT_CASES, ReviewMap

@@ -1,1 +1,13 @@
-"""The replay lane: a bounded, hashed slice and a receipt that cannot be faked."""
+"""The replay lane: a bounded, hashed slice and a receipt that cannot be faked.
+
+- ``lane``: the lane (``replay``, ``obtain_map``, ``ReplayOptions``): what the gate calls;
+- ``select`` (with ``mapselect``, ``sharedstate``, ``inert``, ``secrets``, ``canary``): the
+  slice, from the base's dependency map and the project's static rules;
+- ``maprecord``: recording the base's map and finding it in the cache;
+- ``collect``, ``chosen``, ``split``, ``run`` and the child modules ``collect_child``,
+  ``run_child``, ``tripwire``, ``channel``: collecting and running tests in children;
+- ``basecheck``: what fails at the base too; ``compiled``: compiled code and its build;
+- ``signing``, ``verify``, ``merge``: receipts signed, verified and merged from shards.
+
+Its report is ``formats.replay_report``; its slice, receipt and map are ``formats``' too.
+"""

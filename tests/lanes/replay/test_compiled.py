@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from patchlane.gate.compiled import COMPILED_SOURCE, compiled_events, wrote_events
+from patchlane.lanes.replay.compiled import COMPILED_SOURCE, compiled_events, wrote_events
 from patchlane.project.build import BuildResult
 from patchlane.project.classify import classify
 from tests.gitrepo import GitRepo

@@ -1,4 +1,4 @@
-"""The gate's replay stage: select the slice, get a receipt (here or from a command), verify it.
+"""The replay lane's decisions: select the slice, get a receipt (here or from a command), verify it.
 
 Replay runs only when every local lane is green. ``--replay none`` stops at ``undecided``;
 ``local`` runs the slice here, on the head commit materialised from git; any other value is a
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from patchlane.errors import UsageError
 from patchlane.formats.replay_report import SKIPPED, EditedTest, PrivateFile, ReplayReport
 from patchlane.formats.status import Status
-from patchlane.gate.steps import Steps
+from patchlane.infra.steps import Steps
 from patchlane.infra.ui import Output, one_line
 from patchlane.inputs.jsonio import atomic_write_bytes
 from patchlane.lanes.replay.maprecord import RECORD_TIMEOUT_S
@@ -138,14 +138,14 @@ def replay(
     steps: Steps | None = None,
 ) -> ReplayReport:
     """Return the replay lane's report (and write the slice and receipt files it used),
-    with the review events compiled code raises (``gate.compiled``).
+    with the review events compiled code raises (``lanes.replay.compiled``).
 
     Raises ``UsageError`` without a seed, ``CollectionError`` when pytest cannot collect the
     suite and the patch changes no harness file (this machine's fault, not the patch's),
     ``EnvironmentFault`` for a test file that cannot import a package at base and head
     alike, or for a map's build command that fails at both.
     """
-    from patchlane.gate.compiled import compiled_events, judge_build_failure
+    from patchlane.lanes.replay.compiled import compiled_events, judge_build_failure
     from patchlane.project.build import BuildFailed
 
     try:
@@ -668,7 +668,7 @@ def _test_changes(
 
 def _build(cls: Classification) -> Build | None:
     """The map's build command, which every materialised tree runs before its tests."""
-    from patchlane.gate.compiled import build_of
+    from patchlane.lanes.replay.compiled import build_of
 
     return build_of(cls)
 
@@ -786,7 +786,7 @@ def _local_receipt(
 def _with_build_events(report: ReplayReport, head_build: BuildResult | None) -> ReplayReport:
     """``report`` with the review event of a head build that wrote what the diff never
     showed (``compiled.wrote_events``), if it did."""
-    from patchlane.gate.compiled import wrote_events
+    from patchlane.lanes.replay.compiled import wrote_events
 
     wrote = wrote_events(head_build)
     return _with_events(report, *wrote) if wrote else report
@@ -796,7 +796,7 @@ def _build_head(cls: Classification, tree: Path, out: Output, clock: Steps) -> B
     """Run the map's build command in the materialised head ``tree`` before pytest
     collects (docs/architecture.md §2, "Compiled code"); return its result, ``None``
     without one. Raises ``BuildFailed`` when it fails."""
-    from patchlane.gate.compiled import build_of
+    from patchlane.lanes.replay.compiled import build_of
     from patchlane.project.build import built
 
     build = build_of(cls)

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from patchlane.gate.steps import Steps
+from patchlane.infra.steps import Steps
 from patchlane.infra.ui import Output
 
 
