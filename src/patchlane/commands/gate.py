@@ -146,9 +146,11 @@ def _lane_line(ctx: Context, report: LaneEvidence) -> str:
     """One lane's summary line. A replay that did not run (``--replay none``, a harness
     change pytest cannot collect) says so rather than showing its status, ``error``: no
     evidence, but nothing went wrong."""
+    from patchlane.formats.replay_report import ReplayOutcome
+
     reason = one_line(report.reason)
     not_run = "replay not run"
-    if getattr(report, "outcome", None) == "not_run" and reason.startswith(not_run):
+    if getattr(report, "outcome", None) == ReplayOutcome.NOT_RUN and reason.startswith(not_run):
         return f"{report.lane}: not run{reason[len(not_run) :]}"
     # paint after one_line: its escape codes are ours, not the repository's.
     return f"{report.lane}: {ctx.out.paint(report.status)} ({reason})"

@@ -172,6 +172,7 @@ def main_verify(args: argparse.Namespace, ctx: Context) -> int:
     ref, or a missing receipt file (nothing came back: that is the caller's to report).
     """
     from patchlane.formats import slicefile
+    from patchlane.formats.replay_report import ReplayOutcome
     from patchlane.infra import git
     from patchlane.lanes.replay import signing
     from patchlane.lanes.replay.verify import replay_report, verify_receipt
@@ -205,8 +206,9 @@ def main_verify(args: argparse.Namespace, ctx: Context) -> int:
     )
 
     def summary() -> None:
+        refused = verification.outcome == ReplayOutcome.REFUSED
         ctx.out.say(f"replay: {ctx.out.paint(report.status)}: {one_line(report.reason)}")
-        for reason in verification.reasons[1:] if verification.outcome == "refused" else ():
+        for reason in verification.reasons[1:] if refused else ():
             ctx.out.say(f"  also: {one_line(reason)}")
         ctx.out.say(f"receipt sha256: {verification.receipt_sha256}")
 
@@ -273,6 +275,7 @@ def main_merge(args: argparse.Namespace, ctx: Context) -> int:
 
 def dumps_refusal(refusals: tuple[str, ...]) -> str:
     """The ``--json`` output of a refused merge."""
+    from patchlane.formats.replay_report import ReplayOutcome
     from patchlane.inputs.jsonio import dumps_report
 
-    return dumps_report({"outcome": "refused", "refusals": list(refusals)})
+    return dumps_report({"outcome": ReplayOutcome.REFUSED, "refusals": list(refusals)})

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,33 @@ from patchlane.formats.status import Status
 from patchlane.inputs.fields import Document
 
 LANE = "replay"
-# The ``outcome`` of a replay the gate never started because an earlier lane is red: no
-# evidence (its status stays ``error``), and nothing a reject's summary needs to show.
-SKIPPED = "skipped"
+
+
+class ReplayOutcome(StrEnum):
+    """Which case a replay report is, beside its ``status`` (a member is its own JSON text).
+
+    ``pass`` and ``fail`` come from a verified receipt (``fail`` also when a failure at the
+    head passes at the base); every other outcome is no evidence (``error``): the receipt is
+    ``refused`` or holds ``no_evidence``, the replay was ``not_run``, the slice was
+    ``empty`` or needs a ``private`` file, the host was ``unreachable``, the head's build
+    failed (``build_failed``), every failure ``fails_at_base`` too, or the replay was
+    ``skipped`` because an earlier lane is red (nothing a reject's summary needs to show).
+    """
+
+    PASS = "pass"  # noqa: S105 - an outcome word, not a password
+    FAIL = "fail"
+    REFUSED = "refused"
+    NO_EVIDENCE = "no_evidence"
+    NOT_RUN = "not_run"
+    EMPTY = "empty"
+    PRIVATE = "private"
+    UNREACHABLE = "unreachable"
+    BUILD_FAILED = "build_failed"
+    FAILS_AT_BASE = "fails_at_base"
+    SKIPPED = "skipped"
+
+
+SKIPPED = ReplayOutcome.SKIPPED
 _SHA256 = re.compile(r"[0-9a-fA-F]{64}\Z")
 
 
@@ -61,7 +86,7 @@ class ReplayReport:
 
     status: Status
     reason: str
-    outcome: str | None = None
+    outcome: ReplayOutcome | None = None
     slice_sha256: str | None = None
     receipt_sha256: str | None = None
     seed: int | None = None
@@ -202,7 +227,7 @@ def _parse(doc: Document, value: object) -> ReplayReport:
     return ReplayReport(
         status=status,
         reason=reason,
-        outcome=top.string("outcome", default=None),
+        outcome=_outcome(top.choice("outcome", tuple(ReplayOutcome), default=None)),
         slice_sha256=top.string("slice_sha256", default=None),
         receipt_sha256=digest,
         seed=top.integer("seed", default=None),
@@ -239,3 +264,7 @@ def _parse(doc: Document, value: object) -> ReplayReport:
         review_events=events,
         unreached=top.text_list("unreached", item=None, default=None),
     )
+
+
+def _outcome(text: str | None) -> ReplayOutcome | None:
+    return None if text is None else ReplayOutcome(text)

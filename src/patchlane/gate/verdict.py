@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -19,9 +20,16 @@ from patchlane.infra.ui import one_line
 from patchlane.inputs.fields import Document, Fields
 from patchlane.project.facts import PatchFacts
 
-ACCEPT = "accept_for_review"
-REJECT = "reject"
-UNDECIDED = "undecided"
+
+class Ruling(StrEnum):
+    """The gate's three answers (docs/architecture.md §1). A member is its own JSON text."""
+
+    ACCEPT = "accept_for_review"
+    REJECT = "reject"
+    UNDECIDED = "undecided"
+
+
+ACCEPT, REJECT, UNDECIDED = Ruling.ACCEPT, Ruling.REJECT, Ruling.UNDECIDED
 
 EXIT_FOR = {ACCEPT: Exit.GREEN, REJECT: Exit.RED, UNDECIDED: Exit.UNDECIDED}
 STATUS_FOR = {ACCEPT: Status.PASS, REJECT: Status.FAIL, UNDECIDED: Status.ERROR}
@@ -81,7 +89,7 @@ class Reason:
 
     rule: int
     lane: str
-    effect: str
+    effect: Ruling
     message: str
 
     def to_json(self) -> dict[str, Any]:
@@ -99,7 +107,7 @@ class Reason:
         return cls(
             rule=item.integer("rule", lo=1),
             lane=item.string("lane"),
-            effect=item.choice("effect", tuple(EXIT_FOR)),
+            effect=Ruling(item.choice("effect", tuple(EXIT_FOR))),
             message=item.string("message"),
         )
 
@@ -109,7 +117,7 @@ class Verdict:
     """The verdict (``accept_for_review``, ``reject`` or ``undecided``) and every reason
     that fired, in rule order."""
 
-    verdict: str
+    verdict: Ruling
     reasons: tuple[Reason, ...]
     # Which isolation the children had; ``None`` where the verdict was read from reports.
     isolation: IsolationFacts | None = None
@@ -170,7 +178,7 @@ def _parse_verdict(doc: Document, value: object) -> Verdict:
     isolation = top.mapping("isolation", default=None)
     canary = top.mapping("canary", default=None)
     verdict = Verdict(
-        verdict=top.choice("verdict", tuple(EXIT_FOR)),
+        verdict=Ruling(top.choice("verdict", tuple(EXIT_FOR))),
         reasons=tuple(Reason.parse(r) for r in top.items("reasons")),
         isolation=None if isolation is None else IsolationFacts.parse(isolation),
         canary=None if canary is None else Canary.parse(canary),

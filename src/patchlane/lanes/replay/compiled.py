@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from patchlane.errors import EnvironmentFault
-from patchlane.formats.replay_report import ReplayReport
+from patchlane.formats.replay_report import ReplayOutcome, ReplayReport
 from patchlane.formats.status import Status
 from patchlane.infra import git
 from patchlane.infra.tree import materialise
@@ -22,7 +22,7 @@ from patchlane.project.build import Build, BuildResult, compiled_changes, run_bu
 from patchlane.project.classify import Classification
 
 COMPILED_SOURCE = "compiled source changed: replay would run the base's build"
-BUILD_FAILED = "build_failed"
+BUILD_FAILED = ReplayOutcome.BUILD_FAILED
 _SHOWN = 5
 
 

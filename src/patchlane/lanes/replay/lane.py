@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from patchlane.errors import UsageError
-from patchlane.formats.replay_report import SKIPPED, EditedTest, PrivateFile, ReplayReport
+from patchlane.formats.replay_report import (
+    SKIPPED,
+    EditedTest,
+    PrivateFile,
+    ReplayOutcome,
+    ReplayReport,
+)
 from patchlane.formats.status import Status
 from patchlane.infra.steps import Steps
 from patchlane.infra.ui import Output, one_line
@@ -78,7 +84,7 @@ def obtain_map(
     return _dependency_map(repo, cls, opts, seed, out)
 
 
-def _no_evidence(mode: str, outcome: str, reason: str) -> ReplayReport:
+def _no_evidence(mode: str, outcome: ReplayOutcome, reason: str) -> ReplayReport:
     """A report of a replay that gave no evidence (``error``: the verdict stays undecided)."""
     return ReplayReport(Status.ERROR, reason, outcome=outcome, mode=mode)
 
@@ -95,7 +101,7 @@ def _harness_broke_collection(mode: str, e: Exception) -> ReplayReport:
     patch's doing and a person's to look at, not a fault of this machine (no exit 2)."""
     return _no_evidence(
         mode,
-        "not_run",
+        ReplayOutcome.NOT_RUN,
         f"replay not run: pytest cannot collect the suite after the patch's harness "
         f"change ({one_line(str(e))[:300]})",
     )
@@ -103,7 +109,7 @@ def _harness_broke_collection(mode: str, e: Exception) -> ReplayReport:
 
 def _empty(mode: str) -> ReplayReport:
     reason = "empty slice: no test reaches the change, and an empty set is never evidence"
-    return _no_evidence(mode, "empty", reason)
+    return _no_evidence(mode, ReplayOutcome.EMPTY, reason)
 
 
 def _with_slice(report: ReplayReport, selection: Selection) -> ReplayReport:
@@ -174,7 +180,7 @@ def _replay(
         # replay is skipped whatever --replay asked for (no evidence, not an error).
         return _skipped(opts.mode)
     if opts.mode == "none":
-        return _no_evidence("none", "not_run", "replay not run (--replay none)")
+        return _no_evidence("none", ReplayOutcome.NOT_RUN, "replay not run (--replay none)")
     seed = opts.seed
     if seed is None:
         raise UsageError("--replay needs a seed: pass --seed N or set lanes.property.seed")
@@ -203,7 +209,7 @@ def _replay(
         return _with_slice(
             _no_evidence(
                 opts.mode,
-                "private",
+                ReplayOutcome.PRIVATE,
                 f"the slice needs a private file ({path}: {why}): run it locally (--replay local) or on your own runner",
             ),
             selection,
@@ -223,7 +229,9 @@ def _replay(
             out=out,
         )
     if not opts.receipt_path.is_file():
-        unreachable = _no_evidence(opts.mode, "unreachable", problem or "no receipt came back")
+        unreachable = _no_evidence(
+            opts.mode, ReplayOutcome.UNREACHABLE, problem or "no receipt came back"
+        )
         return _with_slice(unreachable, selection)
     report = _verified_and_checked(
         repo, cls, opts, (seed, hash_seed), selection, None, freeze_report, out, clock, dep_map
@@ -529,7 +537,7 @@ def _failures_at_base(
     return dataclasses.replace(
         report,
         status=Status.ERROR,
-        outcome="fails_at_base",
+        outcome=ReplayOutcome.FAILS_AT_BASE,
         reason=f"every failing node fails at the base as well ({_quote(also)}): a test that "
         "cannot pass here (environment, or already broken) is no evidence about the patch",
     )
@@ -601,7 +609,7 @@ def _skips_at_base(
     return dataclasses.replace(
         report,
         status=Status.FAIL,
-        outcome="fail",
+        outcome=ReplayOutcome.FAIL,
         failed=tuple(sorted({*report.failed, *hidden})),
         reason=f"{len(hidden)} node(s) skipped at the head pass at the base (the patch hides "
         f"them): {_quote(hidden)}",
@@ -831,7 +839,7 @@ def _check_out(repo: Path, head: str, dest: Path, mode: str) -> ReplayReport | N
         git.checkout_detached(repo, head, dest)
     except GitError as e:
         why = f"replay not run: git cannot check out the head ({one_line(str(e))[:300]})"
-        return _no_evidence(mode, "not_run", why)
+        return _no_evidence(mode, ReplayOutcome.NOT_RUN, why)
     return None
 
 

@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 import patchlane
 from patchlane.formats import slicefile
 from patchlane.formats.receipt import Receipt, ReceiptError, parse_receipt
+from patchlane.formats.replay_report import ReplayOutcome
 from patchlane.lanes.replay.verify import verify_receipt
 
 
@@ -71,7 +72,7 @@ def merge_receipts(
             label=shard.receipt_label,
             slice_label=shard.slice_label,
         )
-        if v.outcome == "refused" or v.receipt is None:
+        if v.outcome == ReplayOutcome.REFUSED or v.receipt is None:
             refusals.extend(f"shard {shard.receipt_label}: {r}" for r in v.reasons)
             continue
         if v.receipt.passed_nodeids is None:

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from patchlane.formats import slicefile
 from patchlane.formats.receipt import Receipt, ReceiptError, parse_receipt
-from patchlane.formats.replay_report import ReplayReport
+from patchlane.formats.replay_report import ReplayOutcome, ReplayReport
 from patchlane.formats.status import Status
 from patchlane.lanes.replay import signing
 
@@ -38,7 +38,7 @@ class Verification:
     ``receipt`` is the parsed receipt, ``None`` when it was malformed.
     """
 
-    outcome: str
+    outcome: ReplayOutcome
     reasons: tuple[str, ...]
     receipt_sha256: str
     failed: tuple[str, ...]
@@ -87,7 +87,7 @@ def verify_receipt(
     try:
         parsed = parse_receipt(receipt, label)
     except ReceiptError as e:
-        return Verification("refused", (str(e),), receipt_sha256, (), ())
+        return Verification(ReplayOutcome.REFUSED, (str(e),), receipt_sha256, (), ())
 
     refusals: list[str] = []
     if not nodeids:
@@ -108,12 +108,15 @@ def verify_receipt(
         refusals.append(problem)
 
     if refusals:
-        outcome, reasons = "refused", tuple(refusals)
+        outcome, reasons = ReplayOutcome.REFUSED, tuple(refusals)
     elif parsed.failed_nodeids:
         failed = list(parsed.failed_nodeids)
-        outcome, reasons = "fail", (f"{len(failed)} node id(s) failed: {_quote(failed)}",)
+        outcome, reasons = (
+            ReplayOutcome.FAIL,
+            (f"{len(failed)} node id(s) failed: {_quote(failed)}",),
+        )
     elif not set(_passed_ids(parsed, nodeids)) - set(canary or ()):  # canary passes: no evidence
-        outcome = "no_evidence"
+        outcome = ReplayOutcome.NO_EVIDENCE
         which = " outside the canary" if canary else ""
         reasons = (
             f"no node passed{which} ({len(parsed.skipped_by_freeze)} skipped by a freeze, "
@@ -121,7 +124,7 @@ def verify_receipt(
             "nothing passed is not evidence",
         )
     else:
-        outcome, reasons = "pass", ()
+        outcome, reasons = ReplayOutcome.PASS, ()
     return Verification(
         outcome=outcome,
         reasons=reasons,
@@ -131,7 +134,7 @@ def verify_receipt(
         receipt=parsed,
         signature=signature_state,
         suite_skipped=parsed.skipped_nodeids or (),
-        passed=_passed_ids(parsed, nodeids) if outcome != "refused" else (),
+        passed=_passed_ids(parsed, nodeids) if outcome != ReplayOutcome.REFUSED else (),
     )
 
 
@@ -252,28 +255,31 @@ def replay_report(
     node passed: the receipt is no evidence, so the verdict stays ``undecided``).
     """
     status = {
-        "pass": Status.PASS,
-        "fail": Status.FAIL,
-        "refused": Status.ERROR,
-        "no_evidence": Status.ERROR,
+        ReplayOutcome.PASS: Status.PASS,
+        ReplayOutcome.FAIL: Status.FAIL,
+        ReplayOutcome.REFUSED: Status.ERROR,
+        ReplayOutcome.NO_EVIDENCE: Status.ERROR,
     }[verification.outcome]
-    if verification.outcome == "pass":
-        reason = "the receipt verifies and no node failed"
-        extra = []
-        if verification.skipped:
-            extra.append(f"{len(verification.skipped)} skipped by an in-play, passing freeze")
-        if verification.suite_skipped:
-            extra.append(f"{len(verification.suite_skipped)} skipped by the suite")
-        if extra:
-            reason += f" ({'; '.join(extra)})"
-    elif verification.outcome == "no_evidence":
-        reason = verification.reasons[0]
-    elif verification.outcome == "fail":
-        reason = f"the receipt verifies and shows a non-frozen failure: {verification.reasons[0]}"
-    else:
-        reason = f"receipt refused: {verification.reasons[0]}"
-        if len(verification.reasons) > 1:
-            reason += f" (and {len(verification.reasons) - 1} more)"
+    match verification.outcome:
+        case ReplayOutcome.PASS:
+            reason = "the receipt verifies and no node failed"
+            extra = []
+            if verification.skipped:
+                extra.append(f"{len(verification.skipped)} skipped by an in-play, passing freeze")
+            if verification.suite_skipped:
+                extra.append(f"{len(verification.suite_skipped)} skipped by the suite")
+            if extra:
+                reason += f" ({'; '.join(extra)})"
+        case ReplayOutcome.NO_EVIDENCE:
+            reason = verification.reasons[0]
+        case ReplayOutcome.FAIL:
+            reason = (
+                f"the receipt verifies and shows a non-frozen failure: {verification.reasons[0]}"
+            )
+        case _:
+            reason = f"receipt refused: {verification.reasons[0]}"
+            if len(verification.reasons) > 1:
+                reason += f" (and {len(verification.reasons) - 1} more)"
     return ReplayReport(
         status=status,
         reason=reason,
@@ -287,7 +293,7 @@ def replay_report(
         skipped_by_suite=verification.suite_skipped,
         passed=verification.passed,
         signature=verification.signature,
-        refusals=verification.reasons if verification.outcome == "refused" else (),
+        refusals=verification.reasons if verification.outcome == ReplayOutcome.REFUSED else (),
         # What the receipt says the run drew; recorded, never checked (nothing derives it).
         hash_seed=None if verification.receipt is None else verification.receipt.hash_seed,
     )
