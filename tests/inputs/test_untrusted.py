@@ -41,10 +41,10 @@ from patchlane.inputs.yamlio import load_yaml
 from patchlane.lanes.fixture.hashing import NotCanonical, canonical_digest
 from patchlane.lanes.fixture.lockfile import lenient_reason, parse_lock_bytes
 from patchlane.lanes.freeze.registry import RegistryError, parse_registry
-from patchlane.lanes.property import oracle
-from patchlane.lanes.property.astnorm import load_source
 from patchlane.lanes.property.discover import property_names, read_version
-from patchlane.lanes.property.mutants import MutableFunction, Unmutatable
+from patchlane.lanes.property.oracle_audit import audit as oracle
+from patchlane.lanes.property.oracle_audit.astnorm import load_source
+from patchlane.lanes.property.oracle_audit.mutants import MutableFunction, Unmutatable
 from patchlane.lanes.replay import secrets
 from patchlane.lanes.replay.collect import CollectionError, _judge
 from patchlane.lanes.replay.select import named_basenames

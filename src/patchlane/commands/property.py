@@ -79,7 +79,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     """
     from patchlane.errors import MapError, UsageError
     from patchlane.infra.steps import Steps
-    from patchlane.lanes.property.runner import run_property_lane
+    from patchlane.lanes.property.lane import run_property_lane
 
     repo = ctx.repo()
     review_map = load_map(repo, ctx, args.base, args.head)

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from patchlane.formats.depmap import DependencyMap
     from patchlane.formats.replay_report import ReplayReport
     from patchlane.lanes.freeze.source import Registry
-    from patchlane.lanes.property.runner import LaneStarted
+    from patchlane.lanes.property.lane import LaneStarted
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class GateOptions:
     dep_map: str = "off"
     dep_cache: Path | None = None
     dep_map_timeout_s: float = RECORD_TIMEOUT_S
-    # Reuse property runs whose inputs are unchanged (``lanes.property.resultcache``).
+    # Reuse property runs whose inputs are unchanged (``lanes.property.cache.results``).
     property_cache: bool = True
     # The patch file ``head`` was applied from (``gate --patch``), named in the evidence.
     applied_from: str | None = None
@@ -111,7 +111,7 @@ def property_report(
     caller runs the other lanes (``LaneStarted.finish``). It runs when the patch touches
     the lane or when a freeze in play needs its required properties' results.
     ``result_cache``: reuse the results of runs whose inputs are unchanged."""
-    from patchlane.lanes.property.runner import LaneStarted
+    from patchlane.lanes.property.lane import LaneStarted
 
     review_map = cls.map_source.review_map
     lane = cls.lanes["property"]
@@ -121,7 +121,7 @@ def property_report(
         report = PropertyReport.not_applicable(lane.reason, seed, cases, modules)
         return LaneStarted(report, lambda stop=False: report)
     from patchlane.lanes.property import DEFAULT_MUTANTS
-    from patchlane.lanes.property.runner import start_property_lane
+    from patchlane.lanes.property.lane import start_property_lane
 
     # The property lane also runs without a patch (the work tree, one commit), so it takes
     # the patch's revisions rather than a ``Patch``.

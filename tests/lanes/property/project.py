@@ -11,7 +11,7 @@ from patchlane.formats.property_report import PropertyReport
 from patchlane.infra.sandbox import Isolation
 from patchlane.infra.ui import Output
 from patchlane.inputs.jsonio import dumps_report
-from patchlane.lanes.property.runner import run_property_lane
+from patchlane.lanes.property.lane import run_property_lane
 from patchlane.project.classify import load_map_file
 from tests.gitrepo import GitRepo
 

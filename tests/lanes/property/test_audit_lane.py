@@ -139,7 +139,7 @@ def test_the_audit_stops_at_its_budget_and_counts_the_mutants_it_tried(repo: Git
 def test_the_audit_runs_only_when_the_patch_changes_what_the_properties_import(
     repo: GitRepo,
 ) -> None:
-    from patchlane.lanes.property.runner import run_property_lane
+    from patchlane.lanes.property.lane import run_property_lane
     from patchlane.project.classify import load_map_file
 
     P.make(repo, files={"src/other.py": "X = 1\n"})
@@ -166,7 +166,7 @@ def test_the_audit_runs_only_when_the_patch_changes_what_the_properties_import(
 
 
 def test_the_lane_answers_before_its_audit_and_finish_adds_it(repo: GitRepo) -> None:
-    from patchlane.lanes.property.runner import start_property_lane
+    from patchlane.lanes.property.lane import start_property_lane
     from patchlane.project.classify import load_map_file
 
     P.make(repo, P.SEED_PROP + "\n\n" + HOLLOW.split("\n", 2)[2])
@@ -192,7 +192,7 @@ def test_the_lane_answers_before_its_audit_and_finish_adds_it(repo: GitRepo) -> 
 def test_finish_with_stop_does_not_wait_for_the_audit(repo: GitRepo) -> None:
     # The gate's verdict is already red: the audit only informs, so it is stopped, its
     # children killed, and the report says so rather than holding the verdict.
-    from patchlane.lanes.property.runner import start_property_lane
+    from patchlane.lanes.property.lane import start_property_lane
     from patchlane.project.classify import load_map_file
 
     slow = "import time\n" + P.SEED_PROP.replace("    for i", "    time.sleep(2)\n    for i", 1)

@@ -1,13 +1,14 @@
 """The property lane: seeded property checks, run in isolated children, whose oracles a
 patch cannot weaken (docs/architecture.md §1, §2, §4).
 
-- ``runner.run_property_lane``: the lane (materialise base and head, run, report);
+- ``lane.run_property_lane``: the lane (materialise base and head, run, report);
 - ``discover``: static discovery of property modules and their ``prop_*`` names;
 - ``judge``: which of a child's result lines to believe (the child is started by
   ``infra.process``; its report is ``formats.property_report``);
 - ``child`` (with ``styles``, ``integrity`` and ``child.guard``): what runs inside the child;
-- ``oracle`` (with ``mutants``, ``mutations``, ``recompile`` and ``astnorm``): the oracle
-  audit the child runs.
+- ``oracle_audit/``: the oracle audit the child runs (mutants of the code a property checks);
+- ``cache/``: the result cache (a run's results, keyed by what it read);
+- ``testplan`` and ``pytests``: existing ``@given`` tests run as properties.
 
 This package's ``__init__`` imports nothing: the child imports it before the repository is
 on ``sys.path`` and must stay cheap.

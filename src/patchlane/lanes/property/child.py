@@ -1,6 +1,6 @@
 """The child process that imports one property module version and runs its properties.
 
-Started by the parent (``runner``) as ``python -s -P -B -X utf8 -m
+Started by the parent (``lane``) as ``python -s -P -B -X utf8 -m
 patchlane.lanes.property.child`` in a minimal environment; reads its job (JSON) from stdin.
 Everything it needs of its own (json, hashlib, random, ``patchlane.props``, Hypothesis when
 the module names it, the oracle audit) is imported *before* the repository's roots go on
@@ -26,7 +26,7 @@ it.
 
 Modes: ``run`` runs the properties; ``audit`` (a second child, after a property passed on
 the head) records which project functions a property calls and hands it to
-``patchlane.lanes.property.oracle.audit_property``; ``import`` only imports the module and
+``patchlane.lanes.property.oracle_audit.audit.audit_property``; ``import`` only imports the module and
 says which package was missing, if one was (the parent's check that a missing package
 fails the base as well, before it blames the environment rather than the patch).
 
@@ -137,7 +137,7 @@ def _oracle(job: dict[str, Any]) -> Any:
     if job["mode"] != "audit":
         return None
     try:
-        from patchlane.lanes.property import oracle
+        from patchlane.lanes.property.oracle_audit import audit as oracle
     except ImportError:
         return None
     return oracle

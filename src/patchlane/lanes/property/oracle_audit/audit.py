@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from patchlane.inputs.untrusted import DEPTH_FAILURES
-from patchlane.lanes.property.astnorm import (
+from patchlane.lanes.property.oracle_audit.astnorm import (
     FunctionSource,
     Key,
     SourceUnavailable,
@@ -35,7 +35,7 @@ from patchlane.lanes.property.astnorm import (
     qualified_name,
     weight,
 )
-from patchlane.lanes.property.mutants import run_mutants
+from patchlane.lanes.property.oracle_audit.mutants import run_mutants
 
 MIRRORS_IMPLEMENTATION = "mirrors_implementation"
 SURVIVES_MUTANTS = "survives_mutants"

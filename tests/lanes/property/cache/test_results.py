@@ -16,9 +16,9 @@ import pytest
 from patchlane.formats.property_report import PropertyReport
 from patchlane.infra.cachekey import CacheKey
 from patchlane.infra.ui import Output
-from patchlane.lanes.property import resultcache
-from patchlane.lanes.property.fingerprint import fingerprint
-from patchlane.lanes.property.runner import run_property_lane
+from patchlane.lanes.property.cache import results as resultcache
+from patchlane.lanes.property.cache.fingerprint import fingerprint
+from patchlane.lanes.property.lane import run_property_lane
 from patchlane.main import main
 from patchlane.project.classify import load_map_file
 from tests.gitrepo import GitRepo

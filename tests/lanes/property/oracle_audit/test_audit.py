@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import patchlane
-from patchlane.lanes.property.astnorm import is_formula, normalise
-from patchlane.lanes.property.oracle import (
+from patchlane.lanes.property.oracle_audit.astnorm import is_formula, normalise
+from patchlane.lanes.property.oracle_audit.audit import (
     MIRRORS_IMPLEMENTATION,
     AuditResult,
     audit_property,

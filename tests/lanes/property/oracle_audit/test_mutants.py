@@ -16,7 +16,12 @@ from pathlib import Path
 import pytest
 
 import patchlane
-from patchlane.lanes.property.mutants import (
+from patchlane.lanes.property.oracle_audit.audit import (
+    SURVIVES_MUTANTS,
+    AuditResult,
+    audit_property,
+)
+from patchlane.lanes.property.oracle_audit.mutants import (
     KINDS,
     MutableFunction,
     Mutant,
@@ -25,7 +30,6 @@ from patchlane.lanes.property.mutants import (
     prepare,
     run_mutants,
 )
-from patchlane.lanes.property.oracle import SURVIVES_MUTANTS, AuditResult, audit_property
 from tests.lanes.property.conftest import Loader
 
 EXAMPLE = Path(patchlane.__file__).parent / "demo" / "example"

@@ -48,7 +48,7 @@ from patchlane.infra.cachekey import CacheKey
 from patchlane.infra.process import ChildRun
 from patchlane.inputs.jsonio import atomic_write_bytes, loads_strict
 from patchlane.lanes.property import judge
-from patchlane.lanes.property.fingerprint import fingerprint
+from patchlane.lanes.property.cache.fingerprint import fingerprint
 
 # 2: messages of failing asserts show their operands; runs of tests the map names.
 # 3: a MAC under the user's cache key instead of a bare digest.

@@ -16,13 +16,13 @@ import warnings
 from dataclasses import dataclass, field
 
 from patchlane.inputs.untrusted import DEPTH_FAILURES
-from patchlane.lanes.property.astnorm import (
+from patchlane.lanes.property.oracle_audit.astnorm import (
     FunctionNode,
     SourceUnavailable,
     load_source,
     qualified_name,
 )
-from patchlane.lanes.property.mutations import (
+from patchlane.lanes.property.oracle_audit.mutations import (
     KINDS,
     Change,
     Unmutatable,

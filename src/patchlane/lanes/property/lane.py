@@ -46,11 +46,12 @@ from patchlane.infra.sandbox import isolation as sandbox_isolation
 from patchlane.infra.tree import materialise
 from patchlane.infra.ui import Output, one_line
 from patchlane.inputs.paths import to_fs
-from patchlane.lanes.property import DEFAULT_MUTANTS, discover, judge, resultcache, testplan
+from patchlane.lanes.property import DEFAULT_MUTANTS, discover, judge, testplan
+from patchlane.lanes.property.cache import results as resultcache
 from patchlane.project.classify import property_module_prefixes
 from patchlane.project.config import PropertyLane, ReviewMap
 
-ORACLE_MODULE = "patchlane.lanes.property.oracle"
+ORACLE_MODULE = "patchlane.lanes.property.oracle_audit.audit"
 _SOURCES = ("base", "head")
 # The one "property" an import probe reports on.
 _IMPORT = "(import)"
