@@ -50,6 +50,12 @@ CROSSINGS = {
     ),
     # child-side code importing a parser
     "child parser": ("child/reads.py", "import yaml\n", "child-side code"),
+    # child-side code reaching git (through a module that imports it)
+    "child git": (
+        "child/styles.py",
+        "from patchlane.infra import tree  # noqa\n",
+        "child-side code",
+    ),
     # a format importing the project layer above it
     "format upward": (
         "formats/status.py",

@@ -142,7 +142,7 @@ def test_the_child_command_line_is_the_isolated_one() -> None:
         "-X",
         "utf8",
         "-m",
-        "patchlane.lanes.property.child",
+        "patchlane.child.properties",
     )
     assert "-I" not in CHILD_ARGV  # -I would ignore PYTHONHASHSEED
 

@@ -24,6 +24,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from patchlane.child.oracle_audit import audit as oracle
+from patchlane.child.oracle_audit.astnorm import load_source
+from patchlane.child.oracle_audit.mutants import MutableFunction, Unmutatable
 from patchlane.errors import InputError, LockError, MapError
 from patchlane.formats.receipt import ReceiptError, parse_receipt
 from patchlane.formats.slicefile import SliceError, parse
@@ -42,9 +45,6 @@ from patchlane.lanes.fixture.hashing import NotCanonical, canonical_digest
 from patchlane.lanes.fixture.lockfile import lenient_reason, parse_lock_bytes
 from patchlane.lanes.freeze.registry import RegistryError, parse_registry
 from patchlane.lanes.property.discover import property_names, read_version
-from patchlane.lanes.property.oracle_audit import audit as oracle
-from patchlane.lanes.property.oracle_audit.astnorm import load_source
-from patchlane.lanes.property.oracle_audit.mutants import MutableFunction, Unmutatable
 from patchlane.lanes.replay import secrets
 from patchlane.lanes.replay.collect import CollectionError, _judge
 from patchlane.lanes.replay.select import named_basenames

@@ -1,6 +1,17 @@
-"""Code imported inside a child interpreter that runs the patch's (or the base's) code: the
-in-child guard, the read log and the dependency recorder.
+"""Code imported inside a child interpreter that runs the patch's (or the base's) code.
 
-Everything here imports only the standard library (an import-linter contract in the test
-suite holds it to that): it loads before the project's code, so it must be cheap, and it
-trusts no global the code under test could have rebound (docs/architecture.md §6)."""
+- ``properties``: the property child (``python -m patchlane.child.properties``), with
+  ``styles`` (the property styles it runs), ``asserts`` (assert explanations), ``integrity``
+  (what a property relies on, checked not rebound), ``pytests`` (``@given`` tests as
+  properties) and ``oracle_audit/`` (mutants of the code a property checks);
+- ``replay_collect`` and ``replay_run``: the replay's collection and run children, with
+  ``tripwire`` (the run child's check of its own outcome machinery) and ``channel`` (the
+  outcome stream to the parent); ``recorder`` and ``importstart``: the dependency recorder;
+- ``guard`` and ``reads``: the in-child audit hook, and the log of what a run reads.
+
+It loads before the project's code, so it must be cheap, and it trusts no global the code
+under test could have rebound. Beside the standard library it imports only pytest,
+coverage and Hypothesis (whose process it is), ``props`` and the stdlib-only helpers of
+``infra.bytecode`` and ``inputs.untrusted``; an import-linter contract in the test suite
+keeps parsers, crypto, git, process and sandbox code out (docs/architecture.md §6).
+"""

@@ -16,7 +16,7 @@ import json
 import os
 from pathlib import Path
 
-from patchlane.lanes.property import pytests
+from patchlane.child import pytests
 
 # Folders never searched: not the project's tests.
 SKIP_DIRS = frozenset(

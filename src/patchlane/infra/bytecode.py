@@ -64,7 +64,7 @@ class SourceOnlyLoader(SourceFileLoader):
     """
 
     # Files (real paths) compiled by a function of the caller's instead of ``compile``:
-    # the property child's one module, whose asserts it rewrites (``lanes.property.asserts``).
+    # the property child's one module, whose asserts it rewrites (``child.asserts``).
     compilers: ClassVar[dict[str, Callable[[bytes, str], CodeType]]] = {}
 
     def path_stats(self, path: str) -> dict[str, Any]:
@@ -208,8 +208,8 @@ for ep in md.entry_points(group="pytest11"):
 """
 _WARM_MODULES = (
     "pytest", "_pytest", "pluggy", "hypothesis", "hypothesis.strategies", "coverage",
-    "patchlane.lanes.property.child", "patchlane.lanes.replay.run_child",
-    "patchlane.lanes.replay.collect_child", "patchlane.pytest_plugin",
+    "patchlane.child.properties", "patchlane.child.replay_run",
+    "patchlane.child.replay_collect", "patchlane.pytest_plugin",
 )  # fmt: skip
 
 

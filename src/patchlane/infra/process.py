@@ -30,7 +30,7 @@ from patchlane.infra import children, sandbox
 from patchlane.infra.bytecode import prepare_prefix, process_pycache
 from patchlane.infra.sandbox import Confinement, Isolation
 
-CHILD_MODULE = "patchlane.lanes.property.child"
+CHILD_MODULE = "patchlane.child.properties"
 # -s: no user site-packages; -P: nothing (not even the cwd) prepended to sys.path;
 # -X utf8: one text encoding whatever the locale. Not -I: it would also ignore
 # PYTHONHASHSEED. No -B: bytecode goes to the environment's PYTHONPYCACHEPREFIX

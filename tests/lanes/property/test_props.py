@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from patchlane import props
-from patchlane.lanes.property import styles
+from patchlane.child import styles
 from patchlane.props import case_arguments, case_rng, check, generator_of, run, run_case
 
 

@@ -3,7 +3,7 @@ one terminal line."""
 
 from __future__ import annotations
 
-from patchlane.lanes.property import pytests
+from patchlane.child import pytests
 from patchlane.lanes.property.testplan import NOT_GIVEN, STATEFUL, skipped_line
 
 

@@ -161,7 +161,7 @@ def test_a_candidates_record_the_projects_code_sends_at_import_does_not_stand(
     # The test module finds the child's writer and sends a list without its failing test;
     # the plugin's own record, sent just before it asks, is the one read.
     forger = (
-        "import gc\n\nfrom patchlane.lanes.replay.channel import ResultWriter\n\n"
+        "import gc\n\nfrom patchlane.child.channel import ResultWriter\n\n"
         "writer = next(o for o in gc.get_objects() if isinstance(o, ResultWriter))\n"
         "writer.emit({'candidates': ['tests/test_a.py::test_one']})\n\n\n"
         "def test_one():\n    pass\n\n\ndef test_two():\n    assert False\n"

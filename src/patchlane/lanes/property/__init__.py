@@ -5,10 +5,10 @@ patch cannot weaken (docs/architecture.md §1, §2, §4).
 - ``discover``: static discovery of property modules and their ``prop_*`` names;
 - ``judge``: which of a child's result lines to believe (the child is started by
   ``infra.process``; its report is ``formats.property_report``);
-- ``child`` (with ``styles``, ``integrity`` and ``child.guard``): what runs inside the child;
-- ``oracle_audit/``: the oracle audit the child runs (mutants of the code a property checks);
+- what runs inside the child is ``child.properties`` (with its styles, the integrity check
+  and the oracle audit);
 - ``cache/``: the result cache (a run's results, keyed by what it read);
-- ``testplan`` and ``pytests``: existing ``@given`` tests run as properties.
+- ``testplan``: existing ``@given`` tests planned as properties (``child.pytests`` runs them).
 
 This package's ``__init__`` imports nothing: the child imports it before the repository is
 on ``sys.path`` and must stay cheap.

@@ -51,7 +51,7 @@ from patchlane.lanes.property.cache import results as resultcache
 from patchlane.project.classify import property_module_prefixes
 from patchlane.project.config import PropertyLane, ReviewMap
 
-ORACLE_MODULE = "patchlane.lanes.property.oracle_audit.audit"
+ORACLE_MODULE = "patchlane.child.oracle_audit.audit"
 _SOURCES = ("base", "head")
 # The one "property" an import probe reports on.
 _IMPORT = "(import)"

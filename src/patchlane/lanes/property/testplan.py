@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from patchlane.child import pytests
 from patchlane.errors import MapError
-from patchlane.lanes.property import pytests
 from patchlane.project.config import PropertyLane
 
 BASE_DIR = ".tests"

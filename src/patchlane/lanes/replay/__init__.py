@@ -4,8 +4,8 @@
 - ``select`` (with ``mapselect``, ``sharedstate``, ``inert``, ``secrets``, ``canary``): the
   slice, from the base's dependency map and the project's static rules;
 - ``maprecord``: recording the base's map and finding it in the cache;
-- ``collect``, ``chosen``, ``split``, ``run`` and the child modules ``collect_child``,
-  ``run_child``, ``tripwire``, ``channel``: collecting and running tests in children;
+- ``collect``, ``chosen``, ``split``, ``run``: collecting and running tests in children
+  (what runs inside them is ``child.replay_collect`` and ``child.replay_run``);
 - ``basecheck``: what fails at the base too; ``compiled``: compiled code and its build;
 - ``signing``, ``verify``, ``merge``: receipts signed, verified and merged from shards.
 

@@ -23,7 +23,7 @@ from patchlane.infra.ui import one_line
 from patchlane.lanes.replay.run import CollectError, file_part
 
 CHILD_ARGV = (sys.executable, "-s", "-P", "-X", "utf8", "-m")
-CHILD_MODULE = "patchlane.lanes.replay.collect_child"
+CHILD_MODULE = "patchlane.child.replay_collect"
 COLLECT_RESULT_LIMIT = 64 * 1024 * 1024
 DEFAULT_TIMEOUT_S = 300.0
 # pytest's exit codes: 0 collected, 5 nothing collected (an empty suite, not an error).

@@ -40,7 +40,7 @@ from patchlane.infra.sandbox import Confinement, isolation
 from patchlane.infra.ui import one_line
 
 PASSED, FAILED, SKIPPED, FROZEN = "passed", "failed", "skipped", "frozen"
-CHILD_ARGV = (sys.executable, "-P", "-X", "utf8", "-m", "patchlane.lanes.replay.run_child")
+CHILD_ARGV = (sys.executable, "-P", "-X", "utf8", "-m", "patchlane.child.replay_run")
 # About 150 bytes a test (its call report and its end of protocol; setup and teardown only
 # when they did not pass): room for a few hundred thousand tests.
 RESULT_LIMIT = 64 * 1024 * 1024
@@ -335,7 +335,7 @@ class _Fold:
 
     def take(self, record: Mapping[str, Any]) -> None:
         if isinstance(record.get("tamper"), list) and self.tamper is None:
-            from patchlane.lanes.replay.tripwire import describe
+            from patchlane.child.tripwire import describe
 
             found = [one_line(str(c)) for c in record["tamper"][:20]] or ["its machinery"]
             self.tamper = describe(found)

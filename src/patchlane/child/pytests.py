@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from patchlane.child import styles
 from patchlane.inputs.untrusted import parse_python
-from patchlane.lanes.property import styles
 
 SEPARATOR = "::"
 _XUNIT_SETUP = ("setup_method", "setup", "setup_class")

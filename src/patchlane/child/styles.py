@@ -27,7 +27,7 @@ from types import FrameType
 from typing import Any
 
 from patchlane import props
-from patchlane.lanes.property import asserts
+from patchlane.child import asserts
 
 STYLES = ("seed", "hypothesis", "check")
 MESSAGE_LIMIT = 4000

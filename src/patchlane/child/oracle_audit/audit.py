@@ -23,8 +23,7 @@ import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from patchlane.inputs.untrusted import DEPTH_FAILURES
-from patchlane.lanes.property.oracle_audit.astnorm import (
+from patchlane.child.oracle_audit.astnorm import (
     FunctionSource,
     Key,
     SourceUnavailable,
@@ -35,7 +34,8 @@ from patchlane.lanes.property.oracle_audit.astnorm import (
     qualified_name,
     weight,
 )
-from patchlane.lanes.property.oracle_audit.mutants import run_mutants
+from patchlane.child.oracle_audit.mutants import run_mutants
+from patchlane.inputs.untrusted import DEPTH_FAILURES
 
 MIRRORS_IMPLEMENTATION = "mirrors_implementation"
 SURVIVES_MUTANTS = "survives_mutants"

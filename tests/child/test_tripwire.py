@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from patchlane.child.tripwire import describe
 from patchlane.lanes.replay.chosen import Scope, collect_and_run
 from patchlane.lanes.replay.collect import Collected
 from patchlane.lanes.replay.run import FAILED, PASSED, SKIPPED, fold, run_tests
 from patchlane.lanes.replay.run import TestRun as Run
-from patchlane.lanes.replay.tripwire import describe
 from tests.lanes.replay.trees import write_tree
 
 # The code under test breaks ``add`` and, at import, makes pytest lie about it.
@@ -122,7 +122,7 @@ import json
 import os
 import sys
 
-_tw = sys.modules["patchlane.lanes.replay.tripwire"]
+_tw = sys.modules["patchlane.child.tripwire"]
 _tw.compare = lambda *a, **k: []
 _tw.describe = lambda phrases: ""
 json.dumps = lambda *a, **k: "{}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from patchlane.lanes.replay.channel import failure_line
+from patchlane.child.channel import failure_line
 
 
 @pytest.mark.parametrize(

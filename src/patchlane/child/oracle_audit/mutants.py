@@ -29,9 +29,9 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from patchlane.lanes.property.oracle_audit.astnorm import qualified_name
-from patchlane.lanes.property.oracle_audit.mutations import KINDS, Unmutatable
-from patchlane.lanes.property.oracle_audit.recompile import MutableFunction, Mutant
+from patchlane.child.oracle_audit.astnorm import qualified_name
+from patchlane.child.oracle_audit.mutations import KINDS, Unmutatable
+from patchlane.child.oracle_audit.recompile import MutableFunction, Mutant
 
 __all__ = [
     "KINDS",

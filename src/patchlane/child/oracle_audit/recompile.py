@@ -15,14 +15,13 @@ import types
 import warnings
 from dataclasses import dataclass, field
 
-from patchlane.inputs.untrusted import DEPTH_FAILURES
-from patchlane.lanes.property.oracle_audit.astnorm import (
+from patchlane.child.oracle_audit.astnorm import (
     FunctionNode,
     SourceUnavailable,
     load_source,
     qualified_name,
 )
-from patchlane.lanes.property.oracle_audit.mutations import (
+from patchlane.child.oracle_audit.mutations import (
     KINDS,
     Change,
     Unmutatable,
@@ -30,6 +29,7 @@ from patchlane.lanes.property.oracle_audit.mutations import (
     changes_at,
     visit_body,
 )
+from patchlane.inputs.untrusted import DEPTH_FAILURES
 
 # Compiler flags of ``from __future__`` imports: a mutant compiles like its module did.
 _FUTURE_FLAGS = 0

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 import patchlane
-from patchlane.lanes.property.oracle_audit.astnorm import is_formula, normalise
-from patchlane.lanes.property.oracle_audit.audit import (
+from patchlane.child.oracle_audit.astnorm import is_formula, normalise
+from patchlane.child.oracle_audit.audit import (
     MIRRORS_IMPLEMENTATION,
     AuditResult,
     audit_property,
     user_function,
 )
-from tests.lanes.property.conftest import Loader
+from tests.loader import Loader
 
 EXAMPLE = Path(patchlane.__file__).parent / "demo" / "example"
 

@@ -1,7 +1,7 @@
 """The child process that imports one property module version and runs its properties.
 
 Started by the parent (``lane``) as ``python -s -P -B -X utf8 -m
-patchlane.lanes.property.child`` in a minimal environment; reads its job (JSON) from stdin.
+patchlane.child.properties`` in a minimal environment; reads its job (JSON) from stdin.
 Everything it needs of its own (json, hashlib, random, ``patchlane.props``, Hypothesis when
 the module names it, the oracle audit) is imported *before* the repository's roots go on
 ``sys.path``, so that a file in the repository cannot shadow it; then the audit hook of
@@ -26,7 +26,7 @@ it.
 
 Modes: ``run`` runs the properties; ``audit`` (a second child, after a property passed on
 the head) records which project functions a property calls and hands it to
-``patchlane.lanes.property.oracle_audit.audit.audit_property``; ``import`` only imports the module and
+``patchlane.child.oracle_audit.audit.audit_property``; ``import`` only imports the module and
 says which package was missing, if one was (the parent's check that a missing package
 fails the base as well, before it blames the environment rather than the patch).
 
@@ -53,10 +53,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from patchlane import props  # noqa: F401 - imported before the repository is importable
+from patchlane.child import asserts, integrity, reads, styles
 from patchlane.child import guard as sandbox
-from patchlane.child import reads
 from patchlane.infra.bytecode import SourceOnlyLoader, import_tree_from_source
-from patchlane.lanes.property import asserts, integrity, styles
 
 _TEST_DIRS = frozenset({"tests", "test"})
 # The run that records which project functions a property calls is profiled (every Python
@@ -137,7 +136,7 @@ def _oracle(job: dict[str, Any]) -> Any:
     if job["mode"] != "audit":
         return None
     try:
-        from patchlane.lanes.property.oracle_audit import audit as oracle
+        from patchlane.child.oracle_audit import audit as oracle
     except ImportError:
         return None
     return oracle
@@ -161,7 +160,7 @@ def main() -> None:
     oracle = _oracle(job)
     if job.get("tests"):
         # Imported now, before the repository is importable (see the module's docstring).
-        from patchlane.lanes.property import pytests  # noqa: F401
+        from patchlane.child import pytests  # noqa: F401
     violations: list[str] = []
     sandbox.install(violations, job.get("guarded", ()))
     # Materialised trees hold no bytecode; a work tree (``patchlane property`` without
@@ -411,7 +410,7 @@ def _prepare(
 ) -> styles.Prepared:
     if job.get("tests"):
         # A test the map names, by its node id (``pytests``): always a Hypothesis test.
-        from patchlane.lanes.property import pytests
+        from patchlane.child import pytests
 
         roots = job["trees"]
         return pytests.prepare_test(name, module, seed=int(job["seed"]), pinned=pinned, roots=roots)

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 import patchlane
-from patchlane.lanes.property.oracle_audit.audit import (
+from patchlane.child.oracle_audit.audit import (
     SURVIVES_MUTANTS,
     AuditResult,
     audit_property,
 )
-from patchlane.lanes.property.oracle_audit.mutants import (
+from patchlane.child.oracle_audit.mutants import (
     KINDS,
     MutableFunction,
     Mutant,
@@ -30,7 +30,7 @@ from patchlane.lanes.property.oracle_audit.mutants import (
     prepare,
     run_mutants,
 )
-from tests.lanes.property.conftest import Loader
+from tests.loader import Loader
 
 EXAMPLE = Path(patchlane.__file__).parent / "demo" / "example"
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from patchlane.lanes.property import asserts
+from patchlane.child import asserts
 
 
 @pytest.fixture(autouse=True)

@@ -38,7 +38,7 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
-from patchlane.lanes.replay.channel import encode
+from patchlane.child.channel import encode
 
 # The modules the outcome stream depends on: collection and the run protocol, the reports
 # and their outcomes, the skip/xfail and assertion helpers, pluggy's hook calls, and
@@ -68,10 +68,10 @@ MODULES: Final = (
     "pluggy._manager",
     "pluggy._result",
     "patchlane.pytest_plugin",
-    "patchlane.lanes.replay.channel",
-    "patchlane.lanes.replay.collect_child",
-    "patchlane.lanes.replay.run_child",
-    "patchlane.lanes.replay.tripwire",
+    "patchlane.child.channel",
+    "patchlane.child.replay_collect",
+    "patchlane.child.replay_run",
+    "patchlane.child.tripwire",
     "__main__",
 )
 # The hooks whose implementations make or carry a test's reports.

@@ -13,8 +13,8 @@ import math
 from dataclasses import dataclass
 from typing import TypeVar
 
+from patchlane.child.oracle_audit.astnorm import FunctionNode, is_docstring
 from patchlane.inputs.untrusted import DEPTH_FAILURES
-from patchlane.lanes.property.oracle_audit.astnorm import FunctionNode, is_docstring
 
 # The order of kinds within one position, and the rotation that spreads a limited budget.
 KINDS = ("compare", "arithmetic", "boolean", "constant", "return")

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from patchlane.lanes.property import integrity
+from patchlane.child import integrity
 from tests.gitrepo import GitRepo
 from tests.lanes.property import project as P
-from tests.lanes.property.conftest import Loader
+from tests.loader import Loader
 
 # One property of each style; only the first calls ``act()``, the code under test's hook
 # for tampering while a property runs.
@@ -71,7 +71,7 @@ ROUTES = {
         "patchlane.props.case_rng = lambda seed, name, index: random.Random(0)",
     ),
     # The child runs as __main__: its result writer, made to turn failures into passes.
-    "patchlane.lanes.property.child.Writer.emit": (
+    "patchlane.child.properties.Writer.emit": (
         """\
 import sys
 Writer = sys.modules["__main__"].Writer
@@ -143,7 +143,7 @@ def test_tampering_at_import_fails_every_property(repo: GitRepo, name: str) -> N
         "builtins.sorted",
         "hypothesis.seed",
         "patchlane.props.case_rng",
-        "patchlane.lanes.property.child.Writer.emit",
+        "patchlane.child.properties.Writer.emit",
     ],
 )
 def test_tampering_during_a_run_fails_that_property(repo: GitRepo, name: str) -> None:
@@ -166,12 +166,12 @@ def test_tampering_cannot_turn_a_broken_property_green(repo: GitRepo) -> None:
     # ``refund`` is broken (a refund above the charge goes negative). The tampering makes
     # every randint draw its lower bound (no such refund is ever drawn) and the writer
     # report passes: without the check, the seed and check properties would look green.
-    both = ("random.Random.randint.__code__", "patchlane.lanes.property.child.Writer.emit")
+    both = ("random.Random.randint.__code__", "patchlane.child.properties.Writer.emit")
     report = run(repo, shop(at_import="\n".join(tampering(n) for n in both), code=BROKEN))
     assert report.status == "fail"
     for prop in NAMES:
         assert P.one_failure(report, prop)["message"] == (
-            "sandbox: tampered: patchlane.lanes.property.child.Writer.emit, "
+            "sandbox: tampered: patchlane.child.properties.Writer.emit, "
             "random.Random.randint.__code__ (during import)"
         )
 
@@ -180,13 +180,13 @@ def test_tampering_cannot_turn_a_broken_property_green(repo: GitRepo) -> None:
 def test_tampering_while_describing_a_failure_is_caught(repo: GitRepo) -> None:
     # The check runs after the failure is described: an exception whose __str__ rebinds
     # the writer is caught too.
-    body = indent(indent(tampering("patchlane.lanes.property.child.Writer.emit")))
+    body = indent(indent(tampering("patchlane.child.properties.Writer.emit")))
     raiser = f"class Sneaky(Exception):\n    def __str__(self):\n{body}\n"
     raiser += '        return "sneaky"\nraise Sneaky()'
     report = run(repo, shop(in_act=raiser))
     message = P.one_failure(report, "prop_a_seed")["message"]
     assert message.startswith(
-        "sandbox: tampered: patchlane.lanes.property.child.Writer.emit; "
+        "sandbox: tampered: patchlane.child.properties.Writer.emit; "
         "the property failed too: Sneaky: sneaky"
     )
     assert P.outcomes(report)[("prop_b_check", "head")] == "pass"
@@ -336,7 +336,7 @@ def test_random_state_is_not_a_rebinding() -> None:
 
 def test_watched_modules_and_describe() -> None:
     main = types.ModuleType("__main__")
-    main.__spec__ = types.SimpleNamespace(name="patchlane.lanes.property.child")  # type: ignore[assignment]
+    main.__spec__ = types.SimpleNamespace(name="patchlane.child.properties")  # type: ignore[assignment]
     loaded = {
         "os": sys,
         "random": random,

@@ -1,6 +1,6 @@
 """The child process that asks pytest to collect a materialised tree's tests.
 
-Started by ``collect`` as ``python -s -P -B -X utf8 -m patchlane.lanes.replay.collect_child``
+Started by ``collect`` as ``python -s -P -B -X utf8 -m patchlane.child.replay_collect``
 with the tree as its working directory, a minimal environment and (when available) no
 network namespace; reads its job (JSON) from stdin. pytest is imported *before* the tree
 goes on ``sys.path`` (as ``python -m pytest`` would put it), so that a file in the tree
@@ -29,15 +29,15 @@ from typing import Any
 
 import pytest
 
-from patchlane.child.guard import BLOCKED_EVENTS
-from patchlane.infra.bytecode import import_tree_from_source
-from patchlane.lanes.replay.channel import (
+from patchlane.child.channel import (
     ResultWriter,
     collect_error,
     hide_drawn_seed,
     tree_plugins,
     without_xdist,
 )
+from patchlane.child.guard import BLOCKED_EVENTS
+from patchlane.infra.bytecode import import_tree_from_source
 
 NETWORK_EVENTS = frozenset(e for e in BLOCKED_EVENTS if e.startswith("socket."))
 

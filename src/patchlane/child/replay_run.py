@@ -1,6 +1,6 @@
 """The child process that runs a slice with pytest and streams every report to the parent.
 
-Started by ``run.run_tests`` as ``python -P -B -X utf8 -m patchlane.lanes.replay.run_child``
+Started by ``run.run_tests`` as ``python -P -B -X utf8 -m patchlane.child.replay_run``
 with the tree as its working directory; reads its job (JSON) from stdin: pytest's arguments,
 the node ids to run (or the files whose every test runs), the result descriptor and the
 run's token. pytest and this module are imported *before* the tree goes on ``sys.path`` (as
@@ -39,9 +39,8 @@ import _pytest.config
 import pytest
 
 import patchlane
-from patchlane.infra.bytecode import import_tree_from_source
-from patchlane.lanes.replay import tripwire
-from patchlane.lanes.replay.channel import (
+from patchlane.child import tripwire
+from patchlane.child.channel import (
     LINE_LIMIT,
     ResultWriter,
     collect_error,
@@ -51,6 +50,7 @@ from patchlane.lanes.replay.channel import (
     tree_plugins,
     without_xdist,
 )
+from patchlane.infra.bytecode import import_tree_from_source
 
 # Plugins that rerun a failing test until it passes: suite retries are ignored by the replay
 # (a failed attempt is a failure), so they are not loaded. Their options and marker are
@@ -316,7 +316,7 @@ class _AskThenRun(_SliceRunner):
 
     def __init__(self, writer: ResultWriter, root: Path, job: dict[str, Any], guard: Guard) -> None:
         super().__init__(writer, root, [], [], guard)
-        from patchlane.lanes.replay.collect_child import CollectScope
+        from patchlane.child.replay_collect import CollectScope
 
         self.answer_fd = int(job["answer_fd"])
         self.scope = CollectScope(
