@@ -48,7 +48,7 @@ def test_state_set_at_import_through_a_bare_imported_setter(
     never imports ``calc``) reads it."""
     build(
         repo,
-        {"src/billing/config.py": CONFIG, "tests/project/test_config.py": TEST_CONFIG},
+        {"src/billing/config.py": CONFIG, "tests/test_config.py": TEST_CONFIG},
         {
             "src/billing/calc.py": 'from billing.config import set_mode\n\nset_mode("loose")\n\n\n'
             + CALC
