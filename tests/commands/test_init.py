@@ -8,10 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from patchlane.errors import LockError, MapError
 from patchlane.inputs.yamlio import load_yaml
+from patchlane.lanes.fixture.lockfile import parse_lock
+from patchlane.lanes.freeze.registry import RegistryError, parse_registry
 from patchlane.main import main
 from patchlane.project.config import ReviewMap, parse_review_map
 from tests.gitrepo import GitRepo
+from tests.unknownkey import KEY, add_json_key, add_yaml_key
 
 INIT_REASON = "initial lock by patchlane init"
 
@@ -274,3 +278,63 @@ def test_outside_a_git_repository_is_exit_2(
     plain.mkdir()
     assert main(["--repo", os.fspath(plain), "init"]) == 2
     assert "not inside a git repository" in capsys.readouterr().err
+
+
+# --- what init writes refuses an unknown key (docs/architecture.md §4) ---------------------
+
+
+@pytest.mark.parametrize(
+    ("after", "indent", "field"),
+    [
+        ("version:", "", KEY),
+        ("lanes:", "  ", f"lanes.{KEY}"),
+        ("  property:", "    ", f"lanes.property.{KEY}"),
+        ("  fixture:", "    ", f"lanes.fixture.{KEY}"),
+        ("  freeze:", "    ", f"lanes.freeze.{KEY}"),
+        ("  replay:", "    ", f"lanes.replay.{KEY}"),
+    ],
+    ids=["top", "lanes", "property", "fixture", "freeze", "replay"],
+)
+def test_the_scaffolded_map_with_an_unknown_key_is_refused_naming_its_line(
+    repo: GitRepo, after: str, indent: str, field: str
+) -> None:
+    _project(repo)
+    assert _init(repo, "--json") == 0
+    _map(repo)  # as written, it loads
+    line = add_yaml_key(repo.path / "review-map.yml", after, indent)
+    with pytest.raises(MapError) as info:
+        _map(repo)
+    assert str(info.value).startswith(f"review-map.yml:{line}: {field}: unknown key")
+
+
+def test_the_scaffolded_registry_with_an_unknown_key_is_refused_naming_its_line(
+    repo: GitRepo,
+) -> None:
+    _project(repo)
+    assert _init(repo, "--json") == 0
+    _, review_map = _map(repo)
+    path = repo.path / "tests" / "flaky-freeze.yml"
+    assert parse_registry(path.read_text("utf-8"), "flaky-freeze.yml", review_map) == ()
+    line = add_yaml_key(path, "freezes:", "")
+    with pytest.raises(RegistryError) as info:
+        parse_registry(path.read_text("utf-8"), "flaky-freeze.yml", review_map)
+    assert str(info.value).startswith(f"flaky-freeze.yml:{line}: {KEY}: unknown key")
+
+
+@pytest.mark.parametrize("at", [(), ("files", 0)], ids=["top", "entry"])
+def test_the_scaffolded_lock_with_an_unknown_key_is_exit_2_naming_its_line(
+    repo: GitRepo, capsys: pytest.CaptureFixture[str], at: tuple[str | int, ...]
+) -> None:
+    _project(repo)
+    assert _init(repo, "--json") == 0
+    path = repo.path / "tests/fixtures/billing/LOCK.json"
+    parse_lock(path.read_text("utf-8"), "LOCK.json")  # as written, it parses
+    line = add_json_key(path, at)
+    field = KEY if at == () else f"files[0].{KEY}"
+    with pytest.raises(LockError) as info:
+        parse_lock(path.read_text("utf-8"), "LOCK.json")
+    assert str(info.value).startswith(f"LOCK.json:{line}: {field}: unknown key")
+    capsys.readouterr()
+    assert main(["--repo", os.fspath(repo.path), "-q", "fixture", "check"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"LOCK.json:{line}: {field}: unknown key" in err, err

@@ -9,6 +9,8 @@ import pytest
 
 from patchlane.main import main
 from patchlane.schemas import load_schema
+from tests.gitrepo import run_patchlane
+from tests.unknownkey import KEY, add_json_key
 
 
 def write(path: Path, value: Any) -> Path:
@@ -171,3 +173,18 @@ def test_malformed_review_events_are_exit_2(
     )
     assert main(args(reports)) == 2
     assert "review_events" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("report", ["property", "fixture", "freeze", "replay", "classify"])
+def test_a_report_with_an_unknown_key_is_exit_2_naming_the_file_and_line(
+    reports: dict[str, Path], report: str
+) -> None:
+    path = reports[report]
+    path.write_text(json.dumps(json.loads(path.read_text()), indent=2), encoding="utf-8")
+    line = add_json_key(path)
+    proc = run_patchlane(*args(reports))
+    assert proc.returncode == 2
+    err = proc.stderr.decode()
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"{path}:{line}: '{KEY}': unknown key" in err
+    assert proc.stdout == b""

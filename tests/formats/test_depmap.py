@@ -20,6 +20,7 @@ from patchlane.lanes.replay.mapselect import MODULE, RAN, changed_functions
 from patchlane.lanes.replay.select import Selection, select_slice
 from patchlane.project.config import parse_review_map
 from tests.gitrepo import GitRepo
+from tests.unknownkey import KEY
 
 MAP = "version: 1\nlanes:\n  replay:\n    tests: [tests/]\n"
 REVIEW_MAP = parse_review_map(MAP, "review-map.yml")
@@ -206,6 +207,25 @@ def test_a_map_whose_bytes_changed_does_not_verify(
     assert found.map is None
     assert found.unverified == (f"maps/{base[:12]}/{path.name}",)
     assert not path.exists() and not depmap.mac_path(path).exists()  # removed: reported once
+
+
+def test_a_sealed_map_with_an_unknown_key_is_refused_naming_the_file_and_line(
+    recorded: tuple[GitRepo, str, depmap.DependencyMap], tmp_path: Path, cache_key: CacheKey
+) -> None:
+    # Sealed with the user's key and named by its bytes (a later version's map, say): it
+    # verifies, and the key it has that this version does not know is still refused.
+    _, base, dep = recorded
+    original = dep.write(tmp_path, cache_key)
+    data = original.read_bytes()
+    assert data.startswith(b"{") and data.count(b"\n") == 1  # one line, as written
+    data = b'{"%s":0,' % KEY.encode() + data[1:]
+    path = original.parent / f"{hashlib.sha256(data).hexdigest()}.json"
+    path.write_bytes(data)
+    mac = cache_key.mac(depmap.PURPOSE, base, data)
+    depmap.mac_path(path).write_bytes(mac.encode("ascii") + b"\n")
+    with pytest.raises(DependencyMapError) as info:
+        depmap.read(path, cache_key)
+    assert str(info.value).startswith(f"{path}:1: {KEY}: unknown key")
 
 
 def _forge(path: Path, change: dict[str, object]) -> Path:

@@ -11,6 +11,7 @@ import pytest
 
 from patchlane.errors import InputError
 from patchlane.formats.receipt import Receipt, ReceiptError, Signature, parse_receipt
+from tests.unknownkey import add_json_key
 
 SEED_RECEIPT = Path("/work/shared/seed-examples/receipt.json")
 SEED_TEXT = """\
@@ -190,3 +191,19 @@ def test_fractional_stamps_compare_by_instant() -> None:
     receipt = parse(full(started="2026-09-24T12:00:05.5Z", finished="2026-09-24T12:00:06Z"))
     assert receipt.finished == "2026-09-24T12:00:06Z"
     refused(full(started="2026-09-24T12:00:05.5Z", finished="2026-09-24T12:00:05Z"))
+
+
+@pytest.mark.parametrize(
+    ("at", "field"), [((), "'zz_unknown'"), (("signature",), "'signature.zz_unknown'")]
+)
+def test_a_rendered_receipt_with_an_unknown_key_is_refused_naming_its_line(
+    tmp_path: Path, at: tuple[str, ...], field: str
+) -> None:
+    receipt = parse(full(signature={"payloadType": "t", "keyid": "b" * 64, "sig": "x"}))
+    path = tmp_path / "receipt.json"
+    path.write_bytes(receipt.render())
+    assert parse_receipt(path.read_bytes(), str(path)) == receipt
+    line = add_json_key(path, at)
+    with pytest.raises(ReceiptError) as info:
+        parse_receipt(path.read_bytes(), str(path))
+    assert str(info.value).startswith(f"{path}:{line}: {field}: unknown field")

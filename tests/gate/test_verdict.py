@@ -1,21 +1,30 @@
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from patchlane.errors import ReportError
+from patchlane.formats.canary import Canary, CanarySetting
+from patchlane.formats.envelope import field_name
 from patchlane.formats.status import Status
 from patchlane.gate.verdict import (
     ACCEPT,
     REJECT,
     UNDECIDED,
+    IsolationFacts,
     PatchFacts,
+    Verdict,
     decide,
 )
+from patchlane.inputs.jsonio import write_json
 from patchlane.verdict import lane_verdict
+from tests.unknownkey import KEY, add_json_key
 
 COMPLETE = PatchFacts(map_complete=True, map_reason="covered", harness_changed=())
 
@@ -201,3 +210,26 @@ def test_a_replays_review_events_keep_the_verdict_undecided_but_never_hide_a_rej
         decide(green("property"), green("fixture"), green("freeze"), failed, COMPLETE).verdict
         == REJECT
     )
+
+
+@pytest.mark.parametrize(
+    "at",
+    [(), ("reasons", 0), ("isolation",), ("canary",)],
+    ids=["top", "reason", "isolation", "canary"],
+)
+def test_verdict_json_with_an_unknown_key_is_refused_naming_its_line(
+    tmp_path: Path, at: tuple[str | int, ...]
+) -> None:
+    lanes = [green(lane) for lane in ("property", "fixture", "freeze", "replay")]
+    verdict = dataclasses.replace(
+        decide(*lanes, COMPLETE, IsolationFacts("bwrap", "bubblewrap 0.8")),
+        canary=Canary(("tests/t.py::test_a",), 9, CanarySetting(0.05, 1, "default")),
+        timings={"classify": 0.5},
+    )
+    path = tmp_path / "verdict.json"
+    write_json(path, verdict.to_json())
+    assert Verdict.read(path) == verdict
+    line = add_json_key(path, at)
+    with pytest.raises(ReportError) as info:
+        Verdict.read(path)
+    assert str(info.value).startswith(f"{path}:{line}: {field_name((*at, KEY))}: unknown key")

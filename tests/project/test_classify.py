@@ -8,8 +8,15 @@ from typing import Any
 
 import pytest
 
-from patchlane.errors import GitError, MapError
-from patchlane.project.classify import classify, map_path_in_repo, property_module_prefixes
+from patchlane.errors import GitError, MapError, ReportError
+from patchlane.formats.envelope import field_name
+from patchlane.inputs.jsonio import write_json
+from patchlane.project.classify import (
+    ClassificationSummary,
+    classify,
+    map_path_in_repo,
+    property_module_prefixes,
+)
 from patchlane.project.config import parse_review_map
 from tests.gitrepo import (
     CLASSIFY_MAP,
@@ -21,6 +28,7 @@ from tests.gitrepo import (
     move,
     start_patch,
 )
+from tests.unknownkey import KEY, add_json_key
 
 
 def run(repo: GitRepo, map_option: str | None = None, base: str = "main") -> dict[str, Any]:
@@ -645,3 +653,27 @@ def test_an_ignore_entry_never_covers_a_file_the_suite_collects(
     # Every lane judges it as a test file: it is among the deciding map's test paths.
     assert cls.map_source.review_map.replay.tests == ("tests/", path)
     assert cls.patch.review_map.replay.tests == ("tests/", path)
+
+
+@pytest.mark.parametrize(
+    "at",
+    [(), ("map",), ("files", 0), ("lanes",), ("lanes", "replay"), ("control_plane_details", 0)],
+    ids=["top", "map", "file", "lanes", "lane", "control-plane"],
+)
+def test_classify_json_with_an_unknown_key_is_refused_naming_its_line(
+    repo: GitRepo, tmp_path: Path, at: tuple[str | int, ...]
+) -> None:
+    # ``patchlane verdict --classify`` and ``review`` read the file back: a key the format
+    # does not have is refused where it is, also in the parts the summary does not keep.
+    make_project(repo)
+    start_patch(repo)
+    repo.write("review-map.yml", CLASSIFY_MAP + "# the patch edits the map\n")
+    repo.write("src/billing/core.py", "patched\n")
+    repo.commit("patch")
+    path = tmp_path / "classify.json"
+    write_json(path, classify(repo.path, "main", "HEAD", None).to_json())
+    assert ClassificationSummary.read(path).map_changed  # as written, it reads
+    line = add_json_key(path, at)
+    with pytest.raises(ReportError) as info:
+        ClassificationSummary.read(path)
+    assert str(info.value).startswith(f"{path}:{line}: {field_name((*at, KEY))}: unknown key")

@@ -29,6 +29,10 @@ from patchlane.inputs.jsonio import dotted, parse_json_bytes, read_file_bytes
 
 T = TypeVar("T")
 
+# The keys every lane report may have (``not_built``: see ``envelope``); each report's reader
+# refuses any key its format does not name (docs/architecture.md §4).
+ENVELOPE_KEYS = ("lane", "status", "reason", "not_built")
+
 # A report's parser: the report held by a JSON value of the document; raises ``ReportError``.
 Parser = Callable[[Document, object], T]
 

@@ -13,13 +13,48 @@ from pathlib import Path
 from typing import Any
 
 from patchlane.errors import LockError
-from patchlane.formats.envelope import envelope, read_report, report_document, review_events
+from patchlane.formats.envelope import (
+    ENVELOPE_KEYS,
+    envelope,
+    read_report,
+    report_document,
+    review_events,
+)
 from patchlane.formats.status import Status
 from patchlane.inputs.fields import Document, Fields
 from patchlane.inputs.paths import under_any
 
 LANE = "fixture"
 SOURCES = ("worktree", "commit")
+# The keys ``to_json`` can write, at each level; the reader refuses any other.
+TOP_KEYS = (
+    *ENVELOPE_KEYS,
+    "source",
+    "commit",
+    "roots",
+    "missing",
+    "extra",
+    "changed",
+    "unsafe",
+    "case_collisions",
+    "lock_errors",
+    "lock_updates",
+    "timings",
+    "checkout_attributes",
+    "review_events",
+)
+ROOT_KEYS = (
+    "paths",
+    "lock",
+    "canonical_json",
+    "files",
+    "lock_sha256",
+    "lock_changed",
+    "lock_reason",
+    "ok",
+)
+ATTRIBUTE_KEYS = ("path", "attribute", "value", "review")
+TIMING_KEYS = ("seconds", "hashed", "cached")
 
 
 @dataclass(frozen=True)
@@ -99,6 +134,7 @@ class RootResult:
     def parse(cls, item: Fields) -> RootResult:
         """Read one entry of ``roots`` (the keys the format leaves optional read as none,
         false or zero when absent). Raises ``ReportError``."""
+        item.only(ROOT_KEYS)
         return cls(
             paths=item.text_list("paths", item=None),
             lock=item.string("lock"),
@@ -223,7 +259,8 @@ class FixtureReport:
 
         Raises ``ReportError`` naming ``label`` for a value that is not a fixture report: a
         missing or mistyped ``lane``, ``status`` or ``reason``, a root without ``paths``,
-        ``lock`` or ``ok``, or any other key of the format with a value of the wrong type.
+        ``lock`` or ``ok``, any other key of the format with a value of the wrong type, or a
+        key the format does not have.
         """
         return _parse(report_document(label), data)
 
@@ -236,6 +273,7 @@ class FixtureReport:
 
 def _parse(doc: Document, value: object) -> FixtureReport:
     top, status, reason = envelope(doc, value, LANE)
+    top.only(TOP_KEYS)
     timings = top.mapping("timings", default=None)
     return FixtureReport(
         status=status,
@@ -247,29 +285,36 @@ def _parse(doc: Document, value: object) -> FixtureReport:
         extra=top.text_list("extra", item=None, default=()),
         changed=top.text_list("changed", item=None, default=()),
         unsafe=tuple(
-            Unsafe(u.string("path"), u.string("problem")) for u in top.items("unsafe", default=())
+            Unsafe(u.only(("path", "problem")).string("path"), u.string("problem"))
+            for u in top.items("unsafe", default=())
         ),
         case_collisions=tuple(
             _pair(top, i, v) for i, v in enumerate(top.sequence("case_collisions", default=()))
         ),
         lock_errors=tuple(
-            LockProblem(e.string("lock"), e.string("problem"))
+            LockProblem(e.only(("lock", "problem")).string("lock"), e.string("problem"))
             for e in top.items("lock_errors", default=())
         ),
         lock_updates=tuple(
-            LockUpdate(u.string("lock"), u.string("reason", null=True, default=None))
+            LockUpdate(
+                u.only(("lock", "reason")).string("lock"),
+                u.string("reason", null=True, default=None),
+            )
             for u in top.items("lock_updates", default=())
         ),
         timings=Timings(0.0, 0, 0)
         if timings is None
         else Timings(
-            timings.number("seconds", default=0.0),
+            timings.only(TIMING_KEYS).number("seconds", default=0.0),
             timings.integer("hashed", lo=0, default=0),
             timings.integer("cached", lo=0, default=0),
         ),
         checkout_attributes=tuple(
             CheckoutAttribute(
-                a.string("path"), a.string("attribute"), a.string("value"), a.boolean("review")
+                a.only(ATTRIBUTE_KEYS).string("path"),
+                a.string("attribute"),
+                a.string("value"),
+                a.boolean("review"),
             )
             for a in top.items("checkout_attributes", default=())
         ),

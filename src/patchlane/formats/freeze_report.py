@@ -21,7 +21,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from patchlane.formats.envelope import parse_report_bytes, read_report, report_document, show
+from patchlane.formats.envelope import (
+    ENVELOPE_KEYS,
+    parse_report_bytes,
+    read_report,
+    report_document,
+    show,
+)
 from patchlane.formats.status import Status
 from patchlane.inputs.fields import Document, FieldPath, Fields
 
@@ -35,6 +41,29 @@ _SOURCES = (BASE, NONE)
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 _REQUIRED_TOP = ("lane", "status", "reason", "records")
 _REQUIRED_RECORD = ("id", "nodeid", "expires", "in_play", "ok", "failed_rules")
+# The keys ``to_json`` can write, at each level; the reader refuses any other.
+_TOP_KEYS = (
+    *ENVELOPE_KEYS,
+    "records",
+    "today",
+    "registry",
+    "registry_source",
+    "max_age_days",
+    "max_extensions",
+    "base",
+    "head",
+    "merge_base",
+    "added_by_patch",
+    "changed_by_patch",
+    "removed_by_patch",
+    "head_registry_problem",
+    "skippable",
+    "history_versions",
+    "notes",
+    "timings",
+    "review_events",
+)
+_RECORD_KEYS = (*_REQUIRED_RECORD, "owner", "details")
 
 
 @dataclass(frozen=True)
@@ -223,13 +252,14 @@ def _date(doc: Document, value: object, where: FieldPath, what: str) -> date:
 def _parse(doc: Document, value: object) -> FreezeReport:
     """Check the report's shape and inner consistency; return it.
 
-    Raises ``ReportError`` at the first problem: a missing or mistyped key, a record whose
-    ``in_play``/``ok`` contradict its ``failed_rules``, an in-play failing record under
-    ``status: pass``, two records with one id or granting one node id, or a ``skippable``
-    that is not exactly the granted node ids.
+    Raises ``ReportError`` at the first problem: a missing, unknown or mistyped key, a
+    record whose ``in_play``/``ok`` contradict its ``failed_rules``, an in-play failing
+    record under ``status: pass``, two records with one id or granting one node id, or a
+    ``skippable`` that is not exactly the granted node ids.
     """
     if not isinstance(value, dict):
         raise doc.error_at((), f"a freeze report must be a JSON object, not {show(value)}")
+    doc.fields(value).only(_TOP_KEYS)
     for key in _REQUIRED_TOP:
         if key not in value:
             raise doc.error_at((), f"missing key {key!r}")
@@ -279,7 +309,9 @@ def _parse(doc: Document, value: object) -> FreezeReport:
 
 def _seconds(top: Fields) -> float:
     timings = top.mapping("timings", default=None)
-    return 0.0 if timings is None else timings.number("seconds", lo=0, default=0.0)
+    if timings is None:
+        return 0.0
+    return timings.only(("seconds",)).number("seconds", lo=0, default=0.0)
 
 
 def _records(doc: Document, records: list[Any], status: Status) -> tuple[RecordResult, ...]:
@@ -314,6 +346,7 @@ def _record(doc: Document, record: object, where: FieldPath, status: Status) -> 
     """
     if not isinstance(record, dict):
         raise doc.error_at(where, f"a record must be a JSON object, not {show(record)}")
+    doc.fields(record, where).only(_RECORD_KEYS)
     for key in _REQUIRED_RECORD:
         if key not in record:
             raise doc.error_at(where, f"record is missing key {key!r}")

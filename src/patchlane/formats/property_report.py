@@ -11,7 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from patchlane.formats.envelope import envelope, read_report, report_document, review_events
+from patchlane.formats.envelope import (
+    ENVELOPE_KEYS,
+    envelope,
+    read_report,
+    report_document,
+    review_events,
+)
 from patchlane.formats.status import Status
 from patchlane.inputs.fields import Document, Fields
 
@@ -32,6 +38,26 @@ OUTCOMES = ("pass", "fail", "error", "timeout")
 STOPPED = "stopped"
 ORACLE_AUDITS = ("ran", "not available", "not run", "unchanged", STOPPED)
 NETWORKS = ("bwrap+audit", "netns+audit", "audit")
+# The keys ``to_json`` can write at the top and in ``timings``; the reader refuses any other
+# (each item's keys are named where it is read).
+TOP_KEYS = (
+    *ENVELOPE_KEYS,
+    "seed",
+    "cases",
+    "modules",
+    "base",
+    "head",
+    "properties",
+    "skipped_tests",
+    "failures",
+    "oracle_findings",
+    "mutation",
+    "oracle_audit",
+    "isolation",
+    "timings",
+    "review_events",
+)
+TIMING_KEYS = ("seconds", "children", "cache")
 
 
 @dataclass(frozen=True)
@@ -63,6 +89,9 @@ class Failure:
     @classmethod
     def parse(cls, item: Fields) -> Failure:
         """Read one entry of ``failures``. Raises ``ReportError``."""
+        item.only(
+            ("property", "module", "source", "seed", "case_index", "arguments", "message", "kind")
+        )
         return cls(
             property=item.string("property"),
             module=item.string("module"),
@@ -99,6 +128,7 @@ class PropertyRun:
     @classmethod
     def parse(cls, item: Fields) -> PropertyRun:
         """Read one entry of ``properties``. Raises ``ReportError``."""
+        item.only(("module", "property", "source", "style", "outcome"))
         return cls(
             module=item.string("module"),
             property=item.string("property"),
@@ -130,6 +160,7 @@ class OracleFinding:
     def parse(cls, item: Fields) -> OracleFinding:
         """Read one entry of ``oracle_findings`` (``module``, optional in the format, reads
         as empty when absent). Raises ``ReportError``."""
+        item.only(("property", "module", "kind", "detail"))
         return cls(
             module=item.string("module", default=""),
             property=item.string("property"),
@@ -170,6 +201,7 @@ class Mutation:
     def parse(cls, item: Fields) -> Mutation:
         """Read one entry of ``mutation`` (``ratio`` is checked for its type and otherwise
         recomputed). Raises ``ReportError``."""
+        item.only(("module", "property", "mutants", "killed", "ratio", "error"))
         ratio = _raw(item, "ratio")
         if ratio is not None and (not isinstance(ratio, int | float) or isinstance(ratio, bool)):
             raise item.wrong("ratio", "a number or null", ratio)
@@ -202,6 +234,7 @@ class IsolationInfo:
     def parse(cls, item: Fields) -> IsolationInfo:
         """Read ``isolation`` (``process`` and ``environment`` are fixed wording, checked to
         be strings). Raises ``ReportError``."""
+        item.only(("network", "process", "environment", "timeout_s"))
         item.string("process")
         item.string("environment")
         timeout = item.number("timeout_s")
@@ -236,6 +269,7 @@ class ChildTiming:
     def parse(cls, item: Fields) -> ChildTiming:
         """Read one entry of ``timings.children`` (``cached`` reads as false when absent).
         Raises ``ReportError``."""
+        item.only(("module", "source", "mode", "seconds", "cached"))
         return cls(
             module=item.string("module"),
             source=item.string("source"),
@@ -268,6 +302,7 @@ class CacheUse:
     @classmethod
     def parse(cls, item: Fields) -> CacheUse:
         """Read ``timings.cache``. Raises ``ReportError``."""
+        item.only(("hits", "misses", "stored", "unverified"))
         return cls(
             hits=item.integer("hits", lo=0),
             misses=item.integer("misses", lo=0),
@@ -377,8 +412,8 @@ class PropertyReport:
 
         Raises ``ReportError`` naming ``label`` for a value that is not a property report:
         a missing or mistyped ``lane``, ``status`` or ``reason``, or any other key of the
-        format with a value of the wrong type. (A key the report lacks reads as empty, as
-        ``patchlane verdict`` always took it: only a wrong value is refused.)
+        format with a value of the wrong type, or a key the format does not have. (A key the
+        report lacks reads as empty, as ``patchlane verdict`` always took it.)
         """
         return _parse(report_document(label), data)
 
@@ -397,7 +432,10 @@ def _raw(item: Fields, key: str) -> Any:
 
 def _parse(doc: Document, value: object) -> PropertyReport:
     top, status, reason = envelope(doc, value, LANE)
+    top.only(TOP_KEYS)
     timings = top.mapping("timings", default=None)
+    if timings is not None:
+        timings.only(TIMING_KEYS)
     return PropertyReport(
         status=status,
         reason=reason,
@@ -421,7 +459,7 @@ def _parse(doc: Document, value: object) -> PropertyReport:
         cache=_cache_use(timings),
         review_events=review_events(top),
         skipped_tests=tuple(
-            (item.string("test"), item.string("reason"))
+            (item.only(("test", "reason")).string("test"), item.string("reason"))
             for item in top.items("skipped_tests", default=())
         ),
     )

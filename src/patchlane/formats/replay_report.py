@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from patchlane.formats.canary import Canary
-from patchlane.formats.envelope import envelope, read_report, report_document, review_events
+from patchlane.formats.envelope import (
+    ENVELOPE_KEYS,
+    envelope,
+    read_report,
+    report_document,
+    review_events,
+)
 from patchlane.formats.status import Status
 from patchlane.inputs.fields import Document
 
@@ -51,6 +57,39 @@ class ReplayOutcome(StrEnum):
 
 SKIPPED = ReplayOutcome.SKIPPED
 _SHA256 = re.compile(r"[0-9a-fA-F]{64}\Z")
+# Every key ``ReplayReport.to_json`` can write; the reader refuses any other.
+TOP_KEYS = (
+    *ENVELOPE_KEYS,
+    "outcome",
+    "slice_sha256",
+    "receipt_sha256",
+    "seed",
+    "head",
+    "hash_seed",
+    "failed",
+    "skipped_by_freeze",
+    "skipped_by_suite",
+    "passed",
+    "signature",
+    "refusals",
+    "mode",
+    "slice_count",
+    "suite_size",
+    "private",
+    "slice_rules",
+    "dependency_map",
+    "canary",
+    "plugin_files",
+    "run_problems",
+    "failed_why",
+    "skipped_but_pass_at_base",
+    "fail_at_base_too",
+    "base_from_map",
+    "deleted_tests",
+    "edited_expectations",
+    "review_events",
+    "unreached",
+)
 
 
 @dataclass(frozen=True)
@@ -202,8 +241,8 @@ class ReplayReport:
         """Return the report that the JSON value ``data`` holds.
 
         Raises ``ReportError`` naming ``label`` for a value that is not a replay report: a
-        missing or mistyped ``lane``, ``status`` or ``reason``, or any other key of the
-        format with a value of the wrong type.
+        missing or mistyped ``lane``, ``status`` or ``reason``, any other key of the format
+        with a value of the wrong type, or a key the format does not have.
         """
         return _parse(report_document(label), data)
 
@@ -216,11 +255,11 @@ class ReplayReport:
 
 def _parse(doc: Document, value: object) -> ReplayReport:
     top, status, reason = envelope(doc, value, LANE)
+    top.only(TOP_KEYS)
     events = review_events(top) if top.has("review_events") else None
     digest = top.string("receipt_sha256", default=None)
     if digest is not None and not _SHA256.match(digest):
         raise top.wrong("receipt_sha256", "a sha256 (64 hex digits)", digest)
-    top.mapping("timings", default=None)
     why = top.mapping("failed_why", default=None)
     rules = top.mapping("slice_rules", default=None)
     canary = top.mapping("canary", default=None)
@@ -243,7 +282,8 @@ def _parse(doc: Document, value: object) -> ReplayReport:
         slice_count=top.integer("slice_count", lo=0, default=None),
         suite_size=top.integer("suite_size", lo=0, default=None),
         private=tuple(
-            PrivateFile(p.string("path"), p.string("why")) for p in top.items("private", default=())
+            PrivateFile(p.only(("path", "why")).string("path"), p.string("why"))
+            for p in top.items("private", default=())
         ),
         slice_rules=None if rules is None else {k: rules.integer(k, lo=0) for k in rules.data},
         dependency_map=top.string("dependency_map", default=None),
@@ -258,7 +298,7 @@ def _parse(doc: Document, value: object) -> ReplayReport:
         edited_expectations=None
         if not top.has("edited_expectations")
         else tuple(
-            EditedTest(e.string("nodeid"), e.string("why"))
+            EditedTest(e.only(("nodeid", "why")).string("nodeid"), e.string("why"))
             for e in top.items("edited_expectations")
         ),
         review_events=events,

@@ -75,6 +75,7 @@ class IsolationFacts:
     @classmethod
     def parse(cls, item: Fields) -> IsolationFacts:
         """Read ``isolation``. Raises ``ReportError``."""
+        item.only(("kind", "detail", "required"))
         return cls(
             kind=item.choice("kind", ISOLATION_KINDS),
             detail=item.string("detail"),
@@ -104,6 +105,7 @@ class Reason:
     @classmethod
     def parse(cls, item: Fields) -> Reason:
         """Read one entry of ``reasons``. Raises ``ReportError``."""
+        item.only(("rule", "lane", "effect", "message"))
         return cls(
             rule=item.integer("rule", lo=1),
             lane=item.string("lane"),
@@ -157,7 +159,7 @@ class Verdict:
         """Return the verdict that the JSON value ``data`` holds.
 
         Raises ``ReportError`` naming ``label`` for a value that is not a verdict: a
-        missing or mistyped key, an unknown verdict or effect, or a ``status`` or
+        missing, unknown or mistyped key, an unknown verdict or effect, or a ``status`` or
         ``reason`` that disagrees with the verdict and its reasons.
         """
         return _parse_verdict(report_document(label), data)
@@ -173,6 +175,7 @@ def _parse_verdict(doc: Document, value: object) -> Verdict:
     if not isinstance(value, dict):
         raise doc.error_at((), f"a verdict must be a JSON object, not {show(value)}")
     top = doc.fields(value)
+    top.only(("lane", "status", "verdict", "reason", "reasons", "isolation", "canary", "timings"))
     top.choice("lane", ("verdict",), expected='"verdict"')
     timings = top.mapping("timings", default=None)
     isolation = top.mapping("isolation", default=None)

@@ -157,10 +157,34 @@ class ClassificationSummary:
         return read_report(path, label, _parse_summary)
 
 
+# The keys ``Classification.to_json`` can write, at each level; the summary's reader refuses
+# any other (docs/architecture.md §4), also in the parts it does not keep.
+_SUMMARY_KEYS = (
+    "base",
+    "head",
+    "merge_base",
+    "applied_from",
+    "map",
+    "files",
+    "lanes",
+    "unmapped",
+    "control_plane",
+    "control_plane_details",
+    "harness_changed",
+    "map_complete",
+    "map_reason",
+)
+_FILE_KEYS = ("path", "status", "old_path", "lanes", "ignored", "collected", "control_plane")
+
+
 def _parse_summary(doc: Document, value: object) -> ClassificationSummary:
     if not isinstance(value, dict):
         raise doc.error_at((), "expected a JSON object")
-    top = doc.fields(value)
+    top = doc.fields(value).only(_SUMMARY_KEYS)
+    lanes = top.mapping("lanes", default=None)
+    if lanes is not None:
+        for name in lanes.only(("property", "fixture", "freeze", "replay")).data:
+            lanes.mapping(name).only(("status", "reason", "files"))
     complete = value.get("map_complete")
     if not isinstance(complete, bool):
         raise doc.error_at(("map_complete",), "'map_complete' must be true or false")
@@ -173,7 +197,7 @@ def _parse_summary(doc: Document, value: object) -> ClassificationSummary:
             and isinstance(item.get("kind"), str)
         ):
             raise doc.error_at(where, "'control_plane_details' must be a list of {path, kind}")
-        detail = doc.fields(item, where)
+        detail = doc.fields(item, where).only(("path", "kind", "why"))
         why = detail.string("why", default=None)
         changes.append(ControlChange(item["path"], detail.choice("kind", CONTROL_KINDS), why))
     harness_listed = any(c.kind in BLOCKING_KINDS for c in changes)
@@ -184,6 +208,7 @@ def _parse_summary(doc: Document, value: object) -> ClassificationSummary:
     source, changed, head_problem = None, False, None
     map_info = top.mapping("map", default=None)
     if map_info is not None:
+        map_info.only(("path", "source", "changed_by_patch", "head_problem"))
         map_info.string("path", null=True, default=None)
         source = map_info.choice("source", MAP_SOURCES)
         changed = map_info.boolean("changed_by_patch")
@@ -193,7 +218,7 @@ def _parse_summary(doc: Document, value: object) -> ClassificationSummary:
         where = ("files", index)
         if not isinstance(item, dict):
             raise doc.error_at(where, "'files' must be a list of {path, status, old_path}")
-        entry = doc.fields(item, where)
+        entry = doc.fields(item, where).only(_FILE_KEYS)
         changed_files.append(
             ChangedFile(
                 status=entry.string("status"),

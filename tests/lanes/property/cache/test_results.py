@@ -228,6 +228,19 @@ def _old_format(entry: dict[str, Any]) -> None:
     entry["format"] = resultcache.FORMAT + 1
 
 
+def _unknown_key(entry: dict[str, Any]) -> None:
+    # A forged pass with one key more than the format has: the key is not believed, the
+    # entry is no entry of this format (a miss, never exit 2: a cache is never input).
+    _forge_pass(entry)
+    entry["zz_unknown"] = 0
+
+
+def _unknown_record_key(entry: dict[str, Any]) -> None:
+    _forge_pass(entry)
+    for record in entry["records"]:
+        record["zz_unknown"] = 0
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("tamper", "unverified"),
@@ -241,6 +254,8 @@ def _old_format(entry: dict[str, Any]) -> None:
         # Sealed with the user's key: the checks after the MAC still hold.
         pytest.param(lambda p: rewrite(p, _escape), 0, id="path-out-of-the-tree"),
         pytest.param(lambda p: rewrite(p, _old_format), 0, id="format"),
+        pytest.param(lambda p: rewrite(p, _unknown_key), 0, id="unknown-key"),
+        pytest.param(lambda p: rewrite(p, _unknown_record_key), 0, id="unknown-record-key"),
         pytest.param(
             lambda p: rewrite(p, lambda e: e["description"].update(seed=P.SEED + 1)),
             0,

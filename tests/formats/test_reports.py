@@ -1,0 +1,218 @@
+"""The lane reports refuse a key their format does not have, at every level
+(``formats.fixture_report``, ``freeze_report``, ``property_report``, ``replay_report``).
+
+Each report is written by its writer (``to_json`` through ``write_json``, as the gate writes
+it) with every optional part present, so that every object the format holds is there; one
+unknown key is added to one object, and the reader must refuse the file with one line
+naming the file, the key's line and the key (docs/architecture.md §4). The same files
+validate against the shipped schemas, which refuse the unknown key too.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from patchlane.errors import ReportError
+from patchlane.formats.canary import Canary, CanarySetting
+from patchlane.formats.envelope import field_name
+from patchlane.formats.fixture_report import (
+    CheckoutAttribute,
+    FixtureReport,
+    LockProblem,
+    LockUpdate,
+    RootResult,
+    Timings,
+    Unsafe,
+)
+from patchlane.formats.freeze_report import FreezeReport, RecordResult
+from patchlane.formats.property_report import (
+    CacheUse,
+    ChildTiming,
+    Failure,
+    IsolationInfo,
+    Mutation,
+    OracleFinding,
+    PropertyReport,
+    PropertyRun,
+)
+from patchlane.formats.replay_report import EditedTest, PrivateFile, ReplayReport
+from patchlane.formats.status import Status
+from patchlane.inputs.jsonio import write_json
+from patchlane.schemas import load_schema
+from tests.unknownkey import KEY, add_json_key
+
+COMMIT = "a" * 40
+NODE = "tests/test_x.py::test_a"
+
+FIXTURE = FixtureReport(
+    status=Status.FAIL,
+    reason="1 fixture file changed",
+    source="commit",
+    commit=COMMIT,
+    roots=(RootResult(("fx/",), "fx/LOCK.json", True, 2, "b" * 64, True, "new rows", False),),
+    missing=("fx/gone.json",),
+    extra=("fx/new.json",),
+    changed=("fx/rows.json",),
+    unsafe=(Unsafe("fx/link", "a symbolic link"),),
+    case_collisions=(("fx/A.json", "fx/a.json"),),
+    lock_errors=(LockProblem("fx/LOCK.json", "changed without a new reason"),),
+    lock_updates=(LockUpdate("fx/LOCK.json", "new rows"),),
+    timings=Timings(0.25, 2, 1),
+    checkout_attributes=(CheckoutAttribute("fx/rows.json", "eol", "crlf"),),
+    review_events=("a checkout attribute applies to a fixture path",),
+)
+FREEZE = FreezeReport(
+    status=Status.PASS,
+    reason="1 record in play passes every rule",
+    records=(
+        RecordResult(
+            "F1", NODE, "ana", date(2026, 10, 8), (), tuple(f"rule {n} holds" for n in range(1, 7))
+        ),
+    ),
+    today=date(2026, 10, 1),
+    registry="tests/flaky-freeze.yml",
+    registry_source="base",
+    max_age_days=14,
+    max_extensions=1,
+    base=COMMIT,
+    head="c" * 40,
+    merge_base=COMMIT,
+    notes=("one note",),
+    seconds=0.5,
+    review_events=("look",),
+)
+PROPERTY = PropertyReport(
+    status=Status.FAIL,
+    reason="1 of 1 property run(s) failed",
+    seed=7,
+    cases=20,
+    modules=("checks.props",),
+    failures=(Failure("prop_a", "checks.props", "head", 7, 3, {"x": 1}, "boom", "assertion"),),
+    oracle_findings=(OracleFinding("checks.props", "prop_a", "survives_mutants", "2 survive"),),
+    base=COMMIT,
+    head="c" * 40,
+    properties=(PropertyRun("checks.props", "prop_a", "head", "seed", "fail"),),
+    mutation=(Mutation("checks.props", "prop_a", 4, 2, "one mutant timed out"),),
+    oracle_audit="ran",
+    isolation=IsolationInfo("audit", 60.0),
+    seconds=1.5,
+    children=(ChildTiming("checks.props", "head", "run", 0.5, cached=True),),
+    cache=CacheUse(1, 1, 1, 0),
+    review_events=("look",),
+    skipped_tests=((NODE, "not collected"),),
+)
+REPLAY = ReplayReport(
+    status=Status.PASS,
+    reason="the receipt verifies and no node failed",
+    outcome="pass",
+    slice_sha256="d" * 64,
+    receipt_sha256="e" * 64,
+    seed=7,
+    head=COMMIT,
+    hash_seed=12,
+    passed=(NODE,),
+    signature="absent",
+    mode="local",
+    slice_count=1,
+    suite_size=3,
+    private=(PrivateFile("tests/secret.json", "private in the map"),),
+    slice_rules={"changed test file": 1},
+    dependency_map="off",
+    canary=Canary((NODE,), 2, CanarySetting(0.05, 1, "default")),
+    plugin_files=(),
+    run_problems=(),
+    failed_why={},
+    skipped_but_pass_at_base=(),
+    fail_at_base_too=(),
+    base_from_map=(),
+    deleted_tests=(),
+    edited_expectations=(EditedTest(NODE, "its base version fails at the head"),),
+    review_events=(),
+    unreached=(),
+)
+
+# Every object each report holds (its path), and the report, reader and schema.
+CASES: list[tuple[str, Any, tuple[str | int, ...]]] = [
+    *(
+        ("fixture", FIXTURE, at)
+        for at in [
+            (),
+            ("roots", 0),
+            ("unsafe", 0),
+            ("lock_errors", 0),
+            ("lock_updates", 0),
+            ("timings",),
+            ("checkout_attributes", 0),
+        ]
+    ),
+    *(("freeze", FREEZE, at) for at in [(), ("records", 0), ("timings",)]),
+    *(
+        ("property", PROPERTY, at)
+        for at in [
+            (),
+            ("properties", 0),
+            ("skipped_tests", 0),
+            ("failures", 0),
+            ("oracle_findings", 0),
+            ("mutation", 0),
+            ("isolation",),
+            ("timings",),
+            ("timings", "children", 0),
+            ("timings", "cache"),
+        ]
+    ),
+    *(
+        ("replay", REPLAY, at)
+        for at in [(), ("private", 0), ("canary",), ("edited_expectations", 0)]
+    ),
+]
+
+
+def written(tmp_path: Path, lane: str, report: Any) -> Path:
+    """Write ``report`` as the gate does, and return its file."""
+    path = tmp_path / f"{lane}-report.json"
+    write_json(path, report.to_json())
+    return path
+
+
+@pytest.mark.parametrize(("lane", "report"), [(c[0], c[1]) for c in CASES if c[2] == ()])
+def test_the_full_reports_read_back_as_themselves_and_match_their_schemas(
+    tmp_path: Path, lane: str, report: Any
+) -> None:
+    path = written(tmp_path, lane, report)
+    assert type(report).read(path) == report
+    jsonschema.validate(json.loads(path.read_bytes()), load_schema(f"{lane}-report"))
+
+
+@pytest.mark.parametrize(
+    ("lane", "report", "at"),
+    CASES,
+    ids=[f"{lane}:{'.'.join(map(str, at)) or 'top'}" for lane, _, at in CASES],
+)
+def test_an_unknown_key_is_refused_naming_the_file_its_line_and_the_key(
+    tmp_path: Path, lane: str, report: Any, at: tuple[str | int, ...]
+) -> None:
+    path = written(tmp_path, lane, report)
+    line = add_json_key(path, at)
+    with pytest.raises(ReportError) as info:
+        type(report).read(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:{line}: {field_name((*at, KEY))}: unknown key"), message
+    assert "\n" not in message
+    with pytest.raises(jsonschema.ValidationError, match=KEY):
+        jsonschema.validate(json.loads(path.read_bytes()), load_schema(f"{lane}-report"))
+
+
+@pytest.mark.parametrize("lane", ["fixture", "freeze", "property", "replay"])
+def test_the_early_versions_not_built_is_still_no_unknown_key(lane: str) -> None:
+    # ``not_built`` (every report's envelope) is written by no writer today, and read still.
+    report = {"fixture": FIXTURE, "freeze": FREEZE, "property": PROPERTY, "replay": REPLAY}[lane]
+    data = {**report.to_json(), "not_built": False}
+    assert type(report).from_json(data, "r.json") == report
+    jsonschema.validate(data, load_schema(f"{lane}-report"))
