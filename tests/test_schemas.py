@@ -103,3 +103,19 @@ ignore:
 def test_the_map_schema_refuses_what_the_loader_refuses(bad: dict[str, object]) -> None:
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, load_schema("review-map"))
+
+
+def test_the_schemas_name_exactly_the_states_the_enums_declare() -> None:
+    # The states are declared once, as enums; the schemas must list the same words.
+    from patchlane.formats.replay_report import ReplayOutcome
+    from patchlane.formats.status import Status
+    from patchlane.gate.verdict import Ruling
+
+    replay = load_schema("replay-report")["properties"]
+    assert replay["outcome"]["enum"] == [o.value for o in ReplayOutcome]
+    verdict = load_schema("verdict")
+    assert set(verdict["properties"]["verdict"]["enum"]) == {r.value for r in Ruling}
+    effect = verdict["properties"]["reasons"]["items"]["properties"]["effect"]
+    assert set(effect["enum"]) == {r.value for r in Ruling}
+    for name in ("fixture-report", "freeze-report", "property-report", "replay-report"):
+        assert set(load_schema(name)["properties"]["status"]["enum"]) <= {s.value for s in Status}
