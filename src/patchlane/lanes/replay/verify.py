@@ -111,10 +111,8 @@ def verify_receipt(
         outcome, reasons = ReplayOutcome.REFUSED, tuple(refusals)
     elif parsed.failed_nodeids:
         failed = list(parsed.failed_nodeids)
-        outcome, reasons = (
-            ReplayOutcome.FAIL,
-            (f"{len(failed)} node id(s) failed: {_quote(failed)}",),
-        )
+        reasons = (f"{len(failed)} node id(s) failed: {_quote(failed)}",)
+        outcome = ReplayOutcome.FAIL
     elif not set(_passed_ids(parsed, nodeids)) - set(canary or ()):  # canary passes: no evidence
         outcome = ReplayOutcome.NO_EVIDENCE
         which = " outside the canary" if canary else ""
