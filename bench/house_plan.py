@@ -23,6 +23,24 @@ PACKAGE = SRC / "patchlane"
 EXAMPLE = PACKAGE / "demo" / "example"
 
 
+CHILD_ENTRIES = [
+    "patchlane.child.properties",
+    "patchlane.child.oracle_audit.audit",
+    "patchlane.child.replay_collect",
+    "patchlane.child.replay_run",
+    "patchlane.child.recorder",
+    "patchlane.pytest_plugin",
+]
+OLD_CHILD_ENTRIES = [
+    "patchlane.lanes.property.child",
+    "patchlane.lanes.property.oracle",
+    "patchlane.lanes.replay.collect_child",
+    "patchlane.lanes.replay.run_child",
+    "patchlane.lanes.replay.recorder",
+    "patchlane.pytest_plugin",
+]
+
+
 def modules() -> dict[str, Path]:
     """Every module of the package (the bundled example project left out), by dotted name."""
     found: dict[str, Path] = {}
@@ -122,6 +140,12 @@ def table() -> dict[str, object]:
         and area(b) != area(a)
         and (area(b).startswith("lanes.") or area(b) in ("gate", "commands"))
     )
+    # What runs inside a child: the entry modules' closure (at fb8c374 they were
+    # lanes.property.child and .oracle, lanes.replay.run_child, .collect_child and .recorder).
+    entries = [e for e in CHILD_ENTRIES if e in known] or [
+        e for e in OLD_CHILD_ENTRIES if e in known
+    ]
+    in_child = closure(entries, graph)
     funcs = [(n, p, f"{name}.{f}") for name, path in known.items() for n, p, f in functions(path)]
     any_dicts = sum(
         path.read_text(encoding="utf-8").count("dict[str, Any]") for path in known.values()
@@ -133,6 +157,8 @@ def table() -> dict[str, object]:
         "lines the gate reaches": sum(lines[n] for n in reached),
         "lane imports of the gate, the command line or another lane": len(crossings),
         "dict[str, Any] in src": any_dicts,
+        "modules a child interpreter imports (static closure)": len(in_child),
+        "of them outside child/": len([m for m in in_child if not m.startswith("patchlane.child")]),
         "functions over 60 lines": sum(1 for n, _, _ in funcs if n > 60),
         "functions with more than five parameters": sum(1 for _, p, _ in funcs if p > 5),
         "longest functions": [f"{f} ({n})" for n, _, f in sorted(funcs, reverse=True)[:5]],

@@ -30,7 +30,7 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
 def test_the_tree_keeps_every_contract() -> None:
     proc = lint_imports(ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "3 kept, 0 broken" in proc.stdout, proc.stdout
+    assert "4 kept, 0 broken" in proc.stdout, proc.stdout
 
 
 CROSSINGS = {
@@ -97,3 +97,45 @@ def test_every_name_a_lane_package_exports_resolves(package: str) -> None:
     names = getattr(module, "__all__", [n for n in vars(module) if not n.startswith("_")])
     for name in names:
         assert getattr(module, name) is not None, name
+
+
+# What code inside a child interpreter may import (docs/architecture.md §6): the standard
+# library, the test tools whose process it is, and these stdlib-only modules of patchlane.
+CHILD_THIRD_PARTY = {"pytest", "_pytest", "pluggy", "coverage", "hypothesis"}
+CHILD_HELPERS = {
+    "patchlane",
+    "patchlane.props",
+    "patchlane.infra",
+    "patchlane.infra.bytecode",
+    "patchlane.infra.cache",
+    "patchlane.inputs",
+    "patchlane.inputs.untrusted",
+}
+
+
+def test_child_side_code_imports_only_its_allowlist() -> None:
+    """An allowlist, not a list of what is forbidden: every module child-side code reaches,
+    through any chain of imports (inside functions and under TYPE_CHECKING included, and
+    each module's parent packages, which Python imports first), is in ``child/``, a listed
+    stdlib-only helper, the standard library or a listed test tool."""
+    import grimp
+
+    graph = grimp.build_graph("patchlane", include_external_packages=True)
+    todo = [m for m in graph.modules if m.split(".")[:2] == ["patchlane", "child"]]
+    seen: set[str] = set()
+    outside: set[str] = set()
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        parent = module.rpartition(".")[0]
+        for target in [*graph.find_modules_directly_imported_by(module), parent]:
+            if target.split(".")[0] == "patchlane":
+                todo.append(target)
+            elif target:
+                outside.add(target.split(".")[0])
+    internal = {m for m in seen if m.split(".")[:2] != ["patchlane", "child"]}
+    assert internal <= CHILD_HELPERS, sorted(internal - CHILD_HELPERS)
+    third_party = outside - set(sys.stdlib_module_names)
+    assert third_party <= CHILD_THIRD_PARTY, sorted(third_party - CHILD_THIRD_PARTY)

@@ -5,7 +5,7 @@ patchlane.child.properties`` in a minimal environment; reads its job (JSON) from
 Everything it needs of its own (json, hashlib, random, ``patchlane.props``, Hypothesis when
 the module names it, the oracle audit) is imported *before* the repository's roots go on
 ``sys.path``, so that a file in the repository cannot shadow it; then the audit hook of
-``sandbox`` is installed, ``integrity`` takes its snapshot of the objects properties rely
+``guard`` is installed, ``integrity`` takes its snapshot of the objects properties rely
 on, and only then is the property module imported.
 
 Code under test runs in this process and may rebind those objects (``random.Random.random
@@ -143,7 +143,7 @@ def _oracle(job: dict[str, Any]) -> Any:
 
 
 def _preload() -> None:
-    """Import what ordinary code imports without using (see ``sandbox``): after the hook,
+    """Import what ordinary code imports without using (see ``guard``): after the hook,
     importing ``ctypes`` would need a ``dlopen`` and ``subprocess`` its fork module."""
     import subprocess  # noqa: F401
 

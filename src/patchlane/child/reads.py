@@ -1,4 +1,5 @@
-"""In the property child: what one run reads, so that its result can be reused (``resultcache``).
+"""In the property child: what one run reads, so that its result can be reused
+(``lanes.property.cache.results``).
 
 The parent reuses a run's result only while everything the run read is unchanged, so the
 child records, from the moment ``Recorder.install`` is called: every file opened for reading

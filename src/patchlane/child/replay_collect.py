@@ -128,7 +128,7 @@ class CollectScope:
     plus ``extra_paths`` (the map's ``replay.tests``), the doctests of ``doctest_only``
     (changed modules of the code under test) and, with ``only_files``, nothing but those
     files and their directories. Shared by this child and the replay's run child when it
-    collects the candidates itself (``run_child``)."""
+    collects the candidates itself (``child.replay_run``)."""
 
     def __init__(
         self,

@@ -1,7 +1,7 @@
 """A lane report's ``status``: the one word the verdict reads first (docs/architecture.md §1).
 
-It lives beside the lanes, not in the gate, so that every lane report, the pytest plugin
-(which reads freeze reports inside pytest children) and the verdict share it; importing it
+It lives with the formats, below the lanes and the gate, so that every lane report, the
+pytest plugin (which reads freeze reports inside pytest children) and the verdict share it; importing it
 costs nothing but ``enum``.
 """
 

@@ -423,7 +423,7 @@ def _replay_options(
     failure_log: frozenset[str],
     command: ReplayCommand | None,
 ) -> ReplayOptions:
-    """The replay stage's options (``command``: ``opts.replay`` checked); its slice and
+    """The replay lane's options (``command``: ``opts.replay`` checked); its slice and
     receipt go into ``out_dir``."""
     return ReplayOptions(
         mode=opts.replay,

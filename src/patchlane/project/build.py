@@ -141,8 +141,8 @@ class BuildResult:
 
 
 class BuildFailed(PatchlaneError):
-    """The build command failed in a tree (``result`` says where and how). The gate's
-    replay stage judges it (``lanes.replay.compiled``); elsewhere (``replay select``) it is exit 2."""
+    """The build command failed in a tree (``result`` says where and how). The replay
+    lane judges it (``lanes.replay.compiled``); elsewhere (``replay select``) it is exit 2."""
 
     def __init__(self, result: BuildResult) -> None:
         super().__init__(result.failure())

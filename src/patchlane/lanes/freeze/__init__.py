@@ -8,7 +8,8 @@ pass every rule are ``skippable``.
 - ``lane.audit``: the lane (read the base's registry and its history, audit, report);
 - ``registry``, ``source``, ``history``: the registry's format, which one decides, and its
   history on the base side (rule 6);
-- ``audit``: rules 1-6; ``failure_log``: the last run's failures (rule 5);
+- ``audit``: rules 1-6; ``failure_log``: the last run's failures (rule 5).
+
 Its report is ``formats.freeze_report``, which the pytest plugin reads inside pytest
 children. The package imports nothing itself, so that loading one of its modules pays for
 no other; the names listed below are loaded from their module on first use.

@@ -10,8 +10,8 @@ patch cannot weaken (docs/architecture.md §1, §2, §4).
 - ``cache/``: the result cache (a run's results, keyed by what it read);
 - ``testplan``: existing ``@given`` tests planned as properties (``child.pytests`` runs them).
 
-This package's ``__init__`` imports nothing: the child imports it before the repository is
-on ``sys.path`` and must stay cheap.
+This package's ``__init__`` imports nothing, so that importing one of the lane's modules
+pays for no other.
 """
 
 DEFAULT_MUTANTS = 20

@@ -1,4 +1,4 @@
-"""The replay stage and compiled code (docs/architecture.md §2, "Compiled code").
+"""The replay lane and compiled code (docs/architecture.md §2, "Compiled code").
 
 Without the map's ``lanes.replay.build``, a patch that changes compiled code is replayed
 against whatever build the tree's imports find (the base's): a review event, so

@@ -1,6 +1,6 @@
 """Progress of a replay run: tests done of the slice and failures so far, every few seconds.
 
-The run child streams one record per report as tests finish (``run_child``, ``channel``);
+The run child streams one record per report as tests finish (``child.replay_run``, ``child.channel``);
 ``infra.process.run_child`` hands each batch that arrived to a listener on every
 turn of its watch loop. The listener here counts them (a test is done at its end-of-protocol
 record; failed at its first report that neither passed nor skipped) and, while a caller has

@@ -1,4 +1,4 @@
-"""What a path looks like now, for the result cache's manifests (``resultcache``).
+"""What a path looks like now, for the result cache's manifests (``cache.results``).
 
 One function, ``fingerprint``, used both when a run is stored and when an entry is checked,
 so that the two can only agree when the path gives the same answer. Paths stay text, not
