@@ -604,62 +604,90 @@ def _dynamic_names(tree: ast.Module) -> set[str] | None:
     return skip
 
 
-def _collect(
-    body: list[ast.stmt],
-    conditional: bool,
-    out: dict[str, list[tuple[ast.AST, ast.alias | None, bool]]],
-    stars: list[int],
-) -> None:
+# Every binding of module scope found so far, by name: (node, the alias of an import or
+# ``None``, whether it is bound conditionally).
+Bindings = dict[str, list[tuple[ast.AST, ast.alias | None, bool]]]
+
+
+def _collect(body: list[ast.stmt], conditional: bool, out: Bindings, stars: list[int]) -> None:
     """Add to ``out`` every binding of module scope in ``body``: (node, the alias of an
-    import or ``None``, conditional). Over-counting only skips a name."""
-
-    def store(part: ast.AST | None) -> None:
-        for node in ast.walk(part) if part is not None else ():
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                out.setdefault(node.id, []).append((node, None, conditional))
-            name = getattr(node, "name", None) or getattr(node, "rest", None)
-            if isinstance(node, ast.MatchAs | ast.MatchStar | ast.MatchMapping) and name:
-                out.setdefault(name, []).append((node, None, conditional))
-
+    import or ``None``, conditional), and to ``stars`` the line of each ``import *``.
+    Over-counting only skips a name. Returns nothing."""
     for stmt in body:
         if isinstance(stmt, ast.Import | ast.ImportFrom):
-            for alias in stmt.names:
-                if alias.name == "*":
-                    stars.append(stmt.lineno)
-                    continue
-                bound = alias.asname or alias.name.split(".")[0]
-                out.setdefault(bound, []).append((stmt, alias, conditional))
+            _collect_import(stmt, conditional, out, stars)
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            out.setdefault(stmt.name, []).append((stmt, None, conditional))
-            # What a def evaluates in module scope (a walrus could bind there).
-            for part in stmt.decorator_list:
-                store(part)
-            store(stmt.args if not isinstance(stmt, ast.ClassDef) else None)
-            for part in getattr(stmt, "bases", []):
-                store(part)
+            _collect_def(stmt, conditional, out)
         elif isinstance(stmt, _COMPOUND):
-            for field, value in ast.iter_fields(stmt):
-                if field in ("body", "orelse", "finalbody"):
-                    _collect(value, True, out, stars)
-                elif field in ("handlers", "cases"):
-                    for clause in value:
-                        if getattr(clause, "name", None):
-                            out.setdefault(clause.name, []).append((clause, None, True))
-                        store(getattr(clause, "type", None) or getattr(clause, "pattern", None))
-                        store(getattr(clause, "guard", None))
-                        _collect(clause.body, True, out, stars)
-                elif isinstance(value, ast.AST | list):
-                    for item in value if isinstance(value, list) else [value]:
-                        store(item)
+            _collect_compound(stmt, conditional, out, stars)
         elif isinstance(stmt, ast.Assign) and _one_name(stmt.targets):
             out.setdefault(stmt.targets[0].id, []).append((stmt, None, conditional))  # type: ignore[attr-defined]
-            store(stmt.value)
+            _store(stmt.value, conditional, out)
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             if stmt.value is not None:
                 out.setdefault(stmt.target.id, []).append((stmt, None, conditional))
-                store(stmt.value)
+                _store(stmt.value, conditional, out)
         else:
-            store(stmt)
+            _store(stmt, conditional, out)
+
+
+def _collect_import(
+    stmt: ast.Import | ast.ImportFrom, conditional: bool, out: Bindings, stars: list[int]
+) -> None:
+    """Add to ``out`` the names import ``stmt`` binds, to ``stars`` its line when it is an
+    ``import *``. Returns nothing."""
+    for alias in stmt.names:
+        if alias.name == "*":
+            stars.append(stmt.lineno)
+            continue
+        bound = alias.asname or alias.name.split(".")[0]
+        out.setdefault(bound, []).append((stmt, alias, conditional))
+
+
+def _collect_def(
+    stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, conditional: bool, out: Bindings
+) -> None:
+    """Add to ``out`` the name ``def`` (or ``class``) ``stmt`` binds and what its
+    decorators, arguments and bases bind. Returns nothing."""
+    out.setdefault(stmt.name, []).append((stmt, None, conditional))
+    # What a def evaluates in module scope (a walrus could bind there).
+    for part in stmt.decorator_list:
+        _store(part, conditional, out)
+    _store(stmt.args if not isinstance(stmt, ast.ClassDef) else None, conditional, out)
+    for part in getattr(stmt, "bases", []):
+        _store(part, conditional, out)
+
+
+def _collect_compound(stmt: ast.stmt, conditional: bool, out: Bindings, stars: list[int]) -> None:
+    """Add to ``out`` the bindings of the compound statement ``stmt`` (``if``, ``try``,
+    ``for``, ``with``, ``match``, ...): those of its bodies and clauses are conditional,
+    those of what it evaluates itself (a test, an iterable) as ``conditional`` says.
+    Returns nothing."""
+    for field, value in ast.iter_fields(stmt):
+        if field in ("body", "orelse", "finalbody"):
+            _collect(value, True, out, stars)
+        elif field in ("handlers", "cases"):
+            for clause in value:
+                if getattr(clause, "name", None):
+                    out.setdefault(clause.name, []).append((clause, None, True))
+                pattern = getattr(clause, "type", None) or getattr(clause, "pattern", None)
+                _store(pattern, conditional, out)
+                _store(getattr(clause, "guard", None), conditional, out)
+                _collect(clause.body, True, out, stars)
+        elif isinstance(value, ast.AST | list):
+            for item in value if isinstance(value, list) else [value]:
+                _store(item, conditional, out)
+
+
+def _store(part: ast.AST | None, conditional: bool, out: Bindings) -> None:
+    """Add to ``out`` every name ``part`` (an expression, a pattern, a statement; ``None``:
+    nothing) stores to: assignment targets, walruses, capture patterns. Returns nothing."""
+    for node in ast.walk(part) if part is not None else ():
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            out.setdefault(node.id, []).append((node, None, conditional))
+        name = getattr(node, "name", None) or getattr(node, "rest", None)
+        if isinstance(node, ast.MatchAs | ast.MatchStar | ast.MatchMapping) and name:
+            out.setdefault(name, []).append((node, None, conditional))
 
 
 def _one_name(targets: list[ast.expr]) -> bool:
