@@ -308,19 +308,27 @@ def test_the_check_does_not_call_through_what_it_checks(
     synthetic: types.ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     snapshot = integrity.take(["builtins", synthetic.__name__])
-    # Blinding the builtins the check would use, or this module's own helper, changes
+    # Blinding the builtins the check would use, or this module's own helpers, changes
     # nothing. Written by hand, not with monkeypatch: pytest itself needs the builtins.
     namespace = vars(builtins)
     saved = {n: namespace[n] for n in ("type", "tuple")}
     monkeypatch.setattr(integrity, "_is_plain", lambda value: True)
+    for helper in ("_changed_entries", "_added_entries", "_changed_functions"):
+        monkeypatch.setattr(integrity, helper, lambda *a: None)
     synthetic.Box.close = lambda self: None
+    monkeypatch.setattr(synthetic.helper, "__defaults__", (5,))
     try:
         namespace["type"] = lambda *a: int
         namespace["tuple"] = lambda *a: ()
         found = integrity.compare(snapshot)
     finally:
         namespace.update(saved)
-    assert sorted(found) == ["builtins.tuple", "builtins.type", f"{synthetic.__name__}.Box.close"]
+    assert sorted(found) == [
+        "builtins.tuple",
+        "builtins.type",
+        f"{synthetic.__name__}.Box.close",
+        f"{synthetic.__name__}.helper.__defaults__",
+    ]
 
 
 def test_random_state_is_not_a_rebinding() -> None:

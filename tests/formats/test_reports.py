@@ -216,3 +216,32 @@ def test_the_early_versions_not_built_is_still_no_unknown_key(lane: str) -> None
     data = {**report.to_json(), "not_built": False}
     assert type(report).from_json(data, "r.json") == report
     jsonschema.validate(data, load_schema(f"{lane}-report"))
+
+
+def test_the_replay_report_writes_its_keys_in_one_order_each_when_it_has_it() -> None:
+    # The recorded reports (tests/recorded) hold this order: a receipt's fields, then the
+    # slice's, then the rest; ``hash_seed`` follows the receipt's others.
+    assert list(REPLAY.to_json()) == [
+        *("lane", "status", "reason", "outcome", "slice_sha256", "receipt_sha256", "seed"),
+        *("head", "failed", "skipped_by_freeze", "skipped_by_suite", "passed", "signature"),
+        *("refusals", "hash_seed", "mode", "slice_count", "suite_size", "private"),
+        *("slice_rules", "dependency_map", "canary", "plugin_files", "run_problems"),
+        *("failed_why", "skipped_but_pass_at_base", "fail_at_base_too", "base_from_map"),
+        *("deleted_tests", "edited_expectations", "review_events", "unreached"),
+    ]
+    # No receipt: none of its fields, even those it would write as null; the slice's
+    # digest after the mode. A slice's size and private files are written with its count.
+    unverified = ReplayReport(
+        Status.ERROR, "no receipt", mode="local", slice_sha256="d" * 64, slice_count=0
+    )
+    assert unverified.to_json() == {
+        "lane": "replay",
+        "status": "error",
+        "reason": "no receipt",
+        "mode": "local",
+        "slice_sha256": "d" * 64,
+        "slice_count": 0,
+        "suite_size": None,
+        "private": [],
+    }
+    assert list(unverified.to_json())[3:5] == ["mode", "slice_sha256"]

@@ -248,53 +248,64 @@ def _same(
     return _all(_map(_is, objects, originals))
 
 
-def compare(
-    snapshot: Snapshot,
+def _changed_entries(
+    label: str,
+    live: Mapping[str, Any],
+    saved: dict[str, Any],
+    kind: int,
+    changed: list[str],
+    _is_plain: Callable[[Any], bool] = _is_plain,
+    _missing: object = _MISSING,
+) -> None:
+    """Append to ``changed`` the dotted names of the entries of ``saved`` that ``live``
+    rebound or deleted (a change between plain values of a class dict is state, not
+    counted). Returns nothing. Called by ``compare`` and bound as it is: no global, no
+    builtin looked up by name."""
+    for name, old in saved.items():
+        new = live.get(name, _missing)
+        if new is old or (kind == 2 and _is_plain(old) and (new is _missing or _is_plain(new))):
+            continue
+        changed.append(label + "." + name)
+
+
+def _added_entries(
+    label: str,
+    live: Mapping[str, Any],
+    saved: dict[str, Any],
+    kind: int,
+    changed: list[str],
     _type: type[type] = type,
     _tuple: type[tuple[Any, ...]] = tuple,
     _str: type[str] = str,
+    _is_plain: Callable[[Any], bool] = _is_plain,
+    _missing: object = _MISSING,
+) -> None:
+    """Append to ``changed`` the dotted names ``live`` gained since ``saved`` was taken
+    (``_`` of builtins, and plain data added to a class dict, aside). Returns nothing.
+    Bound as ``compare`` is."""
+    # A copy of the keys: a thread of the code under test may add names meanwhile.
+    for name in _tuple(live):
+        if name in saved or (kind == 1 and name == "_"):
+            continue
+        value = live.get(name, _missing)
+        if kind == 2 and (value is _missing or _is_plain(value)):
+            continue
+        changed.append(label + "." + (name if _type(name) is _str else "<not a str>"))
+
+
+def _changed_functions(
+    functions: Functions,
+    changed: list[str],
+    _tuple: type[tuple[Any, ...]] = tuple,
     _map: type[map[Any]] = map,
-    _key_error: type[Exception] = KeyError,
     _attribute: type[operator.attrgetter[Any]] = operator.attrgetter,
     _zip: type[zip[Any]] = zip,
-    _is_plain: Callable[[Any], bool] = _is_plain,
     _same: Callable[[Iterable[Any], tuple[Any, ...]], bool] = _same,
-    _missing: object = _MISSING,
-) -> list[str]:
-    """Return the dotted names of the watched objects rebound, deleted or added since
-    ``snapshot`` was taken (``[]`` when none was), in snapshot order.
-
-    Reads no global of this module and no builtin by name (what it needs are default
-    arguments, bound when this module was imported): the code under test may have rebound
-    both. A helper it calls that was tampered with is reported by its ``__code__`` or
-    ``__defaults__`` (compared one by one when the fast path fails).
-    """
-    spaces, (labels, funcs, codes, defaults, kwdefaults), watched, modules, sys_dict = snapshot
-    changed: list[str] = []
-    # Kinds are literals here (0 module, 1 builtins, 2 class), not this module's globals.
-    for label, live, saved, kind, _target, getter, values in spaces:
-        try:
-            unchanged = _same(getter(live), values)
-        except _key_error:  # a name was deleted
-            unchanged = False
-        if not unchanged:
-            for name, old in saved.items():
-                new = live.get(name, _missing)
-                if new is old or (
-                    kind == 2 and _is_plain(old) and (new is _missing or _is_plain(new))
-                ):
-                    continue
-                changed.append(label + "." + name)
-        if kind == 0 or live.keys() == saved.keys():
-            continue
-        # A copy of the keys: a thread of the code under test may add names meanwhile.
-        for name in _tuple(live):
-            if name in saved or (kind == 1 and name == "_"):
-                continue
-            value = live.get(name, _missing)
-            if kind == 2 and (value is _missing or _is_plain(value)):
-                continue
-            changed.append(label + "." + (name if _type(name) is _str else "<not a str>"))
+) -> None:
+    """Append to ``changed`` ``label.__code__`` (``__defaults__``, ``__kwdefaults__``) for
+    each of the captured ``functions`` whose attribute was rebound. Returns nothing. Bound
+    as ``compare`` is."""
+    labels, funcs, codes, defaults, kwdefaults = functions
     for attribute, originals in (
         ("__code__", codes),
         ("__defaults__", defaults),
@@ -305,6 +316,42 @@ def compare(
             for label, new, old in _zip(labels, current, originals):
                 if new is not old:
                     changed.append(label + "." + attribute)
+
+
+def compare(
+    snapshot: Snapshot,
+    _key_error: type[Exception] = KeyError,
+    _same: Callable[[Iterable[Any], tuple[Any, ...]], bool] = _same,
+    _changed_entries: Callable[
+        [str, Mapping[str, Any], dict[str, Any], int, list[str]], None
+    ] = _changed_entries,
+    _added_entries: Callable[
+        [str, Mapping[str, Any], dict[str, Any], int, list[str]], None
+    ] = _added_entries,
+    _changed_functions: Callable[[Functions, list[str]], None] = _changed_functions,
+    _missing: object = _MISSING,
+) -> list[str]:
+    """Return the dotted names of the watched objects rebound, deleted or added since
+    ``snapshot`` was taken (``[]`` when none was), in snapshot order.
+
+    Reads no global of this module and no builtin by name (what it needs, the helpers it
+    calls included, are default arguments, bound when this module was imported): the code
+    under test may have rebound both. A helper it calls that was tampered with is reported
+    by its ``__code__`` or ``__defaults__`` (compared one by one when the fast path fails).
+    """
+    spaces, functions, watched, modules, sys_dict = snapshot
+    changed: list[str] = []
+    # Kinds are literals here (0 module, 1 builtins, 2 class), not this module's globals.
+    for label, live, saved, kind, _target, getter, values in spaces:
+        try:
+            unchanged = _same(getter(live), values)
+        except _key_error:  # a name was deleted
+            unchanged = False
+        if not unchanged:
+            _changed_entries(label, live, saved, kind, changed)
+        if kind != 0 and live.keys() != saved.keys():
+            _added_entries(label, live, saved, kind, changed)
+    _changed_functions(functions, changed)
     if sys_dict.get("modules", _missing) is not modules:
         changed.append("sys.modules")
     for key, module in watched:
@@ -557,62 +604,90 @@ def _dynamic_names(tree: ast.Module) -> set[str] | None:
     return skip
 
 
-def _collect(
-    body: list[ast.stmt],
-    conditional: bool,
-    out: dict[str, list[tuple[ast.AST, ast.alias | None, bool]]],
-    stars: list[int],
-) -> None:
+# Every binding of module scope found so far, by name: (node, the alias of an import or
+# ``None``, whether it is bound conditionally).
+Bindings = dict[str, list[tuple[ast.AST, ast.alias | None, bool]]]
+
+
+def _collect(body: list[ast.stmt], conditional: bool, out: Bindings, stars: list[int]) -> None:
     """Add to ``out`` every binding of module scope in ``body``: (node, the alias of an
-    import or ``None``, conditional). Over-counting only skips a name."""
-
-    def store(part: ast.AST | None) -> None:
-        for node in ast.walk(part) if part is not None else ():
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                out.setdefault(node.id, []).append((node, None, conditional))
-            name = getattr(node, "name", None) or getattr(node, "rest", None)
-            if isinstance(node, ast.MatchAs | ast.MatchStar | ast.MatchMapping) and name:
-                out.setdefault(name, []).append((node, None, conditional))
-
+    import or ``None``, conditional), and to ``stars`` the line of each ``import *``.
+    Over-counting only skips a name. Returns nothing."""
     for stmt in body:
         if isinstance(stmt, ast.Import | ast.ImportFrom):
-            for alias in stmt.names:
-                if alias.name == "*":
-                    stars.append(stmt.lineno)
-                    continue
-                bound = alias.asname or alias.name.split(".")[0]
-                out.setdefault(bound, []).append((stmt, alias, conditional))
+            _collect_import(stmt, conditional, out, stars)
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            out.setdefault(stmt.name, []).append((stmt, None, conditional))
-            # What a def evaluates in module scope (a walrus could bind there).
-            for part in stmt.decorator_list:
-                store(part)
-            store(stmt.args if not isinstance(stmt, ast.ClassDef) else None)
-            for part in getattr(stmt, "bases", []):
-                store(part)
+            _collect_def(stmt, conditional, out)
         elif isinstance(stmt, _COMPOUND):
-            for field, value in ast.iter_fields(stmt):
-                if field in ("body", "orelse", "finalbody"):
-                    _collect(value, True, out, stars)
-                elif field in ("handlers", "cases"):
-                    for clause in value:
-                        if getattr(clause, "name", None):
-                            out.setdefault(clause.name, []).append((clause, None, True))
-                        store(getattr(clause, "type", None) or getattr(clause, "pattern", None))
-                        store(getattr(clause, "guard", None))
-                        _collect(clause.body, True, out, stars)
-                elif isinstance(value, ast.AST | list):
-                    for item in value if isinstance(value, list) else [value]:
-                        store(item)
+            _collect_compound(stmt, conditional, out, stars)
         elif isinstance(stmt, ast.Assign) and _one_name(stmt.targets):
             out.setdefault(stmt.targets[0].id, []).append((stmt, None, conditional))  # type: ignore[attr-defined]
-            store(stmt.value)
+            _store(stmt.value, conditional, out)
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             if stmt.value is not None:
                 out.setdefault(stmt.target.id, []).append((stmt, None, conditional))
-                store(stmt.value)
+                _store(stmt.value, conditional, out)
         else:
-            store(stmt)
+            _store(stmt, conditional, out)
+
+
+def _collect_import(
+    stmt: ast.Import | ast.ImportFrom, conditional: bool, out: Bindings, stars: list[int]
+) -> None:
+    """Add to ``out`` the names import ``stmt`` binds, to ``stars`` its line when it is an
+    ``import *``. Returns nothing."""
+    for alias in stmt.names:
+        if alias.name == "*":
+            stars.append(stmt.lineno)
+            continue
+        bound = alias.asname or alias.name.split(".")[0]
+        out.setdefault(bound, []).append((stmt, alias, conditional))
+
+
+def _collect_def(
+    stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, conditional: bool, out: Bindings
+) -> None:
+    """Add to ``out`` the name ``def`` (or ``class``) ``stmt`` binds and what its
+    decorators, arguments and bases bind. Returns nothing."""
+    out.setdefault(stmt.name, []).append((stmt, None, conditional))
+    # What a def evaluates in module scope (a walrus could bind there).
+    for part in stmt.decorator_list:
+        _store(part, conditional, out)
+    _store(stmt.args if not isinstance(stmt, ast.ClassDef) else None, conditional, out)
+    for part in getattr(stmt, "bases", []):
+        _store(part, conditional, out)
+
+
+def _collect_compound(stmt: ast.stmt, conditional: bool, out: Bindings, stars: list[int]) -> None:
+    """Add to ``out`` the bindings of the compound statement ``stmt`` (``if``, ``try``,
+    ``for``, ``with``, ``match``, ...): those of its bodies and clauses are conditional,
+    those of what it evaluates itself (a test, an iterable) as ``conditional`` says.
+    Returns nothing."""
+    for field, value in ast.iter_fields(stmt):
+        if field in ("body", "orelse", "finalbody"):
+            _collect(value, True, out, stars)
+        elif field in ("handlers", "cases"):
+            for clause in value:
+                if getattr(clause, "name", None):
+                    out.setdefault(clause.name, []).append((clause, None, True))
+                pattern = getattr(clause, "type", None) or getattr(clause, "pattern", None)
+                _store(pattern, conditional, out)
+                _store(getattr(clause, "guard", None), conditional, out)
+                _collect(clause.body, True, out, stars)
+        elif isinstance(value, ast.AST | list):
+            for item in value if isinstance(value, list) else [value]:
+                _store(item, conditional, out)
+
+
+def _store(part: ast.AST | None, conditional: bool, out: Bindings) -> None:
+    """Add to ``out`` every name ``part`` (an expression, a pattern, a statement; ``None``:
+    nothing) stores to: assignment targets, walruses, capture patterns. Returns nothing."""
+    for node in ast.walk(part) if part is not None else ():
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            out.setdefault(node.id, []).append((node, None, conditional))
+        name = getattr(node, "name", None) or getattr(node, "rest", None)
+        if isinstance(node, ast.MatchAs | ast.MatchStar | ast.MatchMapping) and name:
+            out.setdefault(name, []).append((node, None, conditional))
 
 
 def _one_name(targets: list[ast.expr]) -> bool:

@@ -11,7 +11,7 @@ when the report does not have it, and ``to_json`` writes only what the report ha
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -109,6 +109,76 @@ class EditedTest:
     why: str
 
 
+# When ``ReplayReport.to_json`` writes a field: always (when it is not ``None``), with a
+# verified receipt, without one, or with a slice.
+_ALWAYS, _VERIFIED, _UNVERIFIED, _SLICED = "always", "verified", "unverified", "sliced"
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+def _listed(value: Iterable[Any]) -> list[Any]:
+    return list(value)
+
+
+def _private(files: Iterable[PrivateFile]) -> list[dict[str, str]]:
+    return [{"path": p.path, "why": p.why} for p in files]
+
+
+def _sorted_counts(counts: Mapping[str, int]) -> dict[str, int]:
+    return dict(sorted(counts.items()))
+
+
+def _canary(canary: Canary) -> Any:
+    return canary.to_json()
+
+
+def _mapping(value: Mapping[str, str]) -> dict[str, str]:
+    return dict(value)
+
+
+def _edited(tests: Iterable[EditedTest]) -> list[dict[str, str]]:
+    return [{"nodeid": e.nodeid, "why": e.why} for e in tests]
+
+
+# The fields ``ReplayReport.to_json`` writes after the envelope, in the order it writes
+# them (the recorded reports hold it): (when, key, how its value is written, whether it
+# is written even when ``None``).
+_FIELDS: tuple[tuple[str, str, Callable[[Any], Any], bool], ...] = (
+    (_ALWAYS, "outcome", _as_is, False),
+    (_VERIFIED, "slice_sha256", _as_is, True),
+    (_VERIFIED, "receipt_sha256", _as_is, True),
+    (_VERIFIED, "seed", _as_is, True),
+    (_VERIFIED, "head", _as_is, True),
+    (_VERIFIED, "failed", _listed, True),
+    (_VERIFIED, "skipped_by_freeze", _listed, True),
+    (_VERIFIED, "skipped_by_suite", _listed, True),
+    (_VERIFIED, "passed", _listed, True),
+    (_VERIFIED, "signature", _as_is, True),
+    (_VERIFIED, "refusals", _listed, True),
+    (_VERIFIED, "hash_seed", _as_is, False),
+    (_ALWAYS, "mode", _as_is, False),
+    (_UNVERIFIED, "slice_sha256", _as_is, False),
+    (_SLICED, "slice_count", _as_is, True),
+    (_SLICED, "suite_size", _as_is, True),
+    (_SLICED, "private", _private, True),
+    (_SLICED, "slice_rules", _sorted_counts, False),
+    (_SLICED, "dependency_map", _as_is, False),
+    (_SLICED, "canary", _canary, False),
+    (_ALWAYS, "plugin_files", _listed, False),
+    (_ALWAYS, "run_problems", _listed, False),
+    (_ALWAYS, "failed_why", _mapping, False),
+    (_ALWAYS, "skipped_but_pass_at_base", _listed, False),
+    (_ALWAYS, "fail_at_base_too", _listed, False),
+    (_ALWAYS, "base_from_map", _listed, False),
+    (_ALWAYS, "deleted_tests", _listed, False),
+    (_ALWAYS, "edited_expectations", _edited, False),
+    (_ALWAYS, "review_events", _listed, False),
+    (_ALWAYS, "unreached", _listed, False),
+)
+
+
 @dataclass(frozen=True)
 class ReplayReport:
     """The replay lane's report.
@@ -176,64 +246,16 @@ class ReplayReport:
         """Return the report as JSON-ready data, keys in a fixed order, each written only
         when the report has it (see the class docstring)."""
         data: dict[str, Any] = {"lane": LANE, "status": self.status.value, "reason": self.reason}
-        if self.outcome is not None:
-            data["outcome"] = self.outcome
-        verified = self.receipt_sha256 is not None
-        if verified:
-            data.update(
-                {
-                    "slice_sha256": self.slice_sha256,
-                    "receipt_sha256": self.receipt_sha256,
-                    "seed": self.seed,
-                    "head": self.head,
-                    "failed": list(self.failed),
-                    "skipped_by_freeze": list(self.skipped_by_freeze),
-                    "skipped_by_suite": list(self.skipped_by_suite),
-                    "passed": list(self.passed),
-                    "signature": self.signature,
-                    "refusals": list(self.refusals),
-                }
-            )
-            if self.hash_seed is not None:
-                data["hash_seed"] = self.hash_seed
-        if self.mode is not None:
-            data["mode"] = self.mode
-        if not verified and self.slice_sha256 is not None:
-            data["slice_sha256"] = self.slice_sha256
-        if self.slice_count is not None:
-            data["slice_count"] = self.slice_count
-            data["suite_size"] = self.suite_size
-            data["private"] = [{"path": p.path, "why": p.why} for p in self.private]
-            if self.slice_rules is not None:
-                data["slice_rules"] = dict(sorted(self.slice_rules.items()))
-            if self.dependency_map is not None:
-                data["dependency_map"] = self.dependency_map
-            if self.canary is not None:
-                data["canary"] = self.canary.to_json()
-        for key, value in (
-            ("plugin_files", self.plugin_files),
-            ("run_problems", self.run_problems),
-        ):
-            if value is not None:
-                data[key] = list(value)
-        if self.failed_why is not None:
-            data["failed_why"] = dict(self.failed_why)
-        for key, value in (
-            ("skipped_but_pass_at_base", self.skipped_but_pass_at_base),
-            ("fail_at_base_too", self.fail_at_base_too),
-            ("base_from_map", self.base_from_map),
-            ("deleted_tests", self.deleted_tests),
-        ):
-            if value is not None:
-                data[key] = list(value)
-        if self.edited_expectations is not None:
-            data["edited_expectations"] = [
-                {"nodeid": e.nodeid, "why": e.why} for e in self.edited_expectations
-            ]
-        if self.review_events is not None:
-            data["review_events"] = list(self.review_events)
-        if self.unreached is not None:
-            data["unreached"] = list(self.unreached)
+        sections = {
+            _ALWAYS: True,
+            _VERIFIED: self.receipt_sha256 is not None,
+            _UNVERIFIED: self.receipt_sha256 is None,
+            _SLICED: self.slice_count is not None,
+        }
+        for section, key, write, even_none in _FIELDS:
+            value = getattr(self, key)
+            if sections[section] and (even_none or value is not None):
+                data[key] = write(value)
         return data
 
     @classmethod

@@ -22,7 +22,7 @@ import functools
 import importlib.machinery
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -345,6 +345,27 @@ def _ancestors(directory: str) -> list[str]:
     return [""] + ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
+@dataclass(frozen=True)
+class _Index:
+    """What the closure resolves a harness file's imports with: the ``roots``, the files
+    each module name resolves to under them (``names``), the commit's Python files, its
+    ``python_files`` and the code under test (where the closure stops)."""
+
+    roots: tuple[str, ...]
+    names: dict[str, list[str]]
+    python: dict[str, git.TreeEntry]
+    patterns: ModulePatterns
+    code: tuple[str, ...]
+
+    def support_modules(self) -> list[str]:
+        """Return the Python files that are neither tests nor the code under test."""
+        return [
+            p
+            for p in self.python
+            if not _is_test_file(p, self.patterns) and not under_any(p, self.code)
+        ]
+
+
 def _closure(
     repo: Path,
     snap: Snapshot,
@@ -360,6 +381,7 @@ def _closure(
         for name in importgraph.module_names(path, roots):
             names.setdefault(name, []).append(path)
     code = review_map.property.paths if review_map.property is not None else ()
+    index = _Index(roots, names, python, settings.modules, tuple(code))
     found: dict[str, str] = {}
     queue: list[str] = []
     widened = False
@@ -369,56 +391,66 @@ def _closure(
             found[path] = why
             queue.append(path)
 
-    for path in sorted(python):
-        if path.rsplit("/", 1)[-1] == "conftest.py":
-            add(path, "a conftest.py")
-    for name in settings.plugins:
-        for target in names.get(name, ()):
-            add(target, "loaded as a plugin by the pytest configuration")
-    holders = sorted(p for p in git.files_containing(repo, snap.commit, "pytest_plugins"))
-    holder_trees = _parse_files(repo, snap, [p for p in holders if p in python])
-    for holder, tree in holder_trees.items():
-        for name in plugin_names(tree):
-            for target in names.get(name, ()):
-                add(target, f"named by pytest_plugins in {holder}")
+    for path, why in _seeds(repo, snap, settings, index):
+        add(path, why)
     while queue:
         batch, queue = queue, []
         for path, tree in _parse_files(repo, snap, batch).items():
-            own = importgraph.module_names(path, roots)
-            is_package = path.rsplit("/", 1)[-1] == "__init__.py"
-            hooks = hook_sources(tree, own, is_package)
-            imported = importgraph.imported_names(tree, own, is_package)
             widened = widened or _edits_sys_path(tree)
-            targets: Iterable[str]
-            why = f"imported by {path}"
-            by_path = _loads_by_path(tree)
-            if importgraph.ANY_MODULE in imported or by_path:
-                # A computed import, or code loaded from a file path (no module name the
-                # graph could follow), may load any support module; test modules and the
-                # code under test are judged as what they are.
-                targets = [
-                    p
-                    for p in python
-                    if not _is_test_file(p, settings.modules) and not under_any(p, code)
-                ]
-                how = "it runs code by file path" if by_path else "an import's name is computed"
-                why = f"may be imported by {path} ({how})"
-            else:
-                targets = [t for name in sorted(imported) for t in names.get(name, ())]
-                targets += [t for name in sorted(hooks) for t in names.get(name, ())]
-                # An import that names no file under these roots, nor the standard library
-                # or an installed distribution, is found at run time where the graph did
-                # not look (a search path it cannot see being changed): widen the roots.
-                widened = widened or any(
-                    not names.get(name) and not _known_elsewhere(name)
-                    for name in (*imported, *hooks)
-                )
+            targets, why, followed = _loaded_by(path, tree, index)
+            # An import that names no file under these roots, nor the standard library or
+            # an installed distribution, is found at run time where the graph did not look
+            # (a search path it cannot see being changed): widen the roots.
+            widened = widened or any(
+                not names.get(name) and not _known_elsewhere(name) for name in followed
+            )
             for target in targets:
-                hooked = any(target in names.get(h, ()) for h in hooks)
-                if under_any(target, code) and not hooked:
-                    continue
                 add(target, why)
     return found, widened
+
+
+def _seeds(
+    repo: Path, snap: Snapshot, settings: PytestSettings, index: _Index
+) -> Iterator[tuple[str, str]]:
+    """Yield the files the closure starts from, each with why it is harness: every
+    ``conftest.py``, the plugins the pytest configuration loads, and those a
+    ``pytest_plugins`` names. Raises ``GitError`` when git cannot read the commit."""
+    for path in sorted(index.python):
+        if path.rsplit("/", 1)[-1] == "conftest.py":
+            yield path, "a conftest.py"
+    for name in settings.plugins:
+        for target in index.names.get(name, ()):
+            yield target, "loaded as a plugin by the pytest configuration"
+    holders = sorted(p for p in git.files_containing(repo, snap.commit, "pytest_plugins"))
+    holder_trees = _parse_files(repo, snap, [p for p in holders if p in index.python])
+    for holder, tree in holder_trees.items():
+        for name in plugin_names(tree):
+            for target in index.names.get(name, ()):
+                yield target, f"named by pytest_plugins in {holder}"
+
+
+def _loaded_by(
+    path: str, tree: ast.Module, index: _Index
+) -> tuple[list[str], str, tuple[str, ...]]:
+    """Return the files the harness file ``path`` (parsed: ``tree``) loads, why, and the
+    module names that led to them (none when it may load any support module). The code
+    under test is not followed, unless a hook comes from it."""
+    own = importgraph.module_names(path, index.roots)
+    is_package = path.rsplit("/", 1)[-1] == "__init__.py"
+    hooks = hook_sources(tree, own, is_package)
+    imported = importgraph.imported_names(tree, own, is_package)
+    by_path = _loads_by_path(tree)
+    if importgraph.ANY_MODULE in imported or by_path:
+        # A computed import, or code loaded from a file path (no module name the graph
+        # could follow), may load any support module; test modules and the code under
+        # test are judged as what they are.
+        how = "it runs code by file path" if by_path else "an import's name is computed"
+        return index.support_modules(), f"may be imported by {path} ({how})", ()
+    targets = [t for name in sorted(imported) for t in index.names.get(name, ())]
+    targets += [t for name in sorted(hooks) for t in index.names.get(name, ())]
+    hooked = {t for name in hooks for t in index.names.get(name, ())}
+    loaded = [t for t in targets if t in hooked or not under_any(t, index.code)]
+    return loaded, f"imported by {path}", (*imported, *hooks)
 
 
 # Calls that run a file's code by its path rather than by a module name (``exec(open(p)

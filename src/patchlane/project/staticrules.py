@@ -217,18 +217,48 @@ class StaticRules:
     def whys(self, test_file: str) -> list[tuple[str, str, str | None]]:
         """Why ``test_file``'s tests are in the slice: (reason, rule, the changed path it is
         about, ``None`` when the dependency map never decides it)."""
-        sel, changed = self.selector, self.selector.changed
-        whys: list[tuple[str, str, str | None]] = []
-        if test_file in changed and under_any(test_file, self.tests):
-            whys.append(("in a changed test file", CHANGED_TEST, test_file))
-        elif test_file in changed and not test_file.endswith(".py"):
-            whys.append(("a changed doctest file", CHANGED_TEST, test_file))
-        elif test_file in changed:
-            whys.append(("a doctest of a changed module", CHANGED_TEST, None))
+        starts = [test_file, *conftests(test_file, self.selector.sources)]
+        whys = self._changed_file_whys(test_file)
         whys.extend(self._test_package_whys(test_file))
+        harness, reached = self._import_whys(test_file, starts)
+        whys.extend(harness)
+        whys.extend(self._process_whys(starts, reached))
+        named = named_basenames(self.selector.sources.get(test_file, b""))
+        whys.extend(
+            (f"names changed fixture {p}", NAMES, p)
+            for p in self.changed_fixtures
+            if names_file(named, p)
+        )
+        if self.data:
+            whys.extend(self._data_named(test_file))
+        whys.extend(self._source_read_whys(test_file, named))
+        for p, root in self.unnamed_test_data.items():
+            if under(test_file, root):
+                why = f"no source names changed file {p}, under {root}: any test there may read it"
+                whys.append((why, NAMES, p))
+        return whys
+
+    def _changed_file_whys(self, test_file: str) -> list[tuple[str, str, str | None]]:
+        """``test_file`` itself changed: a test module under the test roots, a doctest file,
+        or a module whose doctests run (which the dependency map never decides)."""
+        if test_file not in self.selector.changed:
+            return []
+        if under_any(test_file, self.tests):
+            return [("in a changed test file", CHANGED_TEST, test_file)]
+        if not test_file.endswith(".py"):
+            return [("a changed doctest file", CHANGED_TEST, test_file)]
+        return [("a doctest of a changed module", CHANGED_TEST, None)]
+
+    def _import_whys(
+        self, test_file: str, starts: list[str]
+    ) -> tuple[list[tuple[str, str, str | None]], frozenset[str]]:
+        """A changed conftest of ``test_file`` (among ``starts``: it and its conftests), and
+        each changed module one of ``starts`` imports (by the shortest chain); with the
+        changed modules reached."""
+        whys: list[tuple[str, str, str | None]] = []
         reached: dict[str, tuple[str, ...]] = {}
-        for start in [test_file, *conftests(test_file, sel.sources)]:
-            if start != test_file and start in changed:
+        for start in starts:
+            if start != test_file and start in self.selector.changed:
                 whys.append((f"its {start} changed", HARNESS_CHANGED, start))
             for name, found in self.graph.reach(start, self.changed_names).items():
                 # A conftest reaches on its test file's behalf: the chain says so.
@@ -239,36 +269,36 @@ class StaticRules:
         for path, chain in sorted(reached.items()):
             via = f" via {' -> '.join(chain)}" if len(chain) > 1 else ""
             whys.append((f"imports changed module {path}{via}", IMPORTS, path))
-        starter = next(
+        return whys, frozenset(reached)
+
+    def _process_whys(
+        self, starts: list[str], reached: frozenset[str]
+    ) -> list[tuple[str, str, str | None]]:
+        """The first of ``starts`` that starts processes may run any changed module of the
+        code under test it does not import (those ``reached`` already have their reason)."""
+        starter = next((s for s in starts if s in self.graph.starts_processes), None)
+        if starter is None:
+            return []
+        code = {p for p in self.changed_modules.values() if not under_any(p, self.tests)}
+        return [
+            (f"starts processes ({starter}), which may run changed module {path}", PROCESSES, path)
+            for path in sorted(code - reached)
+        ]
+
+    def _source_read_whys(
+        self, test_file: str, named: frozenset[str]
+    ) -> list[tuple[str, str, str | None]]:
+        """The changed source files ``test_file`` (its literals' last parts ``named``) may
+        read as text: it names one, or a folder above it."""
+        return [
             (
-                s
-                for s in [test_file, *conftests(test_file, sel.sources)]
-                if s in self.graph.starts_processes
-            ),
-            None,
-        )
-        if starter is not None:
-            code = {p for p in self.changed_modules.values() if not under_any(p, self.tests)}
-            for path in sorted(code - set(reached)):
-                why = f"starts processes ({starter}), which may run changed module {path}"
-                whys.append((why, PROCESSES, path))
-        named = named_basenames(sel.sources.get(test_file, b""))
-        for p in self.changed_fixtures:
-            if names_file(named, p):
-                whys.append((f"names changed fixture {p}", NAMES, p))
-        if self.data:
-            whys.extend(self._data_named(test_file))
-        if self.code_read:
-            own = named_basenames(sel.sources.get(test_file, b""))
-            for p in self.code_read:
-                if p != test_file and _may_read(test_file, own, p, beside=False):
-                    why = f"names changed source file {p} or a folder above it (it may read it)"
-                    whys.append((why, READS_SOURCE, p))
-        for p, root in self.unnamed_test_data.items():
-            if under(test_file, root):
-                why = f"no source names changed file {p}, under {root}: any test there may read it"
-                whys.append((why, NAMES, p))
-        return whys
+                f"names changed source file {p} or a folder above it (it may read it)",
+                READS_SOURCE,
+                p,
+            )
+            for p in self.code_read
+            if p != test_file and _may_read(test_file, named, p, beside=False)
+        ]
 
     def _test_package_whys(self, test_file: str) -> list[tuple[str, str, str | None]]:
         """A changed ``__init__.py`` of a directory above ``test_file`` (pytest imports its
