@@ -1167,7 +1167,7 @@ def _start(
             (), None, ("not started: no longer wanted",), 0, True, 0.0, b"", b""
         )
     try:
-        return process.run_child(
+        launch = process.Launch(
             argv,
             job.payload,
             token=secrets.token_hex(16),
@@ -1176,8 +1176,8 @@ def _start(
             env=env,
             confinement=Confinement(job.home, readable=(cwd, *trees)),
             isolation=layers,
-            stop=stop,
         )
+        return process.run_child(launch, stop=stop)
     except OSError as e:
         why = f"the child could not be started: {e.strerror or e}"
         # 127: what a shell reports for a command it could not run.

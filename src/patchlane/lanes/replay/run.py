@@ -214,7 +214,7 @@ def run_tests(
     progress = counter(len(nodeids), from_collection=bool(files))
     with tempfile.TemporaryDirectory(prefix="patchlane-replay-") as tmp:
         allowed, freeze = freeze_setup(freeze_report, Path(tmp))
-        run = process.run_child(
+        launch = process.Launch(
             CHILD_ARGV,
             {
                 "args": pytest_args(tree, freeze),
@@ -230,8 +230,8 @@ def run_tests(
             # the tree is this run's alone and is removed after it.
             confinement=run_confinement(Path(tmp), tree, record, freeze),
             result_limit=RESULT_LIMIT,
-            listen=progress,
         )
+        run = process.run_child(launch, listen=progress)
     tail = run.stdout_tail + run.stderr_tail
     return fold(run.records, nodeids, files, allowed, run.problems, run.timed_out, tail)
 
