@@ -175,7 +175,7 @@ def main_verify(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.formats.replay_report import ReplayOutcome
     from patchlane.infra import git
     from patchlane.lanes.replay import signing
-    from patchlane.lanes.replay.verify import replay_report, verify_receipt
+    from patchlane.lanes.replay.verify import Expectations, replay_report, verify_receipt
 
     slice_bytes = _read(args.slice, slicefile.SliceError)
     slicefile.parse(slice_bytes, os.fspath(args.slice))
@@ -194,10 +194,12 @@ def main_verify(args: argparse.Namespace, ctx: Context) -> int:
         slice_bytes,
         receipt_bytes,
         freeze,
-        seed=seed,
-        head=head,
-        require_signature=review_map.replay.require_signature,
-        public_key=public_key,
+        Expectations(
+            seed=seed,
+            head=head,
+            require_signature=review_map.replay.require_signature,
+            public_key=public_key,
+        ),
         label=os.fspath(args.receipt),
         slice_label=os.fspath(args.slice),
     )

@@ -890,7 +890,7 @@ def _verify(
     freeze_report: FreezeReport,
 ) -> ReplayReport:
     from patchlane.lanes.replay.signing import load_public_key
-    from patchlane.lanes.replay.verify import replay_report, verify_receipt
+    from patchlane.lanes.replay.verify import Expectations, replay_report, verify_receipt
 
     review_map = cls.map_source.review_map
     public_key = load_public_key(opts.public_key) if opts.public_key is not None else None
@@ -898,12 +898,14 @@ def _verify(
         selection.slice_bytes,
         opts.receipt_path.read_bytes(),
         freeze_report,
-        seed=seed,
-        head=cls.head,
-        # The base's map decides whether a signature is required, never the patch's.
-        require_signature=review_map.replay.require_signature,
-        public_key=public_key,
-        canary=None if selection.canary is None else selection.canary.nodeids,
+        Expectations(
+            seed=seed,
+            head=cls.head,
+            # The base's map decides whether a signature is required, never the patch's.
+            require_signature=review_map.replay.require_signature,
+            public_key=public_key,
+            canary=None if selection.canary is None else selection.canary.nodeids,
+        ),
     )
     report = replay_report(verification, slice_sha256=selection.sha256, seed=seed, head=cls.head)
     report = dataclasses.replace(report, mode=opts.mode)
