@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from patchlane.errors import UsageError
 from patchlane.formats.replay_report import (
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from patchlane.formats.freeze_report import FreezeReport
     from patchlane.lanes.replay.collect import Collected
     from patchlane.lanes.replay.run import RunResult, TestRun
-    from patchlane.lanes.replay.select import Selection, SlicePlan
+    from patchlane.lanes.replay.select import Selection, SlicePlan, SliceRequest
     from patchlane.project.build import Build, BuildResult
 
 # Files of the code under test that Python never runs or reads when the tests import it:
@@ -306,21 +306,10 @@ def _select(
     from patchlane.lanes.replay.select import select_slice
 
     patch = cls.patch
-    dep_map, note = the_map
+    request = _slice_request(cls, opts, the_map)
     with clock.step("replay: selection"):
         return select_slice(
-            repo,
-            patch.review_map,
-            base=patch.base,
-            head=patch.head,
-            merge_base=patch.merge_base,
-            changed_paths=patch.changed_paths,
-            failure_log=opts.failure_log,
-            all_tests=False,
-            out=out,
-            seed=hash_seed,
-            dep_map=dep_map,
-            dep_map_note=note,
+            repo, patch.review_map, request, base=patch.base, out=out, seed=hash_seed
         )
 
 
@@ -720,9 +709,7 @@ def _replay_here(
                 repo,
                 cls.patch.review_map,
                 Path(tmp) / "head",
-                **_plan_args(cls, opts),
-                dep_map=dep_map,
-                dep_map_note=note,
+                _slice_request(cls, opts, (dep_map, note)),
                 collects_at_base=base_collector(
                     repo, cls.patch.review_map, cls.merge_base, hash_seed, RUN_TIMEOUT_S
                 ),
@@ -843,15 +830,22 @@ def _check_out(repo: Path, head: str, dest: Path, mode: str) -> ReplayReport | N
     return None
 
 
-def _plan_args(cls: Classification, opts: ReplayOptions) -> dict[str, Any]:
-    """``plan_slice``'s description of the patch."""
-    return {
-        "head": cls.head,
-        "merge_base": cls.patch.merge_base,
-        "changed_paths": cls.patch.changed_paths,
-        "failure_log": opts.failure_log,
-        "all_tests": False,
-    }
+def _slice_request(
+    cls: Classification, opts: ReplayOptions, the_map: tuple[DependencyMap | None, str]
+) -> SliceRequest:
+    """The patch as selection takes it, with ``the_map`` (the map, and its note)."""
+    from patchlane.lanes.replay.select import SliceRequest
+
+    dep_map, note = the_map
+    return SliceRequest(
+        head=cls.head,
+        merge_base=cls.patch.merge_base,
+        changed_paths=cls.patch.changed_paths,
+        failure_log=opts.failure_log,
+        all_tests=False,
+        dep_map=dep_map,
+        dep_map_note=note,
+    )
 
 
 def _to_run(
