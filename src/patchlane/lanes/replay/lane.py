@@ -67,6 +67,21 @@ class ReplayOptions:
     command: ReplayCommand | None = None
 
 
+@dataclass(frozen=True)
+class _Stage:
+    """What every step of one replay takes: the repository, the patch's classification, the
+    options, the seeds (the public seed the receipt answers to, and the hash seed drawn for
+    the gate's own children), the freeze report, where it speaks and its clock."""
+
+    repo: Path
+    cls: Classification
+    opts: ReplayOptions
+    seeds: tuple[int, int]
+    freeze_report: FreezeReport
+    out: Output
+    clock: Steps
+
+
 def obtain_map(
     repo: Path, cls: Classification, opts: ReplayOptions, seed: int | None, out: Output
 ) -> tuple[DependencyMap | None, str] | None:
@@ -192,8 +207,9 @@ def _replay(
     # or the base (the run, and the checks beside it at the base, alike): drawn afresh for
     # each gate, never from the public seed, which a patch could be tuned to.
     hash_seed = draw_hash_seed()
+    stage = _Stage(repo, cls, opts, (seed, hash_seed), freeze_report, out, clock)
     if opts.mode == "local":
-        return _replay_here(repo, cls, opts, (seed, hash_seed), freeze_report, out, clock)
+        return _replay_here(stage)
     try:
         dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
         selection = _select(repo, cls, opts, hash_seed, out, clock, (dep_map, note))
@@ -233,9 +249,7 @@ def _replay(
             opts.mode, ReplayOutcome.UNREACHABLE, problem or "no receipt came back"
         )
         return _with_slice(unreachable, selection)
-    report = _verified_and_checked(
-        repo, cls, opts, (seed, hash_seed), selection, None, freeze_report, out, clock, dep_map
-    )
+    report = _verified_and_checked(stage, selection, None, dep_map)
     return _unsplit_host_run(cls, opts, selection, report)
 
 
@@ -270,25 +284,16 @@ def _unsplit_host_run(
 
 
 def _verified_and_checked(
-    repo: Path,
-    cls: Classification,
-    opts: ReplayOptions,
-    seeds: tuple[int, int],
-    selection: Selection,
-    run: RunResult | None,
-    freeze_report: FreezeReport,
-    out: Output,
-    clock: Steps,
-    dep_map: DependencyMap | None,
+    stage: _Stage, selection: Selection, run: RunResult | None, dep_map: DependencyMap | None
 ) -> ReplayReport:
-    """The receipt verified against the slice (``seeds``: the public seed it answers to,
-    and the hash seed of the gate's own children), then the gate's own checks
+    """The receipt verified against the slice (under ``stage.seeds``: the public seed it
+    answers to, and the hash seed of the gate's own children), then the gate's own checks
     (``_checked``)."""
-    seed, hash_seed = seeds
-    verified = _verify(cls, opts, seed, selection, freeze_report)
+    cls, seed, hash_seed = stage.cls, *stage.seeds
+    verified = _verify(cls, stage.opts, seed, selection, stage.freeze_report)
     report = _with_events(_with_slice(verified, selection), *(verified.review_events or ()))
-    with clock.step("replay: checks at the base"):
-        return _checked(repo, cls, hash_seed, selection, run, report, out, dep_map)
+    with stage.clock.step("replay: checks at the base"):
+        return _checked(stage.repo, cls, hash_seed, selection, run, report, stage.out, dep_map)
 
 
 def _select(
@@ -675,19 +680,11 @@ def _quote(ids: Sequence[str], limit: int = 5) -> str:
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
-def _replay_here(
-    repo: Path,
-    cls: Classification,
-    opts: ReplayOptions,
-    seeds: tuple[int, int],
-    freeze_report: FreezeReport,
-    out: Output,
-    clock: Steps,
-) -> ReplayReport:
+def _replay_here(stage: _Stage) -> ReplayReport:
     """``--replay local``: one pytest child in a detached checkout of the head commit
     collects the candidate test files, this process selects the slice from what it
     collected (written and hashed before any test runs), and the child runs exactly that
-    (``chosen``), under the drawn hash seed of ``seeds`` (the public seed, the hash seed);
+    (``chosen``), under the drawn hash seed of ``stage.seeds`` (the public seed, the hash seed);
     the patch's own test files are collected and run in processes of their own
     (``split``). The receipt is built, signed when a key is configured, then verified like
     any other.
@@ -698,7 +695,8 @@ def _replay_here(
     from patchlane.lanes.replay.select import base_collector, decide_slice, plan_slice
     from patchlane.lanes.replay.split import split_and_run
 
-    seed, hash_seed = seeds
+    repo, cls, opts, out, clock = stage.repo, stage.cls, stage.opts, stage.out, stage.clock
+    seed, hash_seed = stage.seeds
     dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
     chosen: list[Selection] = []
     freeze_path = opts.receipt_path.parent / "freeze-report.json"
@@ -748,10 +746,8 @@ def _replay_here(
     selection = chosen[0]
     if ran.run is None:
         return _with_slice(_empty(opts.mode), selection)
-    result = _local_receipt(cls, opts, seeds, selection, ran.run, started)
-    report = _verified_and_checked(
-        repo, cls, opts, seeds, selection, result, freeze_report, out, clock, dep_map
-    )
+    result = _local_receipt(cls, opts, stage.seeds, selection, ran.run, started)
+    report = _verified_and_checked(stage, selection, result, dep_map)
     return _with_build_events(report, head_build)
 
 
