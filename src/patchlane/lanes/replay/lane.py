@@ -621,7 +621,12 @@ def _test_changes(
     """Deleted tests and edited expectations: review events (rule 6, ``undecided``).
     Returns ``report`` with them (and with the review events listed, even none, once the
     patch's test files were checked)."""
-    from patchlane.lanes.replay.basecheck import ChangedPath, changed_test_paths, test_changes
+    from patchlane.lanes.replay.basecheck import (
+        ChangedPath,
+        HeadSuite,
+        changed_test_paths,
+        test_changes,
+    )
 
     sides: list[ChangedPath] = []
     for f in cls.files:
@@ -641,9 +646,11 @@ def _test_changes(
         cls.merge_base,
         cls.head,
         changed,
-        head_collected=frozenset(selection.collected),
-        head_broken=frozenset(e.nodeid for e in selection.collect_errors),
-        slice_ids=selection.nodeids,
+        HeadSuite(
+            collected=frozenset(selection.collected),
+            broken=frozenset(e.nodeid for e in selection.collect_errors),
+            slice_ids=selection.nodeids,
+        ),
         hash_seed=hash_seed,
         timeout_s=RUN_TIMEOUT_S,
         build=_build(cls),
