@@ -70,7 +70,7 @@ class ReplayOptions:
 @dataclass(frozen=True)
 class _Stage:
     """What every step of one replay takes: the repository, the patch's classification, the
-    options, the seeds (the public seed the receipt answers to, and the hash seed drawn for
+    options, ``seeds`` (the public seed the receipt answers to, and the hash seed drawn for
     the gate's own children), the freeze report, where it speaks and its clock."""
 
     repo: Path
