@@ -50,10 +50,11 @@ def _ways(found: Isolation) -> dict[str, Isolation | None]:
 def _time_one(argv: list[str], layers: Isolation | None, tree: Path, scratch: Path) -> float:
     env = {"PATH": os.defpath, "LC_ALL": "C.UTF-8", "PYTHONPYCACHEPREFIX": process_pycache()}
     confinement = None if layers is None else Confinement(scratch, writable=(tree,))
-    run = process.run_child(
+    launch = process.Launch(
         argv, {}, token="bench", timeout_s=60, cwd=tree, env=env,  # noqa: S106
         confinement=confinement, isolation=layers,
     )  # fmt: skip
+    run = process.run_child(launch)
     if run.returncode != 0:
         raise SystemExit(f"bench: the child failed ({run.returncode}): {run.stderr_tail[-300:]!r}")
     return run.seconds * 1000

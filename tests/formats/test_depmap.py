@@ -17,7 +17,7 @@ from patchlane.infra import git
 from patchlane.infra.cachekey import CacheKey
 from patchlane.lanes.replay import maprecord
 from patchlane.lanes.replay.mapselect import MODULE, RAN, changed_functions
-from patchlane.lanes.replay.select import Selection, select_slice
+from patchlane.lanes.replay.select import Selection, SliceRequest, select_slice
 from patchlane.project.config import parse_review_map
 from tests.gitrepo import GitRepo
 from tests.unknownkey import KEY
@@ -106,14 +106,16 @@ def _select(repo: GitRepo, base: str, dep: depmap.DependencyMap | None) -> Selec
     return select_slice(
         repo.path,
         REVIEW_MAP,
+        SliceRequest(
+            head=head,
+            merge_base=base,
+            changed_paths=changed,
+            failure_log=frozenset(),
+            all_tests=False,
+            dep_map=dep,
+            dep_map_note="test map" if dep is not None else "none",
+        ),
         base=base,
-        head=head,
-        merge_base=base,
-        changed_paths=changed,
-        failure_log=frozenset(),
-        all_tests=False,
-        dep_map=dep,
-        dep_map_note="test map" if dep is not None else "none",
     )
 
 
@@ -637,14 +639,16 @@ def test_tests_inside_the_package_a_source_module_is_the_maps_to_judge(repo: Git
     selection = select_slice(
         repo.path,
         review_map,
+        SliceRequest(
+            head=head,
+            merge_base=base,
+            changed_paths=frozenset({"pkg/calc.py"}),
+            failure_log=frozenset(),
+            all_tests=False,
+            dep_map=dep,
+            dep_map_note="test map",
+        ),
         base=base,
-        head=head,
-        merge_base=base,
-        changed_paths=frozenset({"pkg/calc.py"}),
-        failure_log=frozenset(),
-        all_tests=False,
-        dep_map=dep,
-        dep_map_note="test map",
     )
     assert selection.nodeids == ("pkg/tests/test_mul.py::test_mul",)
     assert any("collected 1 of the base's 2 test file(s)" in n for n in selection.notes)

@@ -29,7 +29,7 @@ from patchlane.infra.process import minimal_env
 from patchlane.infra.sandbox import isolation
 from patchlane.lanes.replay.basecheck import failures_at_base
 from patchlane.lanes.replay.collect import collect
-from patchlane.lanes.replay.run import RunResult, child_env, run_slice
+from patchlane.lanes.replay.run import HostRun, RunResult, child_env, run_slice
 from tests.gitrepo import GitRepo
 from tests.lanes.property import project as P
 
@@ -164,11 +164,13 @@ def _run(repo: GitRepo, nodeids: list[str]) -> RunResult:
         repo.path,
         slicefile.parse(data, "slice"),
         slicefile.sha256(data),
-        seed=4242,
-        head=repo.head(),
-        host_role="test-host",
-        freeze_report=None,
-        timeout_s=120.0,
+        HostRun(
+            seed=4242,
+            head=repo.head(),
+            host_role="test-host",
+            freeze_report=None,
+            timeout_s=120.0,
+        ),
     )
 
 

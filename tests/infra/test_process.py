@@ -15,6 +15,7 @@ from patchlane.infra.process import (
     CHILD_ARGV,
     TAIL_BYTES,
     ChildRun,
+    Launch,
     minimal_env,
     parse_results,
     run_child,
@@ -42,13 +43,15 @@ def _wait_dead(pid: int, within: float = 5.0) -> bool:
 def _sh(script: str, tmp_path: Path, timeout_s: float) -> tuple[float, ChildRun]:
     started = time.monotonic()
     run = run_child(
-        ["/bin/sh", "-c", script],
-        {},
-        token="t",  # noqa: S106 - the job token of a stand-in child
-        timeout_s=timeout_s,
-        cwd=tmp_path,
-        env=minimal_env(tmp_path),
-        confinement=None,
+        Launch(
+            ["/bin/sh", "-c", script],
+            {},
+            token="t",  # noqa: S106 - the job token of a stand-in child
+            timeout_s=timeout_s,
+            cwd=tmp_path,
+            env=minimal_env(tmp_path),
+            confinement=None,
+        ),
     )
     return time.monotonic() - started, run
 
@@ -96,13 +99,15 @@ def test_the_job_arrives_on_stdin_with_its_result_descriptor(tmp_path: Path) -> 
         "os.write(job['result_fd'], json.dumps({'token': job['token'], 'done': True, 'count': 1}).encode() + b'\\n')\n"
     )
     run = run_child(
-        [sys.executable, "-c", code],
-        {"x": [1, "two"]},
-        token="secret",  # noqa: S106 - the job token of a stand-in child
-        timeout_s=30,
-        cwd=tmp_path,
-        env=minimal_env(tmp_path),
-        confinement=None,
+        Launch(
+            [sys.executable, "-c", code],
+            {"x": [1, "two"]},
+            token="secret",  # noqa: S106 - the job token of a stand-in child
+            timeout_s=30,
+            cwd=tmp_path,
+            env=minimal_env(tmp_path),
+            confinement=None,
+        ),
     )
     assert run.records == ({"echo": [1, "two"]},)
     assert run.done_count == 1 and run.problems == () and run.returncode == 0
@@ -181,13 +186,15 @@ READ_AND_ECHO = (
 
 def _asking(tmp_path: Path, after_ask: str, answer: Any, timeout_s: float = 30) -> ChildRun:
     return run_child(
-        [sys.executable, "-c", ASKING_CHILD.replace("{after_ask}", after_ask)],
-        {},
-        token="tok",  # noqa: S106 - the job token of a stand-in child
-        timeout_s=timeout_s,
-        cwd=tmp_path,
-        env=minimal_env(tmp_path),
-        confinement=None,
+        Launch(
+            [sys.executable, "-c", ASKING_CHILD.replace("{after_ask}", after_ask)],
+            {},
+            token="tok",  # noqa: S106 - the job token of a stand-in child
+            timeout_s=timeout_s,
+            cwd=tmp_path,
+            env=minimal_env(tmp_path),
+            confinement=None,
+        ),
         answer=answer,
     )
 
@@ -236,13 +243,15 @@ def test_a_child_that_never_asks_is_never_answered(tmp_path: Path) -> None:
 
     script = ASKING_CHILD.replace("send({'ask': 'which'})\n", "").replace("{after_ask}", "")
     run = run_child(
-        [sys.executable, "-c", script + "send({'done': True, 'count': 1})\n"],
-        {},
-        token="tok",  # noqa: S106 - the job token of a stand-in child
-        timeout_s=30,
-        cwd=tmp_path,
-        env=minimal_env(tmp_path),
-        confinement=None,
+        Launch(
+            [sys.executable, "-c", script + "send({'done': True, 'count': 1})\n"],
+            {},
+            token="tok",  # noqa: S106 - the job token of a stand-in child
+            timeout_s=30,
+            cwd=tmp_path,
+            env=minimal_env(tmp_path),
+            confinement=None,
+        ),
         answer=answer,
     )
     assert run.records == ({"seen": 1},) and run.problems == ()

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     """
     from patchlane.errors import MapError, UsageError
     from patchlane.infra.steps import Steps
-    from patchlane.lanes.property.lane import run_property_lane
+    from patchlane.lanes.property.lane import PropertyRequest, run_property_lane
 
     repo = ctx.repo()
     review_map = load_map(repo, ctx, args.base, args.head)
@@ -91,20 +91,17 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         raise UsageError("no seed: pass --seed N or set lanes.property.seed in the review map")
     cases = args.cases if args.cases is not None else lane.cases
     head = args.head if args.head is not None else ("HEAD" if args.base is not None else None)
-    result_cache = property_cache_enabled(args.property_cache)
+    request = PropertyRequest(
+        seed=seed,
+        cases=cases,
+        mutants=args.mutants,
+        only=args.only,
+        case=args.case,
+        result_cache=property_cache_enabled(args.property_cache),
+    )
     with Steps(ctx.out).step("property lane"):  # said on stderr once it runs a while
         report = run_property_lane(
-            repo,
-            review_map,
-            base=args.base,
-            head=head,
-            seed=seed,
-            cases=cases,
-            mutants=args.mutants,
-            only=args.only,
-            case=args.case,
-            out=ctx.out,
-            result_cache=result_cache,
+            repo, review_map, request, base=args.base, head=head, out=ctx.out
         )
     data = report.to_json()
     publish(ctx.out, data, args.out, lambda: print_summary(report, ctx, args))

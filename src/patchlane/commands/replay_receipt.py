@@ -55,7 +55,7 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.infra import git
     from patchlane.inputs.jsonio import atomic_write_bytes
     from patchlane.lanes.replay import signing
-    from patchlane.lanes.replay.run import draw_hash_seed, run_slice
+    from patchlane.lanes.replay.run import HostRun, draw_hash_seed, run_slice
     from patchlane.lanes.replay.runprogress import shown
 
     data = _read(args.slice, slicefile.SliceError)
@@ -83,13 +83,15 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
             repo,
             nodeids,
             slicefile.sha256(data),
-            seed=args.seed,
-            head=head,
-            host_role=args.host_role,
-            freeze_report=args.freeze_report,
-            timeout_s=args.timeout,
-            split=split,
-            hash_seed=hash_seed,
+            HostRun(
+                seed=args.seed,
+                head=head,
+                host_role=args.host_role,
+                freeze_report=args.freeze_report,
+                timeout_s=args.timeout,
+                split=split,
+                hash_seed=hash_seed,
+            ),
         )
     receipt = result.receipt if key is None else signing.sign(result.receipt, key)
     rendered = receipt.render()
@@ -175,7 +177,7 @@ def main_verify(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.formats.replay_report import ReplayOutcome
     from patchlane.infra import git
     from patchlane.lanes.replay import signing
-    from patchlane.lanes.replay.verify import replay_report, verify_receipt
+    from patchlane.lanes.replay.verify import Expectations, replay_report, verify_receipt
 
     slice_bytes = _read(args.slice, slicefile.SliceError)
     slicefile.parse(slice_bytes, os.fspath(args.slice))
@@ -194,10 +196,12 @@ def main_verify(args: argparse.Namespace, ctx: Context) -> int:
         slice_bytes,
         receipt_bytes,
         freeze,
-        seed=seed,
-        head=head,
-        require_signature=review_map.replay.require_signature,
-        public_key=public_key,
+        Expectations(
+            seed=seed,
+            head=head,
+            require_signature=review_map.replay.require_signature,
+            public_key=public_key,
+        ),
         label=os.fspath(args.receipt),
         slice_label=os.fspath(args.slice),
     )

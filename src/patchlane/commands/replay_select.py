@@ -51,7 +51,7 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.lanes.freeze.failure_log import read_failure_log
     from patchlane.lanes.replay.maprecord import obtain
     from patchlane.lanes.replay.run import draw_hash_seed
-    from patchlane.lanes.replay.select import select_slice
+    from patchlane.lanes.replay.select import SliceRequest, select_slice
     from patchlane.project.classify import classify
 
     if args.out is None:
@@ -82,22 +82,25 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
             out=ctx.out,
         )
     with steps.step("replay: selection"):
-        selection = select_slice(
-            repo,
-            cls.map_source.review_map,
-            base=cls.base,
+        request = SliceRequest(
             head=cls.head,
             merge_base=cls.merge_base,
             changed_paths=cls.changed_paths,
             failure_log=failed,
             all_tests=bool(args.all),
+            dep_map=dep_map,
+            dep_map_note=note,
+        )
+        selection = select_slice(
+            repo,
+            cls.map_source.review_map,
+            request,
+            base=cls.base,
             out=ctx.out,
             # Collected in the environment `replay run` gives the tests, under a hash seed
             # of its own as the run draws one (never the map's seed, which a patch could be
             # tuned to): a node id that depends on it fails the run as not collected.
             seed=draw_hash_seed(),
-            dep_map=dep_map,
-            dep_map_note=note,
         )
     out_path = Path(args.out)
     atomic_write_bytes(out_path, selection.slice_bytes)

@@ -121,22 +121,18 @@ def property_report(
         report = PropertyReport.not_applicable(lane.reason, seed, cases, modules)
         return LaneStarted(report, lambda stop=False: report)
     from patchlane.lanes.property import DEFAULT_MUTANTS
-    from patchlane.lanes.property.lane import start_property_lane
+    from patchlane.lanes.property.lane import PropertyRequest, start_property_lane
 
-    # The property lane also runs without a patch (the work tree, one commit), so it takes
-    # the patch's revisions rather than a ``Patch``.
-    return start_property_lane(
-        repo,
-        review_map,
-        base=cls.base,
-        head=cls.head,
+    request = PropertyRequest(
         seed=seed,
         cases=cases,
         mutants=DEFAULT_MUTANTS if mutants is None else mutants,
-        out=out,
         changed=cls.changed_paths,
         result_cache=result_cache,
     )
+    # The property lane also runs without a patch (the work tree, one commit), so it takes
+    # the patch's revisions rather than a ``Patch``.
+    return start_property_lane(repo, review_map, request, base=cls.base, head=cls.head, out=out)
 
 
 def fixture_report(repo: Path, cls: Classification) -> FixtureReport:

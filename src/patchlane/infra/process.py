@@ -117,22 +117,33 @@ def _patchlane_path() -> str | None:
     return os.fspath(Path(ours).parent.parent)
 
 
+@dataclass(frozen=True)
+class Launch:
+    """What one child is started with: ``argv``, its ``job`` (sent as JSON on stdin, with
+    ``result_fd`` and ``token`` added), its wall clock ``timeout_s``, its working directory
+    ``cwd`` and environment ``env``, its ``confinement`` and ``isolation`` (see
+    ``run_child``) and ``result_limit``, the bytes its result channel may carry."""
+
+    argv: Sequence[str]
+    job: dict[str, Any]
+    token: str
+    timeout_s: float
+    cwd: Path
+    env: dict[str, str]
+    confinement: Confinement | None
+    isolation: Isolation | None = None
+    result_limit: int = RESULT_LIMIT
+
+
 def run_child(
-    argv: Sequence[str],
-    job: dict[str, Any],
+    launch: Launch,
     *,
-    token: str,
-    timeout_s: float,
-    cwd: Path,
-    env: dict[str, str],
-    confinement: Confinement | None,
-    isolation: Isolation | None = None,
-    result_limit: int = RESULT_LIMIT,
     answer: Answer | None = None,
     stop: threading.Event | None = None,
     listen: Listen | None = None,
 ) -> ChildRun:
-    """Run ``argv`` with ``job`` (plus ``result_fd`` and ``token``) as JSON on stdin.
+    """Run ``launch.argv`` with ``launch.job`` (plus ``result_fd`` and ``token``) as JSON on
+    stdin.
 
     With ``confinement`` (every child that runs the patch's code), the child starts in
     ``isolation`` (default: this machine's, ``patchlane.infra.sandbox.isolation``) with what the
@@ -150,11 +161,14 @@ def run_child(
     all, and what ``answer`` raises (the child's group killed first). Once ``stop`` is set
     the child's group is killed as at its deadline (``timed_out``): no longer wanted.
     """
+    job, token, cwd, result_limit = launch.job, launch.token, launch.cwd, launch.result_limit
     read_fd, write_fd = os.pipe()
     ask_read, ask_write = os.pipe() if answer is not None else (-1, -1)
     extra = {"answer_fd": ask_read} if answer is not None else {}
     payload = json.dumps({**job, **extra, "result_fd": write_fd, "token": token}).encode("utf-8")
-    argv, env, wrapped = _confined(argv, env, cwd, confinement, isolation)
+    argv, env, wrapped = _confined(
+        launch.argv, launch.env, cwd, launch.confinement, launch.isolation
+    )
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -177,7 +191,7 @@ def run_child(
         if answer is not None:
             os.close(ask_read)
     question = None if answer is None else _Question(token, answer, ask_write)
-    watch = _Watch(proc, read_fd, start + timeout_s, result_limit, question, stop)
+    watch = _Watch(proc, read_fd, start + launch.timeout_s, result_limit, question, stop)
     watch.listener = None if listen is None else _Listener(token, listen)
     try:
         watch.feed(payload)

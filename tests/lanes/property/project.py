@@ -11,7 +11,7 @@ from patchlane.formats.property_report import PropertyReport
 from patchlane.infra.sandbox import Isolation
 from patchlane.infra.ui import Output
 from patchlane.inputs.jsonio import dumps_report
-from patchlane.lanes.property.lane import run_property_lane
+from patchlane.lanes.property.lane import PropertyRequest, run_property_lane
 from patchlane.project.classify import load_map_file
 from tests.gitrepo import GitRepo
 
@@ -117,13 +117,9 @@ def lane(
     return run_property_lane(
         repo.path,
         load_map_file(repo.path / "review-map.yml"),
+        PropertyRequest(seed=seed, cases=cases, mutants=mutants, only=only, case=case),
         base=base,
         head=head if base is not None or head is not None else None,
-        seed=seed,
-        cases=cases,
-        mutants=mutants,
-        only=only,
-        case=case,
         isolation=isolation,
         out=out,
     )

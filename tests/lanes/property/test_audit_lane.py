@@ -139,7 +139,7 @@ def test_the_audit_stops_at_its_budget_and_counts_the_mutants_it_tried(repo: Git
 def test_the_audit_runs_only_when_the_patch_changes_what_the_properties_import(
     repo: GitRepo,
 ) -> None:
-    from patchlane.lanes.property.lane import run_property_lane
+    from patchlane.lanes.property.lane import PropertyRequest, run_property_lane
     from patchlane.project.classify import load_map_file
 
     P.make(repo, files={"src/other.py": "X = 1\n"})
@@ -149,12 +149,9 @@ def test_the_audit_runs_only_when_the_patch_changes_what_the_properties_import(
         report = run_property_lane(
             repo.path,
             load_map_file(repo.path / "review-map.yml"),
+            PropertyRequest(seed=P.SEED, cases=P.CASES, mutants=5, changed=changed),
             base="main",
             head="HEAD",
-            seed=P.SEED,
-            cases=P.CASES,
-            mutants=5,
-            changed=changed,
         )
         assert report.status == "pass", report.to_json()
         return report.oracle_audit
@@ -166,18 +163,16 @@ def test_the_audit_runs_only_when_the_patch_changes_what_the_properties_import(
 
 
 def test_the_lane_answers_before_its_audit_and_finish_adds_it(repo: GitRepo) -> None:
-    from patchlane.lanes.property.lane import start_property_lane
+    from patchlane.lanes.property.lane import PropertyRequest, start_property_lane
     from patchlane.project.classify import load_map_file
 
     P.make(repo, P.SEED_PROP + "\n\n" + HOLLOW.split("\n", 2)[2])
     started = start_property_lane(
         repo.path,
         load_map_file(repo.path / "review-map.yml"),
+        PropertyRequest(seed=P.SEED, cases=P.CASES, mutants=5),
         base="main",
         head="HEAD",
-        seed=P.SEED,
-        cases=P.CASES,
-        mutants=5,
     )
     # What the verdict reads is there at once; the audit's findings come with finish().
     assert started.report.status == "pass"
@@ -192,7 +187,7 @@ def test_the_lane_answers_before_its_audit_and_finish_adds_it(repo: GitRepo) -> 
 def test_finish_with_stop_does_not_wait_for_the_audit(repo: GitRepo) -> None:
     # The gate's verdict is already red: the audit only informs, so it is stopped, its
     # children killed, and the report says so rather than holding the verdict.
-    from patchlane.lanes.property.lane import start_property_lane
+    from patchlane.lanes.property.lane import PropertyRequest, start_property_lane
     from patchlane.project.classify import load_map_file
 
     slow = "import time\n" + P.SEED_PROP.replace("    for i", "    time.sleep(2)\n    for i", 1)
@@ -207,11 +202,9 @@ def test_finish_with_stop_does_not_wait_for_the_audit(repo: GitRepo) -> None:
     started = start_property_lane(
         repo.path,
         load_map_file(repo.path / "review-map.yml"),
+        PropertyRequest(seed=P.SEED, cases=P.CASES, mutants=50),
         base="main",
         head="HEAD",
-        seed=P.SEED,
-        cases=P.CASES,
-        mutants=50,
     )
     assert started.report.status == "pass"
     final = started.finish(stop=True)

@@ -14,7 +14,7 @@ from patchlane.errors import MapError
 from patchlane.formats.slicefile import parse
 from patchlane.lanes.replay import canary, maprecord
 from patchlane.lanes.replay.canary import ENV, CanarySetting, draw, setting_for
-from patchlane.lanes.replay.select import select_slice
+from patchlane.lanes.replay.select import SliceRequest, select_slice
 from patchlane.project.config import parse_review_map
 from tests.formats import test_depmap as shop
 from tests.gitrepo import GitRepo
@@ -159,10 +159,11 @@ def test_with_a_dependency_map_the_canary_reaches_files_the_map_would_not_collec
     repo.commit("a bigger discount")
     every = parse_review_map(shop.MAP + "    canary: {share: 1, min: 0}\n", "review-map.yml")
     changed = frozenset({"shop/__init__.py"})
-    sel = select_slice(
-        repo.path, every, base=base, head=repo.head(), merge_base=base, changed_paths=changed,
-        failure_log=frozenset(), all_tests=False, dep_map=recorded, dep_map_note="test map",
+    request = SliceRequest(
+        head=repo.head(), merge_base=base, changed_paths=changed, failure_log=frozenset(),
+        all_tests=False, dep_map=recorded, dep_map_note="test map",
     )  # fmt: skip
+    sel = select_slice(repo.path, every, request, base=base)
     assert shop.BIG in sel.nodeids and sel.canary is not None
     # The map alone collects test_discount.py; the canary drew from every other file too.
     assert {shop.PLAIN, shop.PRICE} <= set(sel.canary.nodeids)

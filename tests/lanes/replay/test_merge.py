@@ -13,7 +13,7 @@ from patchlane.formats import slicefile
 from patchlane.formats.receipt import Receipt
 from patchlane.lanes.replay import signing
 from patchlane.lanes.replay.merge import Shard, merge_receipts
-from patchlane.lanes.replay.verify import verify_receipt
+from patchlane.lanes.replay.verify import Expectations, verify_receipt
 from tests.lanes.replay.test_verify import freeze_record, freeze_report, parsed
 
 A, B, C, D = (f"tests/test_x.py::test_{n}" for n in "abcd")
@@ -73,10 +73,12 @@ def test_two_shards_merge_into_a_receipt_that_verifies() -> None:
         WHOLE,
         receipt.render(),
         parsed(freeze_report(freeze_record(C))),
-        seed=7,
-        head=HEAD,
-        require_signature=False,
-        public_key=None,
+        Expectations(
+            seed=7,
+            head=HEAD,
+            require_signature=False,
+            public_key=None,
+        ),
     )
     assert (v.outcome, v.failed, v.skipped) == ("fail", (B,), (C,))
 

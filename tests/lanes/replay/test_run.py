@@ -16,6 +16,7 @@ from patchlane.lanes.replay.run import (
     FAILED,
     PASSED,
     SKIPPED,
+    HostRun,
     RunResult,
     child_env,
     fold,
@@ -141,11 +142,13 @@ def run(
         repo.path,
         slicefile.parse(data, "slice"),
         slicefile.sha256(data),
-        seed=4242,
-        head=repo.head(),
-        host_role="test-host",
-        freeze_report=freeze,
-        timeout_s=timeout_s,
+        HostRun(
+            seed=4242,
+            head=repo.head(),
+            host_role="test-host",
+            freeze_report=freeze,
+            timeout_s=timeout_s,
+        ),
     )
 
 
@@ -325,11 +328,13 @@ def test_an_empty_slice_is_not_run() -> None:
             Path(os.devnull),
             (),
             slicefile.sha256(b""),
-            seed=1,
-            head=None,
-            host_role="x",
-            freeze_report=None,
-            timeout_s=1,
+            HostRun(
+                seed=1,
+                head=None,
+                host_role="x",
+                freeze_report=None,
+                timeout_s=1,
+            ),
         )
 
 

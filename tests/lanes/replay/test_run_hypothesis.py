@@ -10,7 +10,7 @@ import pytest
 
 from patchlane.formats import slicefile
 from patchlane.lanes.replay import run as replay_run
-from patchlane.lanes.replay.run import FAILED, PASSED, run_slice, run_tests
+from patchlane.lanes.replay.run import FAILED, PASSED, HostRun, run_slice, run_tests
 from tests.lanes.replay.trees import write_tree
 
 
@@ -39,12 +39,14 @@ def _draw(tree: Path, log: Path, hash_seed: int | None) -> tuple[int, str]:
         tree,
         slicefile.parse(data, "slice"),
         slicefile.sha256(data),
-        seed=5,
-        head=None,
-        host_role="test",
-        freeze_report=None,
-        timeout_s=60,
-        hash_seed=hash_seed,
+        HostRun(
+            seed=5,
+            head=None,
+            host_role="test",
+            freeze_report=None,
+            timeout_s=60,
+            hash_seed=hash_seed,
+        ),
     )
     assert _outcomes(result.run) == {"tests/test_draws.py::test_draws": PASSED}
     assert result.receipt.seed == 5 and result.receipt.hash_seed is not None

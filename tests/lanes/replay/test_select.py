@@ -9,7 +9,7 @@ import pytest
 
 from patchlane.formats.slicefile import parse
 from patchlane.infra import git
-from patchlane.lanes.replay.select import Selection, select_slice
+from patchlane.lanes.replay.select import Selection, SliceRequest, select_slice
 from patchlane.project.classify import load_map_at
 from patchlane.project.config import ReviewMap, parse_review_map
 from tests.gitrepo import GitRepo
@@ -89,12 +89,14 @@ def select(
     return select_slice(
         repo.path,
         the_map,
+        SliceRequest(
+            head=head,
+            merge_base=merge_base,
+            changed_paths=changed,
+            failure_log=failure_log,
+            all_tests=all_tests,
+        ),
         base=base,
-        head=head,
-        merge_base=merge_base,
-        changed_paths=changed,
-        failure_log=failure_log,
-        all_tests=all_tests,
     )
 
 

@@ -17,7 +17,7 @@ from patchlane.formats.freeze_report import FreezeReport
 from patchlane.formats.receipt import Receipt
 from patchlane.formats.slicefile import SliceError
 from patchlane.lanes.replay import signing
-from patchlane.lanes.replay.verify import Verification, replay_report, verify_receipt
+from patchlane.lanes.replay.verify import Expectations, Verification, replay_report, verify_receipt
 
 A, B, C, D = (f"tests/test_x.py::test_{n}" for n in "abcd")
 SLICE = f"{A}\n{B}\n{C}\n".encode()
@@ -90,10 +90,12 @@ def check(
         slice_bytes,
         data,
         parsed(freeze if freeze is not None else freeze_report(freeze_record(C))),
-        seed=seed,
-        head=head,
-        require_signature=require_signature,
-        public_key=public_key,
+        Expectations(
+            seed=seed,
+            head=head,
+            require_signature=require_signature,
+            public_key=public_key,
+        ),
     )
 
 
@@ -305,10 +307,12 @@ def test_the_seed_receipt_verifies_as_printed_with_a_real_hash(
         slice_bytes,
         data,
         parsed(freeze_report(freeze_record(SEED_NODE))),
-        seed=20260924,
-        head=HEAD,
-        require_signature=False,
-        public_key=None,
+        Expectations(
+            seed=20260924,
+            head=HEAD,
+            require_signature=False,
+            public_key=None,
+        ),
     )
     assert (v.outcome, v.skipped) == (outcome, (SEED_NODE,))
 
@@ -328,10 +332,12 @@ def test_a_receipt_where_every_node_was_skipped_by_the_suite_is_no_evidence() ->
         slice_bytes,
         json.dumps(receipt).encode(),
         None,
-        seed=1,
-        head=None,
-        require_signature=False,
-        public_key=None,
+        Expectations(
+            seed=1,
+            head=None,
+            require_signature=False,
+            public_key=None,
+        ),
     )
     assert v.outcome == "no_evidence" and "no node passed" in v.reasons[0]
     assert v.suite_skipped == ("t/a.py::x", "t/a.py::y")
@@ -353,10 +359,12 @@ def test_suite_skips_must_lie_in_the_slice_and_count_for_coverage() -> None:
             slice_bytes,
             json.dumps({**base, **extra}).encode(),
             None,
-            seed=1,
-            head=None,
-            require_signature=False,
-            public_key=None,
+            Expectations(
+                seed=1,
+                head=None,
+                require_signature=False,
+                public_key=None,
+            ),
         )
         return v.outcome, v.reasons
 
@@ -373,10 +381,12 @@ def test_the_seed_placeholder_is_refused_naming_slice_sha256() -> None:
         f"{SEED_NODE}\n".encode(),
         seed_receipt(),
         parsed(freeze_report(freeze_record(SEED_NODE))),
-        seed=20260924,
-        head=None,
-        require_signature=False,
-        public_key=None,
+        Expectations(
+            seed=20260924,
+            head=None,
+            require_signature=False,
+            public_key=None,
+        ),
     )
     assert v.outcome == "refused" and "slice_sha256" in v.reasons[0]
 
@@ -405,11 +415,13 @@ def _with_canary(receipt: Receipt, canary: tuple[str, ...]) -> Verification:
         SLICE,
         receipt.render(),
         parsed(freeze_report(freeze_record(C))),
-        seed=SEED,
-        head=HEAD,
-        require_signature=False,
-        public_key=None,
-        canary=canary,
+        Expectations(
+            seed=SEED,
+            head=HEAD,
+            require_signature=False,
+            public_key=None,
+            canary=canary,
+        ),
     )
 
 

@@ -100,36 +100,48 @@ class _Trees:
     base_tests: Path | None = None
 
 
+@dataclass(frozen=True)
+class PropertyRequest:
+    """What one property lane run is asked to do, whatever the revisions it runs on.
+
+    ``seed`` and ``cases``: the properties' seed and cases per property. ``mutants`` bounds
+    the oracle audit's mutants per property (0: no mutation). ``only`` runs one property
+    name; ``case`` (with ``only``) one case of it. ``changed`` (a patch's changed paths):
+    the audit runs only when one of them is a head property module or a file it imports
+    (statically, transitively); an audit of unchanged oracles and code would repeat the
+    base's. ``result_cache``: reuse the results of earlier runs whose inputs are
+    unchanged, and store this run's (``resultcache``; materialised commits only, never the
+    work tree).
+    """
+
+    seed: int
+    cases: int
+    mutants: int = DEFAULT_MUTANTS
+    only: str | None = None
+    case: int | None = None
+    changed: frozenset[str] | None = None
+    result_cache: bool = True
+
+
 def start_property_lane(
     repo: Path,
     review_map: ReviewMap,
+    request: PropertyRequest,
     *,
     base: str | None,
     head: str | None = "HEAD",
-    seed: int,
-    cases: int,
-    mutants: int = DEFAULT_MUTANTS,
-    only: str | None = None,
-    case: int | None = None,
     out: Output | None = None,
     isolation: Isolation | None = None,
-    changed: frozenset[str] | None = None,
-    result_cache: bool = True,
 ) -> LaneStarted:
-    """Run the property lane's properties; start its oracle audit, which may still be
-    running when this returns (``LaneStarted.finish`` waits for it).
+    """Run the property lane's properties as ``request`` asks (its seed, cases, mutants,
+    ``only``/``case``, changed paths and result cache: ``PropertyRequest``); start its
+    oracle audit, which may still be running when this returns (``LaneStarted.finish``
+    waits for it).
 
     ``base``/``head`` are revisions: with ``base``, the base's property modules and the
     head's are both run against the head commit's code; with ``base=None`` and a ``head``
     only that commit is run; with both ``None`` the work tree (no base, oracles from the
-    work tree). ``only`` runs one property name; ``case`` (with ``only``) one case of it.
-    ``mutants`` bounds the oracle audit's mutants per property (0: no mutation).
-    ``changed`` (a patch's changed paths): the audit runs only when one of them is a head
-    property module or a file it imports (statically, transitively); an audit of unchanged
-    oracles and code would repeat the base's.
-    ``result_cache``: reuse the results of earlier runs whose inputs are unchanged, and
-    store this run's (``resultcache``; materialised commits only, never the work tree).
-    ``isolation`` overrides the probed layers (tests). Raises ``MapError`` when the map has
+    work tree). ``isolation`` overrides the probed layers (tests). Raises ``MapError`` when the map has
     no property lane or names a module that exists neither at base nor at head,
     ``InputError`` when the base holds a property module only as an entry that cannot be
     materialised (a symlink out of the repository), ``EnvironmentFault`` when a module
@@ -140,7 +152,8 @@ def start_property_lane(
     lane = review_map.property
     if lane is None:
         raise MapError(review_map.label, "no property lane (lanes.property): nothing to run")
-    _check_options(seed, cases, mutants, only, case)
+    only = request.only
+    _check_options(request.seed, request.cases, request.mutants, only, request.case)
     out = out or Output(quiet=True)
     layers = isolation or sandbox_isolation()
     started = time.monotonic()
@@ -152,13 +165,15 @@ def start_property_lane(
     try:
         scratch = Path(tmp).resolve()
         trees = _trees(repo, review_map, base, head, scratch)
-        lane_run = _LaneRun(lane, review_map, trees, scratch, seed, cases, case, layers, out)
-        lane_run.cache = _result_cache(trees) if result_cache else None
+        lane_run = _LaneRun(lane, review_map, trees, scratch, request, layers, out)
+        lane_run.cache = _result_cache(trees) if request.result_cache else None
         lane_run.plan(only)
         lane_run.run_properties()
         lane_run.check_environment()
         lane_run.check_base_imports()
-        audit, pending = _start_audit(lane_run, stack, only=only, changed=changed, mutants=mutants)
+        audit, pending = _start_audit(
+            lane_run, stack, only=only, changed=request.changed, mutants=request.mutants
+        )
     except BaseException:
         stack.close()
         raise
@@ -240,35 +255,17 @@ def _start_audit(
 def run_property_lane(
     repo: Path,
     review_map: ReviewMap,
+    request: PropertyRequest,
     *,
     base: str | None,
     head: str | None = "HEAD",
-    seed: int,
-    cases: int,
-    mutants: int = DEFAULT_MUTANTS,
-    only: str | None = None,
-    case: int | None = None,
     out: Output | None = None,
     isolation: Isolation | None = None,
-    changed: frozenset[str] | None = None,
-    result_cache: bool = True,
 ) -> PropertyReport:
     """Run the whole property lane, its oracle audit included, and return its report (see
     ``start_property_lane`` for the options and what it raises)."""
     started = start_property_lane(
-        repo,
-        review_map,
-        base=base,
-        head=head,
-        seed=seed,
-        cases=cases,
-        mutants=mutants,
-        only=only,
-        case=case,
-        out=out,
-        isolation=isolation,
-        changed=changed,
-        result_cache=result_cache,
+        repo, review_map, request, base=base, head=head, out=out, isolation=isolation
     )
     return started.finish()
 
@@ -460,9 +457,7 @@ class _LaneRun:
         review_map: ReviewMap,
         trees: _Trees,
         scratch: Path,
-        seed: int,
-        cases: int,
-        case: int | None,
+        request: PropertyRequest,
         layers: Isolation,
         out: Output,
     ) -> None:
@@ -470,9 +465,9 @@ class _LaneRun:
         self.review_map = review_map
         self.trees = trees
         self.scratch = scratch
-        self.seed = seed
-        self.cases = cases
-        self.case = case
+        self.seed = request.seed
+        self.cases = request.cases
+        self.case = request.case
         self.layers = layers
         self.out = out
         self.jobs: list[_Job] = []
@@ -1167,7 +1162,7 @@ def _start(
             (), None, ("not started: no longer wanted",), 0, True, 0.0, b"", b""
         )
     try:
-        return process.run_child(
+        launch = process.Launch(
             argv,
             job.payload,
             token=secrets.token_hex(16),
@@ -1176,8 +1171,8 @@ def _start(
             env=env,
             confinement=Confinement(job.home, readable=(cwd, *trees)),
             isolation=layers,
-            stop=stop,
         )
+        return process.run_child(launch, stop=stop)
     except OSError as e:
         why = f"the child could not be started: {e.strerror or e}"
         # 127: what a shell reports for a command it could not run.

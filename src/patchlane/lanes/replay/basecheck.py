@@ -81,15 +81,24 @@ def changed_test_paths(
     return [c for c in changes if is_suite_path(c.path, test_roots, patterns)]
 
 
+@dataclass(frozen=True)
+class HeadSuite:
+    """The head's suite as selection saw it: the node ids it collects (``collected``), its
+    test files that do not collect (``broken``), and the slice's node ids
+    (``slice_ids``)."""
+
+    collected: frozenset[str]
+    broken: frozenset[str]
+    slice_ids: Sequence[str]
+
+
 def test_changes(
     repo: Path,
     merge_base: str,
     head: str,
     changed: Sequence[ChangedPath],
+    suite: HeadSuite,
     *,
-    head_collected: frozenset[str],
-    head_broken: frozenset[str],
-    slice_ids: Sequence[str],
     hash_seed: int,
     timeout_s: float,
     build: Build | None = None,
@@ -97,20 +106,21 @@ def test_changes(
     """Run the base version of every changed test file against the head's code.
 
     ``changed``: the changed paths under the test roots (both sides of renames);
-    ``head_collected``/``head_broken``: the node ids the head collects and its test files that
-    do not collect. When a changed file under the test roots is not itself a test module (a
+    ``suite``: what the head collects, which of its test files do not collect, and the
+    slice (``HeadSuite``). When a changed file under the test roots is not itself a test module (a
     helper, a data file), the slice's other tests also run beside the base versions, since
     their expectations may live there; with ``build``, the tree is built first. A test file
     is what the base's pytest collects (``project.collects``): a test module by its
     ``python_files`` or a text doctest by its ``--doctest-glob``. Returns the
     ``TestChanges``. Raises ``GitError`` when a commit cannot be read, ``BuildFailed``.
     """
+    head_collected, head_broken, slice_ids = suite.collected, suite.broken, suite.slice_ids
     renamed = {c.path: c.renamed_to for c in changed if c.renamed_to is not None}
-    suite = collects_at(repo, merge_base)  # the base's python_files and doctest globs (§2)
+    base_suite = collects_at(repo, merge_base)  # the base's python_files and doctest globs (§2)
 
     def is_test(path: str) -> bool:  # a changed path under the test roots: wherever it is
-        glob = doctest_glob_of(path, suite.doctest_globs)
-        return suite.modules.is_test_module(path) or glob is not None
+        glob = doctest_glob_of(path, base_suite.doctest_globs)
+        return base_suite.modules.is_test_module(path) or glob is not None
 
     with tempfile.TemporaryDirectory(prefix="patchlane-base-tests-") as tmp:
         tree = _tree(repo, head, Path(tmp) / "tree", build, "head, again")

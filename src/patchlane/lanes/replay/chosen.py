@@ -112,7 +112,7 @@ def collect_and_run(
             "only_files": None if scope.only_files is None else list(scope.only_files),
             "exclude_files": list(scope.exclude_files),
         }
-        run = process.run_child(
+        launch = process.Launch(
             CHILD_ARGV,
             job,
             token=secrets.token_hex(16),
@@ -123,9 +123,8 @@ def collect_and_run(
             # the tree is this run's alone and is removed after it.
             confinement=run_confinement(Path(tmp), tree, freeze=freeze),
             result_limit=RESULT_LIMIT,
-            answer=answer,
-            listen=progress,
         )
+        run = process.run_child(launch, answer=answer, listen=progress)
     tail = run.stdout_tail + run.stderr_tail
     if not asked:
         why = (

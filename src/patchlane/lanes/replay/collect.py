@@ -115,27 +115,29 @@ def collect(
             env = {**env, "PYTHONPYCACHEPREFIX": process_pycache()}
         try:
             run = process.run_child(
-                argv,
-                {
-                    # No paths: pytest collects what the project's full suite collects
-                    # (testpaths, or the rootdir); the child adds ours where that misses them.
-                    "args": pytest_args(root, []),
-                    "extra_paths": paths,
-                    "doctest_only": list(doctest_only),
-                    "only_files": None if only_files is None else list(only_files),
-                },
-                token=secrets.token_hex(16),
-                timeout_s=timeout_s,
-                # A suite's node ids can be tens of MiB (packaging: 64k parametrized tests).
-                result_limit=COLLECT_RESULT_LIMIT,
-                cwd=root,
-                # The run's own environment when given: node ids computed from it (a
-                # temp dir, a variable, a hash seed) must be the ones the run will see.
-                env=env if env is not None else process.minimal_env(Path(home)),
-                # Collection writes nothing the run needs: the tree stays read-only, so
-                # that what a test module does at import cannot change what runs later.
-                confinement=Confinement(Path(home), readable=(root,)),
-                isolation=layers,
+                process.Launch(
+                    argv,
+                    {
+                        # No paths: pytest collects what the project's full suite collects
+                        # (testpaths, or the rootdir); the child adds ours where that misses them.
+                        "args": pytest_args(root, []),
+                        "extra_paths": paths,
+                        "doctest_only": list(doctest_only),
+                        "only_files": None if only_files is None else list(only_files),
+                    },
+                    token=secrets.token_hex(16),
+                    timeout_s=timeout_s,
+                    # A suite's node ids can be tens of MiB (packaging: 64k parametrized tests).
+                    result_limit=COLLECT_RESULT_LIMIT,
+                    cwd=root,
+                    # The run's own environment when given: node ids computed from it (a
+                    # temp dir, a variable, a hash seed) must be the ones the run will see.
+                    env=env if env is not None else process.minimal_env(Path(home)),
+                    # Collection writes nothing the run needs: the tree stays read-only, so
+                    # that what a test module does at import cannot change what runs later.
+                    confinement=Confinement(Path(home), readable=(root,)),
+                    isolation=layers,
+                )
             )
         except OSError as e:
             raise CollectionError(f"pytest could not be started: {e.strerror or e}") from e

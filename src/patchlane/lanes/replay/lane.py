@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from patchlane.errors import UsageError
 from patchlane.formats.replay_report import (
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from patchlane.formats.freeze_report import FreezeReport
     from patchlane.lanes.replay.collect import Collected
     from patchlane.lanes.replay.run import RunResult, TestRun
-    from patchlane.lanes.replay.select import Selection, SlicePlan
+    from patchlane.lanes.replay.select import Selection, SlicePlan, SliceRequest
     from patchlane.project.build import Build, BuildResult
 
 # Files of the code under test that Python never runs or reads when the tests import it:
@@ -65,6 +65,21 @@ class ReplayOptions:
     obtained: tuple[DependencyMap | None, str] | None = None
     # ``mode`` checked (``replay_command.parse_replay``): ``None`` for ``none`` and ``local``.
     command: ReplayCommand | None = None
+
+
+@dataclass(frozen=True)
+class _Stage:
+    """What every step of one replay takes: the repository, the patch's classification, the
+    options, ``seeds`` (the public seed the receipt answers to, and the hash seed drawn for
+    the gate's own children), the freeze report, where it speaks and its clock."""
+
+    repo: Path
+    cls: Classification
+    opts: ReplayOptions
+    seeds: tuple[int, int]
+    freeze_report: FreezeReport
+    out: Output
+    clock: Steps
 
 
 def obtain_map(
@@ -192,8 +207,9 @@ def _replay(
     # or the base (the run, and the checks beside it at the base, alike): drawn afresh for
     # each gate, never from the public seed, which a patch could be tuned to.
     hash_seed = draw_hash_seed()
+    stage = _Stage(repo, cls, opts, (seed, hash_seed), freeze_report, out, clock)
     if opts.mode == "local":
-        return _replay_here(repo, cls, opts, (seed, hash_seed), freeze_report, out, clock)
+        return _replay_here(stage)
     try:
         dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
         selection = _select(repo, cls, opts, hash_seed, out, clock, (dep_map, note))
@@ -233,9 +249,7 @@ def _replay(
             opts.mode, ReplayOutcome.UNREACHABLE, problem or "no receipt came back"
         )
         return _with_slice(unreachable, selection)
-    report = _verified_and_checked(
-        repo, cls, opts, (seed, hash_seed), selection, None, freeze_report, out, clock, dep_map
-    )
+    report = _verified_and_checked(stage, selection, None, dep_map)
     return _unsplit_host_run(cls, opts, selection, report)
 
 
@@ -270,25 +284,16 @@ def _unsplit_host_run(
 
 
 def _verified_and_checked(
-    repo: Path,
-    cls: Classification,
-    opts: ReplayOptions,
-    seeds: tuple[int, int],
-    selection: Selection,
-    run: RunResult | None,
-    freeze_report: FreezeReport,
-    out: Output,
-    clock: Steps,
-    dep_map: DependencyMap | None,
+    stage: _Stage, selection: Selection, run: RunResult | None, dep_map: DependencyMap | None
 ) -> ReplayReport:
-    """The receipt verified against the slice (``seeds``: the public seed it answers to,
-    and the hash seed of the gate's own children), then the gate's own checks
+    """The receipt verified against the slice (under ``stage.seeds``: the public seed it
+    answers to, and the hash seed of the gate's own children), then the gate's own checks
     (``_checked``)."""
-    seed, hash_seed = seeds
-    verified = _verify(cls, opts, seed, selection, freeze_report)
+    cls, seed, hash_seed = stage.cls, *stage.seeds
+    verified = _verify(cls, stage.opts, seed, selection, stage.freeze_report)
     report = _with_events(_with_slice(verified, selection), *(verified.review_events or ()))
-    with clock.step("replay: checks at the base"):
-        return _checked(repo, cls, hash_seed, selection, run, report, out, dep_map)
+    with stage.clock.step("replay: checks at the base"):
+        return _checked(stage.repo, cls, hash_seed, selection, run, report, stage.out, dep_map)
 
 
 def _select(
@@ -306,21 +311,10 @@ def _select(
     from patchlane.lanes.replay.select import select_slice
 
     patch = cls.patch
-    dep_map, note = the_map
+    request = _slice_request(cls, opts, the_map)
     with clock.step("replay: selection"):
         return select_slice(
-            repo,
-            patch.review_map,
-            base=patch.base,
-            head=patch.head,
-            merge_base=patch.merge_base,
-            changed_paths=patch.changed_paths,
-            failure_log=opts.failure_log,
-            all_tests=False,
-            out=out,
-            seed=hash_seed,
-            dep_map=dep_map,
-            dep_map_note=note,
+            repo, patch.review_map, request, base=patch.base, out=out, seed=hash_seed
         )
 
 
@@ -627,7 +621,12 @@ def _test_changes(
     """Deleted tests and edited expectations: review events (rule 6, ``undecided``).
     Returns ``report`` with them (and with the review events listed, even none, once the
     patch's test files were checked)."""
-    from patchlane.lanes.replay.basecheck import ChangedPath, changed_test_paths, test_changes
+    from patchlane.lanes.replay.basecheck import (
+        ChangedPath,
+        HeadSuite,
+        changed_test_paths,
+        test_changes,
+    )
 
     sides: list[ChangedPath] = []
     for f in cls.files:
@@ -647,9 +646,11 @@ def _test_changes(
         cls.merge_base,
         cls.head,
         changed,
-        head_collected=frozenset(selection.collected),
-        head_broken=frozenset(e.nodeid for e in selection.collect_errors),
-        slice_ids=selection.nodeids,
+        HeadSuite(
+            collected=frozenset(selection.collected),
+            broken=frozenset(e.nodeid for e in selection.collect_errors),
+            slice_ids=selection.nodeids,
+        ),
         hash_seed=hash_seed,
         timeout_s=RUN_TIMEOUT_S,
         build=_build(cls),
@@ -686,19 +687,11 @@ def _quote(ids: Sequence[str], limit: int = 5) -> str:
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
-def _replay_here(
-    repo: Path,
-    cls: Classification,
-    opts: ReplayOptions,
-    seeds: tuple[int, int],
-    freeze_report: FreezeReport,
-    out: Output,
-    clock: Steps,
-) -> ReplayReport:
+def _replay_here(stage: _Stage) -> ReplayReport:
     """``--replay local``: one pytest child in a detached checkout of the head commit
     collects the candidate test files, this process selects the slice from what it
     collected (written and hashed before any test runs), and the child runs exactly that
-    (``chosen``), under the drawn hash seed of ``seeds`` (the public seed, the hash seed);
+    (``chosen``), under the drawn hash seed of ``stage.seeds`` (the public seed, the hash seed);
     the patch's own test files are collected and run in processes of their own
     (``split``). The receipt is built, signed when a key is configured, then verified like
     any other.
@@ -709,7 +702,8 @@ def _replay_here(
     from patchlane.lanes.replay.select import base_collector, decide_slice, plan_slice
     from patchlane.lanes.replay.split import split_and_run
 
-    seed, hash_seed = seeds
+    repo, cls, opts, out, clock = stage.repo, stage.cls, stage.opts, stage.out, stage.clock
+    seed, hash_seed = stage.seeds
     dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
     chosen: list[Selection] = []
     freeze_path = opts.receipt_path.parent / "freeze-report.json"
@@ -720,9 +714,7 @@ def _replay_here(
                 repo,
                 cls.patch.review_map,
                 Path(tmp) / "head",
-                **_plan_args(cls, opts),
-                dep_map=dep_map,
-                dep_map_note=note,
+                _slice_request(cls, opts, (dep_map, note)),
                 collects_at_base=base_collector(
                     repo, cls.patch.review_map, cls.merge_base, hash_seed, RUN_TIMEOUT_S
                 ),
@@ -761,10 +753,8 @@ def _replay_here(
     selection = chosen[0]
     if ran.run is None:
         return _with_slice(_empty(opts.mode), selection)
-    result = _local_receipt(cls, opts, seeds, selection, ran.run, started)
-    report = _verified_and_checked(
-        repo, cls, opts, seeds, selection, result, freeze_report, out, clock, dep_map
-    )
+    result = _local_receipt(cls, opts, stage.seeds, selection, ran.run, started)
+    report = _verified_and_checked(stage, selection, result, dep_map)
     return _with_build_events(report, head_build)
 
 
@@ -843,15 +833,22 @@ def _check_out(repo: Path, head: str, dest: Path, mode: str) -> ReplayReport | N
     return None
 
 
-def _plan_args(cls: Classification, opts: ReplayOptions) -> dict[str, Any]:
-    """``plan_slice``'s description of the patch."""
-    return {
-        "head": cls.head,
-        "merge_base": cls.patch.merge_base,
-        "changed_paths": cls.patch.changed_paths,
-        "failure_log": opts.failure_log,
-        "all_tests": False,
-    }
+def _slice_request(
+    cls: Classification, opts: ReplayOptions, the_map: tuple[DependencyMap | None, str]
+) -> SliceRequest:
+    """The patch as selection takes it, with ``the_map`` (the map, and its note)."""
+    from patchlane.lanes.replay.select import SliceRequest
+
+    dep_map, note = the_map
+    return SliceRequest(
+        head=cls.head,
+        merge_base=cls.patch.merge_base,
+        changed_paths=cls.patch.changed_paths,
+        failure_log=opts.failure_log,
+        all_tests=False,
+        dep_map=dep_map,
+        dep_map_note=note,
+    )
 
 
 def _to_run(
@@ -890,7 +887,7 @@ def _verify(
     freeze_report: FreezeReport,
 ) -> ReplayReport:
     from patchlane.lanes.replay.signing import load_public_key
-    from patchlane.lanes.replay.verify import replay_report, verify_receipt
+    from patchlane.lanes.replay.verify import Expectations, replay_report, verify_receipt
 
     review_map = cls.map_source.review_map
     public_key = load_public_key(opts.public_key) if opts.public_key is not None else None
@@ -898,12 +895,14 @@ def _verify(
         selection.slice_bytes,
         opts.receipt_path.read_bytes(),
         freeze_report,
-        seed=seed,
-        head=cls.head,
-        # The base's map decides whether a signature is required, never the patch's.
-        require_signature=review_map.replay.require_signature,
-        public_key=public_key,
-        canary=None if selection.canary is None else selection.canary.nodeids,
+        Expectations(
+            seed=seed,
+            head=cls.head,
+            # The base's map decides whether a signature is required, never the patch's.
+            require_signature=review_map.replay.require_signature,
+            public_key=public_key,
+            canary=None if selection.canary is None else selection.canary.nodeids,
+        ),
     )
     report = replay_report(verification, slice_sha256=selection.sha256, seed=seed, head=cls.head)
     report = dataclasses.replace(report, mode=opts.mode)

@@ -17,7 +17,7 @@ import patchlane
 from patchlane.formats import slicefile
 from patchlane.formats.receipt import Receipt, ReceiptError, parse_receipt
 from patchlane.formats.replay_report import ReplayOutcome
-from patchlane.lanes.replay.verify import verify_receipt
+from patchlane.lanes.replay.verify import Expectations, verify_receipt
 
 
 @dataclass(frozen=True)
@@ -65,10 +65,12 @@ def merge_receipts(
             shard.slice_bytes,
             shard.receipt_bytes,
             None,
-            seed=own.seed if own is not None else 0,
-            head=None,
-            require_signature=public_key is not None,
-            public_key=public_key,
+            Expectations(
+                seed=own.seed if own is not None else 0,
+                head=None,
+                require_signature=public_key is not None,
+                public_key=public_key,
+            ),
             label=shard.receipt_label,
             slice_label=shard.slice_label,
         )

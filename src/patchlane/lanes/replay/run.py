@@ -214,7 +214,7 @@ def run_tests(
     progress = counter(len(nodeids), from_collection=bool(files))
     with tempfile.TemporaryDirectory(prefix="patchlane-replay-") as tmp:
         allowed, freeze = freeze_setup(freeze_report, Path(tmp))
-        run = process.run_child(
+        launch = process.Launch(
             CHILD_ARGV,
             {
                 "args": pytest_args(tree, freeze),
@@ -230,8 +230,8 @@ def run_tests(
             # the tree is this run's alone and is removed after it.
             confinement=run_confinement(Path(tmp), tree, record, freeze),
             result_limit=RESULT_LIMIT,
-            listen=progress,
         )
+        run = process.run_child(launch, listen=progress)
     tail = run.stdout_tail + run.stderr_tail
     return fold(run.records, nodeids, files, allowed, run.problems, run.timed_out, tail)
 
@@ -430,28 +430,35 @@ def _failure(report: Mapping[str, Any]) -> str:
     return f"{what}: {report.get('msg') or report.get('o')}"
 
 
-def run_slice(
-    repo: Path,
-    nodeids: Sequence[str],
-    slice_sha256: str,
-    *,
-    seed: int,
-    head: str | None,
-    host_role: str,
-    freeze_report: Path | None,
-    timeout_s: float,
-    split: tuple[str, frozenset[str]] | None = None,
-    hash_seed: int | None = None,
-    canary: tuple[str, ...] | None = None,
-) -> RunResult:
-    """Run ``nodeids`` with pytest in ``repo`` and return the (unsigned) receipt.
+@dataclass(frozen=True)
+class HostRun:
+    """How a host runs a slice and what its receipt names besides the results.
 
-    ``seed`` is the public seed the receipt answers to; the run's own ``PYTHONHASHSEED`` and
-    Hypothesis seed is ``hash_seed``, drawn afresh (``draw_hash_seed``) unless given (to
-    reproduce a receipt's run), and recorded in the receipt. With ``split`` (a merge base and
-    the paths the patch adds or changes since it), the patch's own test files run in a
-    pytest process apart from the others (``split.run_apart``) and the receipt names that
-    base (``split_base``). ``canary``: the slice's canary node ids, named in the receipt.
+    ``seed`` is the public seed the receipt answers to; ``head`` the commit it names (or
+    ``None``); ``host_role`` the host's one-line name; ``freeze_report`` the freeze report
+    whose grants may be skipped (or ``None``); ``timeout_s`` the run's wall clock. The run's
+    own ``PYTHONHASHSEED`` and Hypothesis seed is ``hash_seed``, drawn afresh
+    (``draw_hash_seed``) unless given (to reproduce a receipt's run), and recorded in the
+    receipt. With ``split`` (a merge base and the paths the patch adds or changes since
+    it), the patch's own test files run in a pytest process apart from the others
+    (``split.run_apart``) and the receipt names that base (``split_base``). ``canary``: the
+    slice's canary node ids, named in the receipt.
+    """
+
+    seed: int
+    head: str | None
+    host_role: str
+    freeze_report: Path | None
+    timeout_s: float
+    split: tuple[str, frozenset[str]] | None = None
+    hash_seed: int | None = None
+    canary: tuple[str, ...] | None = None
+
+
+def run_slice(repo: Path, nodeids: Sequence[str], slice_sha256: str, host: HostRun) -> RunResult:
+    """Run ``nodeids`` with pytest in ``repo`` as ``host`` says (its seeds, head, role,
+    freeze report, wall clock, split and canary: ``HostRun``) and return the (unsigned)
+    receipt.
 
     ``nodeids`` must be a parsed, non-empty slice (an empty one is never evidence). Never
     raises for anything pytest or the tests do; raises ``ValueError`` for an empty slice,
@@ -461,7 +468,8 @@ def run_slice(
     if not nodeids:
         raise ValueError("an empty slice: nothing to run")
     started = utc_stamp()
-    drawn = draw_hash_seed() if hash_seed is None else hash_seed
+    split, timeout_s, freeze_report = host.split, host.timeout_s, host.freeze_report
+    drawn = draw_hash_seed() if host.hash_seed is None else host.hash_seed
     if split is not None:
         from patchlane.lanes.replay.split import run_apart
 
@@ -479,13 +487,13 @@ def run_slice(
         )
     receipt = receipt_for(
         run,
-        seed=seed,
+        seed=host.seed,
         hash_seed=drawn,
         slice_sha256=slice_sha256,
-        head=head,
-        host_role=host_role,
+        head=host.head,
+        host_role=host.host_role,
         started=started,
-        canary=canary,
+        canary=host.canary,
     )
     if split is not None:
         receipt = dataclasses.replace(receipt, split_base=split[0])

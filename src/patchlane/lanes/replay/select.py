@@ -369,31 +369,41 @@ class _Selector:
         return sorted(set(out))
 
 
+@dataclass(frozen=True)
+class SliceRequest:
+    """What a slice is selected for: the patch ``merge_base..head`` and what changed in it
+    (``changed_paths``, both sides of renames), the node ids that failed before
+    (``failure_log``), whether every test is selected (``all_tests``), and ``dep_map``: the
+    dependency map of ``merge_base`` (``lanes.replay.maprecord.find``), which narrows the
+    slice where it can (``mapselect``), with ``dep_map_note`` saying which map it is, or
+    why there is none."""
+
+    head: str
+    merge_base: str
+    changed_paths: frozenset[str]
+    failure_log: frozenset[str]
+    all_tests: bool
+    dep_map: DependencyMap | None = None
+    dep_map_note: str = "none"
+
+
 def select_slice(
     repo: Path,
     review_map: ReviewMap,
+    request: SliceRequest,
     *,
     base: str,
-    head: str,
-    merge_base: str,
-    changed_paths: frozenset[str],
-    failure_log: frozenset[str],
-    all_tests: bool,
     out: Output | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     seed: int | None = None,
-    dep_map: DependencyMap | None = None,
-    dep_map_note: str = "none",
 ) -> Selection:
-    """Select the replay slice of the patch ``merge_base..head`` (see the module docstring).
+    """Select the replay slice of the patch ``request`` describes (``SliceRequest``; see the
+    module docstring).
 
-    ``base`` and ``merge_base`` are taken for the gate's uniform call; what changed is
-    ``changed_paths`` (both sides of renames). ``timeout_s`` bounds the collection child's
-    wall clock. ``seed``: collect in the environment the replay run gets with that seed (the
-    same node ids); without it, in a minimal one. ``dep_map``: the dependency map of
-    ``merge_base`` (``lanes.replay.maprecord.find``), which narrows the slice where it can
-    (``mapselect``); ``dep_map_note`` says which map it is, or why there is none. Returns
-    the ``Selection``. Raises
+    ``base`` is taken for the gate's uniform call; what changed is ``request``'s
+    ``changed_paths``. ``timeout_s`` bounds the collection child's wall clock. ``seed``:
+    collect in the environment the replay run gets with that seed (the same node ids);
+    without it, in a minimal one. Returns the ``Selection``. Raises
     ``GitError`` when the head cannot be read, ``CollectionError`` when pytest cannot
     collect the head's tests, ``SliceError`` when a collected node id cannot be a slice
     line, ``BuildFailed`` when the map's build command fails at the head.
@@ -405,14 +415,8 @@ def select_slice(
             repo,
             review_map,
             root,
-            head=head,
-            merge_base=merge_base,
-            changed_paths=changed_paths,
-            failure_log=failure_log,
-            all_tests=all_tests,
-            dep_map=dep_map,
-            dep_map_note=dep_map_note,
-            collects_at_base=base_collector(repo, review_map, merge_base, seed, timeout_s),
+            request,
+            collects_at_base=base_collector(repo, review_map, request.merge_base, seed, timeout_s),
         )
         if out is not None:
             out.progress(plan.progress)
@@ -474,23 +478,20 @@ def plan_slice(
     repo: Path,
     review_map: ReviewMap,
     root: Path,
+    request: SliceRequest,
     *,
-    head: str,
-    merge_base: str,
-    changed_paths: frozenset[str],
-    failure_log: frozenset[str],
-    all_tests: bool,
-    dep_map: DependencyMap | None,
-    dep_map_note: str,
     collects_at_base: CollectsAtBase | None = None,
 ) -> SlicePlan:
-    """Materialise ``head`` into ``root`` (a path that does not exist yet) and settle what
-    comes before collection: with ``dep_map``, its decision and the candidate test files.
-    ``collects_at_base``: asked, for the test files that do not collect at the head and
+    """Materialise ``request.head`` into ``root`` (a path that does not exist yet) and
+    settle what comes before collection for the patch ``request`` describes
+    (``SliceRequest``): with its ``dep_map``, the map's decision and the candidate test
+    files. ``collects_at_base``: asked, for the test files that do not collect at the head and
     that no rule selects, which the base collects (they then join the slice: the patch
     broke them). Returns the ``SlicePlan`` for ``decide_slice``. Raises ``GitError`` when
     the head cannot be read."""
-    materialised = materialise(repo, head, root)
+    merge_base, changed_paths, dep_map = request.merge_base, request.changed_paths, request.dep_map
+    all_tests, failure_log = request.all_tests, request.failure_log
+    materialised = materialise(repo, request.head, root)
     from patchlane.project.harness import module_patterns_at
 
     selector = _Selector(root, review_map, changed_paths, module_patterns_at(repo, merge_base))
@@ -523,7 +524,7 @@ def plan_slice(
         map_plan,
         all_tests,
         failure_log,
-        dep_map_note,
+        request.dep_map_note,
         collects_at_base,
     )
 

@@ -54,33 +54,44 @@ def _quote(ids: list[str]) -> str:
     return shown + (f" and {len(ids) - _QUOTE} more" if len(ids) > _QUOTE else "")
 
 
+@dataclass(frozen=True)
+class Expectations:
+    """What a receipt must answer to besides its slice: the public ``seed``, the patch's
+    ``head`` (``None`` leaves a receipt's ``head`` unchecked), whether a signature is
+    required and the ``public_key`` that checks one, and ``canary``: the slice's canary
+    node ids, which a receipt's ``canary_nodeids`` must match (a receipt without them
+    answers for them as slice lines), and whose passes alone are no evidence."""
+
+    seed: int
+    head: str | None
+    require_signature: bool
+    public_key: Ed25519PublicKey | None
+    canary: tuple[str, ...] | None = None
+
+
 def verify_receipt(
     slice_bytes: bytes,
     receipt: bytes,
     freeze_report: FreezeReport | None,
+    expected: Expectations,
     *,
-    seed: int,
-    head: str | None,
-    require_signature: bool,
-    public_key: Ed25519PublicKey | None,
     label: str = "receipt.json",
     slice_label: str = "replay-slice.txt",
-    canary: tuple[str, ...] | None = None,
 ) -> Verification:
-    """Check receipt bytes against the slice bytes they claim to answer.
+    """Check receipt bytes against the slice bytes they claim to answer and what else
+    ``expected`` says they must answer to (seed, head, signature, canary:
+    ``Expectations``).
 
     ``freeze_report`` is the freeze report whose in-play, ok records may be skipped (what it
     grants, the set the pytest plugin skips from: nothing unless its status is ``pass``);
     ``None`` leaves skips unchecked (only ``replay merge`` does that: its merged receipt is
-    verified against the freeze report afterwards). ``head`` ``None`` leaves a receipt's
-    ``head`` unchecked. ``canary``: the slice's canary node ids, which a receipt's
-    ``canary_nodeids`` must match (a receipt without them answers for them as slice lines),
-    and whose passes alone are no evidence. A receipt that is not well formed is *refused*
+    verified against the freeze report afterwards). A receipt that is not well formed is *refused*
     (not an input error): it is the host's output, not the user's input.
 
     Returns the ``Verification``. Raises ``SliceError`` for a malformed slice: that is the
     caller's own input.
     """
+    seed, head, canary = expected.seed, expected.head, expected.canary
     nodeids = slicefile.parse(slice_bytes, slice_label)
     skippable = None if freeze_report is None else frozenset(freeze_report.granted())
     receipt_sha256 = hashlib.sha256(receipt).hexdigest()
@@ -103,7 +114,7 @@ def verify_receipt(
         refusals.append(f"head {parsed.head} is not the patch's head {head}")
     refusals.extend(_coverage(parsed, frozenset(nodeids), skippable))
     refusals.extend(_canary(parsed, frozenset(nodeids), canary))
-    signature_state, problem = _signature(parsed, require_signature, public_key)
+    signature_state, problem = _signature(parsed, expected.require_signature, expected.public_key)
     if problem is not None:
         refusals.append(problem)
 

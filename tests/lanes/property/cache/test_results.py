@@ -18,7 +18,7 @@ from patchlane.infra.cachekey import CacheKey
 from patchlane.infra.ui import Output
 from patchlane.lanes.property.cache import results as resultcache
 from patchlane.lanes.property.cache.fingerprint import fingerprint
-from patchlane.lanes.property.lane import run_property_lane
+from patchlane.lanes.property.lane import PropertyRequest, run_property_lane
 from patchlane.main import main
 from patchlane.project.classify import load_map_file
 from tests.gitrepo import GitRepo
@@ -58,13 +58,10 @@ def lane(repo: GitRepo, *, cache: bool = True, out: Output | None = None) -> Pro
     return run_property_lane(
         repo.path,
         load_map_file(repo.path / "review-map.yml"),
+        PropertyRequest(seed=P.SEED, cases=P.CASES, mutants=0, result_cache=cache),
         base="main",
         head="HEAD",
-        seed=P.SEED,
-        cases=P.CASES,
-        mutants=0,
         out=out,
-        result_cache=cache,
     )
 
 
