@@ -73,20 +73,6 @@ def test_the_contract_is_cited_from_the_repository() -> None:
 
 
 @pytest.mark.slow
-def test_no_function_is_longer_than_80_lines() -> None:
-    import ast
-
-    long = [
-        f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({size} lines)"
-        for path in _package_modules()
-        for node in ast.walk(ast.parse(path.read_text("utf-8")))
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        and (size := (node.end_lineno or node.lineno) - node.lineno + 1) > 80
-    ]
-    assert long == []
-
-
-@pytest.mark.slow
 def test_no_module_imports_another_lanes_private_names() -> None:
     """A lane's folder is its boundary: code outside ``lanes/NAME/`` imports only that lane's
     public (non-underscore) names."""

@@ -1,6 +1,6 @@
 """The replay lane's report (``replay-report.json``) and its strict reader.
 
-``replay verify`` writes what one receipt's verification found; the gate's replay stage
+``replay verify`` writes what one receipt's verification found; the replay lane
 adds what it knows around it (the slice, the run, the checks at the base, the review
 events), or says why no receipt was verified (not run, empty slice, a private file, an
 unreachable host). Every key but ``lane``, ``status`` and ``reason`` is optional in the
@@ -189,7 +189,7 @@ class ReplayReport:
     receipt was verified, and the verification's fields (``seed`` to ``refusals``) are then
     written with it; ``slice_count`` is set when a slice was selected, and ``suite_size``
     and ``private`` are then written with it. ``review_events`` is ``None`` when the report
-    has no such key (the stage writes it, even empty, once it has checked the patch's test
+    has no such key (the replay lane writes it, even empty, once it has checked the patch's test
     files); every other ``None`` is a key the report does not have.
     """
 

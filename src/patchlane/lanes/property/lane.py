@@ -6,7 +6,7 @@ runs twice, from the base (its property packages first on ``sys.path``, then the
 code) and from the head, and a property fails if either run fails. The list of properties
 each run must report on comes from parsing the module's source in this process, never from
 the child, and a child's word counts only when its result channel is complete and
-well-formed (see ``process`` and ``child``).
+well-formed (see ``infra.process`` and ``child.properties``).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ _INSTALLED = (
     "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec(sys.argv[1]) else 1)"
 )
 HYPOTHESIS_FIX = "pip install 'patchlane[hypothesis]'"
-# How the child's message for a module that did not import begins (``child``).
+# How the child's message for a module that did not import begins (``child.properties``).
 IMPORT_FAILED = "import failed: "
 
 
@@ -366,7 +366,7 @@ def _trees(
 def _build_head(review_map: ReviewMap, root: Path) -> None:
     """Build the head's compiled code in ``root`` with the map's ``lanes.replay.build``, so
     that properties call the patch's extension, never a stale build (docs/architecture.md
-    §2, "Compiled code"). A build that fails leaves the tree unbuilt: the replay stage
+    §2, "Compiled code"). A build that fails leaves the tree unbuilt: the replay lane
     judges that failure (against the base's build too), and a property that imports the
     extension errors meanwhile, which is never a pass. Raises nothing for what it does."""
     from patchlane.project.build import Build, run_build

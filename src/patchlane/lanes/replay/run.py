@@ -1,6 +1,6 @@
 """Run exactly a slice's node ids with pytest and build the receipt from what streamed back.
 
-pytest runs in a child (``run_child``) in its own session from the tree's root. Node ids reach
+pytest runs in a child (``child.replay_run``) in its own session from the tree's root. Node ids reach
 it through patchlane's plugin, not argv; every report streams back as it happens over a pipe
 this process opened, each line carrying a per-run token; this process folds them into one
 outcome per node and writes the receipt (docs/architecture.md, "Replay outcomes"):
@@ -135,7 +135,7 @@ def draw_hash_seed() -> int:
 
 def child_env(hash_seed: int, *, pycache: bool = False) -> dict[str, str]:
     """Return pytest's environment: the host's, with ``hash_seed`` as its ``PYTHONHASHSEED``
-    and its Hypothesis seed (``PATCHLANE_SEED``, read by ``run_child``), and without the
+    and its Hypothesis seed (``PATCHLANE_SEED``, read by ``child.replay_run``), and without the
     variables that would change which tests run or how, or keep patchlane's own plugin from
     loading.
 
