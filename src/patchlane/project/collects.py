@@ -21,7 +21,7 @@ from pathlib import Path
 from patchlane.infra import git
 from patchlane.inputs.paths import under
 from patchlane.project import harness
-from patchlane.project.staticrules import DEFAULT_PATTERNS, ModulePatterns
+from patchlane.project.testmodules import DEFAULT_PATTERNS, ModulePatterns
 from patchlane.project.unmaterialised import (
     DEFAULT_DOCTEST_GLOB,
     doctest_glob_of,

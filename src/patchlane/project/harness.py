@@ -31,7 +31,7 @@ from patchlane.inputs import untrusted
 from patchlane.inputs.paths import under, under_any
 from patchlane.project import importgraph
 from patchlane.project.config import ReviewMap
-from patchlane.project.staticrules import (
+from patchlane.project.testmodules import (
     DEFAULT_PATTERNS,
     DEFAULT_PYTHON_FILES,
     ModulePatterns,

@@ -13,7 +13,7 @@ from patchlane.lanes.replay.chosen import Scope
 from patchlane.lanes.replay.collect import Collected
 from patchlane.lanes.replay.run import FAILED, PASSED, NodeResult
 from patchlane.lanes.replay.split import own_test_files, run_apart, split_and_run, union
-from patchlane.project.staticrules import ModulePatterns
+from patchlane.project.testmodules import ModulePatterns
 from tests.lanes.replay.trees import write_tree
 
 LIMITS = "LIMIT = 10\n"

@@ -44,7 +44,7 @@ from patchlane.lanes.replay.run import (
 )
 from patchlane.project.build import Build, built
 from patchlane.project.collects import collects_at
-from patchlane.project.staticrules import CONFTEST, ModulePatterns, is_suite_path
+from patchlane.project.testmodules import CONFTEST, ModulePatterns, is_suite_path
 from patchlane.project.unmaterialised import doctest_glob_of
 
 
@@ -75,7 +75,7 @@ class TestChanges:
 def changed_test_paths(
     changes: Iterable[ChangedPath], test_roots: tuple[str, ...], patterns: ModulePatterns
 ) -> list[ChangedPath]:
-    """Return the changed paths of the test suite (``staticrules.is_suite_path`` under the
+    """Return the changed paths of the test suite (``project.testmodules.is_suite_path`` under the
     map's ``replay.tests`` roots and the base's ``python_files``): a source module under a
     root (tests inside the package) is code, which the slice judges, not a test file."""
     return [c for c in changes if is_suite_path(c.path, test_roots, patterns)]

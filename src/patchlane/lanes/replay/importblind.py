@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from patchlane.project import importgraph
-from patchlane.project.staticrules import CONFTEST, conftests
+from patchlane.project.testmodules import CONFTEST, conftests
 
 EVERY = ""  # the recording's context outside every test: the key for "every test"
 

@@ -46,26 +46,28 @@ from patchlane.lanes.replay.chosen import Scope
 from patchlane.lanes.replay.collect import DEFAULT_TIMEOUT_S, Collected, collect
 from patchlane.lanes.replay.run import CollectError, child_env
 from patchlane.lanes.replay.secrets import scan_file
-from patchlane.project import importgraph
-from patchlane.project.build import COMPILED_RULE, Build, built, compiled_paths
-from patchlane.project.config import ReviewMap
-from patchlane.project.staticrules import (
+from patchlane.lanes.replay.staticrules import (
     BROKEN_BY_PATCH,
     CHANGED_TEST,
-    CONFTEST,
-    DEFAULT_PATTERNS,
     FAILURE_LOG,
     NOT_COLLECTED,
     PROCESSES,
     READS_SOURCE,
     SHARED_STATE,
     WHOLE_SUITE,
-    ModulePatterns,
     StaticRules,
-    conftests,
-    is_suite_path,
     named_basenames,
     names_file,
+)
+from patchlane.project import importgraph
+from patchlane.project.build import COMPILED_RULE, Build, built, compiled_paths
+from patchlane.project.config import ReviewMap
+from patchlane.project.testmodules import (
+    CONFTEST,
+    DEFAULT_PATTERNS,
+    ModulePatterns,
+    conftests,
+    is_suite_path,
 )
 from patchlane.project.unmaterialised import review_events
 

@@ -39,7 +39,7 @@ from patchlane.lanes.replay.run import (
     file_part,
     run_tests,
 )
-from patchlane.project.staticrules import CONFTEST, ModulePatterns
+from patchlane.project.testmodules import CONFTEST, ModulePatterns
 
 # The patch's test code judged in the second process, in the problems it reports.
 _SECOND = "the run of the patch's own test files"

@@ -1,10 +1,10 @@
-"""``staticrules.ModulePatterns``: what a test module is, with pytest's matching."""
+"""``testmodules.ModulePatterns``: what a test module is, with pytest's matching."""
 
 from __future__ import annotations
 
 import pytest
 
-from patchlane.project.staticrules import ModulePatterns, is_test_module
+from patchlane.project.testmodules import ModulePatterns, is_test_module
 
 
 @pytest.mark.parametrize(
