@@ -7,7 +7,9 @@
 - ``replay_collect`` and ``replay_run``: the replay's collection and run children, with
   ``tripwire`` (the run child's check of its own outcome machinery) and ``channel`` (the
   outcome stream to the parent); ``recorder`` and ``importstart``: the dependency recorder;
-- ``guard`` and ``reads``: the in-child audit hook, and the log of what a run reads.
+- ``guard`` and ``reads``: the in-child audit hook, and the log of what a run reads;
+- ``namespaces``: the one name (``Namespace``) for a module's or class's namespace, which
+  ``integrity`` and ``tripwire`` capture and compare.
 
 It loads before the project's code, so it must be cheap, and it trusts no global the code
 under test could have rebound. Beside the standard library it imports only pytest,

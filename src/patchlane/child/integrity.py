@@ -47,6 +47,8 @@ import types
 from collections.abc import Callable, Container, Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
+from patchlane.child.namespaces import Namespace
+
 # The standard-library modules that properties, Hypothesis and the child's own reporting
 # use (json writes the result lines; ``_hashlib`` is what ``hashlib.new`` calls through).
 STDLIB: Final = (
@@ -87,26 +89,33 @@ _CONSTANTS: Final = (str, bytes, int, float, bool, complex, tuple, frozenset, ty
 _MISSING: Final = object()
 
 # (label, live mapping, captured entries, kind, where to write back (the module's dict or
-# the class), an itemgetter of the captured names and the values it returned). Plain
-# tuples, not a class of this module: reading them involves no attribute lookup that the
-# code under test could redirect.
+# the class: ``Any``, as ``restore`` tells the two apart by an identity test of its type,
+# which no checker narrows by), an itemgetter of the captured names and the values it
+# returned). Plain tuples, not a class of this module: reading them involves no attribute
+# lookup that the code under test could redirect.
 Space = tuple[
-    str, Mapping[str, Any], dict[str, Any], int, Any, Callable[[Any], Any], tuple[Any, ...]
+    str,
+    Mapping[str, Any],
+    Namespace,
+    int,
+    Any,
+    Callable[[Mapping[str, Any]], tuple[Any, ...]],
+    tuple[Any, ...],
 ]
 # (dotted names, functions, and their __code__, __defaults__ and __kwdefaults__), in step.
 Functions = tuple[
     tuple[str, ...],
     tuple[types.FunctionType, ...],
     tuple[types.CodeType, ...],
-    tuple[Any, ...],
-    tuple[Any, ...],
+    tuple[tuple[Any, ...] | None, ...],
+    tuple[dict[str, object] | None, ...],
 ]
 Snapshot = tuple[
     tuple[Space, ...],
     Functions,
     tuple[tuple[str, types.ModuleType], ...],
     dict[str, types.ModuleType],
-    dict[str, Any],
+    Namespace,
 ]
 """Spaces, functions, (``sys.modules`` key, module) pairs, ``sys.modules``, ``sys.__dict__``."""
 
@@ -251,7 +260,7 @@ def _same(
 def _changed_entries(
     label: str,
     live: Mapping[str, Any],
-    saved: dict[str, Any],
+    saved: Namespace,
     kind: int,
     changed: list[str],
     _is_plain: Callable[[Any], bool] = _is_plain,
@@ -271,7 +280,7 @@ def _changed_entries(
 def _added_entries(
     label: str,
     live: Mapping[str, Any],
-    saved: dict[str, Any],
+    saved: Namespace,
     kind: int,
     changed: list[str],
     _type: type[type] = type,
@@ -323,10 +332,10 @@ def compare(
     _key_error: type[Exception] = KeyError,
     _same: Callable[[Iterable[Any], tuple[Any, ...]], bool] = _same,
     _changed_entries: Callable[
-        [str, Mapping[str, Any], dict[str, Any], int, list[str]], None
+        [str, Mapping[str, Any], Namespace, int, list[str]], None
     ] = _changed_entries,
     _added_entries: Callable[
-        [str, Mapping[str, Any], dict[str, Any], int, list[str]], None
+        [str, Mapping[str, Any], Namespace, int, list[str]], None
     ] = _added_entries,
     _changed_functions: Callable[[Functions, list[str]], None] = _changed_functions,
     _missing: object = _MISSING,
@@ -364,7 +373,7 @@ def restore(
     snapshot: Snapshot,
     _type: type[type] = type,
     _tuple: type[tuple[Any, ...]] = tuple,
-    _dict: type[dict[str, Any]] = dict,
+    _dict: type[Namespace] = dict,
     _set: Callable[[Any, str, Any], None] = type.__setattr__,
     _delete: Callable[[Any, str], None] = type.__delattr__,
     _setattr: Callable[[Any, str, Any], None] = setattr,
@@ -485,7 +494,7 @@ Candidate = tuple[str, str, str]
 # A ``@given`` test's (label, test, ``hypothesis`` handle, inner function); a module's
 # (label, namespace, builtins' names it must not bind, names its source binds).
 Handles = tuple[tuple[str, Any, Any, types.FunctionType], ...]
-Shadows = tuple[str, dict[str, Any], frozenset[str], frozenset[str]]
+Shadows = tuple[str, Namespace, frozenset[str], frozenset[str]]
 
 
 class Def(NamedTuple):
@@ -497,7 +506,7 @@ class Def(NamedTuple):
     decorators: int
     conditional: bool
     defaults: tuple[Any, ...]
-    kwdefaults: dict[str, Any]
+    kwdefaults: Mapping[str, object]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -802,7 +811,7 @@ ModuleState = tuple[Snapshot, Handles, Shadows | None]
 # What ``check_module`` gathers: the names checked (with their objects), the functions
 # found (by id), the ``@given`` handles and the names that differ.
 _Found = tuple[
-    dict[str, Any],
+    Namespace,
     dict[int, tuple[str, types.FunctionType]],
     list[tuple[str, Any, Any, types.FunctionType]],
     list[str],
@@ -873,9 +882,7 @@ def _named(names: Container[str], name: str, _value: Any) -> bool:
     return name in names
 
 
-def _check_imports(
-    checks: Plan, namespace: dict[str, Any], snapshot: Snapshot, found: _Found
-) -> None:
+def _check_imports(checks: Plan, namespace: Namespace, snapshot: Snapshot, found: _Found) -> None:
     """Check the names ``checks`` says only imports bind (into ``found``)."""
     kept, _functions, _handles, changed = found
     watched = dict(snapshot[2])
@@ -896,7 +903,7 @@ def _check_imports(
 def _expected(
     candidates: tuple[Candidate, ...],
     watched: dict[str, types.ModuleType],
-    saved: dict[str, dict[str, Any]],
+    saved: dict[str, Namespace],
 ) -> list[Any]:
     """Return the objects ``candidates`` give: from the snapshot for a watched module."""
     out: list[Any] = []
@@ -919,7 +926,7 @@ def _expected(
 
 
 def _check_classes(
-    checks: Plan, namespace: dict[str, Any], found: _Found
+    checks: Plan, namespace: Namespace, found: _Found
 ) -> list[tuple[str, type, dict[str, Def]]]:
     """Check the classes of ``checks`` (into ``found``); return (label, class, methods)
     of each class found, for ``check_module``'s state."""
@@ -948,9 +955,7 @@ def _check_classes(
     return out
 
 
-def _check_def(
-    label: str, live: Any, defined: Def, namespace: dict[str, Any], found: _Found
-) -> bool:
+def _check_def(label: str, live: Any, defined: Def, namespace: Namespace, found: _Found) -> bool:
     """Return whether ``live`` is what ``defined`` makes: the function, or behind its
     decorators the innermost one (``__wrapped__``; a ``@given`` test's inner function, as
     ``styles`` finds it), has the source's code, literal defaults and ``namespace`` as its
@@ -1011,7 +1016,7 @@ def _inner_test(
     handle: Any,
     _getattr: Callable[..., Any] = getattr,
     _type: type[type] = type,
-    _vars: Callable[[Any], dict[str, Any]] = vars,
+    _vars: Callable[[Any], Namespace] = vars,
     _function: type = types.FunctionType,
     _name: str = _INNER,
     _missing: object = _MISSING,
@@ -1044,7 +1049,7 @@ def _same_defaults(func: types.FunctionType, defined: Def) -> bool:
     )
 
 
-def _shadows(checks: Plan, namespace: dict[str, Any], snapshot: Snapshot) -> Shadows | None:
+def _shadows(checks: Plan, namespace: Namespace, snapshot: Snapshot) -> Shadows | None:
     """Return what ``_shadowing`` needs for ``namespace``: the builtins' names (but
     dunders) its source does not bind; ``None`` when a star import may bind any."""
     if checks.star:
@@ -1069,7 +1074,7 @@ def verify_module(
     _verify: Callable[[Snapshot], list[str]] = verify,
     _inner: Callable[[Any], Any] = _inner_test,
     _shadowing: Callable[[Shadows], list[str]] = _shadowing,
-    _vars: Callable[[Any], dict[str, Any]] = vars,
+    _vars: Callable[[Any], Namespace] = vars,
     _setattr: Callable[[Any, str, Any], None] = setattr,
     _error: type[Exception] = Exception,
     _missing: object = _MISSING,

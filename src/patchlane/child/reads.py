@@ -197,7 +197,7 @@ class Recorder:
         if len(self.blind) < 20 and why not in self.blind:
             self.blind.append(why)
 
-    def result(self) -> dict[str, Any]:
+    def result(self) -> dict[str, list[str]]:
         """Return the record as JSON-ready data: ``open``, ``list``, ``probe`` and
         ``write`` (sorted absolute paths; ``open`` also holds the file of every module in
         ``sys.modules``) and ``blind`` (reasons the record is incomplete). Never raises."""

@@ -93,7 +93,7 @@ class Recorder:
         self.imported: dict[str, set[str]] = {}
         self.blind: dict[str, str] = {}  # context -> why it is blind (the first reason)
         # Starts while modules of the tree were imported: those modules, why (importblind).
-        self.at_import: list[dict[str, Any]] = []
+        self.at_import: list[dict[str, object]] = []
         self._resolved: dict[str, str | None] = {}  # path string -> _rel's answer
         self.uses: dict[str, list[str]] = {}
         self.whole_files: set[str] = set()

@@ -35,10 +35,11 @@ import operator
 import os
 import sys
 import types
-from collections.abc import Callable, Iterable
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final, Literal
 
 from patchlane.child.channel import encode
+from patchlane.child.namespaces import Namespace
 
 # The modules the outcome stream depends on: collection and the run protocol, the reports
 # and their outcomes, the skip/xfail and assertion helpers, pluggy's hook calls, and
@@ -93,15 +94,26 @@ _OWNERS: Final = {"_pytest": "pytest", "pytest": "pytest", "pluggy": "pluggy"}
 # (label, live namespace, captured entries, and None for a module, the class of a class
 # dict (for its MRO), True for an object's own dict, where every addition counts). Plain
 # tuples: reading them needs no attribute lookup.
-Space = tuple[str, Any, dict[str, Any], Any, Callable[[Any], Any], Any]
+Space = tuple[
+    str,
+    Mapping[str, Any],
+    Namespace,
+    type | Literal[True] | None,
+    Callable[[Mapping[str, Any]], tuple[Any, ...]],
+    tuple[tuple[Any, ...], int],
+]
 """(label, live, saved, kind) and the fast path: an itemgetter of the saved names, and what
 it returned and how many entries ``live`` had when the space was captured."""
 Functions = tuple[
-    tuple[str, ...], tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]
+    tuple[str, ...],
+    tuple[types.FunctionType, ...],
+    tuple[types.CodeType, ...],
+    tuple[tuple[Any, ...] | None, ...],
+    tuple[dict[str, object] | None, ...],
 ]
 # (label, the hook caller, its implementations' list, (impl, function, plugin, wrapper,
 # hookwrapper) of each).
-Hook = tuple[str, Any, Any, tuple[tuple[Any, Any, Any, Any, Any], ...]]
+Hook = tuple[str, Any, list[Any], tuple[tuple[Any, Any, Any, Any, Any], ...]]
 
 
 def _owner(key: str) -> str:
@@ -118,7 +130,9 @@ def _is_plain(value: Any, _type: type[type] = type, _plain: tuple[type, ...] = _
     return value is None
 
 
-def _space(label: str, live: Any, saved: dict[str, Any], kind: Any) -> Space:
+def _space(
+    label: str, live: Mapping[str, Any], saved: Namespace, kind: type | Literal[True] | None
+) -> Space:
     """Return the space of ``live`` with its ``saved`` entries and its fast path."""
     # An itemgetter of two or more names returns a tuple (of one, the bare value): a lone
     # name is asked for twice.
@@ -127,7 +141,7 @@ def _space(label: str, live: Any, saved: dict[str, Any], kind: Any) -> Space:
     return (label, live, saved, kind, getter, (getter(live), len(live)))
 
 
-def _nothing(_live: Any) -> tuple[Any, ...]:
+def _nothing(_live: Mapping[str, Any]) -> tuple[Any, ...]:
     """Return ``()``: the getter of a space that captured nothing."""
     return ()
 
@@ -224,7 +238,7 @@ def _any_base(
     cls: type,
     name: str,
     _any: Callable[[Iterable[Any]], bool] = any,
-    _vars: Callable[[Any], dict[str, Any]] = vars,
+    _vars: Callable[[Any], Namespace] = vars,
 ) -> bool:
     """Return whether a base class of ``cls`` (its MRO beyond itself) defines ``name``."""
     return _any(name in _vars(base) for base in cls.__mro__[1:])
@@ -349,12 +363,12 @@ def sender(
     token: str,
     _write: Callable[[int, bytes], int] = os.write,
     _encode: Callable[[Any], str] = encode,
-) -> Callable[[dict[str, Any]], None]:
+) -> Callable[[dict[str, object]], None]:
     """Return a function that writes one record (with ``token``) to ``fd`` through what was
     captured at import (``channel.encode``, ``os.write``), so that rebinding ``json``,
     ``os`` or the channel's writer cannot drop or alter the line."""
 
-    def send(record: dict[str, Any]) -> None:
+    def send(record: dict[str, object]) -> None:
         data = (_encode({**record, "token": token}) + "\n").encode("ascii")
         while data:
             data = data[_write(fd, data) :]
@@ -363,7 +377,7 @@ def sender(
 
 
 def arm(
-    send: Callable[[dict[str, Any]], None],
+    send: Callable[[dict[str, object]], None],
 ) -> tuple[Callable[..., None], Callable[[], bool]]:
     """Take the snapshot now; return ``(hooks, check)``. ``hooks(pluginmanager, objects)``
     captures the implementations of ``HOOKS``, the own dicts of the plugin manager, of

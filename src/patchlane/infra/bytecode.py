@@ -41,7 +41,7 @@ from importlib.machinery import (
 )
 from pathlib import Path
 from types import CodeType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 PYCACHE = "__pycache__"
 # Lower-cased: a case-insensitive file system (macOS, Windows) imports ``MOD.PYC`` as well.
@@ -67,7 +67,7 @@ class SourceOnlyLoader(SourceFileLoader):
     # the property child's one module, whose asserts it rewrites (``child.asserts``).
     compilers: ClassVar[dict[str, Callable[[bytes, str], CodeType]]] = {}
 
-    def path_stats(self, path: str) -> dict[str, Any]:
+    def path_stats(self, path: str) -> NoReturn:
         """Raise ``OSError`` always, so that no cache is consulted (see the class)."""
         raise OSError("patchlane: modules of the tree are compiled from source")
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from typing import Any
 
 # Larger than any hand-written or typical generated module. Beyond it ``ast.parse`` costs
 # seconds and gigabytes (about 400 bytes of tree per byte of dense source), so the file is
@@ -128,7 +127,7 @@ def _too_many_dots(data: bytes) -> int | None:
     return None
 
 
-def load_toml(data: bytes) -> dict[str, Any]:
+def load_toml(data: bytes) -> dict[str, object]:
     """Parse untrusted TOML bytes.
 
     Returns the document as ``tomllib`` builds it. Raises ``Unreadable`` (with the line
