@@ -15,7 +15,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from patchlane.commands.init_given import find_given_test_files, given_lines
 from patchlane.commands.init_given import note as given_note
@@ -57,6 +57,15 @@ REGISTRY_TEXT = """\
 # 'patchlane freeze audit' checks every record; the base branch's registry decides.
 freezes: []
 """
+
+
+class WrittenFile(TypedDict):
+    """One file ``init`` wrote, as ``--json`` lists it: a lock says how many ``files`` it
+    hashed."""
+
+    path: str
+    kind: str
+    files: NotRequired[int]
 
 
 @dataclass(frozen=True)
@@ -135,7 +144,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     # scaffold can never produce a map that patchlane itself refuses.
     review_map = parse_review_map(plan.map_text, plan.map_label)
 
-    wrote: list[dict[str, Any]] = []
+    wrote: list[WrittenFile] = []
     # Locks first and the map last: if hashing fails (an unreadable or symlinked fixture),
     # no map points at locks that do not exist.
     if review_map.fixture is not None:

@@ -26,7 +26,7 @@ from datetime import UTC, date, datetime, timedelta
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from patchlane.errors import GitError, UsageError
 from patchlane.gate.verdict import ACCEPT, REJECT, UNDECIDED, Reason
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from patchlane.formats.freeze_report import FreezeReport
     from patchlane.formats.property_report import PropertyReport
     from patchlane.formats.replay_report import ReplayReport
+    from patchlane.gate.reports import LaneReports
+    from patchlane.project.classify import Classification
 
 DEMO_SEED = 20260924
 DEMO_CASES = 200
@@ -107,11 +109,8 @@ class Outcome:
     exit_code: int
     reasons: tuple[Reason, ...]
     out_dir: Path
-    classification: dict[str, Any]
-    fixture_report: dict[str, Any]
-    property_report: dict[str, Any]
-    freeze_report: dict[str, Any]
-    replay_report: dict[str, Any]
+    classification: Classification
+    reports: LaneReports
 
     @property
     def key_reason(self) -> Reason | None:
@@ -127,72 +126,26 @@ class Outcome:
     def findings(self) -> list[str]:
         """Return one line per thing the gate saw that a reviewer should know.
 
-        Unmapped paths and control-plane changes come from ``classify.json``; changed,
-        missing, extra and unsafe fixture paths, lock errors and lock updates (with their
-        reason) from ``fixture-report.json``; counterexamples from ``property-report.json``;
-        freezes in play from ``freeze-report.json``. With none of those, the changed files and
-        their lanes.
+        Unmapped paths and control-plane changes come from the classification
+        (``classify.json``); changed, missing, extra and unsafe fixture paths, lock errors
+        and lock updates (with their reason) from the fixture report; counterexamples from
+        the property report; freezes in play from the freeze report; the slice, its failures
+        and the patch's test changes from the replay report: each only as far as its file
+        holds it. With none of those, the changed files and their lanes.
         """
-        cls, fix = self.classification, self.fixture_report
-        lines = [f"unmapped {p}" for p in cls.get("unmapped", [])]
-        lines += [
-            f"control plane {d['path']} ({d['kind']})" for d in cls.get("control_plane_details", [])
-        ]
-        for key in ("changed", "missing", "extra"):
-            lines += [f"fixture {key} {p}" for p in fix.get(key, [])]
-        lines += [f"fixture unsafe {u['path']}: {u['problem']}" for u in fix.get("unsafe", [])]
-        lines += [f"lock error {e['lock']}: {e['problem']}" for e in fix.get("lock_errors", [])]
-        lines += [f"lock update {u['lock']}: {u['reason']}" for u in fix.get("lock_updates", [])]
-        reproduce: list[str] = []
-        for f in self.property_report.get("failures", []):
-            if f.get("case_index") is None:
-                lines.append(
-                    f"property {f['property']} ({f['source']}) {f['kind']}: {f['message']}"
-                )
-                continue
-            lines.append(
-                f"property {f['property']} ({f['source']}) failed at case {f['case_index']} "
-                f"with arguments {json.dumps(f['arguments'])}"
-            )
-            again = (
-                f"  reproduce: patchlane property --base main --head {self.scenario.name} --seed {f['seed']} "
-                f"--only {f['property']} --case {f['case_index']}"
-            )
-            if again not in reproduce:
-                reproduce.append(again)
-        lines += reproduce
-        today = self.freeze_report.get("today")
-        for r in self.freeze_report.get("records", []):
-            if not r.get("in_play"):
-                continue
-            verdict = (
-                "ok, skippable on the host" if r["ok"] else f"fails rule(s) {r['failed_rules']}"
-            )
-            lines.append(f"freeze {r['id']} in play on {today} (expires {r['expires']}): {verdict}")
-        rep = self.replay_report
-        if rep.get("slice_count") is not None:
-            drawn = (rep.get("canary") or {}).get("count", 0)
-            chosen = f" ({rep['slice_count'] - drawn} selected, {drawn} canary)" if drawn else ""
-            lines.append(
-                f"replay slice: {rep['slice_count']} of {rep.get('suite_size')} tests{chosen}, "
-                f"sha256 {str(rep.get('slice_sha256'))[:16]}..., outcome {rep.get('outcome')}"
-            )
-        lines += [f"replay failed {n}" for n in rep.get("failed", [])]
-        lines += [f"replay skipped by freeze {n}" for n in rep.get("skipped_by_freeze", [])]
-        lines += [f"test deleted by the patch {n}" for n in rep.get("deleted_tests", [])]
-        lines += [
-            f"expectation edited by the patch {e['nodeid']} (its base version fails at head)"
-            for e in rep.get("edited_expectations", [])
-        ]
+        cls = self.classification
+        lines = [f"unmapped {p}" for p in cls.unmapped]
+        lines += [f"control plane {path} ({kind})" for path, kind in cls.control_plane]
+        lines += _fixture_findings(self.reports.fixture)
+        lines += _property_findings(self.reports.property, self.scenario.name)
+        lines += _freeze_findings(self.reports.freeze)
+        lines += _replay_findings(self.reports.replay)
         if not lines:
             # Nothing unusual: say what changed and which lanes that needs.
-            lines = [
-                f"changed {f['path']} (lanes: {', '.join(f['lanes']) or 'none'})"
-                for f in cls.get("files", [])
-            ]
+            lines = [f"changed {f.path} (lanes: {', '.join(f.lanes) or 'none'})" for f in cls.files]
         return lines
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         key = self.key_reason
         return {
             "scenario": self.scenario.name,
@@ -209,6 +162,81 @@ class Outcome:
             "commit": self.commit,
             "out_dir": os.fspath(self.out_dir),
         }
+
+
+def _fixture_findings(fix: FixtureReport | None) -> list[str]:
+    """The fixture report's changed, missing, extra and unsafe paths, lock errors and lock
+    updates; none from a lane that checked nothing (its file lists none)."""
+    if fix is None or fix.source is None:
+        return []
+    lines = [f"fixture changed {p}" for p in fix.changed]
+    lines += [f"fixture missing {p}" for p in fix.missing]
+    lines += [f"fixture extra {p}" for p in fix.extra]
+    lines += [f"fixture unsafe {u.path}: {u.problem}" for u in fix.unsafe]
+    lines += [f"lock error {e.lock}: {e.problem}" for e in fix.lock_errors]
+    lines += [f"lock update {u.lock}: {u.reason}" for u in fix.lock_updates]
+    return lines
+
+
+def _property_findings(prop: PropertyReport | None, branch: str) -> list[str]:
+    """The property report's failures, then one command per counterexample that
+    reproduces it (once each)."""
+    lines: list[str] = []
+    reproduce: list[str] = []
+    for f in () if prop is None else prop.failures:
+        if f.case_index is None:
+            lines.append(f"property {f.property} ({f.source}) {f.kind}: {f.message}")
+            continue
+        lines.append(
+            f"property {f.property} ({f.source}) failed at case {f.case_index} "
+            f"with arguments {json.dumps(f.arguments)}"
+        )
+        again = (
+            f"  reproduce: patchlane property --base main --head {branch} --seed {f.seed} "
+            f"--only {f.property} --case {f.case_index}"
+        )
+        if again not in reproduce:
+            reproduce.append(again)
+    return lines + reproduce
+
+
+def _freeze_findings(frz: FreezeReport | None) -> list[str]:
+    """The freeze records in play, each with what the audit found."""
+    if frz is None:
+        return []
+    today = None if frz.today is None else frz.today.isoformat()
+    lines = []
+    for r in frz.records:
+        if not r.in_play:
+            continue
+        verdict = "ok, skippable on the host" if r.ok else f"fails rule(s) {list(r.failed_rules)}"
+        expires = None if r.expires is None else r.expires.isoformat()
+        lines.append(f"freeze {r.id} in play on {today} (expires {expires}): {verdict}")
+    return lines
+
+
+def _replay_findings(rep: ReplayReport | None) -> list[str]:
+    """The replay's slice, its failures and skips (a report holds those only with a
+    verified receipt), and the tests the patch deleted or whose expectations it edited."""
+    if rep is None:
+        return []
+    lines = []
+    if rep.slice_count is not None:
+        drawn = 0 if rep.canary is None else len(rep.canary.nodeids)
+        chosen = f" ({rep.slice_count - drawn} selected, {drawn} canary)" if drawn else ""
+        lines.append(
+            f"replay slice: {rep.slice_count} of {rep.suite_size} tests{chosen}, "
+            f"sha256 {str(rep.slice_sha256)[:16]}..., outcome {rep.outcome}"
+        )
+    if rep.receipt_sha256 is not None:
+        lines += [f"replay failed {n}" for n in rep.failed]
+        lines += [f"replay skipped by freeze {n}" for n in rep.skipped_by_freeze]
+    lines += [f"test deleted by the patch {n}" for n in rep.deleted_tests or ()]
+    lines += [
+        f"expectation edited by the patch {e.nodeid} (its base version fails at head)"
+        for e in rep.edited_expectations or ()
+    ]
+    return lines
 
 
 # --- edits -------------------------------------------------------------------------------
@@ -726,19 +754,9 @@ def run_scenario(repo: DemoRepo, scenario: Scenario, evidence: Path) -> Outcome:
         exit_code=result.verdict.exit_code,
         reasons=tuple(result.verdict.reasons),
         out_dir=result.out_dir,
-        classification=result.classification.to_json(),
-        fixture_report=_json(result.reports.fixture),
-        property_report=_json(result.reports.property),
-        freeze_report=_json(result.reports.freeze),
-        replay_report=_json(result.reports.replay),
+        classification=result.classification,
+        reports=result.reports,
     )
-
-
-def _json(
-    report: FixtureReport | PropertyReport | FreezeReport | ReplayReport | None,
-) -> dict[str, Any]:
-    """A lane report as the JSON data its file holds (empty when the lane has none)."""
-    return {} if report is None else report.to_json()
 
 
 def run_demo(

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from patchlane.inputs.fields import Fields
 
@@ -75,7 +74,7 @@ class Canary:
             "drawn at random"
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return ``{count, outside, share, min, source, nodeids}`` (``share`` and ``min``
         0: off)."""
         return {

@@ -192,7 +192,7 @@ class DependencyMap:
 
     # --- writing ------------------------------------------------------------------------
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the map as JSON data (the file's shape)."""
         return {
             "format": FORMAT,

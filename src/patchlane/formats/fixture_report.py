@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from patchlane.errors import LockError
 from patchlane.formats.envelope import (
@@ -117,7 +116,7 @@ class RootResult:
     lock_reason: str | None
     ok: bool
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the root as JSON-ready data, keys in a fixed order."""
         return {
             "paths": list(self.paths),
@@ -216,13 +215,13 @@ class FixtureReport:
         """Return whether the lane is green."""
         return self.status == Status.PASS
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the report as JSON-ready data, keys in a fixed order.
 
         ``checkout_attributes`` and ``review_events`` are present only when there is one:
         a report without them has the shape it always had.
         """
-        data: dict[str, Any] = {"lane": LANE, "status": self.status.value, "reason": self.reason}
+        data: dict[str, object] = {"lane": LANE, "status": self.status.value, "reason": self.reason}
         if self.source is not None:
             data.update(
                 {

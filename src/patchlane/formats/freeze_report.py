@@ -93,7 +93,7 @@ class RecordResult:
         """Whether the record turns the lane red: in play, and another rule fails."""
         return self.in_play and not self.ok
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the record as JSON-ready data, keys in a fixed order."""
         return {
             "id": self.id,
@@ -173,9 +173,9 @@ class FreezeReport:
             if r.in_play and r.ok and r.expires is not None
         }
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the report as JSON-ready data, keys in a fixed order."""
-        data: dict[str, Any] = {"lane": LANE, "status": self.status.value, "reason": self.reason}
+        data: dict[str, object] = {"lane": LANE, "status": self.status.value, "reason": self.reason}
         if self.today is None:
             data["records"] = [r.to_json() for r in self.records]
         else:

@@ -73,7 +73,7 @@ class Failure:
     message: str
     kind: str  # one of KINDS ("" in a report read back without one)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the failure as JSON-ready data, keys in a fixed order."""
         return {
             "property": self.property,
@@ -115,7 +115,7 @@ class PropertyRun:
     style: str
     outcome: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the run as JSON-ready data, keys in a fixed order."""
         return {
             "module": self.module,
@@ -147,7 +147,7 @@ class OracleFinding:
     kind: str
     detail: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the finding as JSON-ready data, keys in a fixed order."""
         return {
             "property": self.property,
@@ -184,9 +184,9 @@ class Mutation:
         """Return ``killed / mutants`` rounded to 4 places; ``None`` without mutants."""
         return round(self.killed / self.mutants, 4) if self.mutants else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the entry as JSON-ready data, keys in a fixed order."""
-        data: dict[str, Any] = {
+        data: dict[str, object] = {
             "module": self.module,
             "property": self.property,
             "mutants": self.mutants,
@@ -221,7 +221,7 @@ class IsolationInfo:
     network: str  # bwrap+audit | netns+audit | audit
     timeout_s: float
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the layers as JSON-ready data, keys in a fixed order."""
         return {
             "network": self.network,
@@ -255,7 +255,7 @@ class ChildTiming:
     seconds: float
     cached: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the timing as JSON-ready data, keys in a fixed order."""
         return {
             "module": self.module,
@@ -290,7 +290,7 @@ class CacheUse:
     stored: int
     unverified: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the counts as JSON-ready data, keys in a fixed order."""
         return {
             "hits": self.hits,
@@ -367,9 +367,9 @@ class PropertyReport:
         """Whether the lane is green."""
         return self.status == Status.PASS
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the report as JSON-ready data, keys in a fixed order."""
-        data: dict[str, Any] = {
+        data: dict[str, object] = {
             "lane": LANE,
             "status": self.status.value,
             "reason": self.reason,

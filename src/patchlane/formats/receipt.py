@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from patchlane.errors import InputError
 from patchlane.inputs.committed import decode_utf8
@@ -23,7 +22,7 @@ from patchlane.inputs.fields import (
     json_document,
     printable,
 )
-from patchlane.inputs.jsonio import dumps_report, encode_text, parse_json_text
+from patchlane.inputs.jsonio import JsonValue, dumps_report, encode_text, parse_json_text
 
 REQUIRED = ("seed", "slice_sha256", "failed_nodeids", "skipped_by_freeze", "host_role")
 OPTIONAL = (
@@ -101,11 +100,11 @@ class Receipt:
     canary_nodeids: tuple[str, ...] | None = None
     signature: Signature | None = None
 
-    def to_json(self, *, signature: bool = True) -> dict[str, Any]:
+    def to_json(self, *, signature: bool = True) -> dict[str, JsonValue]:
         """Return the receipt as a JSON object: the required fields first, absent optional
         fields omitted (never ``null``), and without ``signature`` when ``signature`` is false
         (that object is what gets signed)."""
-        out: dict[str, Any] = {
+        out: dict[str, JsonValue] = {
             "seed": self.seed,
             "slice_sha256": self.slice_sha256,
             "failed_nodeids": list(self.failed_nodeids),

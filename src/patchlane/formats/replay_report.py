@@ -130,7 +130,7 @@ def _sorted_counts(counts: Mapping[str, int]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def _canary(canary: Canary) -> Any:
+def _canary(canary: Canary) -> dict[str, object]:
     return canary.to_json()
 
 
@@ -242,10 +242,10 @@ class ReplayReport:
         ``skipped``)."""
         return self.outcome == SKIPPED
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the report as JSON-ready data, keys in a fixed order, each written only
         when the report has it (see the class docstring)."""
-        data: dict[str, Any] = {"lane": LANE, "status": self.status.value, "reason": self.reason}
+        data: dict[str, object] = {"lane": LANE, "status": self.status.value, "reason": self.reason}
         sections = {
             _ALWAYS: True,
             _VERIFIED: self.receipt_sha256 is not None,

@@ -166,7 +166,7 @@ class PatchSection:
     wall_seconds: float | None = None
     isolation: tuple[str, str] | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the section as JSON-ready data, keys in a fixed order."""
         return {
             "base": self.base,
@@ -219,7 +219,7 @@ class ReviewNote:
     def reviewed(self) -> bool:
         return self.verdict is not None and all(f.filled for f in self.fields)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the note as JSON-ready data, every value raw (JSON needs no escaping)."""
         return {
             "verdict": self.verdict,

@@ -22,7 +22,6 @@ import os
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 from patchlane.errors import InputError, LockError, MapError
 from patchlane.inputs.committed import decode_utf8, read_committed_text
@@ -54,7 +53,7 @@ class Problem:
         """The bad-input problem an ``InputError`` reports."""
         return cls(error.file, error.line, error.message, INPUT)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"file": self.file, "line": self.line, "message": self.message, "kind": self.kind}
 
 
@@ -76,7 +75,7 @@ class CheckResult:
         kinds = {p.kind for p in self.problems}
         return "error" if INPUT in kinds else "fail" if RED in kinds else "pass"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "command": "check",
             "status": self.status,

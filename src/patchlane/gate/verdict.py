@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from patchlane.errors import Exit
 from patchlane.formats.canary import Canary
@@ -68,7 +68,7 @@ class IsolationFacts:
     detail: str
     required: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the facts as JSON-ready data, keys in a fixed order."""
         return {"kind": self.kind, "detail": self.detail, "required": self.required}
 
@@ -93,7 +93,7 @@ class Reason:
     effect: Ruling
     message: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the reason as JSON-ready data, keys in a fixed order."""
         return {
             "rule": self.rule,
@@ -135,11 +135,11 @@ class Verdict:
         """The exit code of the verdict (docs/architecture.md §3): 0, 1 or 3."""
         return int(EXIT_FOR[self.verdict])
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return ``verdict.json`` as JSON-ready data: ``status`` and ``reason`` (the first
         reason's message) follow from the verdict and its reasons."""
         first = self.reasons[0].message if self.reasons else ""
-        data: dict[str, Any] = {
+        data: dict[str, object] = {
             "lane": "verdict",
             "status": STATUS_FOR[self.verdict].value,
             "verdict": self.verdict,

@@ -276,12 +276,15 @@ def yaml_document(
     from patchlane.inputs.yamlio import YamlList, YamlMap
 
     def locate(path: FieldPath) -> int | None:
-        node, line = root, getattr(root, "line", 1)
+        node: object = root
+        line: int = getattr(root, "line", 1)
         for part in path:
             if isinstance(node, YamlMap) and isinstance(part, str) and part in node:
-                node, line = node[part], node.key_lines[part]
+                line = node.key_lines[part]
+                node = node[part]
             elif isinstance(node, YamlList) and isinstance(part, int) and 0 <= part < len(node):
-                node, line = node[part], node.item_lines[part]
+                line = node.item_lines[part]
+                node = node[part]
             else:
                 break
         return line

@@ -15,14 +15,19 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from patchlane.errors import LINK_REFUSED, InputError, UnsafeWriteError
 
 JsonPath = tuple[str | int, ...]
+# A JSON value as an encoder takes it, for a writer that needs more than ``object`` (the
+# receipt's canonical encoding, ``rfc8785``, accepts only these).
+JsonValue: TypeAlias = (
+    "bool | int | float | str | Sequence[JsonValue] | Mapping[str, JsonValue] | None"
+)
 
 
 class DuplicateKeyError(ValueError):
@@ -43,8 +48,8 @@ def _finite_float(literal: str) -> float:
     return value
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    out: dict[str, object] = {}
     for key, value in pairs:
         if key in out:
             raise DuplicateKeyError(key)
@@ -231,7 +236,7 @@ def parse_json_text(
         raise error(label, str(e), _scan(text).non_finite_line) from e
 
 
-def dumps_report(value: Any) -> str:
+def dumps_report(value: object) -> str:
     """Serialise a report deterministically: two-space indent, UTF-8, newline-terminated."""
     return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
@@ -327,6 +332,6 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, encode_text(text))
 
 
-def write_json(path: Path, value: Any) -> None:
+def write_json(path: Path, value: object) -> None:
     """Write ``value`` as a deterministic JSON report, atomically."""
     atomic_write_text(path, dumps_report(value))

@@ -21,14 +21,14 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     _Loader = yaml.SafeLoader
 
 
-class YamlMap(dict[str, Any]):
+class YamlMap(dict[str, object]):
     """A mapping that knows its own line and the line of each key (1-based)."""
 
     line: int
     key_lines: dict[str, int]
 
 
-class YamlList(list[Any]):
+class YamlList(list[object]):
     """A sequence that knows its own line and the line of each item (1-based)."""
 
     line: int

@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 from patchlane.errors import MapError
 from patchlane.formats.envelope import read_report, report_document
@@ -307,7 +306,7 @@ class Classification:
             changed=tuple(ChangedFile(f.status, f.path, f.old_path) for f in self.files),
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return ``classify.json`` as JSON-ready data, keys in a fixed order."""
         return {
             "base": self.base,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from importlib import resources
-from typing import Any
 
 NAMES = (
     "review-map", "lock", "freeze-registry", "receipt", "classify",
@@ -13,10 +13,13 @@ NAMES = (
 )  # fmt: skip
 
 
-def load_schema(name: str) -> dict[str, Any]:
-    """Return the shipped JSON Schema ``name`` (one of ``NAMES``). Raises ``KeyError`` if unknown."""
+def load_schema(name: str) -> Mapping[str, object]:
+    """Return the shipped JSON Schema ``name`` (one of ``NAMES``), a JSON object. Raises
+    ``KeyError`` if unknown, ``ValueError`` if the shipped file is not a JSON object."""
     if name not in NAMES:
         raise KeyError(name)
     text = resources.files(__package__).joinpath(f"{name}.schema.json").read_text("utf-8")
-    value: dict[str, Any] = json.loads(text)
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError(f"the schema {name!r} is not a JSON object")
     return value

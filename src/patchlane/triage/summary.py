@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from patchlane.errors import Exit
 
@@ -48,7 +47,7 @@ class Row:
     # patch), or ``None`` when the row's own gate ran (or none did).
     same_as: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Return the row as JSON-ready data, keys in a fixed order."""
         return {
             "name": self.name,

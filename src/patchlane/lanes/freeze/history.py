@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 from patchlane.errors import GitError
 from patchlane.infra import git
@@ -61,18 +60,19 @@ def _lenient(data: bytes, rel: str) -> list[_Entry]:
     """Return the records of one historic version. Raises ``RegistryError`` (or a YAML
     error) when the version is not a registry at all."""
     doc = load_yaml(decode_utf8(data, rel, RegistryError), rel, RegistryError)
-    if not isinstance(doc, YamlMap) or not isinstance(doc.get("freezes"), YamlList):
+    freezes = doc.get("freezes") if isinstance(doc, YamlMap) else None
+    if not isinstance(freezes, YamlList):
         raise RegistryError(rel, "no 'freezes' list")
     out: list[_Entry] = []
     seen: set[str] = set()
-    for item in doc["freezes"]:
-        if not isinstance(item, YamlMap) or not isinstance(item.get("id"), str):
+    for item in freezes:
+        if not isinstance(item, YamlMap) or not isinstance(raw_id := item.get("id"), str):
             continue
-        record_id = item["id"].strip()
+        record_id = raw_id.strip()
         if record_id in seen:
             continue  # the strict parser refuses duplicates; the first one is what it reads
         seen.add(record_id)
-        log: Any = item.get("failure_log")
+        log = item.get("failure_log")
         digest = log.get("sha256") if isinstance(log, YamlMap) else None
         out.append(
             _Entry(

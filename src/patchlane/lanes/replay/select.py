@@ -33,7 +33,6 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from patchlane.formats import slicefile
 from patchlane.formats.canary import Canary
@@ -116,7 +115,7 @@ class Selection:
     # (``canary``); ``None`` under --all (the slice is the suite) and for an empty selection.
     canary: Canary | None = None
 
-    def to_json(self, slice_path: str) -> dict[str, Any]:
+    def to_json(self, slice_path: str) -> dict[str, object]:
         """Return the ``--json`` form: ``{slice, sha256, count, suite_size, private,
         reasons, notes}``."""
         return {
