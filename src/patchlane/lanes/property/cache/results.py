@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import patchlane
+from patchlane.child.messages import RunResult
 from patchlane.errors import PatchlaneError
 from patchlane.infra.cachekey import CacheKey
 from patchlane.infra.process import ChildRun
@@ -90,7 +91,7 @@ class Offer:
     the order of its properties, what it read, and the child's home directory."""
 
     description: dict[str, Any]
-    records: tuple[dict[str, Any], ...]
+    records: tuple[RunResult, ...]
     reads: Reads
     home: Path
 
@@ -201,15 +202,16 @@ def _parse_reads(value: Any) -> Reads | None:
     return Reads(*(tuple(v) for v in lists))
 
 
-def hit_run(records: Sequence[dict[str, Any]], seconds: float) -> ChildRun:
+def hit_run(records: Sequence[RunResult], seconds: float) -> ChildRun:
     """Return a cached result as the ``ChildRun`` of a child that reported ``records``
     and ended well, so that the lane judges it exactly as it judged the original."""
-    return ChildRun(tuple(records), len(records), (), 0, False, seconds, b"", b"")
+    plain = tuple(dict(r) for r in records)
+    return ChildRun(plain, len(records), (), 0, False, seconds, b"", b"")
 
 
 def trusted_records(
     names: tuple[str, ...], result: ChildRun
-) -> tuple[tuple[dict[str, Any], ...] | None, str]:
+) -> tuple[tuple[RunResult, ...] | None, str]:
     """Return the records of a run whose result may be stored, in ``names`` order, or
     ``None`` and why not: the lane's judge found a problem (no ``done``, a bad exit, a
     malformed line, a missing result), the clock ran out, or a property failed in the
@@ -283,7 +285,7 @@ class ResultCache:
 
     # -- lookup ----------------------------------------------------------------------------
 
-    def lookup(self, description: dict[str, Any]) -> tuple[dict[str, Any], ...] | None:
+    def lookup(self, description: dict[str, Any]) -> tuple[RunResult, ...] | None:
         """Return the stored result records of a run described so, when an entry's
         manifest still holds; ``None`` otherwise (never raises for what the cache holds).
         An entry whose MAC does not verify is removed and listed in ``unverified``."""
@@ -296,10 +298,11 @@ class ResultCache:
             if entry is None:
                 self.unverified.append(self._discard(path))
                 continue
-            if _fits(entry, description) and self._holds(entry["manifest"]):
+            records = _fitting(entry, description)
+            if records is not None and self._holds(entry["manifest"]):
                 with contextlib.suppress(OSError):
                     os.utime(path)  # recently used: kept when the key's variants are pruned
-                return tuple(entry["records"])
+                return records
         return None
 
     def _discard(self, path: Path) -> str:
@@ -486,23 +489,26 @@ def _verified(path: Path, identity: str, key: CacheKey) -> dict[str, Any] | None
     return entry
 
 
-def _fits(entry: dict[str, Any], description: dict[str, Any]) -> bool:
-    """Return whether a verified entry is one of this format for ``description`` and
-    intact (its records are a complete result for the described properties)."""
+def _fitting(entry: dict[str, Any], description: dict[str, Any]) -> tuple[RunResult, ...] | None:
+    """Return the records of a verified entry when it is one of this format for
+    ``description`` and intact (its records are a complete result for the described
+    properties, in order); ``None`` otherwise."""
     if set(entry) != _ENTRY_KEYS or entry["format"] != FORMAT:
-        return False
+        return None
     if entry["description"] != description:
-        return False
+        return None
     names = tuple(description["names"])
-    records = entry["records"]
-    if not isinstance(records, list) or len(records) != len(names):
-        return False
-    for name, record in zip(names, records, strict=True):
+    stored = entry["records"]
+    if not isinstance(stored, list) or len(stored) != len(names):
+        return None
+    records: list[RunResult] = []
+    for name, record in zip(names, stored, strict=True):
         if not isinstance(record, dict) or not judge.valid_run_record(record, names):
-            return False
+            return None
         if record["property"] != name:
-            return False
-    return True
+            return None
+        records.append(record)
+    return tuple(records)
 
 
 def _shaped(item: Any, size: int) -> bool:
