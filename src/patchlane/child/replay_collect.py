@@ -100,7 +100,7 @@ class _Collector:
         only_files: list[str] | None = None,
     ) -> None:
         self.writer = writer
-        self.errors: list[dict[str, Any]] = []
+        self.errors: list[dict[str, object]] = []
         self.doctest_only = doctest_only
         self.plugins: list[str] = []
         self.scope = CollectScope(extra_paths, doctest_only, only_files)

@@ -254,7 +254,7 @@ class _SliceRunner:
         if report.passed and report.when != "call" and not hasattr(report, "wasxfail"):
             return  # a passing setup or teardown: the end of protocol says it happened
         self._check()  # before the record: a tampered report is never sent unflagged
-        record: dict[str, Any] = {
+        record: dict[str, object] = {
             "n": report.nodeid,
             "w": report.when,
             "o": report.outcome,
@@ -350,7 +350,7 @@ class _AskThenRun(_SliceRunner):
         self.files = frozenset(n for n in nodeids if "::" not in n)
         super().pytest_collection_modifyitems(config, items)
 
-    def _answer(self) -> dict[str, Any]:
+    def _answer(self) -> dict[str, object]:
         data = bytearray()
         while chunk := os.read(self.answer_fd, 65536):
             data += chunk

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from patchlane.child.messages import ImportResult, Job
 from patchlane.errors import EnvironmentFault, InputError, MapError, UsageError
@@ -79,7 +79,7 @@ class _Job:
     home: Path
     # What the run's result-cache key is made of (``resultcache.describe``); ``None``: the
     # run is not looked up or stored.
-    described: dict[str, Any] | None = None
+    described: resultcache.Description | None = None
 
 
 @dataclass(frozen=True)
