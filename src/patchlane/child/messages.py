@@ -53,6 +53,30 @@ class Job(TypedDict):
     budget_s: NotRequired[float]
 
 
+class ReplayJob(TypedDict):
+    """What one replay child (``replay_collect``, ``replay_run``) is asked to do: pytest's
+    ``args``, and where its records go (``result_fd``, ``token``: added when it is started).
+
+    The run child runs ``nodeids`` (with the whole ``files`` they stand for) or, given an
+    ``answer_fd``, asks the parent which to run after collecting; ``record`` names the file
+    the dependency recorder writes (``replay map``). What is collected: ``extra_paths``
+    besides the suite's, ``doctest_only`` files for their doctests alone, ``only_files``
+    (``None``: all) and never ``exclude_files``.
+    """
+
+    args: list[str]
+    result_fd: NotRequired[int]
+    token: NotRequired[str]
+    nodeids: NotRequired[list[str]]
+    files: NotRequired[list[str]]
+    record: NotRequired[str | None]
+    answer_fd: NotRequired[int]
+    extra_paths: NotRequired[list[str]]
+    doctest_only: NotRequired[list[str]]
+    only_files: NotRequired[list[str] | None]
+    exclude_files: NotRequired[list[str]]
+
+
 # A JSON value as the child wrote it (a failing case's arguments, made JSON-safe).
 JSONValue = object
 
