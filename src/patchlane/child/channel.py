@@ -18,7 +18,7 @@ import os
 import re
 import sys
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn
 
 _MISSING = re.compile(r"No module named '([^']+)'")
@@ -57,7 +57,7 @@ class ResultWriter:
         self.token = token
         self.count = 0
 
-    def emit(self, record: dict[str, Any]) -> None:
+    def emit(self, record: Mapping[str, object]) -> None:
         """Send one record (counted for the final line)."""
         self.count += 1
         self._write({**record, "token": self.token})
@@ -76,7 +76,7 @@ class ResultWriter:
 
     def _write(
         self,
-        record: dict[str, Any],
+        record: Mapping[str, object],
         _encode: Callable[[Any], str] = encode,
         _os_write: Callable[[int, bytes], int] = os.write,
     ) -> None:
@@ -118,7 +118,7 @@ def hide_drawn_seed() -> None:
     os.environ.pop("PATCHLANE_SEED", None)
 
 
-def collect_error(nodeid: str, text: str) -> dict[str, Any]:
+def collect_error(nodeid: str, text: str) -> dict[str, object]:
     """The record of a file pytest could not collect: its id, pytest's last line and the
     module ``No module named`` names, if that was the error."""
     missing = _MISSING.search(text)

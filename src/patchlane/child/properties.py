@@ -48,13 +48,14 @@ import random  # noqa: F401 - imported before the repository is importable (see 
 import sys
 import time
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 from patchlane import props  # noqa: F401 - imported before the repository is importable
 from patchlane.child import asserts, integrity, reads, styles
 from patchlane.child import guard as sandbox
+from patchlane.child.messages import AuditError, AuditFindings, Job, RunFailed, RunResult
 from patchlane.infra.bytecode import SourceOnlyLoader, import_tree_from_source
 
 _TEST_DIRS = frozenset({"tests", "test"})
@@ -75,9 +76,9 @@ class Writer:
     def __init__(self, fd: int, token: str) -> None:
         self._fd = fd
         self._token = token
-        self.tail: Callable[[], dict[str, Any]] | None = None
+        self.tail: Callable[[], object] | None = None
 
-    def emit(self, record: dict[str, Any]) -> None:
+    def emit(self, record: Mapping[str, object]) -> None:
         """Write one record as one JSON line (ASCII, no NaN)."""
         line = json.dumps(
             {"token": self._token, **record},
@@ -116,7 +117,7 @@ def pinned_settings(cases: int) -> Any:
     )
 
 
-def _prepare_hypothesis(job: dict[str, Any]) -> tuple[Any, Any]:
+def _prepare_hypothesis(job: Job) -> tuple[Any, Any]:
     """Return the pinned settings for a full run and for the audit's probe run (or
     ``(None, None)`` when the module does not use Hypothesis or it is not installed)."""
     if not job.get("hypothesis"):
@@ -132,7 +133,7 @@ def _prepare_hypothesis(job: dict[str, Any]) -> tuple[Any, Any]:
     return pinned_settings(cases), pinned_settings(min(cases, PROBE_CASES))
 
 
-def _oracle(job: dict[str, Any]) -> Any:
+def _oracle(job: Job) -> Any:
     if job["mode"] != "audit":
         return None
     try:
@@ -153,7 +154,7 @@ def _preload() -> None:
 
 def main() -> None:
     """Run the job read from stdin; always ends the process (``os._exit``)."""
-    job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    job: Job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     _preload()
     writer = Writer(int(job.pop("result_fd")), str(job.pop("token")))
     pinned, pinned_probe = _prepare_hypothesis(job)
@@ -224,7 +225,7 @@ def main() -> None:
     _finish(writer, len(names))
 
 
-def _plan(job: dict[str, Any]) -> integrity.Plan | None:
+def _plan(job: Job) -> integrity.Plan | None:
     """Return the ``integrity.Plan`` of the job's property module, from the file the job
     expects it to load from (``_loaded_elsewhere`` refuses any other), or ``None`` when it
     cannot be read or is not checked."""
@@ -238,7 +239,7 @@ def _plan(job: dict[str, Any]) -> integrity.Plan | None:
     return integrity.plan(source, os.fspath(file), name, package, asserts.compile_source)
 
 
-def _loaded_elsewhere(module: types.ModuleType, job: dict[str, Any]) -> str | None:
+def _loaded_elsewhere(module: types.ModuleType, job: Job) -> str | None:
     """Return why ``module`` is not the module version the job asked for, or ``None``."""
     loaded = getattr(module, "__file__", None)
     if isinstance(loaded, str) and os.path.realpath(loaded) == job["expect_file"]:
@@ -251,7 +252,7 @@ def _loaded_elsewhere(module: types.ModuleType, job: dict[str, Any]) -> str | No
 
 def _refuse_all(
     writer: Writer,
-    job: dict[str, Any],
+    job: Job,
     names: list[str],
     kind: str,
     message: str,
@@ -307,7 +308,7 @@ def _failed(
     message: str,
     seconds: float,
     missing: str | None = None,
-) -> dict[str, Any]:
+) -> RunFailed:
     return {
         "property": name,
         "style": style,
@@ -322,14 +323,14 @@ def _failed(
 
 
 def _run_one(
-    job: dict[str, Any],
+    job: Job,
     module: types.ModuleType,
     name: str,
     pinned: Any,
     violations: list[str],
     at_import: list[str],
     verify: Verify,
-) -> dict[str, Any]:
+) -> RunResult:
     """Return the result record of property ``name``: its run judged, then the integrity
     check (last: describing a failure calls the code under test's ``__str__``/``__repr__``
     too); a rebinding turns any outcome into a ``sandbox`` failure."""
@@ -346,13 +347,13 @@ def _run_one(
 
 
 def _run_record(
-    job: dict[str, Any],
+    job: Job,
     module: types.ModuleType,
     name: str,
     pinned: Any,
     violations: list[str],
     at_import: list[str],
-) -> dict[str, Any]:
+) -> RunResult:
     start = time.perf_counter()
     if name not in vars(module) and not job.get("tests"):
         message = f"{name} is in the module's source but not defined after import"
@@ -402,7 +403,7 @@ def _run_record(
 
 
 def _prepare(
-    job: dict[str, Any],
+    job: Job,
     module: types.ModuleType,
     name: str,
     pinned: Any,
@@ -426,7 +427,7 @@ def _prepare(
 
 
 def _audit(
-    job: dict[str, Any],
+    job: Job,
     module: types.ModuleType,
     names: list[str],
     writer: Writer,
@@ -442,7 +443,7 @@ def _audit(
     deadline = time.monotonic() + float(job.get("budget_s", math.inf))
     for name in names:
         start = time.perf_counter()
-        record: dict[str, Any]
+        record: AuditFindings | AuditError
         if oracle is None:
             record = {"error": "not available"}
         elif name not in vars(module):
@@ -462,13 +463,13 @@ def _audit(
 
 
 def _audit_one(
-    job: dict[str, Any],
+    job: Job,
     prepared: styles.Prepared,
     probe: styles.Prepared,
     oracle: Any,
     per_mutant_timeout_s: float,
     deadline: float,
-) -> dict[str, Any]:
+) -> AuditFindings | AuditError:
     try:
         called = collect_called(probe, job["project_root"], job["exclude"])
     except BaseException as e:  # noqa: BLE001 - the property failed on this run

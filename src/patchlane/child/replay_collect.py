@@ -37,6 +37,7 @@ from patchlane.child.channel import (
     without_xdist,
 )
 from patchlane.child.guard import BLOCKED_EVENTS
+from patchlane.child.messages import ReplayJob
 from patchlane.infra.bytecode import import_tree_from_source
 
 NETWORK_EVENTS = frozenset(e for e in BLOCKED_EVENTS if e.startswith("socket."))
@@ -100,7 +101,7 @@ class _Collector:
         only_files: list[str] | None = None,
     ) -> None:
         self.writer = writer
-        self.errors: list[dict[str, Any]] = []
+        self.errors: list[dict[str, object]] = []
         self.doctest_only = doctest_only
         self.plugins: list[str] = []
         self.scope = CollectScope(extra_paths, doctest_only, only_files)
@@ -203,7 +204,7 @@ class CollectScope:
 
 def main() -> None:
     """Run the job read from stdin; always ends the process with ``os._exit``."""
-    job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    job: ReplayJob = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     writer = ResultWriter(int(job["result_fd"]), str(job["token"]))
     violations: list[str] = []
     # The tree is materialised without bytecode; should any appear, modules below the

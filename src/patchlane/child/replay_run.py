@@ -50,6 +50,7 @@ from patchlane.child.channel import (
     tree_plugins,
     without_xdist,
 )
+from patchlane.child.messages import ReplayJob
 from patchlane.infra.bytecode import import_tree_from_source
 
 # Plugins that rerun a failing test until it passes: suite retries are ignored by the replay
@@ -254,7 +255,7 @@ class _SliceRunner:
         if report.passed and report.when != "call" and not hasattr(report, "wasxfail"):
             return  # a passing setup or teardown: the end of protocol says it happened
         self._check()  # before the record: a tampered report is never sent unflagged
-        record: dict[str, Any] = {
+        record: dict[str, object] = {
             "n": report.nodeid,
             "w": report.when,
             "o": report.outcome,
@@ -314,7 +315,7 @@ class _AskThenRun(_SliceRunner):
     that no report names failed.
     """
 
-    def __init__(self, writer: ResultWriter, root: Path, job: dict[str, Any], guard: Guard) -> None:
+    def __init__(self, writer: ResultWriter, root: Path, job: ReplayJob, guard: Guard) -> None:
         super().__init__(writer, root, [], [], guard)
         from patchlane.child.replay_collect import CollectScope
 
@@ -350,7 +351,7 @@ class _AskThenRun(_SliceRunner):
         self.files = frozenset(n for n in nodeids if "::" not in n)
         super().pytest_collection_modifyitems(config, items)
 
-    def _answer(self) -> dict[str, Any]:
+    def _answer(self) -> dict[str, object]:
         data = bytearray()
         while chunk := os.read(self.answer_fd, 65536):
             data += chunk
@@ -377,17 +378,18 @@ def _guard(writer: ResultWriter, fd: int, token: str) -> Guard:
 
 def main() -> None:
     """Run the job read from stdin; always ends the process with ``os._exit``."""
-    job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    job: ReplayJob = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     writer = ResultWriter(int(job["result_fd"]), str(job["token"]))
     guard = _guard(writer, int(job["result_fd"]), str(job["token"]))
     root = Path.cwd()
     plugins: list[object] = []
-    if job.get("record"):
+    record = job.get("record")
+    if record:
         # ``replay map``: coverage starts before the tree is importable (and before pytest
         # imports a test module), so that every line of the tree is traced.
         from patchlane.child.recorder import Recorder
 
-        plugins.append(Recorder(root, Path(job["record"])))
+        plugins.append(Recorder(root, Path(record)))
     # ``replay run`` on a host runs in its work tree, where a committed sourceless ``.pyc``
     # would be imported as is: below the root, modules come from source only.
     import_tree_from_source(root)

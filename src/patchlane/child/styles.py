@@ -369,7 +369,7 @@ def json_safe(value: Any, depth: int = 0) -> Any:
         items = [json_safe(v, depth + 1) for v in value[:_ITEMS_LIMIT]]
         return items + (["..."] if len(value) > _ITEMS_LIMIT else [])
     if isinstance(value, dict):
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for i, (k, v) in enumerate(value.items()):
             if i >= _ITEMS_LIMIT:
                 out["..."] = "..."

@@ -20,10 +20,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import patchlane
 from patchlane.infra import children, sandbox
@@ -46,10 +45,10 @@ DRAIN_S = 2.0
 # A record with this key asks the parent a question mid-run (``run_child``'s ``answer``).
 ASK = "ask"
 # Given every record so far (the question last), return the answer's bytes.
-Answer = Callable[[Sequence[dict[str, Any]]], bytes]
+Answer = Callable[[Sequence[dict[str, object]]], bytes]
 # Given the records that arrived since its last call (often none), on every turn of the
 # watch loop: what a caller shows while the child runs (``run_child``'s ``listen``).
-Listen = Callable[[Sequence[dict[str, Any]]], None]
+Listen = Callable[[Sequence[dict[str, object]]], None]
 
 
 @dataclass(frozen=True)
@@ -58,7 +57,7 @@ class ChildRun:
     the process facts. ``returncode`` is negative for a signal; ``timed_out`` when the
     wall clock ran out and the group was killed."""
 
-    records: tuple[dict[str, Any], ...]
+    records: tuple[dict[str, object], ...]
     done_count: int | None
     problems: tuple[str, ...]
     returncode: int
@@ -125,7 +124,7 @@ class Launch:
     ``run_child``) and ``result_limit``, the bytes its result channel may carry."""
 
     argv: Sequence[str]
-    job: dict[str, Any]
+    job: Mapping[str, object]
     token: str
     timeout_s: float
     cwd: Path
@@ -389,7 +388,7 @@ class _Listener:
     def look(self, results: bytearray) -> None:
         """Hand on the complete lines that arrived since the last look (maybe none)."""
         end = results.rfind(b"\n", self.seen)
-        records: list[dict[str, Any]] = []
+        records: list[dict[str, object]] = []
         if end >= self.seen:
             records, _, _ = parse_results(bytes(results[self.seen : end + 1]), self.token)
             self.seen = end + 1
@@ -409,7 +408,7 @@ class _Question:
         self.answer = answer
         self.fd: int | None = fd
         self.seen = 0  # bytes of the channel already split into records
-        self.records: list[dict[str, Any]] = []
+        self.records: list[dict[str, object]] = []
 
     def look(self, results: bytearray) -> None:
         """Take the complete lines that arrived; answer at the first question."""
@@ -452,7 +451,7 @@ def _write_and_close(fd: int, data: bytes) -> None:
         os.close(fd)
 
 
-def parse_results(data: bytes, token: str) -> tuple[list[dict[str, Any]], int | None, list[str]]:
+def parse_results(data: bytes, token: str) -> tuple[list[dict[str, object]], int | None, list[str]]:
     """Split the result channel into records.
 
     Returns ``(records, done_count, problems)``: the JSON objects carrying ``token`` (the
@@ -463,7 +462,7 @@ def parse_results(data: bytes, token: str) -> tuple[list[dict[str, Any]], int | 
     """
     from patchlane.inputs.jsonio import loads_strict
 
-    records: list[dict[str, Any]] = []
+    records: list[dict[str, object]] = []
     problems: list[str] = []
     done: int | None = None
     lines = data.split(b"\n")

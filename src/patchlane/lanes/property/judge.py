@@ -7,27 +7,30 @@ counting every result, exit code 0); anything else is a reason not to trust the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TypeGuard, TypeVar
 
+from patchlane.child.messages import AuditResult, ImportResult, RunResult
 from patchlane.formats.property_report import ORACLE_KINDS
 from patchlane.infra.process import ChildRun
 
 CHILD_KINDS = frozenset({"assertion", "error", "sandbox", "module"})
 STYLES = frozenset({"seed", "hypothesis", "check", "unknown"})
+# The record a validator proves a line to be.
+R = TypeVar("R", RunResult, ImportResult, AuditResult)
 
 
 def records(
     names: tuple[str, ...],
     result: ChildRun,
-    valid: Callable[[dict[str, Any], tuple[str, ...]], bool],
-) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    valid: Callable[[Mapping[str, object], tuple[str, ...]], TypeGuard[R]],
+) -> tuple[dict[str, R], list[str]]:
     """Return a child's records by property name (those ``valid`` accepts, first of each)
     and every reason not to trust them: protocol problems, malformed or duplicate lines, a
     missing or wrong ``done`` count, a non-zero exit (the last two not after a timeout,
     which explains them)."""
     problems = list(result.problems)
-    got: dict[str, dict[str, Any]] = {}
+    got: dict[str, R] = {}
     for record in result.records:
         if not valid(record, names):
             problems.append("a malformed result line")
@@ -55,7 +58,7 @@ def exit_text(code: int) -> str:
     return f"the child exited with code {code}"
 
 
-def valid_run_record(record: dict[str, Any], names: tuple[str, ...]) -> bool:
+def valid_run_record(record: Mapping[str, object], names: tuple[str, ...]) -> TypeGuard[RunResult]:
     """Return whether ``record`` is a well-formed result of a run child for one of
     ``names``: exactly the expected keys, a known style, and for a pass no failure data."""
     if set(record) != {
@@ -83,7 +86,9 @@ def valid_run_record(record: dict[str, Any], names: tuple[str, ...]) -> bool:
     )
 
 
-def valid_import_record(record: dict[str, Any], names: tuple[str, ...]) -> bool:
+def valid_import_record(
+    record: Mapping[str, object], names: tuple[str, ...]
+) -> TypeGuard[ImportResult]:
     """Return whether ``record`` is a well-formed result of an import child: ``message``
     ``None`` when the module imported, else why not, with the ``missing`` package if any."""
     if set(record) != {"property", "missing", "message", "seconds"}:
@@ -98,17 +103,19 @@ def valid_import_record(record: dict[str, Any], names: tuple[str, ...]) -> bool:
     )
 
 
-def _is_seconds(value: Any) -> bool:
+def _is_seconds(value: object) -> bool:
     return not isinstance(value, bool) and isinstance(value, int | float)
 
 
-def _is_package(value: Any) -> bool:
+def _is_package(value: object) -> bool:
     """A missing package is ``None`` or a plain top-level module name (it ends up in a
     message and is compared with file names, so nothing else is believed)."""
     return value is None or (isinstance(value, str) and value.isidentifier())
 
 
-def valid_audit_record(record: dict[str, Any], names: tuple[str, ...]) -> bool:
+def valid_audit_record(
+    record: Mapping[str, object], names: tuple[str, ...]
+) -> TypeGuard[AuditResult]:
     """Return whether ``record`` is a well-formed result of an audit child for one of
     ``names``: an ``error``, or findings of known kinds with mutant counts."""
     if set(record) != {"property", "audit", "seconds"} or record["property"] not in names:

@@ -24,8 +24,9 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
+from patchlane.child.messages import ImportResult, Job
 from patchlane.errors import EnvironmentFault, InputError, MapError, UsageError
 from patchlane.formats.property_report import (
     MODULE_LEVEL,
@@ -73,12 +74,12 @@ class _Job:
     source: str
     mode: str  # run | audit | import
     names: tuple[str, ...]
-    payload: dict[str, Any]
+    payload: Job
     timeout_s: float
     home: Path
     # What the run's result-cache key is made of (``resultcache.describe``); ``None``: the
     # run is not looked up or stored.
-    described: dict[str, Any] | None = None
+    described: resultcache.Description | None = None
 
 
 @dataclass(frozen=True)
@@ -312,8 +313,8 @@ def _result_cache(trees: _Trees) -> resultcache.ResultCache | None:
     return resultcache.ResultCache(default_cache() / resultcache.FOLDER, roots, (prefix,), key)
 
 
-def _guarded() -> dict[str, list[str]]:
-    """Return the job key that makes the child's sandbox block writes into the parts of
+def _guarded() -> list[str]:
+    """Return the job's ``guarded`` directories, which make the child's sandbox block writes into the parts of
     patchlane's cache directory that later runs take results from: the property results and
     the dependency maps (docs/explanation/decisions/0016-caches.md), and the directory of the
     key their MACs are made with (a key the patch wrote would be one it knows:
@@ -324,7 +325,7 @@ def _guarded() -> dict[str, list[str]]:
 
     cache = default_cache()
     guarded = [os.fspath((cache / d).resolve()) for d in (resultcache.FOLDER, MAPS)]
-    return {"guarded": [*guarded, os.fspath(key_dir().resolve())]}
+    return [*guarded, os.fspath(key_dir().resolve())]
 
 
 def _check_options(seed: int, cases: int, mutants: int, only: str | None, case: int | None) -> None:
@@ -565,7 +566,7 @@ class _LaneRun:
         trees = [os.fspath(head)]
         if version.source == "base":
             trees.insert(0, os.fspath(version.tree))
-        payload = {
+        payload: Job = {
             "mode": "run",
             "module": version.module,
             "names": list(version.names),
@@ -578,7 +579,7 @@ class _LaneRun:
             "case": self.case,
             "hypothesis": True,
             "tests": True,
-            **_guarded(),
+            "guarded": _guarded(),
         }
         return self._job(version.path, version.source, version.names, payload)
 
@@ -691,7 +692,7 @@ class _LaneRun:
             return [os.fspath(p) for p in base] + head, [os.fspath(self.trees.base_root), *trees]
         return head, trees
 
-    def _payload(self, version: discover.ModuleVersion, names: Sequence[str]) -> dict[str, Any]:
+    def _payload(self, version: discover.ModuleVersion, names: Sequence[str]) -> Job:
         paths, trees = self._paths(version.source)
         return {
             "mode": "run",
@@ -705,15 +706,13 @@ class _LaneRun:
             "cases": self.cases,
             "case": self.case,
             "hypothesis": version.uses_hypothesis,
-            **_guarded(),
+            "guarded": _guarded(),
         }
 
     def _run_job(self, version: discover.ModuleVersion, names: tuple[str, ...]) -> _Job:
         return self._job(version.module, version.source, names, self._payload(version, names))
 
-    def _job(
-        self, module: str, source: str, names: tuple[str, ...], payload: dict[str, Any]
-    ) -> _Job:
+    def _job(self, module: str, source: str, names: tuple[str, ...], payload: Job) -> _Job:
         """A run job with its own home, described for the result cache when it is on."""
         home = self._home()
         payload = {**payload, "home": os.fspath(home)}
@@ -978,10 +977,9 @@ class _LaneRun:
         record = self._import_record(module, file, root)
         if record is None or record["message"] is None:
             return None
-        missing: str | None = record["missing"]
-        return missing
+        return record["missing"]
 
-    def _import_record(self, module: str, file: Path, root: Path) -> dict[str, Any] | None:
+    def _import_record(self, module: str, file: Path, root: Path) -> ImportResult | None:
         """Import the base's ``module`` with the base's own code in a child; return its
         well-formed import record (``message`` ``None`` when it imported), or ``None`` when
         the module does not parse or the child gave no trustworthy record."""
@@ -990,7 +988,7 @@ class _LaneRun:
         if version.error is not None:
             return None
         home = self._home()
-        payload = {
+        payload: Job = {
             "mode": "import",
             "module": module,
             "names": [_IMPORT],
@@ -1003,7 +1001,7 @@ class _LaneRun:
             "case": None,
             "hypothesis": version.uses_hypothesis,
             "home": os.fspath(home),
-            **_guarded(),
+            "guarded": _guarded(),
         }
         job = _Job(module, "base", "import", (_IMPORT,), payload, self.lane.timeout_s, home)
         self.out.progress(f"property: {module} (base, import with the base's code)")
@@ -1087,7 +1085,7 @@ class _LaneRun:
             longest = max(budgets.values())
             timeout = self.lane.timeout_s + self.lane.audit_budget_s + 2 * longest
             home = self._home()
-            payload = {
+            payload: Job = {
                 **self._payload(version, names),
                 "mode": "audit",
                 "case": None,

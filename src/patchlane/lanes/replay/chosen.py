@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from patchlane.child.messages import ReplayJob
 from patchlane.infra.ui import one_line
 from patchlane.lanes.replay.collect import Collected, CollectionError, tail_lines
 from patchlane.lanes.replay.run import (
@@ -105,7 +106,7 @@ def collect_and_run(
 
     with tempfile.TemporaryDirectory(prefix="patchlane-replay-") as tmp:
         allowed, freeze = freeze_setup(freeze_report, Path(tmp))
-        job = {
+        job: ReplayJob = {
             "args": pytest_args(tree, freeze),
             "extra_paths": list(scope.extra_paths),
             "doctest_only": list(scope.doctest_only),

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from patchlane.child.messages import ReplayJob
 from patchlane.errors import PatchlaneError
 from patchlane.infra import process
 from patchlane.infra.bytecode import process_pycache
@@ -117,14 +118,14 @@ def collect(
             run = process.run_child(
                 process.Launch(
                     argv,
-                    {
+                    ReplayJob(
                         # No paths: pytest collects what the project's full suite collects
                         # (testpaths, or the rootdir); the child adds ours where that misses them.
-                        "args": pytest_args(root, []),
-                        "extra_paths": paths,
-                        "doctest_only": list(doctest_only),
-                        "only_files": None if only_files is None else list(only_files),
-                    },
+                        args=pytest_args(root, []),
+                        extra_paths=paths,
+                        doctest_only=list(doctest_only),
+                        only_files=None if only_files is None else list(only_files),
+                    ),
                     token=secrets.token_hex(16),
                     timeout_s=timeout_s,
                     # A suite's node ids can be tens of MiB (packaging: 64k parametrized tests).

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import patchlane
+from patchlane.child.messages import ReplayJob
 from patchlane.formats.receipt import Receipt, utc_stamp
 from patchlane.infra.bytecode import process_pycache
 from patchlane.infra.sandbox import Confinement, isolation
@@ -214,14 +215,15 @@ def run_tests(
     progress = counter(len(nodeids), from_collection=bool(files))
     with tempfile.TemporaryDirectory(prefix="patchlane-replay-") as tmp:
         allowed, freeze = freeze_setup(freeze_report, Path(tmp))
+        job: ReplayJob = {
+            "args": pytest_args(tree, freeze),
+            "nodeids": list(nodeids),
+            "files": list(files),
+            "record": os.fspath(record) if record is not None else None,
+        }
         launch = process.Launch(
             CHILD_ARGV,
-            {
-                "args": pytest_args(tree, freeze),
-                "nodeids": list(nodeids),
-                "files": list(files),
-                "record": os.fspath(record) if record is not None else None,
-            },
+            job,
             token=secrets.token_hex(16),
             timeout_s=timeout_s,
             cwd=tree,

@@ -40,9 +40,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import patchlane
+from patchlane.child.messages import Job, RunResult
 from patchlane.errors import PatchlaneError
 from patchlane.infra.cachekey import CacheKey
 from patchlane.infra.process import ChildRun
@@ -84,18 +85,60 @@ class Reads:
     blind: tuple[str, ...]
 
 
+class Versions(TypedDict):
+    """What of the environment a result depends on besides the repository."""
+
+    python: str
+    executable: str
+    cache_tag: str | None
+    platform: str
+    hypothesis: str | None
+    patchlane: str
+
+
+class Description(TypedDict):
+    """What a run's cache key is made of (``describe``): the job as it bears on the result,
+    its paths relative to the trees (``[label, path]``), the module file's digest, the clock,
+    the isolation and the environment's ``Versions``."""
+
+    format: int
+    source: str
+    mode: str
+    module: str
+    module_file: list[str]
+    module_sha256: str
+    names: list[str]
+    seed: int
+    cases: int
+    case: int | None
+    hypothesis: bool
+    tests: bool
+    layout: list[list[str]]
+    timeout_s: float
+    isolation: list[str]
+    versions: Versions
+
+
+class Manifest(TypedDict):
+    """What a stored run read: ``[kind, tree, path, fingerprint]`` rows in the trees and
+    ``[kind, path, fingerprint]`` rows outside them."""
+
+    tree: list[list[str]]
+    outside: list[list[str]]
+
+
 @dataclass(frozen=True)
 class Offer:
     """A finished run the lane may store: its key's description, its result records in
     the order of its properties, what it read, and the child's home directory."""
 
-    description: dict[str, Any]
-    records: tuple[dict[str, Any], ...]
+    description: Description
+    records: tuple[RunResult, ...]
     reads: Reads
     home: Path
 
 
-def canonical(value: Any) -> bytes:
+def canonical(value: object) -> bytes:
     """Return ``value`` as canonical JSON bytes (sorted keys, ASCII, no white space).
 
     Raises ``ValueError``/``TypeError`` for what JSON cannot hold."""
@@ -105,13 +148,13 @@ def canonical(value: Any) -> bytes:
     return text.encode("ascii")
 
 
-def key_of(description: Mapping[str, Any]) -> str:
+def key_of(description: Description) -> str:
     """Return the cache key (hex SHA-256) of a run's description."""
     return hashlib.sha256(canonical(description)).hexdigest()
 
 
 @cache
-def _versions() -> dict[str, Any]:
+def _versions() -> Versions:
     """What of this environment changes a result besides the repository: interpreter,
     Hypothesis and patchlane."""
     from importlib import metadata
@@ -131,13 +174,13 @@ def _versions() -> dict[str, Any]:
 
 
 def describe(
-    payload: Mapping[str, Any],
+    payload: Job,
     source: str,
     roots: Mapping[str, Path],
     *,
     timeout_s: float,
     isolation: Sequence[str],
-) -> dict[str, Any] | None:
+) -> Description | None:
     """Return the description a run job's key is made of, or ``None`` when the run cannot
     be cached (a path of its layout outside the trees, an unreadable module file).
 
@@ -145,9 +188,14 @@ def describe(
     ``isolation`` names the layers and the command prefix children start with (as root in
     a user namespace, a child sees another user id)."""
     placed = _Places(roots)
-    layout = [placed.relative(p) for p in (*payload["paths"], payload["cwd"], *payload["trees"])]
+    layout: list[list[str]] = []
+    for path in (*payload["paths"], payload["cwd"], *payload["trees"]):
+        place = placed.relative(path)
+        if place is None:
+            return None
+        layout.append(place)
     module = placed.relative(payload["expect_file"])
-    if module is None or any(p is None for p in layout):
+    if module is None:
         return None
     try:
         digest = hashlib.sha256(Path(payload["expect_file"]).read_bytes()).hexdigest()
@@ -201,15 +249,16 @@ def _parse_reads(value: Any) -> Reads | None:
     return Reads(*(tuple(v) for v in lists))
 
 
-def hit_run(records: Sequence[dict[str, Any]], seconds: float) -> ChildRun:
+def hit_run(records: Sequence[RunResult], seconds: float) -> ChildRun:
     """Return a cached result as the ``ChildRun`` of a child that reported ``records``
     and ended well, so that the lane judges it exactly as it judged the original."""
-    return ChildRun(tuple(records), len(records), (), 0, False, seconds, b"", b"")
+    plain = tuple(dict(r) for r in records)
+    return ChildRun(plain, len(records), (), 0, False, seconds, b"", b"")
 
 
 def trusted_records(
     names: tuple[str, ...], result: ChildRun
-) -> tuple[tuple[dict[str, Any], ...] | None, str]:
+) -> tuple[tuple[RunResult, ...] | None, str]:
     """Return the records of a run whose result may be stored, in ``names`` order, or
     ``None`` and why not: the lane's judge found a problem (no ``done``, a bad exit, a
     malformed line, a missing result), the clock ran out, or a property failed in the
@@ -283,7 +332,7 @@ class ResultCache:
 
     # -- lookup ----------------------------------------------------------------------------
 
-    def lookup(self, description: dict[str, Any]) -> tuple[dict[str, Any], ...] | None:
+    def lookup(self, description: Description) -> tuple[RunResult, ...] | None:
         """Return the stored result records of a run described so, when an entry's
         manifest still holds; ``None`` otherwise (never raises for what the cache holds).
         An entry whose MAC does not verify is removed and listed in ``unverified``."""
@@ -296,10 +345,11 @@ class ResultCache:
             if entry is None:
                 self.unverified.append(self._discard(path))
                 continue
-            if _fits(entry, description) and self._holds(entry["manifest"]):
+            records = _fitting(entry, description)
+            if records is not None and self._holds(entry["manifest"]):
                 with contextlib.suppress(OSError):
                     os.utime(path)  # recently used: kept when the key's variants are pruned
-                return tuple(entry["records"])
+                return records
         return None
 
     def _discard(self, path: Path) -> str:
@@ -355,7 +405,7 @@ class ResultCache:
             outcome.append(self._write(offer, manifest))
         return outcome
 
-    def manifest(self, reads: Reads, home: Path) -> tuple[dict[str, Any] | None, str]:
+    def manifest(self, reads: Reads, home: Path) -> tuple[Manifest | None, str]:
         """Return the manifest of a run's reads and ``""``, or ``None`` and why the run
         cannot be stored (blind, wrote outside its home, a path that leaves a tree or
         cannot be fingerprinted)."""
@@ -417,7 +467,7 @@ class ResultCache:
             found.update(os.fspath(p) for p in Path(start).parents if p != Path("/"))
         return frozenset(found)
 
-    def _write(self, offer: Offer, manifest: dict[str, Any]) -> str:
+    def _write(self, offer: Offer, manifest: Manifest) -> str:
         """Write one entry (atomically) and prune its key's oldest; return ``""`` or why
         it could not be written."""
         entry = {
@@ -461,7 +511,7 @@ def _newest(folder: Path) -> list[Path]:
     return [Path(p) for _, p in sorted(found, reverse=True)]
 
 
-def _verified(path: Path, identity: str, key: CacheKey) -> dict[str, Any] | None:
+def _verified(path: Path, identity: str, key: CacheKey) -> dict[str, object] | None:
     """Return the entry at ``path`` when it is a JSON object whose ``mac`` verifies under
     ``key`` for its canonical bytes at ``identity`` (its folder), else ``None`` (too large,
     not JSON, no MAC, a wrong one). Raises ``FileNotFoundError`` when there is no file."""
@@ -486,23 +536,26 @@ def _verified(path: Path, identity: str, key: CacheKey) -> dict[str, Any] | None
     return entry
 
 
-def _fits(entry: dict[str, Any], description: dict[str, Any]) -> bool:
-    """Return whether a verified entry is one of this format for ``description`` and
-    intact (its records are a complete result for the described properties)."""
+def _fitting(entry: dict[str, object], description: Description) -> tuple[RunResult, ...] | None:
+    """Return the records of a verified entry when it is one of this format for
+    ``description`` and intact (its records are a complete result for the described
+    properties, in order); ``None`` otherwise."""
     if set(entry) != _ENTRY_KEYS or entry["format"] != FORMAT:
-        return False
+        return None
     if entry["description"] != description:
-        return False
+        return None
     names = tuple(description["names"])
-    records = entry["records"]
-    if not isinstance(records, list) or len(records) != len(names):
-        return False
-    for name, record in zip(names, records, strict=True):
+    stored = entry["records"]
+    if not isinstance(stored, list) or len(stored) != len(names):
+        return None
+    records: list[RunResult] = []
+    for name, record in zip(names, stored, strict=True):
         if not isinstance(record, dict) or not judge.valid_run_record(record, names):
-            return False
+            return None
         if record["property"] != name:
-            return False
-    return True
+            return None
+        records.append(record)
+    return tuple(records)
 
 
 def _shaped(item: Any, size: int) -> bool:
