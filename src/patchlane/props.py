@@ -113,7 +113,7 @@ def generator_of(fn: Callable[..., Any]) -> Generator | None:
 
 def case_arguments(
     fn: Callable[..., Any], seed: int, index: int, name: str | None = None
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """Return the keyword arguments of case ``index`` of the ``@check`` property ``fn``.
 
     ``name`` defaults to ``fn.__name__``. Raises ``TypeError`` when ``fn`` has no ``@check``
@@ -133,7 +133,7 @@ def case_arguments(
 
 def run_case(
     fn: Callable[..., Any], seed: int, index: int, name: str | None = None
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """Run case ``index`` of the ``@check`` property ``fn`` alone; return its arguments.
 
     Raises what the property raises (``AssertionError`` when it fails), and what
