@@ -369,7 +369,7 @@ def _guard(writer: ResultWriter, fd: int, token: str) -> Guard:
         importlib.import_module(f"_pytest.{name}")
     send = tripwire.sender(fd, token)
 
-    def counted(record: dict[str, Any]) -> None:
+    def counted(record: dict[str, object]) -> None:
         send(record)
         writer.count += 1
 
