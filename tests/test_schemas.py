@@ -1,11 +1,16 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import jsonschema
 import pytest
 
+from patchlane.formats.envelope import report_schema
+from patchlane.formats.fixture_report import FixtureReport
+from patchlane.formats.schemas import GENERATED, schema_text
 from patchlane.inputs.yamlio import load_yaml
 from patchlane.schemas import NAMES, load_schema
 
@@ -119,3 +124,24 @@ def test_the_schemas_name_exactly_the_states_the_enums_declare() -> None:
     assert set(effect["enum"]) == {r.value for r in Ruling}
     for name in ("fixture-report", "freeze-report", "property-report", "replay-report"):
         assert set(load_schema(name)["properties"]["status"]["enum"]) <= {s.value for s in Status}
+
+
+@pytest.mark.parametrize("name", sorted(GENERATED))
+def test_a_generated_schema_is_committed_as_its_model_makes_it(name: str) -> None:
+    """The committed schema of a format declared as a model is exactly the model's: run
+    ``python -m patchlane.formats.schemas`` after changing one."""
+    committed = resources.files("patchlane.schemas").joinpath(f"{name}.schema.json")
+    assert committed.read_text("utf-8") == schema_text(name)
+
+
+def test_a_field_added_to_a_model_breaks_the_comparison() -> None:
+    """The comparison above can fail: a key the model gains and the committed file lacks."""
+
+    @dataclass(frozen=True)
+    class Grown(FixtureReport):
+        added: int = 0
+
+    grown = report_schema("fixture", Grown, "fixture-report.json", "patchlane fixture report")
+    committed = load_schema("fixture-report")
+    assert grown != committed
+    assert set(grown["properties"]) - set(committed["properties"]) == {"added"}  # type: ignore[arg-type]

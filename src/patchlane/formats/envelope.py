@@ -26,6 +26,7 @@ from patchlane.errors import ReportError
 from patchlane.formats.status import Status
 from patchlane.inputs.fields import Document, FieldPath, Fields, Wording, json_document
 from patchlane.inputs.jsonio import dotted, parse_json_bytes, read_file_bytes
+from patchlane.inputs.model import schema_parts, spec
 
 T = TypeVar("T")
 
@@ -133,6 +134,33 @@ def envelope(doc: Document, value: object, lane: str) -> tuple[Fields, Status, s
     return doc.fields(value), Status(status), reason
 
 
+def report_schema(lane: str, model: type, file_name: str, title: str) -> dict[str, object]:
+    """Return the JSON Schema of the lane report ``model`` (``file_name``, e.g.
+    ``fixture-report.json``): the envelope's keys, then the model's. The committed schemas
+    are this function's output (``formats.schemas``)."""
+    properties, required = schema_parts(model)
+    envelope_keys: dict[str, object] = {
+        "lane": {"const": lane},
+        "status": properties.pop("status"),
+        "reason": properties.pop("reason"),
+        "not_built": {
+            "type": "boolean",
+            "description": "written by early versions for a lane not built yet; still "
+            "accepted, and ignored: the report's status decides",
+        },
+    }
+    stem = file_name.removesuffix(".json")
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://patchlane.invalid/schemas/{stem}.schema.json",
+        "title": f"{title} ({file_name})",
+        "type": "object",
+        "properties": {**envelope_keys, **properties},
+        "required": ["lane", *required],
+        "additionalProperties": False,
+    }
+
+
 def review_events(top: Fields) -> tuple[str, ...]:
     """Return a report's ``review_events`` (none when absent): each keeps the verdict at
     ``undecided``, whichever lane's report carries it. Raises ``ReportError``."""
@@ -142,3 +170,8 @@ def review_events(top: Fields) -> tuple[str, ...]:
             (*top.path, "review_events"), "'review_events' must be a list of strings"
         )
     return tuple(events)
+
+
+# The ``review_events`` key every lane report may carry: written only when there is one, and
+# read with the reports' own message.
+REVIEW_EVENTS = spec(write="nonempty", read=lambda top, key: review_events(top))

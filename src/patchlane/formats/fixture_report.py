@@ -8,52 +8,26 @@ byte-identical JSON apart from that one field.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from patchlane.errors import LockError
 from patchlane.formats.envelope import (
     ENVELOPE_KEYS,
+    REVIEW_EVENTS,
     envelope,
     read_report,
     report_document,
-    review_events,
 )
 from patchlane.formats.status import Status
 from patchlane.inputs.fields import Document, Fields
+from patchlane.inputs.model import from_fields, spec, to_data
 from patchlane.inputs.paths import under_any
 
 LANE = "fixture"
 SOURCES = ("worktree", "commit")
-# The keys ``to_json`` can write, at each level; the reader refuses any other.
-TOP_KEYS = (
-    *ENVELOPE_KEYS,
-    "source",
-    "commit",
-    "roots",
-    "missing",
-    "extra",
-    "changed",
-    "unsafe",
-    "case_collisions",
-    "lock_errors",
-    "lock_updates",
-    "timings",
-    "checkout_attributes",
-    "review_events",
-)
-ROOT_KEYS = (
-    "paths",
-    "lock",
-    "canonical_json",
-    "files",
-    "lock_sha256",
-    "lock_changed",
-    "lock_reason",
-    "ok",
-)
-ATTRIBUTE_KEYS = ("path", "attribute", "value", "review")
-TIMING_KEYS = ("seconds", "hashed", "cached")
+# A key written only by a lane that checked something (``source`` is not none).
+_CHECKED = spec(when="source")
 
 
 @dataclass(frozen=True)
@@ -65,16 +39,11 @@ class CheckoutAttribute:
     path: str
     attribute: str
     value: str
-    review: bool = True
+    review: bool = field(default=True, metadata=spec(required=True))
 
     def to_json(self) -> dict[str, object]:
         """Return the attribute as JSON-ready data, keys in a fixed order."""
-        return {
-            "path": self.path,
-            "attribute": self.attribute,
-            "value": self.value,
-            "review": self.review,
-        }
+        return to_data(self)
 
 
 @dataclass(frozen=True)
@@ -99,51 +68,32 @@ class LockUpdate:
     ``None`` only in a report read back without one)."""
 
     lock: str
-    reason: str | None
+    reason: str | None = field(metadata=spec(absent=None))
 
 
 @dataclass(frozen=True)
 class RootResult:
     """One root as checked: its paths and lock, how many files it holds, its lock, and
-    whether it is clean (``ok``: see ``root_ok``)."""
+    whether it is clean (``ok``: see ``root_ok``). A report read back may leave out every
+    key but ``paths``, ``lock`` and ``ok``: they read as none, false or zero."""
 
-    paths: tuple[str, ...]
+    paths: tuple[str, ...] = field(metadata=spec(item=None))
     lock: str
-    canonical_json: bool
-    files: int
-    lock_sha256: str | None
-    lock_changed: bool
-    lock_reason: str | None
-    ok: bool
+    canonical_json: bool = field(metadata=spec(absent=False))
+    files: int = field(metadata=spec(absent=0, lo=0))
+    lock_sha256: str | None = field(metadata=spec(absent=None))
+    lock_changed: bool = field(metadata=spec(absent=False))
+    lock_reason: str | None = field(metadata=spec(absent=None))
+    ok: bool = field(
+        metadata=spec(
+            description="no changed, missing, extra or unsafe path (nor case collision) lies "
+            "under this root's paths, and its lock had no error"
+        )
+    )
 
     def to_json(self) -> dict[str, object]:
         """Return the root as JSON-ready data, keys in a fixed order."""
-        return {
-            "paths": list(self.paths),
-            "lock": self.lock,
-            "canonical_json": self.canonical_json,
-            "files": self.files,
-            "lock_sha256": self.lock_sha256,
-            "lock_changed": self.lock_changed,
-            "lock_reason": self.lock_reason,
-            "ok": self.ok,
-        }
-
-    @classmethod
-    def parse(cls, item: Fields) -> RootResult:
-        """Read one entry of ``roots`` (the keys the format leaves optional read as none,
-        false or zero when absent). Raises ``ReportError``."""
-        item.only(ROOT_KEYS)
-        return cls(
-            paths=item.text_list("paths", item=None),
-            lock=item.string("lock"),
-            canonical_json=item.boolean("canonical_json", default=False),
-            files=item.integer("files", lo=0, default=0),
-            lock_sha256=item.string("lock_sha256", null=True, default=None),
-            lock_changed=item.boolean("lock_changed", default=False),
-            lock_reason=item.string("lock_reason", null=True, default=None),
-            ok=item.boolean("ok"),
-        )
+        return to_data(self)
 
 
 def root_ok(
@@ -164,9 +114,9 @@ def root_ok(
 class Timings:
     """How long the check took and how many files were hashed or taken from the cache."""
 
-    seconds: float
-    hashed: int
-    cached: int
+    seconds: float = 0.0
+    hashed: int = field(default=0, metadata=spec(lo=0))
+    cached: int = field(default=0, metadata=spec(lo=0))
 
 
 @dataclass(frozen=True)
@@ -186,19 +136,30 @@ class FixtureReport:
 
     status: Status
     reason: str
-    source: str | None = None
-    commit: str | None = None
-    roots: tuple[RootResult, ...] = ()
-    missing: tuple[str, ...] = ()
-    extra: tuple[str, ...] = ()
-    changed: tuple[str, ...] = ()
-    unsafe: tuple[Unsafe, ...] = ()
-    case_collisions: tuple[tuple[str, str], ...] = ()
-    lock_errors: tuple[LockProblem, ...] = ()
-    lock_updates: tuple[LockUpdate, ...] = ()
-    timings: Timings = Timings(0.0, 0, 0)
-    checkout_attributes: tuple[CheckoutAttribute, ...] = ()
-    review_events: tuple[str, ...] = ()
+    source: str | None = field(
+        default=None, metadata=spec(when="source", choices=SOURCES, null=False)
+    )
+    commit: str | None = field(default=None, metadata=_CHECKED)
+    roots: tuple[RootResult, ...] = field(default=(), metadata=_CHECKED)
+    missing: tuple[str, ...] = field(default=(), metadata=spec(when="source", item=None))
+    extra: tuple[str, ...] = field(default=(), metadata=spec(when="source", item=None))
+    changed: tuple[str, ...] = field(default=(), metadata=spec(when="source", item=None))
+    unsafe: tuple[Unsafe, ...] = field(default=(), metadata=_CHECKED)
+    case_collisions: tuple[tuple[str, str], ...] = field(
+        default=(), metadata=spec(when="source", read=lambda top, key: _pairs(top, key))
+    )
+    lock_errors: tuple[LockProblem, ...] = field(default=(), metadata=_CHECKED)
+    lock_updates: tuple[LockUpdate, ...] = field(default=(), metadata=_CHECKED)
+    timings: Timings = field(
+        default=Timings(),
+        metadata=spec(
+            when="source", description="what the check cost: not a function of the inputs"
+        ),
+    )
+    checkout_attributes: tuple[CheckoutAttribute, ...] = field(
+        default=(), metadata=spec(write="nonempty")
+    )
+    review_events: tuple[str, ...] = field(default=(), metadata=REVIEW_EVENTS)
 
     @classmethod
     def not_applicable(cls, reason: str) -> FixtureReport:
@@ -216,41 +177,10 @@ class FixtureReport:
         return self.status == Status.PASS
 
     def to_json(self) -> dict[str, object]:
-        """Return the report as JSON-ready data, keys in a fixed order.
-
-        ``checkout_attributes`` and ``review_events`` are present only when there is one:
-        a report without them has the shape it always had.
-        """
-        data: dict[str, object] = {"lane": LANE, "status": self.status.value, "reason": self.reason}
-        if self.source is not None:
-            data.update(
-                {
-                    "source": self.source,
-                    "commit": self.commit,
-                    "roots": [root.to_json() for root in self.roots],
-                    "missing": list(self.missing),
-                    "extra": list(self.extra),
-                    "changed": list(self.changed),
-                    "unsafe": [{"path": u.path, "problem": u.problem} for u in self.unsafe],
-                    "case_collisions": [list(pair) for pair in self.case_collisions],
-                    "lock_errors": [
-                        {"lock": e.lock, "problem": e.problem} for e in self.lock_errors
-                    ],
-                    "lock_updates": [
-                        {"lock": u.lock, "reason": u.reason} for u in self.lock_updates
-                    ],
-                    "timings": {
-                        "seconds": self.timings.seconds,
-                        "hashed": self.timings.hashed,
-                        "cached": self.timings.cached,
-                    },
-                }
-            )
-        if self.checkout_attributes:
-            data["checkout_attributes"] = [a.to_json() for a in self.checkout_attributes]
-        if self.review_events:
-            data["review_events"] = list(self.review_events)
-        return data
+        """Return the report as JSON-ready data, keys in a fixed order: a lane that checked
+        nothing writes only ``lane``, ``status``, ``reason`` and any review events, and
+        ``checkout_attributes`` and ``review_events`` are present only when there is one."""
+        return to_data(self, {"lane": LANE})
 
     @classmethod
     def from_json(cls, data: object, label: str) -> FixtureReport:
@@ -272,61 +202,24 @@ class FixtureReport:
 
 def _parse(doc: Document, value: object) -> FixtureReport:
     top, status, reason = envelope(doc, value, LANE)
-    top.only(TOP_KEYS)
-    timings = top.mapping("timings", default=None)
-    return FixtureReport(
-        status=status,
-        reason=reason,
-        source=top.choice("source", SOURCES, default=None),
-        commit=top.string("commit", null=True, default=None),
-        roots=tuple(RootResult.parse(r) for r in top.items("roots", default=())),
-        missing=top.text_list("missing", item=None, default=()),
-        extra=top.text_list("extra", item=None, default=()),
-        changed=top.text_list("changed", item=None, default=()),
-        unsafe=tuple(
-            Unsafe(u.only(("path", "problem")).string("path"), u.string("problem"))
-            for u in top.items("unsafe", default=())
-        ),
-        case_collisions=tuple(
-            _pair(top, i, v) for i, v in enumerate(top.sequence("case_collisions", default=()))
-        ),
-        lock_errors=tuple(
-            LockProblem(e.only(("lock", "problem")).string("lock"), e.string("problem"))
-            for e in top.items("lock_errors", default=())
-        ),
-        lock_updates=tuple(
-            LockUpdate(
-                u.only(("lock", "reason")).string("lock"),
-                u.string("reason", null=True, default=None),
-            )
-            for u in top.items("lock_updates", default=())
-        ),
-        timings=Timings(0.0, 0, 0)
-        if timings is None
-        else Timings(
-            timings.only(TIMING_KEYS).number("seconds", default=0.0),
-            timings.integer("hashed", lo=0, default=0),
-            timings.integer("cached", lo=0, default=0),
-        ),
-        checkout_attributes=tuple(
-            CheckoutAttribute(
-                a.only(ATTRIBUTE_KEYS).string("path"),
-                a.string("attribute"),
-                a.string("value"),
-                a.boolean("review"),
-            )
-            for a in top.items("checkout_attributes", default=())
-        ),
-        review_events=review_events(top),
-    )
+    given = {"status": status, "reason": reason}
+    return from_fields(FixtureReport, top, given=given, extra=ENVELOPE_KEYS)
 
 
-def _pair(top: Fields, index: int, value: object) -> tuple[str, str]:
-    """One case collision: two paths that a case-insensitive file system stores as one."""
-    if not isinstance(value, list) or len(value) != 2 or not all(isinstance(p, str) for p in value):
-        where = (*top.path, "case_collisions", index)
-        raise top.doc.error_at(where, "a case collision must be a list of two paths")
-    return value[0], value[1]
+def _pairs(top: Fields, key: str) -> tuple[tuple[str, str], ...]:
+    """The case collisions: pairs of paths that a case-insensitive file system stores as one."""
+    pairs = []
+    for index, value in enumerate(top.sequence(key)):
+        if (
+            not isinstance(value, list)
+            or len(value) != 2
+            or not all(isinstance(p, str) for p in value)
+        ):
+            raise top.doc.error_at(
+                (*top.path, key, index), "a case collision must be a list of two paths"
+            )
+        pairs.append((value[0], value[1]))
+    return tuple(pairs)
 
 
 def report_for_lock_error(

@@ -1,0 +1,45 @@
+"""The JSON Schemas generated from the formats' models, and the command that writes them.
+
+Each format declared as a model (``inputs.model``) has its schema generated here; the files
+under ``patchlane/schemas/`` are this module's output, and a test holds them to it, so the
+model, its reader, its writer and its schema cannot disagree (docs/architecture.md §4).
+Run ``python -m patchlane.formats.schemas`` after changing a model.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from patchlane.formats.envelope import report_schema
+from patchlane.formats.fixture_report import LANE as FIXTURE
+from patchlane.formats.fixture_report import FixtureReport
+
+# The schema's name (``NAMES`` of ``patchlane.schemas``) -> how it is generated.
+GENERATED: dict[str, Callable[[], dict[str, object]]] = {
+    "fixture-report": lambda: report_schema(
+        FIXTURE, FixtureReport, "fixture-report.json", "patchlane fixture report"
+    ),
+}
+
+
+def schema_text(name: str) -> str:
+    """Return the text of the generated schema ``name``, as committed. Raises ``KeyError``
+    for a schema that is not generated."""
+    return json.dumps(GENERATED[name](), indent=2, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write every generated schema into ``patchlane/schemas/``; return 0."""
+    del argv
+    folder = Path(__file__).resolve().parent.parent / "schemas"
+    for name in GENERATED:
+        (folder / f"{name}.schema.json").write_text(schema_text(name), encoding="utf-8")
+        print(f"wrote {name}.schema.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,321 @@
+"""A file format declared once: a frozen dataclass is the model, and its writer, its strict
+reader and its JSON Schema are derived from it (docs/architecture.md §4).
+
+A model's fields say everything the three need. Their types give the JSON kind (``str``,
+``int``, ``float``, ``bool``, a ``StrEnum``, a ``Literal`` of strings, another model, a
+``tuple[T, ...]`` of any of these, each optionally ``| None``). Their defaults say what an
+absent key reads as, and an optional ``spec(...)`` in the field's metadata says the rest
+(``Spec``): a description for the schema, a lower bound, when the key is written, what an
+absent key reads as when that differs from the constructor's default, and, for the rare key
+whose shape no type says, its own reader, writer and schema::
+
+    @dataclass(frozen=True)
+    class Timings:
+        seconds: float = 0.0
+        hashed: int = field(default=0, metadata=spec(lo=0))
+
+    to_data(Timings(1.5, 3))             # {"seconds": 1.5, "hashed": 3}
+    from_fields(Timings, fields)         # unknown keys refused, each value type-checked
+    schema_of(Timings)                   # {"type": "object", "properties": ..., ...}
+
+Reading goes through ``inputs.fields``, the one reader every input uses, so each refusal
+keeps the document's ``FILE:LINE`` and wording. The models are read once per class
+(``typing.get_type_hints``) and cached. Only the standard library and ``inputs.fields`` are
+imported: the pytest plugin reads the freeze report with this inside pytest children.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from patchlane.inputs.fields import Fields
+
+M = TypeVar("M")
+
+# The key of a field's metadata that holds its ``Spec``.
+_SPEC = "patchlane"
+_NONE: Any = type(None)
+
+
+class _Absent(enum.Enum):
+    ABSENT = enum.auto()
+
+
+# A ``Spec.absent`` that was not given: the field's default, if any, is what an absent key
+# reads as; with no default the key is required.
+_UNSET: Literal[_Absent.ABSENT] = _Absent.ABSENT
+
+Reader = Callable[[Fields, str], object]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What a field's type and default do not say about its key.
+
+    ``description`` goes into the schema. ``lo`` is a number's lower bound. ``write`` is
+    ``always`` or ``nonempty`` (left out when the value is empty or none); ``when`` names
+    another field: the key is written only when that field is not ``None``. ``absent`` is
+    what an absent key reads as, where the constructor's default is not that (or where the
+    field has none and the file may still leave the key out); ``required`` makes the key
+    required even where the constructor has a default. ``null=False`` refuses ``null`` in
+    the file for a field whose ``None`` only stands for an absent key. ``choices`` are the strings a
+    ``str`` field may hold. ``item`` words a refused item
+    of a list of strings (``None``: the whole list is refused). ``read``, ``dump`` and
+    ``schema`` replace the derived reader, writer and schema of a key whose shape the type
+    does not say.
+    """
+
+    description: str | None = None
+    lo: float | None = None
+    write: Literal["always", "nonempty"] = "always"
+    when: str | None = None
+    absent: object = _UNSET
+    required: bool = False
+    null: bool = True
+    choices: tuple[str, ...] | None = None
+    item: str | None = "a string"
+    read: Reader | None = None
+    dump: Callable[[Any], object] | None = None
+    schema: Mapping[str, object] | None = None
+
+
+def spec(**settings: Any) -> dict[str, Spec]:
+    """Return a field's metadata holding ``Spec(**settings)``, for ``field(metadata=...)``.
+    Raises ``TypeError`` for a setting ``Spec`` does not have."""
+    return {_SPEC: Spec(**settings)}
+
+
+@dataclass(frozen=True)
+class _Field:
+    """One field of a model, resolved: its key, type (``None`` stripped), whether ``null``
+    is a value, what an absent key reads as (``_UNSET``: required), and its ``Spec``."""
+
+    name: str
+    kind: Any
+    nullable: bool
+    absent: object
+    spec: Spec
+
+
+# Each model's fields, resolved the first time the model is used.
+_RESOLVED: dict[type, tuple[_Field, ...]] = {}
+
+
+def model_fields(model: type) -> tuple[_Field, ...]:
+    """Return the resolved fields of the dataclass ``model``, in declaration order. Raises
+    ``TypeError`` for a class that is not a dataclass."""
+    if model in _RESOLVED:
+        return _RESOLVED[model]
+    hints = typing.get_type_hints(model)
+    resolved = []
+    for f in dataclasses.fields(model):
+        kind = hints[f.name]
+        args = typing.get_args(kind)
+        given: Spec = f.metadata.get(_SPEC, Spec())
+        nullable = _is_union(kind) and _NONE in args
+        if nullable:
+            rest = tuple(a for a in args if a is not _NONE)
+            kind = rest[0] if len(rest) == 1 else typing.Union[rest]  # noqa: UP007
+            nullable = given.null
+        absent = given.absent
+        if given.required:
+            absent = _UNSET
+        elif absent is _UNSET and f.default is not dataclasses.MISSING:
+            absent = f.default
+        elif absent is _UNSET and f.default_factory is not dataclasses.MISSING:
+            absent = f.default_factory()
+        resolved.append(_Field(f.name, kind, nullable, absent, given))
+    _RESOLVED[model] = tuple(resolved)
+    return _RESOLVED[model]
+
+
+def keys(model: type) -> tuple[str, ...]:
+    """Return the keys of ``model``'s format, in the order they are written."""
+    return tuple(f.name for f in model_fields(model))
+
+
+def _is_union(kind: Any) -> bool:
+    return typing.get_origin(kind) in (typing.Union, types.UnionType)
+
+
+def _is_model(kind: Any) -> bool:
+    return isinstance(kind, type) and dataclasses.is_dataclass(kind)
+
+
+def _items_of(kind: Any) -> Any | None:
+    """The item type of ``tuple[T, ...]``, else ``None``."""
+    args = typing.get_args(kind)
+    if typing.get_origin(kind) is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return args[0]
+    return None
+
+
+# --- writing --------------------------------------------------------------------------------
+
+
+def to_data(value: object, head: Mapping[str, object] | None = None) -> dict[str, object]:
+    """Return the model instance ``value`` as JSON-ready data: ``head``'s keys first, then
+    every field's key in declaration order, as each field's ``Spec`` says to write it."""
+    data: dict[str, object] = dict(head or {})
+    for f in model_fields(type(value)):
+        item = getattr(value, f.name)
+        if f.spec.when is not None and getattr(value, f.spec.when) is None:
+            continue
+        if f.spec.write == "nonempty" and not item:
+            continue
+        data[f.name] = f.spec.dump(item) if f.spec.dump is not None else _plain(item)
+    return data
+
+
+def _plain(value: object) -> object:
+    """A field's value as JSON data: an enum member its value, a tuple a list, a model an
+    object."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_data(value)
+    return value
+
+
+# --- reading --------------------------------------------------------------------------------
+
+
+def from_fields(
+    model: type[M],
+    top: Fields,
+    *,
+    given: Mapping[str, object] | None = None,
+    extra: tuple[str, ...] = (),
+) -> M:
+    """Return the ``model`` instance that the mapping ``top`` holds.
+
+    Every key must be one of ``extra`` (keys the caller reads itself, named first in the
+    refusal's list) or of the model's;
+    each field is read with the ``Fields`` getter its type calls for, except the ones
+    ``given`` supplies. Raises the document's error (``FILE:LINE: FIELD: what is wrong``)
+    for an unknown key, a missing required one, or a value of the wrong type or range.
+    """
+    fields = model_fields(model)
+    top.only(tuple(dict.fromkeys((*extra, *(f.name for f in fields)))))
+    values = dict(given or {})
+    for f in fields:
+        if f.name not in values:
+            values[f.name] = _read(f, top)
+    return model(**values)
+
+
+def _read(f: _Field, top: Fields) -> object:
+    """The value of one field: absent, null, a custom reader's, or its type's getter's."""
+    if f.name not in top.data:
+        if f.absent is _UNSET:
+            top.require(f.name)
+        return f.absent
+    if f.spec.read is not None:
+        return f.spec.read(top, f.name)
+    if f.nullable and top.get(f.name) is None:
+        return None
+    return _typed(f, top)
+
+
+def _typed(f: _Field, top: Fields) -> object:
+    kind, name, null = f.kind, f.name, f.nullable
+    if kind is bool:
+        return top.boolean(name)
+    if kind is int:
+        lo = None if f.spec.lo is None else int(f.spec.lo)
+        return top.integer(name, lo=lo, null=null) if null else top.integer(name, lo=lo)
+    if kind is float:
+        return top.number(name, lo=f.spec.lo)
+    if kind is str and f.spec.choices is not None:
+        return top.choice(name, f.spec.choices)
+    if kind is str:
+        return top.string(name, null=True) if null else top.string(name)
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        return kind(top.choice(name, tuple(m.value for m in kind)))
+    if typing.get_origin(kind) is Literal:
+        return top.choice(name, typing.get_args(kind))
+    if _is_model(kind):
+        return from_fields(kind, top.mapping(name))
+    item = _items_of(kind)
+    if item is str:
+        return top.text_list(name, item=f.spec.item)
+    if item is not None and _is_model(item):
+        return tuple(from_fields(item, entry) for entry in top.items(name))
+    raise TypeError(f"{name}: no reader for {kind!r}; give the field a Spec.read")
+
+
+# --- describing -----------------------------------------------------------------------------
+
+
+def schema_parts(model: type) -> tuple[dict[str, dict[str, object]], list[str]]:
+    """Return the JSON Schema of each of ``model``'s keys, by key in declaration order, and
+    the keys a file must have."""
+    properties = {f.name: _property(f) for f in model_fields(model)}
+    return properties, [f.name for f in model_fields(model) if f.absent is _UNSET]
+
+
+def schema_of(model: type) -> dict[str, object]:
+    """Return the JSON Schema (draft 2020-12) of ``model``'s objects: every key described by
+    its type and ``Spec``, the required ones listed, any other key refused."""
+    properties, required = schema_parts(model)
+    schema: dict[str, object] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    schema["additionalProperties"] = False
+    return schema
+
+
+def _property(f: _Field) -> dict[str, object]:
+    schema = dict(f.spec.schema) if f.spec.schema is not None else _kind_schema(f.kind, f.spec)
+    if f.nullable:
+        schema = _with_null(schema)
+    if f.spec.description is not None:
+        schema["description"] = f.spec.description
+    return schema
+
+
+def _kind_schema(kind: Any, given: Spec) -> dict[str, object]:
+    simple = {bool: "boolean", int: "integer", float: "number", str: "string"}
+    if kind is str and given.choices is not None:
+        return {"enum": list(given.choices)}
+    if kind in simple:
+        schema: dict[str, object] = {"type": simple[kind]}
+        if given.lo is not None and kind in (int, float):
+            schema["minimum"] = int(given.lo) if kind is int else given.lo
+        return schema
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        return {"enum": [m.value for m in kind]}
+    if typing.get_origin(kind) is Literal:
+        return {"enum": list(typing.get_args(kind))}
+    if _is_model(kind):
+        return schema_of(kind)
+    item = _items_of(kind)
+    if item is not None:
+        return {"type": "array", "items": _kind_schema(item, Spec())}
+    args = typing.get_args(kind)
+    if typing.get_origin(kind) is tuple and args and all(a is args[0] for a in args):
+        n = len(args)
+        return {
+            "type": "array",
+            "items": _kind_schema(args[0], Spec()),
+            "minItems": n,
+            "maxItems": n,
+        }
+    raise TypeError(f"no schema for {kind!r}; give the field a Spec.schema")
+
+
+def _with_null(schema: dict[str, object]) -> dict[str, object]:
+    """``schema`` that also takes ``null``."""
+    if "enum" in schema and isinstance(schema["enum"], list):
+        return {**schema, "enum": [*schema["enum"], None]}
+    if isinstance(schema.get("type"), str):
+        return {**schema, "type": [schema["type"], "null"]}
+    return {"anyOf": [schema, {"type": "null"}]}

@@ -1,0 +1,155 @@
+"""A format declared once as a model: its writer, strict reader and schema (``inputs.model``)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+import jsonschema
+import pytest
+
+from patchlane.errors import ReportError
+from patchlane.inputs.fields import Fields, json_document
+from patchlane.inputs.jsonio import parse_json_text
+from patchlane.inputs.model import from_fields, keys, schema_of, spec, to_data
+
+
+class Colour(StrEnum):
+    RED = "red"
+    BLUE = "blue"
+
+
+@dataclass(frozen=True)
+class Leaf:
+    name: str
+    weight: int = field(default=1, metadata=spec(lo=0, description="how heavy"))
+
+
+def _pairs(top: Fields, key: str) -> tuple[tuple[str, str], ...]:
+    value = top.sequence(key)
+    if not all(isinstance(v, list) and len(v) == 2 for v in value):
+        raise top.fail(key, "pairs of two")
+    return tuple((a, b) for a, b in value)
+
+
+@dataclass(frozen=True)
+class Tree:
+    colour: Colour
+    kind: Literal["oak", "elm"]
+    leaves: tuple[Leaf, ...] = ()
+    tags: tuple[str, ...] = field(default=(), metadata=spec(write="nonempty"))
+    note: str | None = None
+    source: str | None = field(default=None, metadata=spec(choices=("a", "b"), null=False))
+    height: float = field(default=0.0, metadata=spec(when="note"))
+    root: Leaf | None = None
+    flag: bool = field(default=False, metadata=spec(required=True))
+    pairs: tuple[tuple[str, str], ...] = field(default=(), metadata=spec(read=_pairs))
+
+
+def read(text: str, model: type = Tree) -> object:
+    value = parse_json_text(text, "t.json", ReportError)
+    doc = json_document(text, "t.json", ReportError)
+    assert isinstance(value, dict)
+    return from_fields(model, doc.fields(value))
+
+
+def test_writes_every_key_in_declaration_order_as_the_specs_say() -> None:
+    tree = Tree(Colour.RED, "oak", (Leaf("a", 2),), note="n", height=3.5, pairs=(("x", "y"),))
+    assert list(to_data(tree, {"lane": "t"})) == [
+        "lane", "colour", "kind", "leaves", "note", "source", "height", "root", "flag", "pairs",
+    ]  # fmt: skip
+    data = to_data(tree)
+    assert data["colour"] == "red" and data["leaves"] == [{"name": "a", "weight": 2}]
+    assert data["pairs"] == [["x", "y"]] and data["root"] is None
+    bare = to_data(Tree(Colour.BLUE, "elm"))
+    assert "tags" not in bare and "height" not in bare  # nonempty; ``when`` note is None
+    assert to_data(Tree(Colour.BLUE, "elm", tags=("t",)))["tags"] == ["t"]
+
+
+def test_what_it_writes_reads_back_equal_and_fits_its_schema() -> None:
+    tree = Tree(Colour.RED, "oak", (Leaf("a", 2),), ("t",), "n", "b", 1.5, Leaf("r"), True)
+    data = to_data(tree)
+    jsonschema.validate(data, schema_of(Tree))
+    assert read(json.dumps(data, indent=2)) == tree
+
+
+def test_absent_keys_read_as_defaults_and_required_ones_are_refused() -> None:
+    assert read('{"colour": "red", "kind": "elm", "flag": false}') == Tree(Colour.RED, "elm")
+    with pytest.raises(ReportError, match=r"t\.json:1: flag: missing"):
+        read('{"colour": "red", "kind": "elm"}')  # a default, but required by its spec
+    with pytest.raises(ReportError, match=r"name: missing"):
+        read('{"colour": "red", "kind": "elm", "flag": true, "root": {}}')
+
+
+VALID = {"colour": "red", "kind": "oak", "flag": True}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('"colour": "green"', r"t\.json:1: colour: expected one of red, blue, got a string"),
+        ('"kind": "ash"', r"t\.json:1: kind: expected one of oak, elm"),
+        ('"leaves": [{"name": "a", "weight": -1}]', r"leaves\[0\]\.weight: must be at least 0"),
+        ('"leaves": [{"name": "a", "zz": 0}]', r"leaves\[0\]\.zz: unknown key"),
+        ('"tags": ["a", 3]', r"tags\[1\]: expected a string, got a number"),
+        ('"note": 4', r"note: expected a string or null"),
+        ('"source": null', r"source: expected one of a, b, got null"),
+        ('"source": "c"', r"source: expected one of a, b"),
+        ('"height": true', r"height: expected a number, got a boolean"),
+        ('"flag": "yes"', r"flag: expected true or false"),
+        ('"pairs": [["x"]]', r"pairs: pairs of two"),
+        ('"zz": 1', r"t\.json:1: zz: unknown key \(expected one of: colour, kind, leaves"),
+    ],
+)
+def test_a_value_of_the_wrong_shape_is_refused_at_its_line(body: str, message: str) -> None:
+    wrong = json.loads("{" + body + "}")
+    value = {**wrong, **{k: v for k, v in VALID.items() if k not in wrong}}
+    with pytest.raises(ReportError, match=message):
+        read(json.dumps(value))  # one line: every message is on line 1
+    with pytest.raises(ReportError, match=message.replace(r"t\.json:1:", r"t\.json:2:")):
+        read(json.dumps(value, indent=0))  # the wrong key first: its line is 2
+    assert not _valid(value)  # the schema refuses what the reader refuses
+
+
+def test_null_is_a_value_only_where_the_type_allows_it() -> None:
+    tree = read('{"colour": "red", "kind": "oak", "flag": true, "note": null, "root": null}')
+    assert tree == Tree(Colour.RED, "oak", flag=True)
+    assert _valid({"colour": "red", "kind": "oak", "flag": True, "note": None})
+    assert not _valid({"colour": "red", "kind": "oak", "flag": True, "source": None})
+
+
+def test_the_schema_is_derived_from_the_types_and_specs() -> None:
+    schema = schema_of(Tree)
+    props = schema["properties"]
+    assert isinstance(props, dict)
+    assert props["colour"] == {"enum": ["red", "blue"]}
+    assert props["note"] == {"type": ["string", "null"]}
+    assert props["source"] == {"enum": ["a", "b"]}
+    assert props["leaves"]["items"]["properties"]["weight"] == {  # type: ignore[index]
+        "type": "integer", "minimum": 0, "description": "how heavy",
+    }  # fmt: skip
+    assert props["root"]["type"] == ["object", "null"]  # type: ignore[index]
+    assert schema["required"] == ["colour", "kind", "flag"]
+    assert schema["additionalProperties"] is False
+    assert keys(Tree)[:3] == ("colour", "kind", "leaves")
+
+
+def test_a_type_no_reader_knows_must_bring_its_own() -> None:
+    @dataclass(frozen=True)
+    class Odd:
+        when: dict[str, int]
+
+    with pytest.raises(TypeError, match="no reader"):
+        read('{"when": {}}', Odd)
+    with pytest.raises(TypeError, match="no schema"):
+        schema_of(Odd)
+
+
+def _valid(value: object) -> bool:
+    try:
+        jsonschema.validate(value, schema_of(Tree))
+    except jsonschema.ValidationError:
+        return False
+    return True
