@@ -94,7 +94,11 @@ PROPERTY = PropertyReport(
     cases=20,
     modules=("checks.props",),
     failures=(Failure("prop_a", "checks.props", "head", 7, 3, {"x": 1}, "boom", "assertion"),),
-    oracle_findings=(OracleFinding("checks.props", "prop_a", "survives_mutants", "2 survive"),),
+    oracle_findings=(
+        OracleFinding(
+            module="checks.props", property="prop_a", kind="survives_mutants", detail="2 survive"
+        ),
+    ),
     base=COMMIT,
     head="c" * 40,
     properties=(PropertyRun("checks.props", "prop_a", "head", "seed", "fail"),),

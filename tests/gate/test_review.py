@@ -323,7 +323,7 @@ def hostile_note(value: str) -> Any:
         seed=1,
         cases=5,
         failures=(Failure(value, "m", "head", 1, 3, [value], value, "assertion"),),
-        oracle_findings=(OracleFinding("m", value, value, "detail"),),
+        oracle_findings=(OracleFinding(module="m", property=value, kind=value, detail="detail"),),
     )
     fixture = FixtureReport(Status.FAIL, value, lock_updates=(LockUpdate(value, value),))
     record = RecordResult(value, "t.py::x", "owner", date(2026, 10, 8), (), ("",) * 6)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 import jsonschema
 import pytest
@@ -13,7 +13,7 @@ import pytest
 from patchlane.errors import ReportError
 from patchlane.inputs.fields import Fields, json_document
 from patchlane.inputs.jsonio import parse_json_text
-from patchlane.inputs.model import from_fields, keys, schema_of, spec, to_data
+from patchlane.inputs.model import Group, from_fields, keys, schema_of, spec, to_data
 
 
 class Colour(StrEnum):
@@ -153,3 +153,67 @@ def _valid(value: object) -> bool:
     except jsonschema.ValidationError:
         return False
     return True
+
+
+COST = Group("cost", "what it cost")
+
+
+@dataclass(frozen=True)
+class Run:
+    name: str
+    total: int = field(metadata=spec(lo=0))
+    twice: int = field(init=False)
+    payload: Any = None
+    error: str | None = field(default=None, metadata=spec(write="notnone", null=False))
+    limit: float = field(default=1.0, metadata=spec(above=0))
+    seconds: float = field(default=0.0, metadata=spec(group=COST))
+    steps: int = field(default=0, metadata=spec(group=COST, when="error"))
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "twice", 2 * self.total)
+
+
+def test_a_group_holds_its_keys_in_one_object_in_the_place_of_the_first() -> None:
+    data = to_data(Run("a", 2, seconds=1.5, error="e", steps=3))
+    assert list(data) == ["name", "total", "twice", "payload", "error", "limit", "cost"]
+    assert data["cost"] == {"seconds": 1.5, "steps": 3}
+    assert to_data(Run("a", 2))["cost"] == {"seconds": 0.0}  # ``steps`` only ``when`` error
+    assert read(json.dumps(data), Run) == Run("a", 2, seconds=1.5, error="e", steps=3)
+    assert read('{"name": "a", "total": 1, "twice": 0}', Run) == Run("a", 1)  # no group: defaults
+    with pytest.raises(
+        ReportError, match=r"cost\.zz: unknown key \(expected one of: seconds, steps\)"
+    ):
+        read('{"name": "a", "total": 1, "twice": 2, "cost": {"zz": 1}}', Run)
+    with pytest.raises(ReportError, match=r"cost: expected an object, got a list"):
+        read('{"name": "a", "total": 1, "twice": 2, "cost": []}', Run)
+    with pytest.raises(ReportError, match=r"seconds: unknown key"):
+        read('{"name": "a", "total": 1, "twice": 2, "seconds": 1}', Run)  # only inside the group
+    group = schema_of(Run)["properties"]["cost"]  # type: ignore[index]
+    assert group == {
+        "type": "object",
+        "properties": {"seconds": {"type": "number"}, "steps": {"type": "integer"}},
+        "additionalProperties": False,
+        "description": "what it cost",
+    }
+
+
+def test_a_computed_field_is_written_and_checked_but_recomputed() -> None:
+    assert to_data(Run("a", 4))["twice"] == 8
+    assert read('{"name": "a", "total": 4, "twice": 1}', Run) == Run("a", 4)  # 8 again
+    with pytest.raises(ReportError, match=r"twice: missing"):
+        read('{"name": "a", "total": 4}', Run)
+    with pytest.raises(ReportError, match=r"twice: expected an integer, got a string"):
+        read('{"name": "a", "total": 4, "twice": "8"}', Run)
+
+
+def test_any_notnone_and_above() -> None:
+    run = read('{"name": "a", "total": 0, "twice": 0, "payload": {"x": [1, null]}}', Run)
+    assert run == Run("a", 0, payload={"x": [1, None]})
+    assert "error" not in to_data(Run("a", 0)) and to_data(Run("a", 0, error=""))["error"] == ""
+    with pytest.raises(ReportError, match=r"error: expected a string, got null"):
+        read('{"name": "a", "total": 0, "twice": 0, "error": null}', Run)
+    with pytest.raises(ReportError, match=r"limit: expected a number above 0, got a number \(0\)"):
+        read('{"name": "a", "total": 0, "twice": 0, "limit": 0}', Run)
+    props = schema_of(Run)["properties"]
+    assert props["payload"] == {} and props["limit"] == {"type": "number", "exclusiveMinimum": 0}  # type: ignore[index]
+    assert schema_of(Run)["required"] == ["name", "total", "twice"]

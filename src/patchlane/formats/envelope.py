@@ -174,4 +174,8 @@ def review_events(top: Fields) -> tuple[str, ...]:
 
 # The ``review_events`` key every lane report may carry: written only when there is one, and
 # read with the reports' own message.
-REVIEW_EVENTS = spec(write="nonempty", read=lambda top, key: review_events(top))
+REVIEW_EVENTS = spec(
+    write="nonempty",
+    read=lambda top, key: review_events(top),
+    description="what a person must look at: each keeps the verdict at undecided",
+)

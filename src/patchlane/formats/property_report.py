@@ -7,19 +7,20 @@ The report validates against ``schemas/property-report.schema.json``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from patchlane.formats.envelope import (
     ENVELOPE_KEYS,
+    REVIEW_EVENTS,
     envelope,
     read_report,
     report_document,
-    review_events,
 )
 from patchlane.formats.status import Status
 from patchlane.inputs.fields import Document, Fields
+from patchlane.inputs.model import Group, Spec, from_fields, spec, to_data
 
 LANE = "property"
 MODULE_LEVEL = "(module)"  # the ``property`` of a failure that concerns a whole module
@@ -38,26 +39,6 @@ OUTCOMES = ("pass", "fail", "error", "timeout")
 STOPPED = "stopped"
 ORACLE_AUDITS = ("ran", "not available", "not run", "unchanged", STOPPED)
 NETWORKS = ("bwrap+audit", "netns+audit", "audit")
-# The keys ``to_json`` can write at the top and in ``timings``; the reader refuses any other
-# (each item's keys are named where it is read).
-TOP_KEYS = (
-    *ENVELOPE_KEYS,
-    "seed",
-    "cases",
-    "modules",
-    "base",
-    "head",
-    "properties",
-    "skipped_tests",
-    "failures",
-    "oracle_findings",
-    "mutation",
-    "oracle_audit",
-    "isolation",
-    "timings",
-    "review_events",
-)
-TIMING_KEYS = ("seconds", "children", "cache")
 
 
 @dataclass(frozen=True)
@@ -66,42 +47,16 @@ class Failure:
 
     property: str
     module: str
-    source: str  # base | head
+    source: str = field(metadata=spec(choices=SOURCES))  # base | head
     seed: int
     case_index: int | None
     arguments: Any
     message: str
-    kind: str  # one of KINDS ("" in a report read back without one)
+    kind: str = field(metadata=spec(absent=""))  # one of KINDS ("" in a report read back without)
 
     def to_json(self) -> dict[str, object]:
         """Return the failure as JSON-ready data, keys in a fixed order."""
-        return {
-            "property": self.property,
-            "module": self.module,
-            "source": self.source,
-            "seed": self.seed,
-            "case_index": self.case_index,
-            "arguments": self.arguments,
-            "message": self.message,
-            "kind": self.kind,
-        }
-
-    @classmethod
-    def parse(cls, item: Fields) -> Failure:
-        """Read one entry of ``failures``. Raises ``ReportError``."""
-        item.only(
-            ("property", "module", "source", "seed", "case_index", "arguments", "message", "kind")
-        )
-        return cls(
-            property=item.string("property"),
-            module=item.string("module"),
-            source=item.choice("source", SOURCES),
-            seed=item.integer("seed"),
-            case_index=item.integer("case_index", null=True),
-            arguments=_raw(item, "arguments"),
-            message=item.string("message"),
-            kind=item.string("kind", default=""),
-        )
+        return to_data(self)
 
 
 @dataclass(frozen=True)
@@ -111,136 +66,72 @@ class PropertyRun:
 
     module: str
     property: str
-    source: str
-    style: str
-    outcome: str
+    source: str = field(metadata=spec(choices=SOURCES))
+    style: str = field(metadata=spec(choices=STYLES))
+    outcome: str = field(metadata=spec(choices=OUTCOMES))
 
     def to_json(self) -> dict[str, object]:
         """Return the run as JSON-ready data, keys in a fixed order."""
-        return {
-            "module": self.module,
-            "property": self.property,
-            "source": self.source,
-            "style": self.style,
-            "outcome": self.outcome,
-        }
-
-    @classmethod
-    def parse(cls, item: Fields) -> PropertyRun:
-        """Read one entry of ``properties``. Raises ``ReportError``."""
-        item.only(("module", "property", "source", "style", "outcome"))
-        return cls(
-            module=item.string("module"),
-            property=item.string("property"),
-            source=item.choice("source", SOURCES),
-            style=item.choice("style", STYLES),
-            outcome=item.choice("outcome", OUTCOMES),
-        )
+        return to_data(self)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class OracleFinding:
-    """A reason to doubt a property as an oracle (shown to the reviewer; never red)."""
+    """A reason to doubt a property as an oracle (shown to the reviewer; never red).
+    ``module``, optional in the format, reads as empty when absent. Built by keyword: the
+    file names the property first."""
 
-    module: str
     property: str
-    kind: str
+    module: str = field(metadata=spec(absent=""))
+    kind: str = field(metadata=spec(choices=ORACLE_KINDS))
     detail: str
 
     def to_json(self) -> dict[str, object]:
         """Return the finding as JSON-ready data, keys in a fixed order."""
-        return {
-            "property": self.property,
-            "module": self.module,
-            "kind": self.kind,
-            "detail": self.detail,
-        }
-
-    @classmethod
-    def parse(cls, item: Fields) -> OracleFinding:
-        """Read one entry of ``oracle_findings`` (``module``, optional in the format, reads
-        as empty when absent). Raises ``ReportError``."""
-        item.only(("property", "module", "kind", "detail"))
-        return cls(
-            module=item.string("module", default=""),
-            property=item.string("property"),
-            kind=item.choice("kind", ORACLE_KINDS),
-            detail=item.string("detail"),
-        )
+        return to_data(self)
 
 
 @dataclass(frozen=True)
 class Mutation:
     """How many mutants of the code under test one head property killed (or why the audit
-    of that property could not finish: ``error``)."""
+    of that property could not finish: ``error``). ``ratio`` is ``killed / mutants``
+    rounded to 4 places (``None`` without mutants): a report read back has it checked for
+    its type and recomputed."""
 
     module: str
     property: str
-    mutants: int
-    killed: int
-    error: str | None = None
+    mutants: int = field(metadata=spec(lo=0))
+    killed: int = field(metadata=spec(lo=0))
+    ratio: float | None = field(init=False)
+    error: str | None = field(default=None, metadata=spec(write="notnone", null=False))
 
-    def ratio(self) -> float | None:
-        """Return ``killed / mutants`` rounded to 4 places; ``None`` without mutants."""
-        return round(self.killed / self.mutants, 4) if self.mutants else None
+    def __post_init__(self) -> None:
+        ratio = round(self.killed / self.mutants, 4) if self.mutants else None
+        object.__setattr__(self, "ratio", ratio)
 
     def to_json(self) -> dict[str, object]:
         """Return the entry as JSON-ready data, keys in a fixed order."""
-        data: dict[str, object] = {
-            "module": self.module,
-            "property": self.property,
-            "mutants": self.mutants,
-            "killed": self.killed,
-            "ratio": self.ratio(),
-        }
-        if self.error is not None:
-            data["error"] = self.error
-        return data
+        return to_data(self)
 
-    @classmethod
-    def parse(cls, item: Fields) -> Mutation:
-        """Read one entry of ``mutation`` (``ratio`` is checked for its type and otherwise
-        recomputed). Raises ``ReportError``."""
-        item.only(("module", "property", "mutants", "killed", "ratio", "error"))
-        ratio = _raw(item, "ratio")
-        if ratio is not None and (not isinstance(ratio, int | float) or isinstance(ratio, bool)):
-            raise item.wrong("ratio", "a number or null", ratio)
-        return cls(
-            module=item.string("module"),
-            property=item.string("property"),
-            mutants=item.integer("mutants", lo=0),
-            killed=item.integer("killed", lo=0),
-            error=item.string("error", default=None),
-        )
+
+# Fixed wording of what every child's process and environment are.
+PROCESS = "own session; the process group is killed (SIGKILL) when it ends"
+ENVIRONMENT = "minimal, PYTHONHASHSEED=0, empty HOME"
 
 
 @dataclass(frozen=True)
 class IsolationInfo:
-    """Which isolation layers the children had (the same on the same machine)."""
+    """Which isolation layers the children had (the same on the same machine);
+    ``process`` and ``environment`` are fixed wording, checked to be strings."""
 
-    network: str  # bwrap+audit | netns+audit | audit
-    timeout_s: float
+    network: str = field(metadata=spec(choices=NETWORKS))  # bwrap+audit | netns+audit | audit
+    process: str = field(default=PROCESS, init=False, metadata=spec(required=True))
+    environment: str = field(default=ENVIRONMENT, init=False, metadata=spec(required=True))
+    timeout_s: float = field(metadata=spec(above=0))
 
     def to_json(self) -> dict[str, object]:
         """Return the layers as JSON-ready data, keys in a fixed order."""
-        return {
-            "network": self.network,
-            "process": "own session; the process group is killed (SIGKILL) when it ends",
-            "environment": "minimal, PYTHONHASHSEED=0, empty HOME",
-            "timeout_s": self.timeout_s,
-        }
-
-    @classmethod
-    def parse(cls, item: Fields) -> IsolationInfo:
-        """Read ``isolation`` (``process`` and ``environment`` are fixed wording, checked to
-        be strings). Raises ``ReportError``."""
-        item.only(("network", "process", "environment", "timeout_s"))
-        item.string("process")
-        item.string("environment")
-        timeout = item.number("timeout_s")
-        if timeout <= 0:
-            raise item.wrong("timeout_s", "a number above 0", timeout)
-        return cls(network=item.choice("network", NETWORKS), timeout_s=timeout)
+        return to_data(self)
 
 
 @dataclass(frozen=True)
@@ -252,31 +143,18 @@ class ChildTiming:
     module: str
     source: str
     mode: str
-    seconds: float
-    cached: bool = False
+    seconds: float = field(metadata=spec(dump=lambda s: round(s, 6)))
+    cached: bool = field(
+        default=False,
+        metadata=spec(
+            description="no child started: the run's result came from the result cache "
+            "(seconds: the lookup's)"
+        ),
+    )
 
     def to_json(self) -> dict[str, object]:
         """Return the timing as JSON-ready data, keys in a fixed order."""
-        return {
-            "module": self.module,
-            "source": self.source,
-            "mode": self.mode,
-            "seconds": round(self.seconds, 6),
-            "cached": self.cached,
-        }
-
-    @classmethod
-    def parse(cls, item: Fields) -> ChildTiming:
-        """Read one entry of ``timings.children`` (``cached`` reads as false when absent).
-        Raises ``ReportError``."""
-        item.only(("module", "source", "mode", "seconds", "cached"))
-        return cls(
-            module=item.string("module"),
-            source=item.string("source"),
-            mode=item.string("mode"),
-            seconds=item.number("seconds"),
-            cached=item.boolean("cached", default=False),
-        )
+        return to_data(self)
 
 
 @dataclass(frozen=True)
@@ -285,30 +163,39 @@ class CacheUse:
     runs it did not have (``misses``: a child ran), runs stored for next time, and entries
     whose MAC did not verify (``unverified``: not used, removed)."""
 
-    hits: int
-    misses: int
-    stored: int
-    unverified: int = 0
+    hits: int = field(metadata=spec(lo=0))
+    misses: int = field(metadata=spec(lo=0))
+    stored: int = field(metadata=spec(lo=0))
+    unverified: int = field(
+        default=0,
+        metadata=spec(
+            lo=0,
+            description="cache entries whose MAC did not verify under the user's key: not "
+            "used, removed",
+        ),
+    )
 
     def to_json(self) -> dict[str, object]:
         """Return the counts as JSON-ready data, keys in a fixed order."""
-        return {
-            "hits": self.hits,
-            "misses": self.misses,
-            "stored": self.stored,
-            "unverified": self.unverified,
-        }
+        return to_data(self)
 
-    @classmethod
-    def parse(cls, item: Fields) -> CacheUse:
-        """Read ``timings.cache``. Raises ``ReportError``."""
-        item.only(("hits", "misses", "stored", "unverified"))
-        return cls(
-            hits=item.integer("hits", lo=0),
-            misses=item.integer("misses", lo=0),
-            stored=item.integer("stored", lo=0),
-            unverified=item.integer("unverified", lo=0, default=0),
-        )
+
+# The object that holds what the run cost.
+TIMINGS = Group("timings", "what the run cost: not a function of the inputs")
+_SKIPPED_SCHEMA = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {"test": {"type": "string"}, "reason": {"type": "string"}},
+        "required": ["test", "reason"],
+        "additionalProperties": False,
+    },
+}
+
+
+def _timing(**settings: Any) -> dict[str, Spec]:
+    """The metadata of a key inside ``timings``, written only by a run that started a child."""
+    return spec(when="isolation", group=TIMINGS, **settings)
 
 
 @dataclass(frozen=True)
@@ -331,23 +218,63 @@ class PropertyReport:
 
     status: Status
     reason: str
-    seed: int | None
-    cases: int | None
-    modules: tuple[str, ...] = ()
+    seed: int | None = field(metadata=spec(absent=None))
+    cases: int | None = field(metadata=spec(absent=None))
+    modules: tuple[str, ...] = field(default=(), metadata=spec(item=None))
+    base: str | None = field(
+        default=None,
+        metadata=spec(
+            when="isolation",
+            description="the base commit whose property modules ran (null: no base)",
+        ),
+    )
+    head: str | None = field(
+        default=None,
+        metadata=spec(
+            when="isolation", description="the head commit whose code ran (null: the work tree)"
+        ),
+    )
+    properties: tuple[PropertyRun, ...] = field(
+        default=(),
+        metadata=spec(
+            when="isolation",
+            description="every property run: one per property and module version (base, head)",
+        ),
+    )
+    # Tests the map names (``lanes.property.tests``) that do not run: (node id, why).
+    skipped_tests: tuple[tuple[str, str], ...] = field(
+        default=(),
+        metadata=spec(
+            write="nonempty",
+            read=lambda top, key: _skipped(top, key),
+            dump=lambda pairs: [{"test": t, "reason": r} for t, r in pairs],
+            schema=_SKIPPED_SCHEMA,
+            description="tests the map names (lanes.property.tests) that do not run as "
+            "properties, with why (not a @given test, a file with none)",
+        ),
+    )
     failures: tuple[Failure, ...] = ()
     oracle_findings: tuple[OracleFinding, ...] = ()
-    base: str | None = None
-    head: str | None = None
-    properties: tuple[PropertyRun, ...] = ()
-    mutation: tuple[Mutation, ...] = ()
-    oracle_audit: str = "not run"
-    isolation: IsolationInfo | None = None
-    seconds: float = 0.0
-    children: tuple[ChildTiming, ...] = ()
-    cache: CacheUse | None = None
-    review_events: tuple[str, ...] = ()
-    # Tests the map names (``lanes.property.tests``) that do not run: (node id, why).
-    skipped_tests: tuple[tuple[str, str], ...] = ()
+    mutation: tuple[Mutation, ...] = field(
+        default=(),
+        metadata=spec(
+            when="isolation",
+            description="kill ratios of the oracle audit's mutants, per head property",
+        ),
+    )
+    oracle_audit: str = field(
+        default="not run", metadata=spec(when="isolation", choices=ORACLE_AUDITS)
+    )
+    isolation: IsolationInfo | None = field(
+        default=None, metadata=spec(when="isolation", null=False)
+    )
+    seconds: float = field(default=0.0, metadata=_timing(dump=lambda s: round(s, 6)))
+    children: tuple[ChildTiming, ...] = field(default=(), metadata=_timing())
+    cache: CacheUse | None = field(
+        default=None,
+        metadata=_timing(description="what the property result cache did (null: not used)"),
+    )
+    review_events: tuple[str, ...] = field(default=(), metadata=REVIEW_EVENTS)
 
     @classmethod
     def not_applicable(
@@ -368,43 +295,9 @@ class PropertyReport:
         return self.status == Status.PASS
 
     def to_json(self) -> dict[str, object]:
-        """Return the report as JSON-ready data, keys in a fixed order."""
-        data: dict[str, object] = {
-            "lane": LANE,
-            "status": self.status.value,
-            "reason": self.reason,
-            "seed": self.seed,
-            "cases": self.cases,
-            "modules": list(self.modules),
-        }
-        if self.isolation is not None:
-            data.update(
-                {
-                    "base": self.base,
-                    "head": self.head,
-                    "properties": [p.to_json() for p in self.properties],
-                }
-            )
-        if self.skipped_tests:
-            data["skipped_tests"] = [{"test": t, "reason": r} for t, r in self.skipped_tests]
-        data["failures"] = [f.to_json() for f in self.failures]
-        data["oracle_findings"] = [f.to_json() for f in self.oracle_findings]
-        if self.isolation is not None:
-            data.update(
-                {
-                    "mutation": [m.to_json() for m in self.mutation],
-                    "oracle_audit": self.oracle_audit,
-                    "isolation": self.isolation.to_json(),
-                    "timings": {
-                        "seconds": round(self.seconds, 6),
-                        "children": [c.to_json() for c in self.children],
-                        "cache": None if self.cache is None else self.cache.to_json(),
-                    },
-                }
-            )
-        if self.review_events:
-            data["review_events"] = list(self.review_events)
-        return data
+        """Return the report as JSON-ready data, keys in a fixed order: a lane that started
+        no child (``isolation`` none) writes only the keys up to ``oracle_findings``."""
+        return to_data(self, {"lane": LANE})
 
     @classmethod
     def from_json(cls, data: object, label: str) -> PropertyReport:
@@ -424,52 +317,18 @@ class PropertyReport:
         return read_report(path, label, _parse)
 
 
-def _raw(item: Fields, key: str) -> Any:
-    """Return the value at ``key``, whatever it is. Raises ``ReportError`` when absent."""
-    item.require(key)
-    return item.get(key)
-
-
 def _parse(doc: Document, value: object) -> PropertyReport:
     top, status, reason = envelope(doc, value, LANE)
-    top.only(TOP_KEYS)
-    timings = top.mapping("timings", default=None)
-    if timings is not None:
-        timings.only(TIMING_KEYS)
-    return PropertyReport(
-        status=status,
-        reason=reason,
-        seed=top.integer("seed", null=True, default=None),
-        cases=top.integer("cases", null=True, default=None),
-        modules=top.text_list("modules", item=None, default=()),
-        failures=tuple(Failure.parse(f) for f in top.items("failures", default=())),
-        oracle_findings=tuple(
-            OracleFinding.parse(f) for f in top.items("oracle_findings", default=())
-        ),
-        base=top.string("base", null=True, default=None),
-        head=top.string("head", null=True, default=None),
-        properties=tuple(PropertyRun.parse(p) for p in top.items("properties", default=())),
-        mutation=tuple(Mutation.parse(m) for m in top.items("mutation", default=())),
-        oracle_audit=top.choice("oracle_audit", ORACLE_AUDITS, default="not run"),
-        isolation=IsolationInfo.parse(top.mapping("isolation")) if top.has("isolation") else None,
-        seconds=0.0 if timings is None else timings.number("seconds", default=0.0),
-        children=()
-        if timings is None
-        else tuple(ChildTiming.parse(c) for c in timings.items("children", default=())),
-        cache=_cache_use(timings),
-        review_events=review_events(top),
-        skipped_tests=tuple(
-            (item.only(("test", "reason")).string("test"), item.string("reason"))
-            for item in top.items("skipped_tests", default=())
-        ),
+    given = {"status": status, "reason": reason}
+    return from_fields(PropertyReport, top, given=given, extra=ENVELOPE_KEYS)
+
+
+def _skipped(top: Fields, key: str) -> tuple[tuple[str, str], ...]:
+    """``skipped_tests``: each a test's node id and why it does not run."""
+    return tuple(
+        (item.only(("test", "reason")).string("test"), item.string("reason"))
+        for item in top.items(key)
     )
-
-
-def _cache_use(timings: Fields | None) -> CacheUse | None:
-    """Read ``timings.cache`` (absent or null: the result cache was not used)."""
-    if timings is None or timings.get("cache") is None:
-        return None
-    return CacheUse.parse(timings.mapping("cache"))
 
 
 def status_and_reason(

@@ -16,11 +16,16 @@ from pathlib import Path
 from patchlane.formats.envelope import report_schema
 from patchlane.formats.fixture_report import LANE as FIXTURE
 from patchlane.formats.fixture_report import FixtureReport
+from patchlane.formats.property_report import LANE as PROPERTY
+from patchlane.formats.property_report import PropertyReport
 
 # The schema's name (``NAMES`` of ``patchlane.schemas``) -> how it is generated.
 GENERATED: dict[str, Callable[[], dict[str, object]]] = {
     "fixture-report": lambda: report_schema(
         FIXTURE, FixtureReport, "fixture-report.json", "patchlane fixture report"
+    ),
+    "property-report": lambda: report_schema(
+        PROPERTY, PropertyReport, "property-report.json", "patchlane property report"
     ),
 }
 

@@ -55,26 +55,42 @@ Reader = Callable[[Fields, str], object]
 
 
 @dataclass(frozen=True)
+class Group:
+    """An object of the file that holds some of a model's fields as its keys (a report's
+    ``timings``), in the place of the first of them; ``description`` goes into the schema."""
+
+    name: str
+    description: str | None = None
+
+
+@dataclass(frozen=True)
 class Spec:
     """What a field's type and default do not say about its key.
 
-    ``description`` goes into the schema. ``lo`` is a number's lower bound. ``write`` is
-    ``always`` or ``nonempty`` (left out when the value is empty or none); ``when`` names
-    another field: the key is written only when that field is not ``None``. ``absent`` is
-    what an absent key reads as, where the constructor's default is not that (or where the
-    field has none and the file may still leave the key out); ``required`` makes the key
-    required even where the constructor has a default. ``null=False`` refuses ``null`` in
-    the file for a field whose ``None`` only stands for an absent key. ``choices`` are the strings a
-    ``str`` field may hold. ``item`` words a refused item
-    of a list of strings (``None``: the whole list is refused). ``read``, ``dump`` and
-    ``schema`` replace the derived reader, writer and schema of a key whose shape the type
-    does not say.
+    Writing: ``write`` is ``always``, ``nonempty`` (left out when the value is empty or
+    none) or ``notnone`` (left out when it is ``None``); ``when`` names another field: the
+    key is written only when that field is not ``None``; ``group`` puts the key inside an
+    object of the file; ``dump`` replaces the derived writer.
+
+    Reading: ``absent`` is what an absent key reads as, where the constructor's default is
+    not that (or where the field has none and the file may still leave the key out);
+    ``required`` makes the key required even where the constructor has a default;
+    ``null=False`` refuses ``null`` for a field whose ``None`` only stands for an absent
+    key; ``lo`` and ``above`` bound a number (at least, more than); ``choices`` are the
+    strings a ``str`` field may hold; ``item`` words a refused item of a list of strings
+    (``None``: the whole list is refused); ``read`` replaces the derived reader.
+
+    Describing: ``description`` goes into the schema; ``schema`` replaces the derived one
+    (for a key whose shape the type does not say). A field with ``init=False`` (one the
+    model computes) is written and its value checked when read, but never passed on.
     """
 
     description: str | None = None
     lo: float | None = None
-    write: Literal["always", "nonempty"] = "always"
+    above: float | None = None
+    write: Literal["always", "nonempty", "notnone"] = "always"
     when: str | None = None
+    group: Group | None = None
     absent: object = _UNSET
     required: bool = False
     null: bool = True
@@ -101,6 +117,7 @@ class _Field:
     nullable: bool
     absent: object
     spec: Spec
+    init: bool = True
 
 
 # Each model's fields, resolved the first time the model is used.
@@ -130,7 +147,7 @@ def model_fields(model: type) -> tuple[_Field, ...]:
             absent = f.default
         elif absent is _UNSET and f.default_factory is not dataclasses.MISSING:
             absent = f.default_factory()
-        resolved.append(_Field(f.name, kind, nullable, absent, given))
+        resolved.append(_Field(f.name, kind, nullable, absent, given, f.init))
     _RESOLVED[model] = tuple(resolved)
     return _RESOLVED[model]
 
@@ -165,12 +182,24 @@ def to_data(value: object, head: Mapping[str, object] | None = None) -> dict[str
     data: dict[str, object] = dict(head or {})
     for f in model_fields(type(value)):
         item = getattr(value, f.name)
-        if f.spec.when is not None and getattr(value, f.spec.when) is None:
+        if not _written(f, item, value):
             continue
-        if f.spec.write == "nonempty" and not item:
-            continue
-        data[f.name] = f.spec.dump(item) if f.spec.dump is not None else _plain(item)
+        plain = f.spec.dump(item) if f.spec.dump is not None else _plain(item)
+        if f.spec.group is None:
+            data[f.name] = plain
+        else:
+            group = data.setdefault(f.spec.group.name, {})
+            assert isinstance(group, dict)  # noqa: S101 - set just above, never from input
+            group[f.name] = plain
     return data
+
+
+def _written(f: _Field, item: object, value: object) -> bool:
+    if f.spec.when is not None and getattr(value, f.spec.when) is None:
+        return False
+    if f.spec.write == "nonempty":
+        return bool(item)
+    return f.spec.write != "notnone" or item is not None
 
 
 def _plain(value: object) -> object:
@@ -198,18 +227,32 @@ def from_fields(
     """Return the ``model`` instance that the mapping ``top`` holds.
 
     Every key must be one of ``extra`` (keys the caller reads itself, named first in the
-    refusal's list) or of the model's;
-    each field is read with the ``Fields`` getter its type calls for, except the ones
-    ``given`` supplies. Raises the document's error (``FILE:LINE: FIELD: what is wrong``)
-    for an unknown key, a missing required one, or a value of the wrong type or range.
+    refusal's list) or of the model's (a group's keys inside its object); each field is
+    read with the ``Fields`` getter its type calls for, except the ones ``given``
+    supplies. Raises the document's error (``FILE:LINE: FIELD: what is wrong``) for an
+    unknown key, a missing required one, or a value of the wrong type or range.
     """
     fields = model_fields(model)
-    top.only(tuple(dict.fromkeys((*extra, *(f.name for f in fields)))))
+    top.only(tuple(dict.fromkeys((*extra, *(_top_key(f) for f in fields)))))
+    within: dict[str, Fields | None] = {}
+    for f in fields:
+        if f.spec.group is not None and f.spec.group.name not in within:
+            group = top.mapping(f.spec.group.name, default=None)
+            members = tuple(m.name for m in fields if m.spec.group == f.spec.group)
+            within[f.spec.group.name] = None if group is None else group.only(members)
     values = dict(given or {})
     for f in fields:
-        if f.name not in values:
-            values[f.name] = _read(f, top)
+        if f.name in values:
+            continue
+        reader = top if f.spec.group is None else within[f.spec.group.name]
+        value = f.absent if reader is None else _read(f, reader)
+        if f.init:
+            values[f.name] = value
     return model(**values)
+
+
+def _top_key(f: _Field) -> str:
+    return f.name if f.spec.group is None else f.spec.group.name
 
 
 def _read(f: _Field, top: Fields) -> object:
@@ -222,6 +265,8 @@ def _read(f: _Field, top: Fields) -> object:
         return f.spec.read(top, f.name)
     if f.nullable and top.get(f.name) is None:
         return None
+    if f.kind is Any:
+        return top.get(f.name)
     return _typed(f, top)
 
 
@@ -233,7 +278,10 @@ def _typed(f: _Field, top: Fields) -> object:
         lo = None if f.spec.lo is None else int(f.spec.lo)
         return top.integer(name, lo=lo, null=null) if null else top.integer(name, lo=lo)
     if kind is float:
-        return top.number(name, lo=f.spec.lo)
+        number = top.number(name, lo=f.spec.lo, expected="a number or null" if null else "a number")
+        if f.spec.above is not None and number <= f.spec.above:
+            raise top.wrong(name, f"a number above {f.spec.above:g}", number)
+        return number
     if kind is str and f.spec.choices is not None:
         return top.choice(name, f.spec.choices)
     if kind is str:
@@ -256,10 +304,26 @@ def _typed(f: _Field, top: Fields) -> object:
 
 
 def schema_parts(model: type) -> tuple[dict[str, dict[str, object]], list[str]]:
-    """Return the JSON Schema of each of ``model``'s keys, by key in declaration order, and
-    the keys a file must have."""
-    properties = {f.name: _property(f) for f in model_fields(model)}
-    return properties, [f.name for f in model_fields(model) if f.absent is _UNSET]
+    """Return the JSON Schema of each of ``model``'s keys, by key in declaration order (a
+    group's object in the place of its first key), and the keys a file must have."""
+    properties: dict[str, dict[str, object]] = {}
+    required: list[str] = []
+    for f in model_fields(model):
+        if f.spec.group is None:
+            properties[f.name] = _property(f)
+            required += [f.name] if f.absent is _UNSET else []
+            continue
+        group = properties.setdefault(f.spec.group.name, _group_schema(f.spec.group))
+        members = group["properties"]
+        assert isinstance(members, dict)  # noqa: S101 - made by _group_schema
+        members[f.name] = _property(f)
+        if f.absent is _UNSET:
+            group["required"] = [*_names(group.get("required")), f.name]
+    return properties, required
+
+
+def _names(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 def schema_of(model: type) -> dict[str, object]:
@@ -273,8 +337,21 @@ def schema_of(model: type) -> dict[str, object]:
     return schema
 
 
+def _group_schema(group: Group) -> dict[str, object]:
+    schema: dict[str, object] = {"type": "object", "properties": {}}
+    schema["additionalProperties"] = False
+    if group.description is not None:
+        schema["description"] = group.description
+    return schema
+
+
 def _property(f: _Field) -> dict[str, object]:
-    schema = dict(f.spec.schema) if f.spec.schema is not None else _kind_schema(f.kind, f.spec)
+    if f.spec.schema is not None:
+        schema = dict(f.spec.schema)
+    elif f.kind is Any:
+        schema = {}
+    else:
+        schema = _kind_schema(f.kind, f.spec)
     if f.nullable:
         schema = _with_null(schema)
     if f.spec.description is not None:
@@ -290,6 +367,8 @@ def _kind_schema(kind: Any, given: Spec) -> dict[str, object]:
         schema: dict[str, object] = {"type": simple[kind]}
         if given.lo is not None and kind in (int, float):
             schema["minimum"] = int(given.lo) if kind is int else given.lo
+        if given.above is not None and kind in (int, float):
+            schema["exclusiveMinimum"] = given.above
         return schema
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
         return {"enum": [m.value for m in kind]}

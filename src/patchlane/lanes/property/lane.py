@@ -1117,7 +1117,9 @@ class _LaneRun:
                 self.mutations.append(Mutation(job.module, name, 0, 0, audit["error"]))
                 continue
             for kind, detail in audit["findings"]:
-                self.findings.append(OracleFinding(job.module, name, kind, detail))
+                self.findings.append(
+                    OracleFinding(module=job.module, property=name, kind=kind, detail=detail)
+                )
             if self.mutants > 0:
                 self.mutations.append(Mutation(job.module, name, audit["mutants"], audit["killed"]))
 
