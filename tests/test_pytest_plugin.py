@@ -607,6 +607,7 @@ def test_reading_a_report_in_a_pytest_child_stays_cheap(tmp_path: Path) -> None:
         "patchlane.inputs",
         "patchlane.inputs.fields",
         "patchlane.inputs.jsonio",
+        "patchlane.inputs.model",  # stdlib only: how a report's model is read and described
         "patchlane.formats",
         "patchlane.formats.envelope",
         "patchlane.formats.freeze_report",

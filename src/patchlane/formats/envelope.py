@@ -10,7 +10,7 @@ hand the parser its document; ``envelope`` and ``review_events`` read what every
 has.
 
 Besides the standard library it imports only ``patchlane.errors``, ``formats.status``,
-``inputs.jsonio`` and ``inputs.fields``: the pytest plugin reads freeze reports with it
+``inputs.jsonio``, ``inputs.fields`` and ``inputs.model``: the pytest plugin reads freeze reports with it
 inside pytest children, before the repository's code, and must stay cheap to load.
 """
 
