@@ -90,32 +90,51 @@ class GateResult:
     reports: LaneReports
 
 
+@dataclass(frozen=True)
+class GateContext:
+    """One gate run's inputs, settled once after the patch is classified and before any lane
+    runs: built from the ``GateOptions``, the classification and what follows from them.
+    The lanes know nothing of it (they import no gate); the gate hands each lane's entry
+    point the values it takes."""
+
+    repo: Path
+    cls: Classification
+    # ``GateOptions.seed`` and ``cases``, else the review map's (``_seed_and_cases``).
+    seed: int | None
+    cases: int
+    mutants: int | None
+    property_cache: bool
+    # The review date: ``GateOptions.today``, else today's UTC date.
+    today: date
+    failure_log: frozenset[str]
+    # The base's freeze registry (``None``: the map has no freeze lane) and whether any of
+    # its records is in play for this patch (``freezes_in_play``).
+    registry: Registry | None
+    in_play: bool
+    # The replay lane's options, with the dependency map already obtained.
+    replay: ReplayOptions
+    out_dir: Path
+    out: Output
+    steps: Steps
+
+
 def today_utc() -> date:
     """Return the current UTC date (the default for ``--today``)."""
     return datetime.now(UTC).date()
 
 
-def property_report(
-    repo: Path,
-    cls: Classification,
-    seed: int | None,
-    cases: int,
-    mutants: int | None,
-    out: Output,
-    *,
-    needed_by_freeze: bool = False,
-    result_cache: bool = True,
-) -> LaneStarted:
+def property_report(ctx: GateContext) -> LaneStarted:
     """Start the property lane: the base's and the head's property modules run against the
     head commit's code, in isolated child processes; the oracle audit may go on while the
     caller runs the other lanes (``LaneStarted.finish``). It runs when the patch touches
-    the lane or when a freeze in play needs its required properties' results.
-    ``result_cache``: reuse the results of runs whose inputs are unchanged."""
+    the lane or when a freeze in play (``ctx.in_play``) needs its required properties'
+    results. ``ctx.property_cache``: reuse the results of runs whose inputs are unchanged."""
     from patchlane.lanes.property.lane import LaneStarted
 
+    cls, seed, cases = ctx.cls, ctx.seed, ctx.cases
     review_map = cls.map_source.review_map
     lane = cls.lanes["property"]
-    run_it = lane.applicable or needed_by_freeze
+    run_it = lane.applicable or ctx.in_play
     if review_map.property is None or not run_it or seed is None:
         modules = review_map.property.modules if review_map.property else ()
         report = PropertyReport.not_applicable(lane.reason, seed, cases, modules)
@@ -126,23 +145,25 @@ def property_report(
     request = PropertyRequest(
         seed=seed,
         cases=cases,
-        mutants=DEFAULT_MUTANTS if mutants is None else mutants,
+        mutants=DEFAULT_MUTANTS if ctx.mutants is None else ctx.mutants,
         changed=cls.changed_paths,
-        result_cache=result_cache,
+        result_cache=ctx.property_cache,
     )
     # The property lane also runs without a patch (the work tree, one commit), so it takes
     # the patch's revisions rather than a ``Patch``.
-    return start_property_lane(repo, review_map, request, base=cls.base, head=cls.head, out=out)
+    return start_property_lane(
+        ctx.repo, review_map, request, base=cls.base, head=cls.head, out=ctx.out
+    )
 
 
-def fixture_report(repo: Path, cls: Classification) -> FixtureReport:
+def fixture_report(ctx: GateContext) -> FixtureReport:
     """Return the fixture lane's report: the head commit's bytes against its locks."""
     from patchlane.lanes.fixture import lane as fixture
 
-    lane = cls.lanes["fixture"]
+    lane = ctx.cls.lanes["fixture"]
     try:
         # A map without a fixture lane gives ``not_applicable``, saying so.
-        report = fixture.check_patch(repo, cls.patch)
+        report = fixture.check_patch(ctx.repo, ctx.cls.patch)
     except LockError as e:
         # The lock is patch-controlled: a lock that cannot be read safely is red (rule 2),
         # not a usage error a hostile patch could hide behind.
@@ -156,32 +177,31 @@ def fixture_report(repo: Path, cls: Classification) -> FixtureReport:
     return report
 
 
-def freeze_report(
-    repo: Path,
-    cls: Classification,
-    registry: Registry | None,
-    today: date,
-    failure_log: frozenset[str],
-    prop: PropertyReport,
-    fixture: FixtureReport,
-) -> FreezeReport:
-    """Return the freeze lane's report: the base's registry audited by rules 1-6.
+def freeze_report(ctx: GateContext, prop: PropertyReport, fixture: FixtureReport) -> FreezeReport:
+    """Return the freeze lane's report: the base's registry audited by rules 1-6 against
+    the other local lanes' reports.
 
-    ``registry`` is ``base_registry``'s answer (``None``: the map has no freeze lane).
+    ``ctx.registry`` is ``base_registry``'s answer (``None``: the map has no freeze lane).
     """
     from patchlane.lanes.freeze.lane import audit
 
-    if registry is None:
-        return FreezeReport.not_applicable(cls.lanes["freeze"].reason)
+    if ctx.registry is None:
+        return FreezeReport.not_applicable(ctx.cls.lanes["freeze"].reason)
     return audit(
-        repo,
-        cls.patch,
-        today=today,
+        ctx.repo,
+        ctx.cls.patch,
+        today=ctx.today,
         property_report=prop,
         fixture_report=fixture,
-        failure_log=failure_log,
-        registry=registry,
+        failure_log=ctx.failure_log,
+        registry=ctx.registry,
     )
+
+
+def replay_report(ctx: GateContext, local_green: bool, frz: FreezeReport) -> ReplayReport:
+    """Return the replay lane's report (``lanes.replay.lane.replay``: skipped unless
+    ``local_green``; ``frz`` grants its freeze skips). Raises what ``replay`` raises."""
+    return replay(ctx.repo, ctx.cls, ctx.replay, local_green, frz, ctx.out, ctx.steps)
 
 
 def base_registry(repo: Path, cls: Classification) -> Registry | None:
@@ -294,6 +314,25 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
     and ``UnsafeWriteError`` for an out dir a link could redirect (see ``_check_out_dir``),
     before anything is cleared or written.
     """
+    ctx = _context(repo, opts, out)
+    prop, fix, frz, rep = _lanes(ctx)
+    summary = ctx.cls.summary()
+    verdict = _completed(
+        decide(prop, fix, frz, rep, summary.facts, isolation_facts(ctx.cls)),
+        rep,
+        ctx.steps.timings(),
+    )
+    write_json(ctx.out_dir / FILE_NAMES["verdict"], verdict.to_json())
+    reports = LaneReports(property=prop, fixture=fix, freeze=frz, replay=rep)
+    note = build_note(summary, reports, verdict)
+    atomic_write_text(ctx.out_dir / FILE_NAMES["review"], note.to_markdown())
+    return GateResult(verdict=verdict, out_dir=ctx.out_dir, classification=ctx.cls, reports=reports)
+
+
+def _context(repo: Path, opts: GateOptions, out: Output) -> GateContext:
+    """Classify the patch (into a checked, cleared out dir that now holds the
+    classification) and return the context every later step of the gate takes, its
+    dependency map obtained. Raises what ``run_gate`` raises."""
     command = parse_replay(opts.replay)
     out_dir = prepare_out_dir(repo, opts.out_dir)
     _clear(out_dir)
@@ -307,8 +346,7 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
     if command is not None:
         command.refuse_work_tree_files(repo, (cls.base, cls.head))
     write_json(out_dir / FILE_NAMES["classify"], cls.to_json())
-    review_map: ReviewMap = cls.map_source.review_map
-    seed, cases = _seed_and_cases(opts, review_map)
+    seed, cases = _seed_and_cases(opts, cls.map_source.review_map)
 
     failure_log = frozenset[str]()
     if opts.failure_log is not None:
@@ -321,51 +359,55 @@ def run_gate(repo: Path, opts: GateOptions, out: Output) -> GateResult:
     with steps.step("replay: dependency map"):
         # Before any lane runs the head's code, which could write a map into the cache.
         replay_opts = dataclasses.replace(
-            replay_opts, obtained=_obtained(repo, cls, opts.shared, replay_opts, seed, out)
+            replay_opts, obtained=_obtained(repo, cls, opts.shared, replay_opts, out)
         )
+    return GateContext(
+        repo=repo,
+        cls=cls,
+        seed=seed,
+        cases=cases,
+        mutants=opts.mutants,
+        property_cache=opts.property_cache,
+        today=opts.today or today_utc(),
+        failure_log=failure_log,
+        registry=registry,
+        in_play=in_play,
+        replay=replay_opts,
+        out_dir=out_dir,
+        out=out,
+        steps=steps,
+    )
 
+
+def _lanes(
+    ctx: GateContext,
+) -> tuple[PropertyReport, FixtureReport, FreezeReport, ReplayReport]:
+    """Run each lane once (the property lane first, its oracle audit waited for last; the
+    replay only when every local lane is green), write each report, and return the four in
+    the verdict's reading order. Raises what the lanes raise."""
+    steps = ctx.steps
     with steps.step("property lane"):
-        started = property_report(
-            repo,
-            cls,
-            seed,
-            cases,
-            opts.mutants,
-            out,
-            needed_by_freeze=in_play,
-            result_cache=opts.property_cache,
-        )
+        started = property_report(ctx)
     if (use := started.report.cache) is not None:
         steps.count(CACHED_RUNS, use.hits, use.hits + use.misses)
     red = False  # once a lane is red the verdict is reject: the audit is not waited for
     try:
         prop = started.report  # every property's result; the audit may still run
         with steps.step("fixture lane"):
-            fix = fixture_report(repo, cls)
-        write_json(out_dir / FILE_NAMES["fixture"], fix.to_json())
+            fix = fixture_report(ctx)
+        write_json(ctx.out_dir / FILE_NAMES["fixture"], fix.to_json())
         with steps.step("freeze lane"):
-            frz = freeze_report(
-                repo, cls, registry, opts.today or today_utc(), failure_log, prop, fix
-            )
-        write_json(out_dir / FILE_NAMES["freeze"], frz.to_json())
+            frz = freeze_report(ctx, prop, fix)
+        write_json(ctx.out_dir / FILE_NAMES["freeze"], frz.to_json())
         local_green = all(r.status.green for r in (prop, fix, frz))
-        rep = replay(repo, cls, replay_opts, local_green, frz, out, steps)
+        rep = replay_report(ctx, local_green, frz)
         red = any(r.status.red for r in (prop, fix, frz)) or rep.status == Status.FAIL
     finally:
         with steps.step("property lane: oracle audit (waited for)"):
             prop = started.finish(stop=red)
-    write_json(out_dir / FILE_NAMES["property"], prop.to_json())
-    write_json(out_dir / FILE_NAMES["replay"], rep.to_json())
-
-    summary = cls.summary()
-    verdict = _completed(
-        decide(prop, fix, frz, rep, summary.facts, isolation_facts(cls)), rep, steps.timings()
-    )
-    write_json(out_dir / FILE_NAMES["verdict"], verdict.to_json())
-    reports = LaneReports(property=prop, fixture=fix, freeze=frz, replay=rep)
-    note = build_note(summary, reports, verdict)
-    atomic_write_text(out_dir / FILE_NAMES["review"], note.to_markdown())
-    return GateResult(verdict=verdict, out_dir=out_dir, classification=cls, reports=reports)
+    write_json(ctx.out_dir / FILE_NAMES["property"], prop.to_json())
+    write_json(ctx.out_dir / FILE_NAMES["replay"], rep.to_json())
+    return prop, fix, frz, rep
 
 
 def _completed(verdict: Verdict, rep: ReplayReport, timings: Mapping[str, float]) -> Verdict:
@@ -389,14 +431,13 @@ def _obtained(
     cls: Classification,
     shared: SharedBase | None,
     replay_opts: ReplayOptions,
-    seed: int | None,
     out: Output,
 ) -> tuple[DependencyMap | None, str] | None:
     """The dependency map for this gate: the shared one of its merge base, else
-    ``obtain_map``'s."""
+    ``obtain_map``'s (for ``replay_opts.seed``)."""
     if shared is not None and cls.merge_base in shared.maps:
         return shared.maps[cls.merge_base]
-    return obtain_map(repo, cls, replay_opts, seed, out)
+    return obtain_map(repo, cls, replay_opts, replay_opts.seed, out)
 
 
 def share_map(
