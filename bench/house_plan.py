@@ -102,12 +102,22 @@ def area(name: str) -> str:
 def functions(path: Path) -> list[tuple[int, int, str]]:
     """(lines, parameters, name) of every function in ``path``."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    # A method's first parameter (self, cls) is not counted; a function's ``cls`` (a
+    # classification, say) is.
+    methods = {
+        id(item)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        for item in node.body
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+        and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in item.decorator_list)
+    }
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             a = node.args
             params = [*a.posonlyargs, *a.args, *a.kwonlyargs]
-            count = len([p for p in params if p.arg not in ("self", "cls")])
+            count = len(params) - (id(node) in methods and bool(params))
             count += bool(a.vararg) + bool(a.kwarg)
             length = (node.end_lineno or node.lineno) - node.lineno + 1
             out.append((length, count, node.name))
