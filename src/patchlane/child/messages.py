@@ -1,6 +1,6 @@
 """The property child's job and result records, declared once for both sides of the channel.
 
-The parent (``lanes.property.lane``) builds a ``Job`` and sends it as JSON on the child's
+The parent (``lanes.property``: ``plan``, ``faults``, ``audit``) builds a ``Job`` and sends it as JSON on the child's
 stdin; the child reads it back as one (the parent is trusted, so the child does not check
 it). The child (``child.properties``) builds its records as these shapes and writes each as one
 JSON line; the parent (``lanes.property.judge``) believes a line only once a validator has
