@@ -172,10 +172,15 @@ def review_events(top: Fields) -> tuple[str, ...]:
     return tuple(events)
 
 
+def read_review_events(top: Fields, key: str) -> tuple[str, ...]:
+    """Return the ``review_events`` of a report read as a model (``key``, always that):
+    ``review_events``, for a ``Spec.read``. Raises ``ReportError``."""
+    del key
+    return review_events(top)
+
+
+# What a report's ``review_events`` are, as its schema says.
+REVIEW_EVENTS_MEANING = "what a person must look at: each keeps the verdict at undecided"
 # The ``review_events`` key every lane report may carry: written only when there is one, and
 # read with the reports' own message.
-REVIEW_EVENTS = spec(
-    write="nonempty",
-    read=lambda top, key: review_events(top),
-    description="what a person must look at: each keeps the verdict at undecided",
-)
+REVIEW_EVENTS = spec(write="nonempty", read=read_review_events, description=REVIEW_EVENTS_MEANING)
