@@ -20,6 +20,7 @@ from patchlane.formats.property_report import LANE as PROPERTY
 from patchlane.formats.property_report import PropertyReport
 from patchlane.formats.replay_report import LANE as REPLAY
 from patchlane.formats.replay_report import ReplayReport
+from patchlane.formats.verdict_file import verdict_schema
 
 # The schema's name (``NAMES`` of ``patchlane.schemas``) -> how it is generated.
 GENERATED: dict[str, Callable[[], dict[str, object]]] = {
@@ -32,6 +33,7 @@ GENERATED: dict[str, Callable[[], dict[str, object]]] = {
     "replay-report": lambda: report_schema(
         REPLAY, ReplayReport, "replay-report.json", "patchlane replay report"
     ),
+    "verdict": verdict_schema,
 }
 
 
