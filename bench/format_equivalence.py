@@ -10,7 +10,8 @@ one of 16 wrong values, or adds an unknown key to one object::
     PYTHONPATH=src python3 bench/format_equivalence.py p > new.txt
     diff old.txt new.txt
 
-``p`` is the property report, ``f`` the fixture report.
+``p`` is the property report, ``f`` the fixture report, ``r`` the replay report and ``v``
+``verdict.json``.
 """
 
 import copy
@@ -20,8 +21,15 @@ import sys
 from patchlane.errors import ReportError
 from patchlane.formats import fixture_report as F
 from patchlane.formats import property_report as P
+from patchlane.formats import replay_report as R
+from patchlane.formats.canary import Canary, CanarySetting
 from patchlane.formats.envelope import parse_report_bytes
 from patchlane.formats.status import Status
+
+try:  # the verdict's file left gate/verdict for formats/verdict_file
+    from patchlane.formats import verdict_file as V
+except ImportError:
+    from patchlane.gate import verdict as V
 
 
 def prop_reports():
@@ -86,6 +94,60 @@ def fix_reports():
     yield F.FixtureReport(Status.PASS, "ok", source="worktree")
 
 
+def replay_reports():
+    canary = Canary(("t::c",), 4, CanarySetting(0.05, 1, "default"))
+    yield R.ReplayReport(
+        status=Status.FAIL,
+        reason="r",
+        outcome=R.ReplayOutcome.FAIL,
+        slice_sha256="d" * 64,
+        receipt_sha256="e" * 64,
+        seed=7,
+        head="c" * 40,
+        hash_seed=12,
+        failed=("t::a",),
+        skipped_by_freeze=("t::f",),
+        skipped_by_suite=("t::s",),
+        passed=("t::b",),
+        signature="absent",
+        refusals=(),
+        mode="local",
+        slice_count=3,
+        suite_size=9,
+        private=(R.PrivateFile("p", "w"),),
+        slice_rules={"z": 1, "a": 2},
+        dependency_map="off",
+        canary=canary,
+        plugin_files=("conftest.py",),
+        run_problems=(),
+        failed_why={"t::a": "assert 1 == 2"},
+        skipped_but_pass_at_base=(),
+        fail_at_base_too=("t::x",),
+        base_from_map=(),
+        deleted_tests=("t::d",),
+        edited_expectations=(R.EditedTest("t::e", "w"),),
+        review_events=("look",),
+        unreached=("src/x.py",),
+    )
+    # No receipt: the slice's digest after the mode, a slice without its size.
+    yield R.ReplayReport(
+        Status.ERROR, "no receipt", R.ReplayOutcome.EMPTY, "d" * 64, mode="m", slice_count=0
+    )
+    yield R.ReplayReport(Status.ERROR, "not run", R.ReplayOutcome.NOT_RUN, review_events=())
+
+
+def verdicts():
+    reasons = (
+        V.Reason(4, "replay", V.REJECT, "failed"),
+        V.Reason(6, "fixture", V.UNDECIDED, "look"),
+    )
+    canary = Canary((), 0, CanarySetting(0, 0, "PATCHLANE_CANARY=off"))
+    isolation = V.IsolationFacts("netns", "a network namespace", required=True)
+    yield V.Verdict(V.REJECT, reasons, isolation, canary, {"total": 1.5, "replay": 0})
+    yield V.Verdict(V.ACCEPT, (V.Reason(7, "verdict", V.ACCEPT, "green"),))
+    yield V.Verdict(V.UNDECIDED, ())
+
+
 def variants(data):
     paths = []
 
@@ -143,14 +205,19 @@ def variants(data):
 
 def main() -> int:
     which = sys.argv[1]
-    gen, module = (prop_reports, P) if which == "p" else (fix_reports, F)
+    gen, parse = {
+        "p": (prop_reports, P._parse),
+        "f": (fix_reports, F._parse),
+        "r": (replay_reports, R._parse),
+        "v": (verdicts, V._parse_verdict),
+    }[which]
     for rep in gen():
         data = rep.to_json()
         print("WRITE", json.dumps(data))
         for what, d in variants(data):
             text = json.dumps(d, indent=2)
             try:
-                got = parse_report_bytes(text.encode(), "r.json", module._parse)
+                got = parse_report_bytes(text.encode(), "r.json", parse)
                 out = "OK " + json.dumps(got.to_json())
             except ReportError as e:
                 out = "ERR " + str(e)

@@ -114,7 +114,7 @@ def test_the_schemas_name_exactly_the_states_the_enums_declare() -> None:
     # The states are declared once, as enums; the schemas must list the same words.
     from patchlane.formats.replay_report import ReplayOutcome
     from patchlane.formats.status import Status
-    from patchlane.gate.verdict import Ruling
+    from patchlane.formats.verdict_file import Ruling
 
     replay = load_schema("replay-report")["properties"]
     assert replay["outcome"]["enum"] == [o.value for o in ReplayOutcome]

@@ -19,9 +19,10 @@ from patchlane.formats.freeze_report import FreezeReport
 from patchlane.formats.property_report import PropertyReport
 from patchlane.formats.replay_report import ReplayReport
 from patchlane.formats.status import Status
+from patchlane.formats.verdict_file import Verdict
 from patchlane.gate.reports import FILE_NAMES, LaneReports, read_evidence
 from patchlane.gate.review import build_note
-from patchlane.gate.verdict import Verdict, decide
+from patchlane.gate.verdict import decide
 from patchlane.inputs.jsonio import dumps_report
 from patchlane.main import main
 from patchlane.project.classify import ClassificationSummary, classify

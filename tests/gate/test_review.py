@@ -16,9 +16,9 @@ from patchlane.formats.freeze_report import FreezeReport, RecordResult
 from patchlane.formats.property_report import Failure, OracleFinding, PropertyReport
 from patchlane.formats.replay_report import ReplayReport
 from patchlane.formats.status import Status
+from patchlane.formats.verdict_file import Reason, Verdict
 from patchlane.gate.reports import LaneReports
 from patchlane.gate.review import NOT_REVIEWED, build_note, md_text
-from patchlane.gate.verdict import Reason, Verdict
 from patchlane.main import main
 from patchlane.project.classify import ClassificationSummary, ControlChange
 from patchlane.schemas import load_schema

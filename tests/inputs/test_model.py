@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
@@ -217,3 +218,45 @@ def test_any_notnone_and_above() -> None:
     props = schema_of(Run)["properties"]
     assert props["payload"] == {} and props["limit"] == {"type": "number", "exclusiveMinimum": 0}  # type: ignore[index]
     assert schema_of(Run)["required"] == ["name", "total", "twice"]
+
+
+@dataclass(frozen=True)
+class Tally:
+    counts: Mapping[str, int] | None = field(
+        default=None, metadata=spec(lo=0, null=False, write="notnone")
+    )
+    names: Mapping[str, str] = field(default_factory=dict)
+    # Written whenever ``counts`` is, even as null: a function of the instance decides.
+    last: str | None = field(default=None, metadata=spec(write=lambda t: t.counts is not None))
+
+
+def test_a_mapping_is_written_read_and_described_value_by_value() -> None:
+    assert to_data(Tally()) == {"names": {}}  # notnone: no counts, so no last either
+    assert to_data(Tally({}, {"b": "x", "a": "y"})) == {
+        "counts": {}, "names": {"b": "x", "a": "y"}, "last": None,
+    }  # fmt: skip
+    tally = Tally({"z": 2, "a": 0}, {"k": "v"}, "n")
+    assert list(to_data(tally)["counts"]) == ["z", "a"]  # type: ignore[call-overload]
+    assert read(json.dumps(to_data(tally)), Tally) == tally
+    schema = schema_of(Tally)
+    jsonschema.validate(to_data(tally), schema)
+    assert schema["properties"]["counts"] == {  # type: ignore[index]
+        "type": "object", "additionalProperties": {"type": "integer", "minimum": 0},
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('{"counts": {"a": -1}}', r"t\.json:1: counts\.a: must be at least 0"),
+        ('{"counts": {"a": "1"}}', r"counts\.a: expected an integer, got a string"),
+        ('{"counts": null}', r"counts: expected an object, got null"),
+        ('{"names": {"a": 1}}', r"names\.a: expected a string, got a number"),
+        ('{"names": []}', r"names: expected an object"),
+    ],
+)
+def test_a_mapping_refuses_a_wrong_value_by_its_key(body: str, message: str) -> None:
+    with pytest.raises(ReportError, match=message):
+        read(body, Tally)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(json.loads(body), schema_of(Tally))

@@ -7,8 +7,9 @@ import dataclasses
 
 import pytest
 
+from patchlane.formats.verdict_file import ACCEPT, REJECT, UNDECIDED, Verdict
 from patchlane.gate.reports import Evidence, LaneReports
-from patchlane.gate.verdict import ACCEPT, REJECT, UNDECIDED, Verdict, decide
+from patchlane.gate.verdict import decide
 from patchlane.inputs.jsonio import dumps_report
 from tests.recorded.scenarios import NAMES, directory, evidence, scenario
 

@@ -18,8 +18,8 @@ from patchlane.formats.fixture_report import FixtureReport
 from patchlane.formats.freeze_report import FreezeReport
 from patchlane.formats.property_report import MODULE_LEVEL, Failure, PropertyReport
 from patchlane.formats.replay_report import ReplayReport
+from patchlane.formats.verdict_file import ACCEPT, REJECT, Verdict
 from patchlane.gate.reports import Evidence
-from patchlane.gate.verdict import ACCEPT, REJECT, Verdict
 from patchlane.inputs.paths import under_any
 
 # Findings annotated at their files, after the verdict's own annotation. GitHub shows ten

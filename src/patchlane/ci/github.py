@@ -29,8 +29,8 @@ from patchlane.ci.workflow import Annotation, append_env_file, output_entry, pri
 
 if TYPE_CHECKING:
     from patchlane.ci.locate import Locator
+    from patchlane.formats.verdict_file import Verdict
     from patchlane.gate.reports import Evidence
-    from patchlane.gate.verdict import Verdict
 
 PROG = "python -m patchlane.ci.github"
 NO_VERDICT = "none"

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from patchlane.errors import GitError, UsageError
-from patchlane.gate.verdict import ACCEPT, REJECT, UNDECIDED, Reason
+from patchlane.formats.verdict_file import ACCEPT, REJECT, UNDECIDED, Reason
 
 if TYPE_CHECKING:
     from patchlane.formats.fixture_report import FixtureReport

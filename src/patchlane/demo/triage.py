@@ -29,7 +29,7 @@ from patchlane.demo.scenarios import (
     refactor_billing,
     reprice_invoice_min,
 )
-from patchlane.gate.verdict import ACCEPT, REJECT, UNDECIDED
+from patchlane.formats.verdict_file import ACCEPT, REJECT, UNDECIDED
 from patchlane.triage.summary import DOES_NOT_APPLY
 
 if TYPE_CHECKING:

@@ -98,3 +98,29 @@ class Canary:
             item.number("share", lo=0), item.integer("min", lo=0), item.choice("source", SOURCES)
         )
         return cls(tuple(nodeids), item.integer("outside", lo=0), setting)
+
+
+def _read(top: Fields, key: str) -> Canary:
+    return Canary.parse(top.mapping(key))
+
+
+# The canary as a key of a format declared as a model (``inputs.model``): ``Canary``'s own
+# reader, writer and schema, since its record is not its fields (``count`` is derived, the
+# setting is written flat); splat it into a ``spec`` with the key's other settings.
+CANARY_KEY: dict[str, object] = {
+    "read": _read,
+    "dump": Canary.to_json,
+    "schema": {
+        "type": "object",
+        "properties": {
+            "count": {"type": "integer", "minimum": 0},
+            "outside": {"type": "integer", "minimum": 0},
+            "share": {"type": "number", "minimum": 0},
+            "min": {"type": "integer", "minimum": 0},
+            "source": {"enum": list(SOURCES)},
+            "nodeids": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["count", "outside", "share", "min", "source", "nodeids"],
+        "additionalProperties": False,
+    },
+}

@@ -134,6 +134,24 @@ def envelope(doc: Document, value: object, lane: str) -> tuple[Fields, Status, s
     return doc.fields(value), Status(status), reason
 
 
+def document_schema(
+    file_name: str, title: str, properties: dict[str, object], required: list[str]
+) -> dict[str, object]:
+    """Return the JSON Schema (draft 2020-12) of the file ``file_name`` (e.g.
+    ``verdict.json``), called ``title``: an object of ``properties``, the ``required`` ones
+    listed, any other key refused."""
+    stem = file_name.removesuffix(".json")
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://patchlane.invalid/schemas/{stem}.schema.json",
+        "title": f"{title} ({file_name})",
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
 def report_schema(lane: str, model: type, file_name: str, title: str) -> dict[str, object]:
     """Return the JSON Schema of the lane report ``model`` (``file_name``, e.g.
     ``fixture-report.json``): the envelope's keys, then the model's. The committed schemas
@@ -149,16 +167,7 @@ def report_schema(lane: str, model: type, file_name: str, title: str) -> dict[st
             "accepted, and ignored: the report's status decides",
         },
     }
-    stem = file_name.removesuffix(".json")
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": f"https://patchlane.invalid/schemas/{stem}.schema.json",
-        "title": f"{title} ({file_name})",
-        "type": "object",
-        "properties": {**envelope_keys, **properties},
-        "required": ["lane", *required],
-        "additionalProperties": False,
-    }
+    return document_schema(file_name, title, {**envelope_keys, **properties}, ["lane", *required])
 
 
 def review_events(top: Fields) -> tuple[str, ...]:
@@ -172,10 +181,15 @@ def review_events(top: Fields) -> tuple[str, ...]:
     return tuple(events)
 
 
+def read_review_events(top: Fields, key: str) -> tuple[str, ...]:
+    """Return the ``review_events`` of a report read as a model (``key``, always that):
+    ``review_events``, for a ``Spec.read``. Raises ``ReportError``."""
+    del key
+    return review_events(top)
+
+
+# What a report's ``review_events`` are, as its schema says.
+REVIEW_EVENTS_MEANING = "what a person must look at: each keeps the verdict at undecided"
 # The ``review_events`` key every lane report may carry: written only when there is one, and
 # read with the reports' own message.
-REVIEW_EVENTS = spec(
-    write="nonempty",
-    read=lambda top, key: review_events(top),
-    description="what a person must look at: each keeps the verdict at undecided",
-)
+REVIEW_EVENTS = spec(write="nonempty", read=read_review_events, description=REVIEW_EVENTS_MEANING)

@@ -1,5 +1,8 @@
 """The replay lane's report (``replay-report.json``) and its strict reader.
 
+Declared as a model (``inputs.model``): the writer, the reader and the committed schema are
+derived from ``ReplayReport``.
+
 ``replay verify`` writes what one receipt's verification found; the replay lane
 adds what it knows around it (the slice, the run, the checks at the base, the review
 events), or says why no receipt was verified (not run, empty slice, a private file, an
@@ -11,22 +14,24 @@ when the report does not have it, and ``to_json`` writes only what the report ha
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from patchlane.formats.canary import Canary
+from patchlane.formats.canary import CANARY_KEY, Canary
 from patchlane.formats.envelope import (
     ENVELOPE_KEYS,
+    REVIEW_EVENTS_MEANING,
     envelope,
     read_report,
+    read_review_events,
     report_document,
-    review_events,
 )
 from patchlane.formats.status import Status
-from patchlane.inputs.fields import Document
+from patchlane.inputs.fields import Document, Fields
+from patchlane.inputs.model import from_fields, spec, to_data
 
 LANE = "replay"
 
@@ -56,40 +61,40 @@ class ReplayOutcome(StrEnum):
 
 
 SKIPPED = ReplayOutcome.SKIPPED
-_SHA256 = re.compile(r"[0-9a-fA-F]{64}\Z")
-# Every key ``ReplayReport.to_json`` can write; the reader refuses any other.
-TOP_KEYS = (
-    *ENVELOPE_KEYS,
-    "outcome",
-    "slice_sha256",
-    "receipt_sha256",
-    "seed",
-    "head",
-    "hash_seed",
-    "failed",
-    "skipped_by_freeze",
-    "skipped_by_suite",
-    "passed",
-    "signature",
-    "refusals",
-    "mode",
-    "slice_count",
-    "suite_size",
-    "private",
-    "slice_rules",
-    "dependency_map",
-    "canary",
-    "plugin_files",
-    "run_problems",
-    "failed_why",
-    "skipped_but_pass_at_base",
-    "fail_at_base_too",
-    "base_from_map",
-    "deleted_tests",
-    "edited_expectations",
-    "review_events",
-    "unreached",
-)
+# A receipt's digest, as the reader takes it and the schema says (64 hex digits).
+_HEX64 = "[0-9a-fA-F]{64}"
+# With a verified receipt its fields are written, even when ``None``; with a selected slice,
+# its size and private files.
+_RECEIPT, _SLICE = "receipt_sha256", "slice_count"
+
+
+def _key(default: object, description: str | None = None, **settings: Any) -> Any:
+    """A field of the report (``field`` with its ``spec``): a ``None`` is a key the file
+    does not have (``null`` is refused unless ``null=True``), and a list holding anything
+    but strings is refused whole."""
+    settings = {"null": False, "item": None, "description": description, **settings}
+    return field(default=default, metadata=spec(**settings))
+
+
+def _listed(description: str) -> Any:
+    """A list of node ids or paths, written when not ``None`` (even empty)."""
+    return _key(None, description, write="notnone")
+
+
+def _sha256(top: Fields, key: str) -> str:
+    digest = top.string(key)
+    if not re.fullmatch(_HEX64, digest):
+        raise top.wrong(key, "a sha256 (64 hex digits)", digest)
+    return digest
+
+
+def _slice_digest_written(report: ReplayReport) -> bool:
+    # With a receipt, among its fields (even ``None``); without one, when a slice has one.
+    return report.receipt_sha256 is not None or report.slice_sha256 is not None
+
+
+def _sorted_counts(counts: Mapping[str, int]) -> dict[str, int]:
+    return dict(sorted(counts.items()))
 
 
 @dataclass(frozen=True)
@@ -109,76 +114,6 @@ class EditedTest:
     why: str
 
 
-# When ``ReplayReport.to_json`` writes a field: always (when it is not ``None``), with a
-# verified receipt, without one, or with a slice.
-_ALWAYS, _VERIFIED, _UNVERIFIED, _SLICED = "always", "verified", "unverified", "sliced"
-
-
-def _as_is(value: Any) -> Any:
-    return value
-
-
-def _listed(value: Iterable[Any]) -> list[Any]:
-    return list(value)
-
-
-def _private(files: Iterable[PrivateFile]) -> list[dict[str, str]]:
-    return [{"path": p.path, "why": p.why} for p in files]
-
-
-def _sorted_counts(counts: Mapping[str, int]) -> dict[str, int]:
-    return dict(sorted(counts.items()))
-
-
-def _canary(canary: Canary) -> dict[str, object]:
-    return canary.to_json()
-
-
-def _mapping(value: Mapping[str, str]) -> dict[str, str]:
-    return dict(value)
-
-
-def _edited(tests: Iterable[EditedTest]) -> list[dict[str, str]]:
-    return [{"nodeid": e.nodeid, "why": e.why} for e in tests]
-
-
-# The fields ``ReplayReport.to_json`` writes after the envelope, in the order it writes
-# them (the recorded reports hold it): (when, key, how its value is written, whether it
-# is written even when ``None``).
-_FIELDS: tuple[tuple[str, str, Callable[[Any], Any], bool], ...] = (
-    (_ALWAYS, "outcome", _as_is, False),
-    (_VERIFIED, "slice_sha256", _as_is, True),
-    (_VERIFIED, "receipt_sha256", _as_is, True),
-    (_VERIFIED, "seed", _as_is, True),
-    (_VERIFIED, "head", _as_is, True),
-    (_VERIFIED, "failed", _listed, True),
-    (_VERIFIED, "skipped_by_freeze", _listed, True),
-    (_VERIFIED, "skipped_by_suite", _listed, True),
-    (_VERIFIED, "passed", _listed, True),
-    (_VERIFIED, "signature", _as_is, True),
-    (_VERIFIED, "refusals", _listed, True),
-    (_VERIFIED, "hash_seed", _as_is, False),
-    (_ALWAYS, "mode", _as_is, False),
-    (_UNVERIFIED, "slice_sha256", _as_is, False),
-    (_SLICED, "slice_count", _as_is, True),
-    (_SLICED, "suite_size", _as_is, True),
-    (_SLICED, "private", _private, True),
-    (_SLICED, "slice_rules", _sorted_counts, False),
-    (_SLICED, "dependency_map", _as_is, False),
-    (_SLICED, "canary", _canary, False),
-    (_ALWAYS, "plugin_files", _listed, False),
-    (_ALWAYS, "run_problems", _listed, False),
-    (_ALWAYS, "failed_why", _mapping, False),
-    (_ALWAYS, "skipped_but_pass_at_base", _listed, False),
-    (_ALWAYS, "fail_at_base_too", _listed, False),
-    (_ALWAYS, "base_from_map", _listed, False),
-    (_ALWAYS, "deleted_tests", _listed, False),
-    (_ALWAYS, "edited_expectations", _edited, False),
-    (_ALWAYS, "review_events", _listed, False),
-    (_ALWAYS, "unreached", _listed, False),
-)
-
-
 @dataclass(frozen=True)
 class ReplayReport:
     """The replay lane's report.
@@ -195,41 +130,113 @@ class ReplayReport:
 
     status: Status
     reason: str
-    outcome: ReplayOutcome | None = None
-    slice_sha256: str | None = None
-    receipt_sha256: str | None = None
-    seed: int | None = None
-    head: str | None = None
+    # ``_key`` returns a ``field``: no default shared between instances (RUF009).
+    outcome: ReplayOutcome | None = _key(None, write="notnone")  # noqa: RUF009
+    slice_sha256: str | None = _key(
+        None,
+        "the sha256 of the replay slice the receipt (or the selection) is for",
+        write=_slice_digest_written,
+    )
+    receipt_sha256: str | None = _key(
+        None, when=_RECEIPT, read=_sha256, schema={"type": "string", "pattern": f"^{_HEX64}$"}
+    )
+    seed: int | None = _key(None, "the replay run's seed, as the receipt gives it", when=_RECEIPT)
+    head: str | None = _key(
+        None,
+        "the head commit the receipt's run replayed (null: none named)",
+        when=_RECEIPT,
+        null=True,
+    )
     # The receipt's ``hash_seed``: the PYTHONHASHSEED and Hypothesis seed the run drew.
-    hash_seed: int | None = None
-    failed: tuple[str, ...] = ()
-    skipped_by_freeze: tuple[str, ...] = ()
-    skipped_by_suite: tuple[str, ...] = ()
-    passed: tuple[str, ...] = ()
-    signature: str | None = None
-    refusals: tuple[str, ...] = ()
-    mode: str | None = None
-    slice_count: int | None = None
-    suite_size: int | None = None
-    private: tuple[PrivateFile, ...] = ()
+    hash_seed: int | None = _key(
+        None,
+        "the receipt's hash_seed: the PYTHONHASHSEED and Hypothesis seed the replay run drew",
+        when=_RECEIPT,
+        write="notnone",
+        lo=0,
+    )
+    failed: tuple[str, ...] = _key((), "node ids that failed in the receipt", when=_RECEIPT)
+    skipped_by_freeze: tuple[str, ...] = _key(
+        (), "node ids skipped by an in-play, passing freeze", when=_RECEIPT
+    )
+    skipped_by_suite: tuple[str, ...] = _key((), "node ids the suite itself skipped", when=_RECEIPT)
+    passed: tuple[str, ...] = _key((), "node ids that passed", when=_RECEIPT)
+    signature: str | None = _key(
+        None,
+        "what the check of the receipt's signature found: verified, absent, not_checked or bad",
+        when=_RECEIPT,
+    )
+    refusals: tuple[str, ...] = _key(
+        (), "why the receipt was refused (empty unless outcome is refused)", when=_RECEIPT
+    )
+    mode: str | None = _key(None, write="notnone")
+    slice_count: int | None = _key(None, "how many tests the slice holds", when=_SLICE, lo=0)
+    suite_size: int | None = _key(None, "how many tests the suite holds", when=_SLICE, lo=0)
+    private: tuple[PrivateFile, ...] = _key(
+        (),
+        "files the slice needs that are private or hold a secret (never handed to a replay "
+        "command), and why",
+        when=_SLICE,
+    )
     # With a slice: how many of its tests each selection rule chose, and which dependency
     # map narrowed it (or why none did).
-    slice_rules: Mapping[str, int] | None = None
-    dependency_map: str | None = None
+    slice_rules: Mapping[str, int] | None = _key(
+        None,
+        "how many tests of the slice each selection rule chose",
+        when=_SLICE,
+        write="notnone",
+        lo=0,
+        dump=_sorted_counts,
+    )
+    dependency_map: str | None = _key(
+        None,
+        "the dependency map that narrowed the slice, 'off', or 'none (why)'",
+        when=_SLICE,
+        write="notnone",
+    )
     # With a slice: the tests of it drawn at random from outside the selection (``canary``).
-    canary: Canary | None = None
-    plugin_files: tuple[str, ...] | None = None
-    run_problems: tuple[str, ...] | None = None
-    failed_why: Mapping[str, str] | None = None
-    skipped_but_pass_at_base: tuple[str, ...] | None = None
-    fail_at_base_too: tuple[str, ...] | None = None
+    canary: Canary | None = _key(  # noqa: RUF009
+        None,
+        "the tests of the slice drawn at random (os.urandom, after selection) from the "
+        "suite's tests outside the selection: count of outside, under the map's share and "
+        "min (both 0: off)",
+        when=_SLICE,
+        write="notnone",
+        **CANARY_KEY,
+    )
+    plugin_files: tuple[str, ...] | None = _listed(
+        "pytest plugin files the collection or the run loaded"
+    )
+    run_problems: tuple[str, ...] | None = _listed("what went wrong in the replay run itself")
+    failed_why: Mapping[str, str] | None = _key(
+        None, "for a failed node id, why it failed", write="notnone"
+    )
+    skipped_but_pass_at_base: tuple[str, ...] | None = _listed(
+        "node ids skipped at the head that pass at the base"
+    )
+    fail_at_base_too: tuple[str, ...] | None = _listed("failed node ids that fail at the base too")
     # Failed or skipped nodes whose base outcome came from the dependency map's recording
     # (they passed when the base's whole suite ran), not from a run at the base now.
-    base_from_map: tuple[str, ...] | None = None
-    deleted_tests: tuple[str, ...] | None = None
-    edited_expectations: tuple[EditedTest, ...] | None = None
-    review_events: tuple[str, ...] | None = None
-    unreached: tuple[str, ...] | None = None
+    base_from_map: tuple[str, ...] | None = _listed(
+        "failed or skipped node ids whose base outcome came from the dependency map's recording"
+    )
+    deleted_tests: tuple[str, ...] | None = _listed(
+        "tests collected at the base that the patch deletes"
+    )
+    edited_expectations: tuple[EditedTest, ...] | None = _key(
+        None,
+        "tests whose base version fails at the head: the patch changed their expectations",
+        write="notnone",
+    )
+    review_events: tuple[str, ...] | None = _key(
+        None,
+        REVIEW_EVENTS_MEANING,
+        write="notnone",
+        read=read_review_events,
+    )
+    unreached: tuple[str, ...] | None = _listed(
+        "changed files of the code under test that no test the base has and that passed reaches"
+    )
 
     @property
     def lane(self) -> str:
@@ -244,19 +251,14 @@ class ReplayReport:
 
     def to_json(self) -> dict[str, object]:
         """Return the report as JSON-ready data, keys in a fixed order, each written only
-        when the report has it (see the class docstring)."""
-        data: dict[str, object] = {"lane": LANE, "status": self.status.value, "reason": self.reason}
-        sections = {
-            _ALWAYS: True,
-            _VERIFIED: self.receipt_sha256 is not None,
-            _UNVERIFIED: self.receipt_sha256 is None,
-            _SLICED: self.slice_count is not None,
-        }
-        for section, key, write, even_none in _FIELDS:
-            value = getattr(self, key)
-            if sections[section] and (even_none or value is not None):
-                data[key] = write(value)
-        return data
+        when the report has it (see the class docstring).
+
+        The recorded reports hold two keys away from their place in the model (and in the
+        reader's list of keys): ``hash_seed`` follows the receipt's other fields, and
+        without a receipt the slice's digest follows ``mode``, where the selection wrote
+        it."""
+        data = _moved(to_data(self, {"lane": LANE}), "hash_seed", "refusals")
+        return data if self.receipt_sha256 is not None else _moved(data, "slice_sha256", "mode")
 
     @classmethod
     def from_json(cls, data: object, label: str) -> ReplayReport:
@@ -275,58 +277,20 @@ class ReplayReport:
         return read_report(path, label, _parse)
 
 
+def _moved(data: dict[str, object], key: str, after: str) -> dict[str, object]:
+    """``data`` with ``key`` right after ``after`` (as it was when either is absent)."""
+    if key not in data or after not in data:
+        return data
+    moved: dict[str, object] = {}
+    for name, item in data.items():
+        if name != key:
+            moved[name] = item
+        if name == after:
+            moved[key] = data[key]
+    return moved
+
+
 def _parse(doc: Document, value: object) -> ReplayReport:
     top, status, reason = envelope(doc, value, LANE)
-    top.only(TOP_KEYS)
-    events = review_events(top) if top.has("review_events") else None
-    digest = top.string("receipt_sha256", default=None)
-    if digest is not None and not _SHA256.match(digest):
-        raise top.wrong("receipt_sha256", "a sha256 (64 hex digits)", digest)
-    why = top.mapping("failed_why", default=None)
-    rules = top.mapping("slice_rules", default=None)
-    canary = top.mapping("canary", default=None)
-    return ReplayReport(
-        status=status,
-        reason=reason,
-        outcome=_outcome(top.choice("outcome", tuple(ReplayOutcome), default=None)),
-        slice_sha256=top.string("slice_sha256", default=None),
-        receipt_sha256=digest,
-        seed=top.integer("seed", default=None),
-        head=top.string("head", null=True, default=None),
-        hash_seed=top.integer("hash_seed", lo=0, default=None),
-        failed=top.text_list("failed", item=None, default=()),
-        skipped_by_freeze=top.text_list("skipped_by_freeze", item=None, default=()),
-        skipped_by_suite=top.text_list("skipped_by_suite", item=None, default=()),
-        passed=top.text_list("passed", item=None, default=()),
-        signature=top.string("signature", default=None),
-        refusals=top.text_list("refusals", item=None, default=()),
-        mode=top.string("mode", default=None),
-        slice_count=top.integer("slice_count", lo=0, default=None),
-        suite_size=top.integer("suite_size", lo=0, default=None),
-        private=tuple(
-            PrivateFile(p.only(("path", "why")).string("path"), p.string("why"))
-            for p in top.items("private", default=())
-        ),
-        slice_rules=None if rules is None else {k: rules.integer(k, lo=0) for k in rules.data},
-        dependency_map=top.string("dependency_map", default=None),
-        canary=None if canary is None else Canary.parse(canary),
-        plugin_files=top.text_list("plugin_files", item=None, default=None),
-        run_problems=top.text_list("run_problems", item=None, default=None),
-        failed_why=None if why is None else {k: why.string(k) for k in why.data},
-        skipped_but_pass_at_base=top.text_list("skipped_but_pass_at_base", item=None, default=None),
-        fail_at_base_too=top.text_list("fail_at_base_too", item=None, default=None),
-        base_from_map=top.text_list("base_from_map", item=None, default=None),
-        deleted_tests=top.text_list("deleted_tests", item=None, default=None),
-        edited_expectations=None
-        if not top.has("edited_expectations")
-        else tuple(
-            EditedTest(e.only(("nodeid", "why")).string("nodeid"), e.string("why"))
-            for e in top.items("edited_expectations")
-        ),
-        review_events=events,
-        unreached=top.text_list("unreached", item=None, default=None),
-    )
-
-
-def _outcome(text: str | None) -> ReplayOutcome | None:
-    return None if text is None else ReplayOutcome(text)
+    given = {"status": status, "reason": reason}
+    return from_fields(ReplayReport, top, given=given, extra=ENVELOPE_KEYS)

@@ -18,6 +18,9 @@ from patchlane.formats.fixture_report import LANE as FIXTURE
 from patchlane.formats.fixture_report import FixtureReport
 from patchlane.formats.property_report import LANE as PROPERTY
 from patchlane.formats.property_report import PropertyReport
+from patchlane.formats.replay_report import LANE as REPLAY
+from patchlane.formats.replay_report import ReplayReport
+from patchlane.formats.verdict_file import verdict_schema
 
 # The schema's name (``NAMES`` of ``patchlane.schemas``) -> how it is generated.
 GENERATED: dict[str, Callable[[], dict[str, object]]] = {
@@ -27,6 +30,10 @@ GENERATED: dict[str, Callable[[], dict[str, object]]] = {
     "property-report": lambda: report_schema(
         PROPERTY, PropertyReport, "property-report.json", "patchlane property report"
     ),
+    "replay-report": lambda: report_schema(
+        REPLAY, ReplayReport, "replay-report.json", "patchlane replay report"
+    ),
+    "verdict": verdict_schema,
 }
 
 

@@ -17,7 +17,8 @@ from patchlane.formats.fixture_report import FixtureReport
 from patchlane.formats.freeze_report import FreezeReport
 from patchlane.formats.property_report import PropertyReport
 from patchlane.formats.replay_report import ReplayReport
-from patchlane.gate.verdict import LaneEvidence, Verdict
+from patchlane.formats.verdict_file import Verdict
+from patchlane.gate.verdict import LaneEvidence
 from patchlane.project.classify import ClassificationSummary
 
 FILE_NAMES = {

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from patchlane.formats.status import Status
-from patchlane.gate.verdict import ACCEPT, REJECT
+from patchlane.formats.verdict_file import ACCEPT, REJECT
 
 if TYPE_CHECKING:
     from patchlane.formats.canary import Canary
@@ -31,8 +31,9 @@ if TYPE_CHECKING:
     from patchlane.formats.freeze_report import FreezeReport
     from patchlane.formats.property_report import PropertyReport
     from patchlane.formats.replay_report import ReplayReport
+    from patchlane.formats.verdict_file import Reason, Verdict
     from patchlane.gate.reports import LaneReports
-    from patchlane.gate.verdict import LaneEvidence, Reason, Verdict
+    from patchlane.gate.verdict import LaneEvidence
     from patchlane.project.classify import ChangedFile, ClassificationSummary
 
 NOT_REVIEWED = "not reviewed"

@@ -21,9 +21,10 @@ from patchlane.formats.fixture_report import FixtureReport
 from patchlane.formats.freeze_report import FreezeReport
 from patchlane.formats.property_report import PropertyReport
 from patchlane.formats.status import Status
+from patchlane.formats.verdict_file import IsolationFacts, Verdict
 from patchlane.gate.reports import FILE_NAMES, LaneReports
 from patchlane.gate.review import build_note
-from patchlane.gate.verdict import IsolationFacts, Verdict, decide
+from patchlane.gate.verdict import decide
 from patchlane.infra.steps import CACHED_RUNS, Steps
 from patchlane.infra.ui import Output
 from patchlane.inputs.jsonio import atomic_write_text, write_json

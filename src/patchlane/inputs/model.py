@@ -3,11 +3,12 @@ reader and its JSON Schema are derived from it (docs/architecture.md §4).
 
 A model's fields say everything the three need. Their types give the JSON kind (``str``,
 ``int``, ``float``, ``bool``, a ``StrEnum``, a ``Literal`` of strings, another model, a
-``tuple[T, ...]`` of any of these, each optionally ``| None``). Their defaults say what an
-absent key reads as, and an optional ``spec(...)`` in the field's metadata says the rest
-(``Spec``): a description for the schema, a lower bound, when the key is written, what an
-absent key reads as when that differs from the constructor's default, and, for the rare key
-whose shape no type says, its own reader, writer and schema::
+``tuple[T, ...]`` of any of these or a ``Mapping[str, T]`` of the scalars, each optionally
+``| None``). Their defaults say what an absent key reads as, and an optional ``spec(...)``
+in the field's metadata says the rest (``Spec``): a description for the schema, a lower
+bound, when the key is written, what an absent key reads as when that differs from the
+constructor's default, and, for the rare key whose shape no type says, its own reader,
+writer and schema::
 
     @dataclass(frozen=True)
     class Timings:
@@ -68,17 +69,19 @@ class Spec:
     """What a field's type and default do not say about its key.
 
     Writing: ``write`` is ``always``, ``nonempty`` (left out when the value is empty or
-    none) or ``notnone`` (left out when it is ``None``); ``when`` names another field: the
-    key is written only when that field is not ``None``; ``group`` puts the key inside an
-    object of the file; ``dump`` replaces the derived writer.
+    none), ``notnone`` (left out when it is ``None``: an empty value is written) or a
+    function of the model instance that says whether to write the key; ``when`` names
+    another field: the key is written only when that field is not ``None``; ``group`` puts
+    the key inside an object of the file; ``dump`` replaces the derived writer.
 
     Reading: ``absent`` is what an absent key reads as, where the constructor's default is
     not that (or where the field has none and the file may still leave the key out);
     ``required`` makes the key required even where the constructor has a default;
     ``null=False`` refuses ``null`` for a field whose ``None`` only stands for an absent
-    key; ``lo`` and ``above`` bound a number (at least, more than); ``choices`` are the
-    strings a ``str`` field may hold; ``item`` words a refused item of a list of strings
-    (``None``: the whole list is refused); ``read`` replaces the derived reader.
+    key; ``lo`` and ``above`` bound a number (at least, more than; of each value, for a
+    mapping); ``choices`` are the strings a ``str`` field may hold; ``item`` words a refused
+    item of a list of strings (``None``: the whole list is refused); ``read`` replaces the
+    derived reader.
 
     Describing: ``description`` goes into the schema; ``schema`` replaces the derived one
     (for a key whose shape the type does not say). A field with ``init=False`` (one the
@@ -88,7 +91,7 @@ class Spec:
     description: str | None = None
     lo: float | None = None
     above: float | None = None
-    write: Literal["always", "nonempty", "notnone"] = "always"
+    write: Literal["always", "nonempty", "notnone"] | Callable[[Any], bool] = "always"
     when: str | None = None
     group: Group | None = None
     absent: object = _UNSET
@@ -165,6 +168,14 @@ def _is_model(kind: Any) -> bool:
     return isinstance(kind, type) and dataclasses.is_dataclass(kind)
 
 
+def _values_of(kind: Any) -> Any | None:
+    """The value type of ``Mapping[str, T]``, else ``None``."""
+    args = typing.get_args(kind)
+    if typing.get_origin(kind) is Mapping and len(args) == 2 and args[0] is str:
+        return args[1]
+    return None
+
+
 def _items_of(kind: Any) -> Any | None:
     """The item type of ``tuple[T, ...]``, else ``None``."""
     args = typing.get_args(kind)
@@ -197,18 +208,22 @@ def to_data(value: object, head: Mapping[str, object] | None = None) -> dict[str
 def _written(f: _Field, item: object, value: object) -> bool:
     if f.spec.when is not None and getattr(value, f.spec.when) is None:
         return False
+    if callable(f.spec.write):
+        return f.spec.write(value)
     if f.spec.write == "nonempty":
         return bool(item)
     return f.spec.write != "notnone" or item is not None
 
 
 def _plain(value: object) -> object:
-    """A field's value as JSON data: an enum member its value, a tuple a list, a model an
-    object."""
+    """A field's value as JSON data: an enum member its value, a tuple a list, a mapping or
+    a model an object."""
     if isinstance(value, enum.Enum):
         return value.value
-    if isinstance(value, tuple):
+    if isinstance(value, tuple | list):
         return [_plain(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return to_data(value)
     return value
@@ -292,6 +307,12 @@ def _typed(f: _Field, top: Fields) -> object:
         return top.choice(name, typing.get_args(kind))
     if _is_model(kind):
         return from_fields(kind, top.mapping(name))
+    values = _values_of(kind)
+    if values is not None:
+        # Each value is read as a field of its own, so its refusal names ``KEY.NAME``.
+        mapping = top.mapping(name)
+        each = _Field(name, values, False, _UNSET, Spec(lo=f.spec.lo, above=f.spec.above))
+        return {k: _typed(dataclasses.replace(each, name=k), mapping) for k in mapping.data}
     item = _items_of(kind)
     if item is str:
         return top.text_list(name, item=f.spec.item)
@@ -376,6 +397,10 @@ def _kind_schema(kind: Any, given: Spec) -> dict[str, object]:
         return {"enum": list(typing.get_args(kind))}
     if _is_model(kind):
         return schema_of(kind)
+    values = _values_of(kind)
+    if values is not None:
+        bounds = Spec(lo=given.lo, above=given.above)
+        return {"type": "object", "additionalProperties": _kind_schema(values, bounds)}
     item = _items_of(kind)
     if item is not None:
         return {"type": "array", "items": _kind_schema(item, Spec())}
