@@ -142,10 +142,24 @@ def test_a_type_no_reader_knows_must_bring_its_own() -> None:
     class Odd:
         when: dict[str, int]
 
+    with pytest.raises(TypeError, match=r"Odd\.when: no reader"):
+        read("{}", Odd)  # refused when the model is first used, not when a file has the key
     with pytest.raises(TypeError, match="no reader"):
-        read('{"when": {}}', Odd)
-    with pytest.raises(TypeError, match="no schema"):
         schema_of(Odd)
+
+    @dataclass(frozen=True)
+    class Typo:
+        n: int = field(default=0, metadata=spec(write="non-empty"))
+
+    with pytest.raises(TypeError, match="write must be"):
+        to_data(Typo())
+
+    @dataclass(frozen=True)
+    class Stray:
+        n: int = field(default=0, metadata=spec(when="m"))
+
+    with pytest.raises(TypeError, match="when names no field: 'm'"):
+        to_data(Stray())
 
 
 def _valid(value: object) -> bool:
@@ -260,3 +274,50 @@ def test_a_mapping_refuses_a_wrong_value_by_its_key(body: str, message: str) -> 
         read(body, Tally)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(json.loads(body), schema_of(Tally))
+
+
+NEED = Group("need")
+
+
+@dataclass(frozen=True)
+class Bounded:
+    share: float = field(default=0.0, metadata=spec(lo=0, hi=1))
+    rule: int = field(default=1, metadata=spec(lo=1, hi=7))
+    needed: int = field(default=0, metadata=spec(group=NEED, required=True))
+    counts: Mapping[str, int] = field(default_factory=dict, metadata=spec(write="nonempty"))
+
+
+def test_an_upper_bound_is_read_and_described() -> None:
+    ok = '{"share": 1, "rule": 7, "need": {"needed": 1}}'
+    assert read(ok, Bounded) == Bounded(1, 7, 1)
+    with pytest.raises(ReportError, match=r"share: must be at most 1, got 1\.5"):
+        read('{"share": 1.5, "need": {"needed": 1}}', Bounded)
+    with pytest.raises(ReportError, match=r"rule: must be at most 7, got 8"):
+        read('{"rule": 8, "need": {"needed": 1}}', Bounded)
+    props = schema_of(Bounded)["properties"]
+    assert props["share"] == {"type": "number", "minimum": 0, "maximum": 1}  # type: ignore[index]
+    assert props["rule"] == {"type": "integer", "minimum": 1, "maximum": 7}  # type: ignore[index]
+
+
+def test_a_group_holding_a_required_key_is_required() -> None:
+    with pytest.raises(ReportError, match=r"need: missing"):
+        read("{}", Bounded)
+    with pytest.raises(ReportError, match=r"need\.needed: missing"):
+        read('{"need": {}}', Bounded)
+    assert schema_of(Bounded)["required"] == ["need"]
+
+
+def test_a_default_factory_gives_each_read_its_own_value() -> None:
+    first = read('{"need": {"needed": 1}}', Bounded)
+    second = read('{"need": {"needed": 1}}', Bounded)
+    assert isinstance(first, Bounded) and isinstance(second, Bounded)
+    assert first.counts == {} and first.counts is not second.counts
+
+
+def test_null_is_read_before_a_custom_reader_where_the_type_allows_it() -> None:
+    @dataclass(frozen=True)
+    class Maybe:
+        pairs: tuple[tuple[str, str], ...] | None = field(default=None, metadata=spec(read=_pairs))
+
+    assert read('{"pairs": null}', Maybe) == Maybe()
+    assert read('{"pairs": [["a", "b"]]}', Maybe) == Maybe((("a", "b"),))

@@ -95,7 +95,9 @@ class Canary:
         if item.integer("count", lo=0) != len(nodeids):
             raise item.fail("count", f"is not the number of nodeids ({len(nodeids)})")
         setting = CanarySetting(
-            item.number("share", lo=0), item.integer("min", lo=0), item.choice("source", SOURCES)
+            item.number("share", lo=0, hi=1),
+            item.integer("min", lo=0),
+            item.choice("source", SOURCES),
         )
         return cls(tuple(nodeids), item.integer("outside", lo=0), setting)
 
@@ -115,7 +117,7 @@ CANARY_KEY: dict[str, object] = {
         "properties": {
             "count": {"type": "integer", "minimum": 0},
             "outside": {"type": "integer", "minimum": 0},
-            "share": {"type": "number", "minimum": 0},
+            "share": {"type": "number", "minimum": 0, "maximum": 1},
             "min": {"type": "integer", "minimum": 0},
             "source": {"enum": list(SOURCES)},
             "nodeids": {"type": "array", "items": {"type": "string"}},

@@ -102,7 +102,7 @@ class Mutation:
     property: str
     mutants: int = field(metadata=spec(lo=0))
     killed: int = field(metadata=spec(lo=0))
-    ratio: float | None = field(init=False)
+    ratio: float | None = field(init=False, metadata=spec(lo=0, hi=1))
     error: str | None = field(default=None, metadata=spec(write="notnone", null=False))
 
     def __post_init__(self) -> None:
@@ -143,7 +143,7 @@ class ChildTiming:
     module: str
     source: str
     mode: str
-    seconds: float = field(metadata=spec(dump=lambda s: round(s, 6)))
+    seconds: float = field(metadata=spec(lo=0, dump=lambda s: round(s, 6)))
     cached: bool = field(
         default=False,
         metadata=spec(
@@ -268,7 +268,7 @@ class PropertyReport:
     isolation: IsolationInfo | None = field(
         default=None, metadata=spec(when="isolation", null=False)
     )
-    seconds: float = field(default=0.0, metadata=_timing(dump=lambda s: round(s, 6)))
+    seconds: float = field(default=0.0, metadata=_timing(lo=0, dump=lambda s: round(s, 6)))
     children: tuple[ChildTiming, ...] = field(default=(), metadata=_timing())
     cache: CacheUse | None = field(
         default=None,

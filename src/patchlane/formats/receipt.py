@@ -50,7 +50,7 @@ _STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.
 _STAMP_EXPECTED = "a UTC time YYYY-MM-DDTHH:MM:SSZ"
 _ONE_LINE = "a non-empty one-line string"
 # What PYTHONHASHSEED accepts (config.MAX_SEED, not imported: it would load the YAML reader).
-_MAX_HASH_SEED = 2**32 - 1
+MAX_HASH_SEED = 2**32 - 1
 
 
 class ReceiptError(InputError):
@@ -175,7 +175,7 @@ def parse_receipt(data: bytes, label: str) -> Receipt:
         "split_base", expected="a full commit id (40 or 64 hex digits)", accept=_COMMIT.match,
         default=None,
     )  # fmt: skip
-    hash_seed = r.integer("hash_seed", lo=0, hi=_MAX_HASH_SEED, default=None)
+    hash_seed = r.integer("hash_seed", lo=0, hi=MAX_HASH_SEED, default=None)
     return Receipt(
         seed=seed,
         slice_sha256=digest,

@@ -29,6 +29,7 @@ from patchlane.formats.envelope import (
     read_review_events,
     report_document,
 )
+from patchlane.formats.receipt import MAX_HASH_SEED
 from patchlane.formats.status import Status
 from patchlane.inputs.fields import Document, Fields
 from patchlane.inputs.model import from_fields, spec, to_data
@@ -154,6 +155,7 @@ class ReplayReport:
         when=_RECEIPT,
         write="notnone",
         lo=0,
+        hi=MAX_HASH_SEED,
     )
     failed: tuple[str, ...] = _key((), "node ids that failed in the receipt", when=_RECEIPT)
     skipped_by_freeze: tuple[str, ...] = _key(

@@ -59,7 +59,7 @@ class Reason:
     """One rule that fired: its number, the lane it concerns, its effect (``reject``,
     ``undecided`` or ``accept_for_review``) and why, one line."""
 
-    rule: int = field(metadata=spec(lo=1))
+    rule: int = field(metadata=spec(lo=1, hi=7))
     lane: str
     effect: Ruling
     message: str

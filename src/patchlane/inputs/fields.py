@@ -510,30 +510,40 @@ class Fields:
         return value
 
     @overload
-    def number(self, key: str, *, lo: float | None = ..., expected: str = ...) -> float: ...
+    def number(
+        self, key: str, *, lo: float | None = ..., hi: float | None = ..., expected: str = ...
+    ) -> float: ...
     @overload
     def number(
-        self, key: str, *, lo: float | None = ..., expected: str = ..., default: D
+        self,
+        key: str,
+        *,
+        lo: float | None = ...,
+        hi: float | None = ...,
+        expected: str = ...,
+        default: D,
     ) -> float | D: ...
     def number(
         self,
         key: str,
         *,
         lo: float | None = None,
+        hi: float | None = None,
         expected: str = "a number",
         default: Any = _MISSING,
     ) -> Any:
-        """Return the number at ``key``, integer or not (never a boolean), at least ``lo``
-        when given.
+        """Return the number at ``key``, integer or not (never a boolean), within
+        ``lo``..``hi`` when given.
 
-        Raises ``expected EXPECTED, got KIND`` or ``must be at least LO, got N``.
+        Raises ``expected EXPECTED, got KIND`` or ``must be at least LO, got N`` (``at
+        most HI``).
         """
         value = self._value(key, default)
         if value is _MISSING:
             return default
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.wrong(key, expected, value)
-        self._within(key, value, lo, None, expected)
+        self._within(key, value, lo, hi, expected)
         return value
 
     @overload

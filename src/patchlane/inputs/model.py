@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -78,7 +79,7 @@ class Spec:
     not that (or where the field has none and the file may still leave the key out);
     ``required`` makes the key required even where the constructor has a default;
     ``null=False`` refuses ``null`` for a field whose ``None`` only stands for an absent
-    key; ``lo`` and ``above`` bound a number (at least, more than; of each value, for a
+    key; ``lo``, ``hi`` and ``above`` bound a number (at least, at most, more than; of each value, for a
     mapping); ``choices`` are the strings a ``str`` field may hold; ``item`` words a refused
     item of a list of strings (``None``: the whole list is refused); ``read`` replaces the
     derived reader.
@@ -90,6 +91,7 @@ class Spec:
 
     description: str | None = None
     lo: float | None = None
+    hi: float | None = None
     above: float | None = None
     write: Literal["always", "nonempty", "notnone"] | Callable[[Any], bool] = "always"
     when: str | None = None
@@ -121,6 +123,12 @@ class _Field:
     absent: object
     spec: Spec
     init: bool = True
+    # The default's factory: each read gets a value of its own.
+    factory: Callable[[], object] | None = None
+
+    def absent_value(self) -> object:
+        """What an absent key reads as (``_UNSET``: the key is required)."""
+        return self.factory() if self.factory is not None else self.absent
 
 
 # Each model's fields, resolved the first time the model is used.
@@ -143,20 +151,49 @@ def model_fields(model: type) -> tuple[_Field, ...]:
             rest = tuple(a for a in args if a is not _NONE)
             kind = rest[0] if len(rest) == 1 else typing.Union[rest]  # noqa: UP007
             nullable = given.null
-        absent = given.absent
+        absent, factory = given.absent, None
         if given.required:
             absent = _UNSET
         elif absent is _UNSET and f.default is not dataclasses.MISSING:
             absent = f.default
         elif absent is _UNSET and f.default_factory is not dataclasses.MISSING:
-            absent = f.default_factory()
-        resolved.append(_Field(f.name, kind, nullable, absent, given, f.init))
+            absent, factory = None, f.default_factory
+        _check_declaration(model, f.name, kind, given)
+        resolved.append(_Field(f.name, kind, nullable, absent, given, f.init, factory))
     _RESOLVED[model] = tuple(resolved)
     return _RESOLVED[model]
 
 
+def _check_declaration(model: type, name: str, kind: Any, given: Spec) -> None:
+    """Raise ``TypeError`` for a field no reader can read or whose ``Spec`` cannot hold:
+    a model is refused when first used, not when a file first holds the key."""
+    where = f"{model.__name__}.{name}"
+    if given.write not in ("always", "nonempty", "notnone") and not callable(given.write):
+        raise TypeError(f"{where}: write must be always, nonempty, notnone or a function")
+    if given.when is not None and given.when not in {f.name for f in dataclasses.fields(model)}:
+        raise TypeError(f"{where}: when names no field: {given.when!r}")
+    if given.read is None and not _readable(kind):
+        raise TypeError(f"{where}: no reader for {kind!r}; give the field a Spec.read")
+
+
+def _readable(kind: Any) -> bool:
+    """Whether ``_typed`` reads a value of ``kind``."""
+    if kind in (bool, int, float, str) or kind is Any or _is_model(kind):
+        return True
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        return True
+    if typing.get_origin(kind) is Literal:
+        return True
+    values = _values_of(kind)
+    if values is not None:
+        return values in (bool, int, float, str)
+    item = _items_of(kind)
+    return item is str or (item is not None and _is_model(item))
+
+
 def keys(model: type) -> tuple[str, ...]:
-    """Return the keys of ``model``'s format, in the order they are written."""
+    """Return the names of ``model``'s fields, in declaration order: the keys of its
+    format for a model without groups (a group's keys sit inside its object)."""
     return tuple(f.name for f in model_fields(model))
 
 
@@ -260,7 +297,9 @@ def from_fields(
         if f.name in values:
             continue
         reader = top if f.spec.group is None else within[f.spec.group.name]
-        value = f.absent if reader is None else _read(f, reader)
+        if reader is None and f.absent is _UNSET and f.spec.group is not None:
+            top.require(f.spec.group.name)  # its object holds a required key
+        value = f.absent_value() if reader is None else _read(f, reader)
         if f.init:
             values[f.name] = value
     return model(**values)
@@ -275,11 +314,11 @@ def _read(f: _Field, top: Fields) -> object:
     if f.name not in top.data:
         if f.absent is _UNSET:
             top.require(f.name)
-        return f.absent
-    if f.spec.read is not None:
-        return f.spec.read(top, f.name)
+        return f.absent_value()
     if f.nullable and top.get(f.name) is None:
         return None
+    if f.spec.read is not None:
+        return f.spec.read(top, f.name)
     if f.kind is Any:
         return top.get(f.name)
     return _typed(f, top)
@@ -289,11 +328,15 @@ def _typed(f: _Field, top: Fields) -> object:
     kind, name, null = f.kind, f.name, f.nullable
     if kind is bool:
         return top.boolean(name)
-    if kind is int:
-        lo = None if f.spec.lo is None else int(f.spec.lo)
-        return top.integer(name, lo=lo, null=null) if null else top.integer(name, lo=lo)
-    if kind is float:
-        number = top.number(name, lo=f.spec.lo, expected="a number or null" if null else "a number")
+    if kind in (int, float):
+        if kind is int:
+            lo = None if f.spec.lo is None else math.ceil(f.spec.lo)
+            hi = None if f.spec.hi is None else math.floor(f.spec.hi)
+            expected = "an integer or null" if null else "an integer"
+            number: float = top.integer(name, lo=lo, hi=hi, expected=expected)
+        else:
+            expected = "a number or null" if null else "a number"
+            number = top.number(name, lo=f.spec.lo, hi=f.spec.hi, expected=expected)
         if f.spec.above is not None and number <= f.spec.above:
             raise top.wrong(name, f"a number above {f.spec.above:g}", number)
         return number
@@ -311,7 +354,8 @@ def _typed(f: _Field, top: Fields) -> object:
     if values is not None:
         # Each value is read as a field of its own, so its refusal names ``KEY.NAME``.
         mapping = top.mapping(name)
-        each = _Field(name, values, False, _UNSET, Spec(lo=f.spec.lo, above=f.spec.above))
+        bounds = Spec(lo=f.spec.lo, hi=f.spec.hi, above=f.spec.above)
+        each = _Field(name, values, False, _UNSET, bounds)
         return {k: _typed(dataclasses.replace(each, name=k), mapping) for k in mapping.data}
     item = _items_of(kind)
     if item is str:
@@ -340,6 +384,7 @@ def schema_parts(model: type) -> tuple[dict[str, dict[str, object]], list[str]]:
         members[f.name] = _property(f)
         if f.absent is _UNSET:
             group["required"] = [*_names(group.get("required")), f.name]
+            required += [] if f.spec.group.name in required else [f.spec.group.name]
     return properties, required
 
 
@@ -387,7 +432,9 @@ def _kind_schema(kind: Any, given: Spec) -> dict[str, object]:
     if kind in simple:
         schema: dict[str, object] = {"type": simple[kind]}
         if given.lo is not None and kind in (int, float):
-            schema["minimum"] = int(given.lo) if kind is int else given.lo
+            schema["minimum"] = math.ceil(given.lo) if kind is int else given.lo
+        if given.hi is not None and kind in (int, float):
+            schema["maximum"] = math.floor(given.hi) if kind is int else given.hi
         if given.above is not None and kind in (int, float):
             schema["exclusiveMinimum"] = given.above
         return schema
@@ -399,7 +446,7 @@ def _kind_schema(kind: Any, given: Spec) -> dict[str, object]:
         return schema_of(kind)
     values = _values_of(kind)
     if values is not None:
-        bounds = Spec(lo=given.lo, above=given.above)
+        bounds = Spec(lo=given.lo, hi=given.hi, above=given.above)
         return {"type": "object", "additionalProperties": _kind_schema(values, bounds)}
     item = _items_of(kind)
     if item is not None:
