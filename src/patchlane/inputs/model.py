@@ -54,6 +54,8 @@ class _Absent(enum.Enum):
 _UNSET: Literal[_Absent.ABSENT] = _Absent.ABSENT
 
 Reader = Callable[[Fields, str], object]
+# A field's reader by its type, given the resolved field.
+TypedReader = Callable[["_Field", Fields], object]
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,8 @@ class _Field:
     init: bool = True
     # The default's factory: each read gets a value of its own.
     factory: Callable[[], object] | None = None
+    # How its type is read (``_reader_for``), chosen once when the model is resolved.
+    typed: TypedReader | None = None
 
     def absent_value(self) -> object:
         """What an absent key reads as (``_UNSET``: the key is required)."""
@@ -158,13 +162,14 @@ def model_fields(model: type) -> tuple[_Field, ...]:
             absent = f.default
         elif absent is _UNSET and f.default_factory is not dataclasses.MISSING:
             absent, factory = None, f.default_factory
-        _check_declaration(model, f.name, kind, given)
-        resolved.append(_Field(f.name, kind, nullable, absent, given, f.init, factory))
+        typed = _reader_for(kind)
+        _check_declaration(model, f.name, kind, given, readable=typed is not None)
+        resolved.append(_Field(f.name, kind, nullable, absent, given, f.init, factory, typed))
     _RESOLVED[model] = tuple(resolved)
     return _RESOLVED[model]
 
 
-def _check_declaration(model: type, name: str, kind: Any, given: Spec) -> None:
+def _check_declaration(model: type, name: str, kind: Any, given: Spec, *, readable: bool) -> None:
     """Raise ``TypeError`` for a field no reader can read or whose ``Spec`` cannot hold:
     a model is refused when first used, not when a file first holds the key."""
     where = f"{model.__name__}.{name}"
@@ -172,23 +177,8 @@ def _check_declaration(model: type, name: str, kind: Any, given: Spec) -> None:
         raise TypeError(f"{where}: write must be always, nonempty, notnone or a function")
     if given.when is not None and given.when not in {f.name for f in dataclasses.fields(model)}:
         raise TypeError(f"{where}: when names no field: {given.when!r}")
-    if given.read is None and not _readable(kind):
+    if given.read is None and not readable:
         raise TypeError(f"{where}: no reader for {kind!r}; give the field a Spec.read")
-
-
-def _readable(kind: Any) -> bool:
-    """Whether ``_typed`` reads a value of ``kind``."""
-    if kind in (bool, int, float, str) or kind is Any or _is_model(kind):
-        return True
-    if isinstance(kind, type) and issubclass(kind, enum.Enum):
-        return True
-    if typing.get_origin(kind) is Literal:
-        return True
-    values = _values_of(kind)
-    if values is not None:
-        return values in (bool, int, float, str)
-    item = _items_of(kind)
-    return item is str or (item is not None and _is_model(item))
 
 
 def keys(model: type) -> tuple[str, ...]:
@@ -319,50 +309,72 @@ def _read(f: _Field, top: Fields) -> object:
         return None
     if f.spec.read is not None:
         return f.spec.read(top, f.name)
-    if f.kind is Any:
-        return top.get(f.name)
-    return _typed(f, top)
+    assert f.typed is not None  # noqa: S101 - _check_declaration refused a field without
+    return f.typed(f, top)
 
 
-def _typed(f: _Field, top: Fields) -> object:
-    kind, name, null = f.kind, f.name, f.nullable
+def _reader_for(kind: Any) -> TypedReader | None:
+    """How a value of ``kind`` is read, or ``None`` when no getter reads it."""
+    if kind is Any:
+        return lambda f, top: top.get(f.name)
     if kind is bool:
-        return top.boolean(name)
+        return lambda f, top: top.boolean(f.name)
     if kind in (int, float):
-        if kind is int:
-            lo = None if f.spec.lo is None else math.ceil(f.spec.lo)
-            hi = None if f.spec.hi is None else math.floor(f.spec.hi)
-            expected = "an integer or null" if null else "an integer"
-            number: float = top.integer(name, lo=lo, hi=hi, expected=expected)
-        else:
-            expected = "a number or null" if null else "a number"
-            number = top.number(name, lo=f.spec.lo, hi=f.spec.hi, expected=expected)
-        if f.spec.above is not None and number <= f.spec.above:
-            raise top.wrong(name, f"a number above {f.spec.above:g}", number)
-        return number
-    if kind is str and f.spec.choices is not None:
-        return top.choice(name, f.spec.choices)
+        return _read_number
     if kind is str:
-        return top.string(name, null=True) if null else top.string(name)
+        return _read_string
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
-        return kind(top.choice(name, tuple(m.value for m in kind)))
+        return lambda f, top: f.kind(top.choice(f.name, tuple(m.value for m in f.kind)))
     if typing.get_origin(kind) is Literal:
-        return top.choice(name, typing.get_args(kind))
+        return lambda f, top: top.choice(f.name, typing.get_args(f.kind))
     if _is_model(kind):
-        return from_fields(kind, top.mapping(name))
+        return lambda f, top: from_fields(f.kind, top.mapping(f.name))
     values = _values_of(kind)
-    if values is not None:
-        # Each value is read as a field of its own, so its refusal names ``KEY.NAME``.
-        mapping = top.mapping(name)
-        bounds = Spec(lo=f.spec.lo, hi=f.spec.hi, above=f.spec.above)
-        each = _Field(name, values, False, _UNSET, bounds)
-        return {k: _typed(dataclasses.replace(each, name=k), mapping) for k in mapping.data}
+    if values in (bool, int, float, str):
+        return _mapping_reader(values)
     item = _items_of(kind)
     if item is str:
-        return top.text_list(name, item=f.spec.item)
+        return lambda f, top: top.text_list(f.name, item=f.spec.item)
     if item is not None and _is_model(item):
-        return tuple(from_fields(item, entry) for entry in top.items(name))
-    raise TypeError(f"{name}: no reader for {kind!r}; give the field a Spec.read")
+        return lambda f, top: tuple(from_fields(item, entry) for entry in top.items(f.name))
+    return None
+
+
+def _read_number(f: _Field, top: Fields) -> float:
+    name, null = f.name, f.nullable
+    if f.kind is int:
+        lo = None if f.spec.lo is None else math.ceil(f.spec.lo)
+        hi = None if f.spec.hi is None else math.floor(f.spec.hi)
+        expected = "an integer or null" if null else "an integer"
+        number: float = top.integer(name, lo=lo, hi=hi, expected=expected)
+    else:
+        expected = "a number or null" if null else "a number"
+        number = top.number(name, lo=f.spec.lo, hi=f.spec.hi, expected=expected)
+    if f.spec.above is not None and number <= f.spec.above:
+        raise top.wrong(name, f"a number above {f.spec.above:g}", number)
+    return number
+
+
+def _read_string(f: _Field, top: Fields) -> object:
+    if f.spec.choices is not None:
+        return top.choice(f.name, f.spec.choices)
+    # ``null`` was read already: here it only words the refusal ("a string or null").
+    return top.string(f.name, null=True) if f.nullable else top.string(f.name)
+
+
+def _mapping_reader(values: Any) -> TypedReader:
+    """A ``Mapping[str, values]``'s reader: each value is read as a field of its own, so
+    its refusal names ``KEY.NAME`` and the key's bounds hold for it."""
+    read_value = _reader_for(values)
+    assert read_value is not None  # noqa: S101 - a scalar, which every branch reads
+
+    def read(f: _Field, top: Fields) -> object:
+        mapping = top.mapping(f.name)
+        bounds = Spec(lo=f.spec.lo, hi=f.spec.hi, above=f.spec.above)
+        each = _Field(f.name, values, False, _UNSET, bounds)
+        return {k: read_value(dataclasses.replace(each, name=k), mapping) for k in mapping.data}
+
+    return read
 
 
 # --- describing -----------------------------------------------------------------------------
