@@ -46,6 +46,11 @@ class CollectionError(PatchlaneError):
         super().__init__(f"{summary}: {detail}" if detail else summary)
 
 
+class NetworkAtCollection(CollectionError):
+    """Collection tried to reach the network, which no sandboxed child has: the code did
+    something the replay cannot judge (never the patch's plain failure)."""
+
+
 @dataclass(frozen=True)
 class Collected:
     """What pytest collected: the node ids in collection order, the files it could not
@@ -186,7 +191,7 @@ def _judge(
         raise CollectionError("test collection failed (no exit record)", tail_lines(run))
     if violations:
         shown = [one_line(_text(v, "(not a message)")) for v in violations[:TAIL_LINES]]
-        raise CollectionError("test collection tried to reach the network", shown)
+        raise NetworkAtCollection("test collection tried to reach the network", shown)
     file_errors: list[CollectError] = []
     for error in errors:
         nodeid = error.get("nodeid") if isinstance(error, dict) else None

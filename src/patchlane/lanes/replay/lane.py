@@ -39,7 +39,7 @@ from patchlane.project.replay_command import RUN_TIMEOUT_S, ReplayCommand, run_c
 if TYPE_CHECKING:
     from patchlane.formats.depmap import DependencyMap
     from patchlane.formats.freeze_report import FreezeReport
-    from patchlane.lanes.replay.collect import Collected
+    from patchlane.lanes.replay.collect import Collected, CollectionError
     from patchlane.lanes.replay.run import RunResult, TestRun
     from patchlane.lanes.replay.select import Selection, SlicePlan, SliceRequest
     from patchlane.project.build import Build, BuildResult
@@ -119,6 +119,42 @@ def _harness_broke_collection(mode: str, e: Exception) -> ReplayReport:
         ReplayOutcome.NOT_RUN,
         f"replay not run: pytest cannot collect the suite after the patch's harness "
         f"change ({one_line(str(e))[:300]})",
+    )
+
+
+def _collection_failed(stage: _Stage, e: CollectionError) -> ReplayReport:
+    """The head's suite did not collect as a whole (``e``). After a harness change that is
+    the patch's doing and a person's to look at; otherwise, when the base's suite collects,
+    the patch's code ended collection (it exits or raises at import under pytest): the
+    project's own run at the head judges nothing, so the lane is red (``reject``), never
+    the user's input error. Re-raises ``e`` when the base does not collect either: then it
+    is this machine's or the project's fault (exit 2)."""
+    from patchlane.lanes.replay.basecheck import base_collects_suite
+    from patchlane.lanes.replay.collect import NetworkAtCollection
+
+    cls, opts = stage.cls, stage.opts
+    if cls.harness_changed:
+        return _harness_broke_collection(opts.mode, e)
+    if isinstance(e, NetworkAtCollection):
+        raise e  # the sandbox's doing as much as the code's: not a verdict on the patch
+    review_map = cls.patch.review_map
+    with stage.clock.step("replay: base collection"):
+        base_collects = base_collects_suite(
+            stage.repo,
+            cls.merge_base,
+            review_map.replay.tests,
+            hash_seed=stage.seeds[1],
+            timeout_s=RUN_TIMEOUT_S,
+            build=_build(cls),
+        )
+    if not base_collects:
+        raise e
+    return ReplayReport(
+        Status.FAIL,
+        f"the head's tests do not collect, the base collects the same tests: the patch's "
+        f"code ends pytest's collection ({one_line(str(e))[:300]})",
+        outcome=ReplayOutcome.FAIL,
+        mode=opts.mode,
     )
 
 
@@ -214,9 +250,7 @@ def _replay(
         dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
         selection = _select(repo, cls, opts, hash_seed, out, clock, (dep_map, note))
     except CollectionError as e:
-        if not cls.harness_changed:
-            raise
-        return _harness_broke_collection(opts.mode, e)
+        return _collection_failed(stage, e)
     atomic_write_bytes(opts.slice_path, selection.slice_bytes)
     if not selection.nodeids:
         return _with_slice(_empty(opts.mode), selection)
@@ -744,9 +778,7 @@ def _replay_here(stage: _Stage) -> ReplayReport:
                     freeze_report=freeze_path if freeze_path.is_file() else None,
                 )
         except CollectionError as e:
-            if not cls.harness_changed:
-                raise
-            return _harness_broke_collection(opts.mode, e)
+            return _collection_failed(stage, e)
         # The choice was made while the child waited: selection's time, not the run's.
         clock.add("replay: selection", ran.choose_s)
         clock.add("replay: run", max(time.perf_counter() - begun - ran.choose_s, 0.0))
