@@ -141,7 +141,9 @@ def _number_or_constant(node: ast.expr | None) -> object:
     return None
 
 
-def _tables(source: bytes) -> Iterator[tuple[int, str, list[object]]]:
+def _tables(source: bytes) -> Iterator[tuple[ast.expr, list[object]]]:
+    """The container literals of ``source`` of ``TABLE_MIN`` values or more, outermost
+    first (``ast.walk`` is breadth first)."""
     tree = _parse(source)
     if tree is None:
         return
@@ -149,7 +151,7 @@ def _tables(source: bytes) -> Iterator[tuple[int, str, list[object]]]:
         if isinstance(node, ast.Dict | ast.Set | ast.List | ast.Tuple):
             values = _table_values(node)
             if len(values) >= TABLE_MIN:
-                yield node.lineno, ast.dump(node), values
+                yield node, values
 
 
 def scan(
@@ -169,16 +171,18 @@ def scan(
         before = literals(base) if base is not None else set()
         added = literals(head) - before
         copied |= {v for v in added if v in in_tests and significant(v[1])}
-        old_tables = {dump for _, dump, _ in _tables(base)} if base is not None else set()
-        for line, dump, values in _tables(head):
-            if dump in old_tables:
+        old_tables = {ast.dump(n) for n, _ in _tables(base)} if base is not None else set()
+        inside: set[int] = set()  # the parts of a table already listed: listed once
+        for node, values in _tables(head):
+            if id(node) in inside or ast.dump(node) in old_tables:
                 continue
             keys = [k for v in values if (k := _key(v)) is not None]
             shared = [k for k in keys if k in in_tests]
             specific = [k for k in shared if significant(k[1])]
             if len(specific) >= TABLE_MIN - 1 and len(shared) >= TABLE_SHARE * len(keys):
+                inside |= {id(n) for n in ast.walk(node)}
                 tables.append(
-                    f"{path}:{line}: a literal of {len(keys)} values, {len(shared)} of them "
+                    f"{path}:{node.lineno}: a literal of {len(keys)} values, {len(shared)} of them "
                     "in the base's tests"
                 )
     shown = sorted(repr(v) for _, v in copied)
