@@ -164,23 +164,26 @@ TESTS = b"""\
 def test_parse():
     assert parse("2024-01-31T10:00") == (2024, 1, 31, 10, 0)
     assert parse("1999-12-01T00:00") == (1999, 12, 1, 0, 0)
-    assert size("kilobyte") == 1024
+    assert size("kilo byte") == 1024
 """
 
 
 def test_values_the_patch_copies_from_the_tests_are_listed() -> None:
     base = b"def size(unit):\n    return 0\n"
-    head = b'def size(unit):\n    """Return 1024 for a kilobyte."""\n    return 1024 if unit == "kilobyte" else 1\n'
+    head = b'def size(unit):\n    """Return 1024 for a kilo byte."""\n    return 1024 if unit == "kilo byte" else 1\n'
     found = scan({"src/m.py": (base, head)}, [TESTS])
-    assert found.values == ("'kilobyte'", "1024")
+    assert found.values == ("'kilo byte'", "1024")
     assert not found.past_threshold
 
 
 def test_values_the_base_already_had_or_trivial_ones_are_not_copied() -> None:
     base = b"LIMIT = 1024\n"
-    head = b"LIMIT = 1024\nSTEP = 2\nNAME = 'kilo'\n"  # 2 trivial, 'kilo' too short
-    assert scan({"src/m.py": (base, head)}, [TESTS]).values == ()
+    # 2 is trivial, 'kilo' too short, 'parse' a name, an f-string's text wording.
+    head = b"LIMIT = 1024\nSTEP = 2\nNAME = 'kilo'\nF = 'parse'\nM = f'kilo byte{LIMIT}'\n"
+    tests = TESTS + b"NAMES = ['parse', 'kilo']\n"
+    assert scan({"src/m.py": (base, head)}, [tests]).values == ()
     assert not significant(-1) and not significant("abcd") and significant(3)
+    assert not significant("__eq__") and significant("a b c d") and significant(b"abcde")
 
 
 def test_a_lookup_table_of_the_tests_inputs_is_past_the_threshold() -> None:

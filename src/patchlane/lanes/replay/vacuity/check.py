@@ -3,7 +3,7 @@
 After the head's slice passed, the tests of it that ran the changed code (``chosen_tests``)
 are extended (``variants.extend``) in a detached checkout of each side, the same text
 appended to the same unchanged test files, and run in one pytest process per side
-(``run.run_tests``): the originals first, then their copies in reverse order, then the
+(``run.run_tests``; the two sides at once): the originals first, then their copies in reverse order, then the
 variants. What counts against the patch is only what differs at the head alone:
 
 - a variant that fails at the base and passes at the head: the test cannot fail there, the
@@ -21,6 +21,7 @@ from __future__ import annotations
 import secrets
 import tempfile
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,19 +110,33 @@ def judge(sides: Sides, nodeids: Sequence[str], *, hash_seed: int, timeout_s: fl
     and at the head (one process each, under ``hash_seed``), and return the ``Outcome``.
     Raises ``GitError`` when a commit cannot be checked out, ``BuildFailed`` when a
     build fails, ``OSError`` when a child cannot be started."""
-    with tempfile.TemporaryDirectory(prefix="patchlane-vacuity-") as tmp:
-        base_tree, head_tree = Path(tmp) / "base", Path(tmp) / "head"
-        git.checkout_detached(sides.repo, sides.base, base_tree)
-        git.checkout_detached(sides.repo, sides.head, head_tree)
-        generated = _extended((base_tree, head_tree), nodeids)
+    with (
+        tempfile.TemporaryDirectory(prefix="patchlane-vacuity-") as tmp,
+        ThreadPoolExecutor(max_workers=2) as pool,
+    ):
+        # The two sides are independent until compared: each is checked out, built and
+        # run beside the other, so the check costs about one side's time, not two.
+        trees = (Path(tmp) / "base", Path(tmp) / "head")
+        commits = (sides.base, sides.head)
+        for done in [
+            pool.submit(git.checkout_detached, sides.repo, c, t)
+            for c, t in zip(commits, trees, strict=True)
+        ]:
+            done.result()
+        generated = _extended(trees, nodeids)
         if not generated:
             return Outcome((), (), {"tests": 0})
         ids = [*nodeids, *(g.nodeid for g in generated)]
-        built(sides.build, base_tree, "base")
-        at_base = run_tests(base_tree, nodeids=ids, hash_seed=hash_seed, timeout_s=timeout_s)
-        built(sides.build, head_tree, "head, again")
-        at_head = run_tests(head_tree, nodeids=ids, hash_seed=hash_seed, timeout_s=timeout_s)
-    return compare(nodeids, generated, at_base, at_head)
+
+        def run(tree: Path, where: str) -> TestRun:
+            built(sides.build, tree, where)
+            return run_tests(tree, nodeids=ids, hash_seed=hash_seed, timeout_s=timeout_s)
+
+        at_base, at_head = (
+            pool.submit(run, trees[0], "base"),
+            pool.submit(run, trees[1], "head, again"),
+        )
+        return compare(nodeids, generated, at_base.result(), at_head.result())
 
 
 def _extended(trees: tuple[Path, Path], nodeids: Sequence[str]) -> list[Generated]:

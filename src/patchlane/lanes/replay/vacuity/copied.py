@@ -6,7 +6,9 @@ literals the patch adds to the code under test (those the base's version of the 
 docstrings aside) with every literal of the base's test files:
 
 - a *copied value*: an added number other than a trivial one (-1 to 2, ``_TRIVIAL``) or an
-  added string or bytes of ``MIN_TEXT`` characters or more that a base test file holds;
+  added string or bytes of ``MIN_TEXT`` characters or more, not an identifier
+  (``significant``), that a base test file holds (the text of an f-string is wording, not
+  a value: left out);
 - a *table*: an added dict, set, list or tuple literal of at least ``TABLE_MIN`` values
   (keys and values, one level of nesting flattened) most of whose values
   (``TABLE_SHARE``) stand in the base's tests, ``TABLE_MIN - 1`` of them significant.
@@ -60,12 +62,16 @@ def _key(value: object) -> Value | None:
 def significant(value: object) -> bool:
     """Whether a literal ``value`` is specific enough that its presence in both the code
     and the tests says something: a number other than -1..2, a text of ``MIN_TEXT``
-    characters or more."""
+    characters or more that is not a Python identifier. An identifier (``"__eq__"``,
+    ``"on_setattr"``) names an attribute, option or keyword: the API's vocabulary, which
+    code and tests share by necessity (measured: attrs' honest history)."""
     if isinstance(value, bool) or value is None:
         return False
     if isinstance(value, int | float):
         return value not in _TRIVIAL
-    if isinstance(value, str | bytes):
+    if isinstance(value, str):
+        return len(value.strip()) >= MIN_TEXT and not value.isidentifier()
+    if isinstance(value, bytes):
         return len(value.strip()) >= MIN_TEXT
     return False
 
@@ -81,20 +87,30 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return found
 
 
-def _constants(tree: ast.AST) -> Iterator[ast.Constant]:
+def _constants(tree: ast.AST, *, templates: bool = True) -> Iterator[ast.Constant]:
+    """The constants of ``tree`` but its docstrings (and, without ``templates``, but the
+    text of its f-strings)."""
     skip = _docstrings(tree)
+    if not templates:
+        skip |= {
+            id(part)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.JoinedStr)
+            for part in node.values
+        }
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and id(node) not in skip:
             yield node
 
 
-def literals(source: bytes) -> set[Value]:
+def literals(source: bytes, *, templates: bool = True) -> set[Value]:
     """Every literal value of ``source`` (a Python file; none when it does not parse),
-    negative numbers included."""
+    negative numbers included, docstrings not; without ``templates``, not the text of
+    f-strings either (a message's wording is formatting, not a value)."""
     tree = _parse(source)
     if tree is None:
         return set()
-    found = {k for c in _constants(tree) if (k := _key(c.value)) is not None}
+    found = {k for c in _constants(tree, templates=templates) if (k := _key(c.value)) is not None}
     for node in ast.walk(tree):
         if isinstance(node, ast.UnaryOp):
             key = _key(_number_or_constant(node))
@@ -168,8 +184,8 @@ def scan(
     copied: set[Value] = set()
     tables: list[str] = []
     for path, (base, head) in sorted(changed_code.items()):
-        before = literals(base) if base is not None else set()
-        added = literals(head) - before
+        before = literals(base, templates=False) if base is not None else set()
+        added = literals(head, templates=False) - before
         copied |= {v for v in added if v in in_tests and significant(v[1])}
         old_tables = {ast.dump(n) for n, _ in _tables(base)} if base is not None else set()
         inside: set[int] = set()  # the parts of a table already listed: listed once
