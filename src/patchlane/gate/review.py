@@ -41,6 +41,8 @@ NOT_REVIEWED = "not reviewed"
 _CANARY_SHOWN = 5
 # How many skipped property tests the note names (the property report lists them all).
 _SKIPPED_SHOWN = 10
+# How many values copied from the tests the note names (replay-report.json lists them all).
+_COPIED_SHOWN = 8
 # How many changed files the note lists (classify.json lists them all).
 _FILES_SHOWN = 50
 
@@ -393,9 +395,6 @@ def _canary_note(canary: Canary) -> Text:
         more = len(canary.nodeids) - len(shown)
         line += fmt(" and {} more (replay-report.json lists them)", more)
     return line
-
-
-_COPIED_SHOWN = 8
 
 
 def _vacuity_note(replay: ReplayReport) -> Text:
