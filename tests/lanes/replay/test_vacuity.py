@@ -1,5 +1,6 @@
 """The pieces of the check for tests that cannot fail (``lanes.replay.vacuity``): the AST
-variant generator for each assertion form, the repeats, and the copied-values scan."""
+variant generator for each assertion form, the repeats, the copied-values scan, and which
+outcomes count. The real runs at the base and the head: tests/gate/test_vacuity.py."""
 
 from __future__ import annotations
 
@@ -7,8 +8,17 @@ import ast
 
 import pytest
 
+from patchlane.lanes.replay import run as replay_run
+from patchlane.lanes.replay.run import FAILED, PASSED, NodeResult
+from patchlane.lanes.replay.vacuity.check import compare
 from patchlane.lanes.replay.vacuity.copied import COPIED_LIMIT, scan, significant
-from patchlane.lanes.replay.vacuity.variants import REPEAT, VARIANT, changed_value, extend
+from patchlane.lanes.replay.vacuity.variants import (
+    REPEAT,
+    VARIANT,
+    Generated,
+    changed_value,
+    extend,
+)
 
 PATH = "tests/test_m.py"
 
@@ -209,3 +219,34 @@ def test_the_threshold_counts_distinct_values() -> None:
         found = scan({"src/m.py": (b"", head)}, [tests])
         assert len(found.values) == count
         assert found.past_threshold is (count >= COPIED_LIMIT)
+
+
+def _run(outcomes: dict[str, str]) -> replay_run.TestRun:
+    results = {n: NodeResult(o, "" if o == PASSED else f"{o} here") for n, o in outcomes.items()}
+    return replay_run.TestRun(results, tuple(outcomes), (), 0, (), False, b"")
+
+
+def test_only_what_differs_at_the_head_alone_counts() -> None:
+    t, v, r = f"{PATH}::test_a", f"{PATH}::test_a_3", f"{PATH}::test_a_2"
+    u, w = f"{PATH}::test_b", f"{PATH}::test_b_3"
+    generated = [
+        Generated(r, REPEAT, t, "again"),
+        Generated(v, VARIANT, t, "line 2: 3 -> 4"),
+        Generated(w, VARIANT, u, "line 5: 1 -> 2"),
+    ]
+    # A variant the base passes too (never reached) is no evidence; one it fails counts.
+    base = _run({t: PASSED, u: PASSED, r: PASSED, v: FAILED, w: PASSED})
+    honest = compare(
+        [t, u], generated, base, _run({t: PASSED, u: PASSED, r: PASSED, v: FAILED, w: PASSED})
+    )
+    assert (honest.cannot_fail, honest.order_dependent) == ((), ())
+    assert honest.counts == {"tests": 2, "variants": 2, "variants_failing_at_base": 1, "repeats": 1}
+    gamed = compare(
+        [t, u], generated, base, _run({t: PASSED, u: PASSED, r: FAILED, v: PASSED, w: PASSED})
+    )
+    assert [n.nodeid for n in gamed.cannot_fail] == [t]
+    assert "line 2: 3 -> 4" in gamed.cannot_fail[0].why
+    assert [n.nodeid for n in gamed.order_dependent] == [t]
+    # A repeat that fails at the base as well is the suite's own, not the patch's.
+    both = _run({t: PASSED, u: PASSED, r: FAILED, v: FAILED, w: PASSED})
+    assert compare([t, u], generated, both, both).order_dependent == ()
