@@ -247,7 +247,7 @@ class ReplayReport:
     unreached: tuple[str, ...] | None = _listed(
         "changed files of the code under test that no test the base has and that passed reaches"
     )
-    # Tests that cannot fail (DESIGN §2): what the variants, repeats and the copied-values
+    # Tests that cannot fail (docs/architecture.md §2): what the variants, repeats and the copied-values
     # scan of the tests that ran the changed code found (``lanes.replay.vacuity``).
     vacuity_counts: Mapping[str, int] | None = _key(
         None,

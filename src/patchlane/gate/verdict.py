@@ -162,7 +162,7 @@ def _evidence_reasons(
 def _vacuity_reasons(replay: LaneEvidence | None) -> list[Reason]:
     """Rule 6 from the replay's check of the tests that ran the changed code: tests that
     cannot fail, outcomes that change when they run again, values copied from the tests
-    (DESIGN §2, "A test that cannot fail is not evidence")."""
+    (docs/architecture.md §2, "A test that cannot fail is not evidence")."""
     if not isinstance(replay, ReplayReport):
         return []
     return [Reason(6, "vacuity", UNDECIDED, event) for event in replay.vacuity_events or ()]

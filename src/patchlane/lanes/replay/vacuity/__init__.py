@@ -1,4 +1,4 @@
-"""Tests that cannot fail are not evidence (DESIGN.md §1 rule 6, §2).
+"""Tests that cannot fail are not evidence (docs/architecture.md §1 rule 6, §2).
 
 For the tests that ran the changed code: impossible variants (``variants``) that must fail
 at the head where they fail at the base, the same tests run again in reverse order in one
