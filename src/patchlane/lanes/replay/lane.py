@@ -327,7 +327,24 @@ def _verified_and_checked(
     verified = _verify(cls, stage.opts, seed, selection, stage.freeze_report)
     report = _with_events(_with_slice(verified, selection), *(verified.review_events or ()))
     with stage.clock.step("replay: checks at the base"):
-        return _checked(stage.repo, cls, hash_seed, selection, run, report, stage.out, dep_map)
+        report = _checked(stage.repo, cls, hash_seed, selection, run, report, stage.out, dep_map)
+    if run is None or report.status != Status.PASS:
+        return report
+    from patchlane.lanes.replay.vacuity.lane import checked
+
+    # Only here, where this machine ran the head: a host's command gave a receipt, and
+    # running the head's code here is what a command mode is there to avoid.
+    with stage.clock.step("replay: tests that cannot fail"):
+        return checked(
+            stage.repo,
+            cls,
+            report,
+            reached_by=selection.reached_by,
+            dep_map=dep_map,
+            hash_seed=hash_seed,
+            timeout_s=RUN_TIMEOUT_S,
+            out=stage.out,
+        )
 
 
 def _select(
