@@ -121,15 +121,22 @@ class _HypothesisAsInPytest:
 
     def __init__(self, seed: str | None) -> None:
         self.seed = seed
+        # Whether the seed is still to be put in force: Hypothesis is imported only when the
+        # tests import it, as in a plain run (a seed given to its plugin would import it at
+        # configure time), so the seed is set just before the first test runs that uses it.
+        self.pending = seed is not None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config: pytest.Config) -> None:
-        if (
-            self.seed is not None
-            and config.pluginmanager.has_plugin("hypothesispytest")
-            and getattr(config.option, "hypothesis_seed", None) is None
-        ):
-            config.option.hypothesis_seed = self.seed
+        if getattr(config.option, "hypothesis_seed", None) is not None:
+            self.pending = False  # the project's configuration chose its own
+
+    def _force_seed(self) -> None:
+        core = sys.modules.get("hypothesis.core")
+        if not self.pending or core is None or not hasattr(core, "global_force_seed"):
+            return
+        self.pending = False
+        core.global_force_seed = self.seed  # type: ignore[attr-defined]
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         # Hypothesis loads its built-in "ci" profile by itself when it sees a CI variable
@@ -152,8 +159,10 @@ class _HypothesisAsInPytest:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Any:
-        result = yield  # an exception of the first run propagates from here
         test = getattr(item, "obj", None)
+        if getattr(test, "is_hypothesis_test", False):
+            self._force_seed()
+        result = yield  # an exception of the first run propagates from here
         if not getattr(test, "is_hypothesis_test", False) or self.seed is None:
             return result
         if getattr(test, "_hypothesis_internal_use_seed", None) is not None:
