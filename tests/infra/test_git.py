@@ -313,6 +313,8 @@ def test_a_checkout_on_the_users_branch_has_its_history_and_tags(
         repo.commit(f"commit {n}")
     repo.git("tag", "v1.0")
     repo.git("tag", "-a", "-m", "annotated", "v1.1")
+    repo.git("remote", "add", "origin", "https://example.invalid/project.git")
+    repo.git("update-ref", "refs/remotes/origin/main", "HEAD")
     repo.branch("feature")
     repo.checkout("feature")
     repo.write("a.txt", "head\n")
@@ -326,6 +328,8 @@ def test_a_checkout_on_the_users_branch_has_its_history_and_tags(
     assert git_at(dest, "log", "--format=%s").splitlines() == [
         "the head", "commit 2", "commit 1", "commit 0",
     ]  # fmt: skip
+    assert git_at(dest, "remote", "-v") == repo.git("remote", "-v")
+    assert git_at(dest, "branch", "-r").strip() == "origin/main"
     repo.git("checkout", "--detach", "HEAD")
     assert git.current_branch(repo.path) is None
 

@@ -463,12 +463,14 @@ def checkout_detached(repo: Path, commit: str, dest: Path, *, branch: str | None
     (git_dir / "objects/info/alternates").write_text(os.fspath(common / "objects") + "\n")
     if (common / "shallow").is_file():
         shutil.copyfile(common / "shallow", git_dir / "shallow")
+    _copy_remotes(repo, git_dir)
     source = os.fspath(repo.absolute())
     place = ("-B", branch, commit) if branch else ("--detach", commit)
     steps: tuple[tuple[tuple[str, ...], Mapping[str, str] | None], ...] = (
-        # Objects are shared: this moves refs only (the tags a plain clone has).
+        # Objects are shared: this moves refs only (the tags and remote branches a plain
+        # checkout has).
         ((*_NO_HOOKS, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", source,
-          "+refs/tags/*:refs/tags/*"), None),
+          "+refs/tags/*:refs/tags/*", "+refs/remotes/*:refs/remotes/*"), None),
         ((*_NO_HOOKS, "-c", "advice.detachedHead=false", "checkout", "--quiet", *place, "--"),
          _NO_USER_CONFIG),
     )  # fmt: skip
@@ -477,6 +479,19 @@ def checkout_detached(repo: Path, commit: str, dest: Path, *, branch: str | None
         if proc.returncode != 0:
             verb = next(a for a in args if a in ("fetch", "checkout"))
             raise GitError(f"git {verb} of {commit[:12]} failed: {_last(proc)}")
+
+
+def _copy_remotes(repo: Path, git_dir: Path) -> None:
+    """Name ``repo``'s remotes (their URLs and fetch refspecs) in ``git_dir``'s own
+    configuration, as a plain checkout has them (the sandbox has no network: nothing is
+    fetched from them). Raises nothing: a repository without remotes gets none."""
+    proc = run(repo, "config", "--local", "--null", "--get-regexp", r"^remote\.")
+    entries = [e for e in proc.stdout.split(b"\0") if e] if proc.returncode == 0 else []
+    for entry in entries:
+        key, _, value = entry.partition(b"\n")
+        name = os.fsdecode(key)
+        if name.endswith((".url", ".fetch", ".pushurl")):
+            run(git_dir.parent, "config", "--add", name, os.fsdecode(value))
 
 
 def current_branch(repo: Path) -> str | None:
