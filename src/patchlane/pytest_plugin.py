@@ -161,7 +161,7 @@ def _start_replay() -> Started | None:
         return None
     from patchlane.child.replay_run import start
 
-    return start(job)
+    return start(job)  # type: ignore[arg-type]  # checked where it is read: a bad one fails
 
 
 # Plugins load before any conftest or test module: the run is set up here, before the

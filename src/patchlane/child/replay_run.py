@@ -138,24 +138,36 @@ class _HypothesisAsInPytest:
         self.pending = False
         core.global_force_seed = self.seed  # type: ignore[attr-defined]
 
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         # Hypothesis loads its built-in "ci" profile by itself when it sees a CI variable
         # (``CI``, ``GITHUB_ACTIONS``, ...), and that profile derandomizes: examples then
         # come from each test's source, the run's seed is ignored, and the same slice would
         # draw one set of examples on a laptop and another on a CI runner or host. A profile
-        # the project loads itself is its choice and is kept.
+        # the project loads itself is its choice and is kept. Hypothesis is imported by the
+        # test modules (not before, as in a plain run), so the tests they decorated under
+        # that profile are given its settings without derandomizing, here, before any runs.
         if self.seed is None or "hypothesis" not in sys.modules:
             return
         from hypothesis import settings
 
+        ci = getattr(sys.modules.get("hypothesis._settings"), "CI", None)
         if (
-            settings.get_current_profile_name() == "ci"
-            and settings.get_profile("ci")
-            is getattr(sys.modules.get("hypothesis._settings"), "CI", None)
-            and settings.get_profile("ci").derandomize
+            ci is None
+            or settings.get_current_profile_name() != "ci"
+            or settings.get_profile("ci") is not ci
+            or not ci.derandomize
         ):
-            settings.register_profile("patchlane-seeded-ci", derandomize=False)
-            settings.load_profile("patchlane-seeded-ci")
+            return
+        settings.register_profile("patchlane-seeded-ci", derandomize=False)
+        settings.load_profile("patchlane-seeded-ci")
+        for item in items:
+            test = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
+            held = getattr(test, "_hypothesis_internal_use_settings", None)
+            if isinstance(held, settings) and held.derandomize:
+                test._hypothesis_internal_use_settings = settings(  # type: ignore[union-attr]
+                    parent=held, derandomize=False
+                )
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Any:
@@ -437,14 +449,35 @@ class _Finish:
         self.writer.finish()
 
 
+def _no_rewritten_bytecode_below(root: Path) -> None:
+    """pytest keeps the test modules it rewrites as ``<name>.<tag>-pytest-<version>.pyc``
+    beside them and trusts one whose header matches the source's mtime and size: one planted
+    in the tree would run instead of the test. Below ``root`` it is never read (it is still
+    written, as in a plain run); with no bytecode prefix in the environment
+    (docs/explanation/decisions/0031-plain-run.md) this is where that is decided."""
+    from _pytest.assertion import rewrite
+
+    read = rewrite._read_pyc  # noqa: SLF001
+    inside = os.path.realpath(root).rstrip(os.sep) + os.sep
+
+    def _read_pyc(source: Path, pyc: Path, trace: Callable[[str], None] = lambda _: None) -> Any:
+        if os.path.realpath(source).startswith(inside):
+            return None
+        return read(source, pyc, trace)
+
+    rewrite._read_pyc = _read_pyc  # noqa: SLF001
+
+
 def start(job: ReplayJob) -> Started:
     """Set up the run ``job`` asks for (the tripwire's snapshot, the recorder, source-only
     imports below the tree, the seed) in the test process, before pytest parses its options;
     return what the plugin registers and adds. Raises ``KeyError``/``ValueError`` for a
     malformed job (the parent then gets no record: nothing passes)."""
+    root = Path.cwd()
+    # Before the tripwire's snapshot: this is the machinery it then holds to.
+    _no_rewritten_bytecode_below(root)
     writer = ResultWriter(int(job["result_fd"]), str(job["token"]))
     guard = _guard(writer, int(job["result_fd"]), str(job["token"]))
-    root = Path.cwd()
     plugins: list[object] = []
     record = job.get("record")
     if record:

@@ -180,7 +180,7 @@ def run_child(
     try:
         proc = subprocess.Popen(
             list(argv),
-            stdin=subprocess.PIPE if sock is None else sock.child,
+            stdin=subprocess.PIPE if sock is None else sock.child.fileno(),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             pass_fds=(write_fd,) if answer is None else (write_fd, ask_read),

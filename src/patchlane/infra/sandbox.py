@@ -15,6 +15,10 @@ agents use:
   repository);
 - writable: the child's scratch directory (its ``HOME`` and ``TMPDIR``) and, for a test run,
   its own throwaway copy of the tree it tests; nothing written there survives the child;
+- a replay's test process (``Confinement.plain``) keeps the user's ``HOME`` and ``TMPDIR``
+  instead: the home shown read-only with its credential places (``HOME_SECRETS``) empty,
+  the temporary directory an empty writable one of its own, as a plain run has them
+  (docs/explanation/decisions/0031-plain-run.md);
 - its own pid, ipc, uts and network namespaces (no network but a loopback), a fresh ``/dev``
   and ``/proc``, every capability dropped, killed with its parent.
 
@@ -187,10 +191,17 @@ def bwrap_args(isolation: Isolation, confinement: Confinement, cwd: Path) -> lis
     for place in sorted(set(writable), key=_depth):
         args += ["--bind", os.fspath(place), os.fspath(place)]
     # After every bind that could show them again: a secret file reads as empty.
-    files = {m for m in masked if m.is_file()}
-    for secret in sorted(_SECRET_FILES | set(isolation.secrets) | files):
+    for secret in sorted(_SECRET_FILES | set(isolation.secrets)):
         if secret.is_file():
             args += ["--ro-bind", "/dev/null", os.fspath(secret)]
+    # A credential file of the home reads as empty, as a file of its own would (the
+    # sandbox's ``/dev/null`` cannot be opened where it is bound).
+    files = sorted(m for m in masked if m.is_file())
+    if files:
+        empty = confinement.scratch / ".patchlane-empty"
+        empty.write_bytes(b"")
+        for secret in files:
+            args += ["--ro-bind", os.fspath(_real(empty)), os.fspath(secret)]
     # Last, once every mount point below them exists: a write into a hidden place fails
     # instead of landing in a throwaway directory, so the attempt shows. ``/tmp`` and
     # ``/var/tmp`` stay writable, each an empty tmpfs of this child's own: code that keeps

@@ -194,6 +194,6 @@ def test_observe_sees_this_process() -> None:
     seen = fingerprint.observe()
     assert seen["cmdline"] and seen["executable"] == sys.executable
     assert seen["env.PATH"] == os.environ["PATH"]
-    assert seen["home.path"] == os.path.expanduser("~")
+    assert seen["home.path"] == os.fspath(Path.home())
     assert "pytest" in seen["modules"] and "os" not in seen["modules"]
     assert isinstance(seen["umask"], int) and seen["process.pid_below_100"] in (True, False)
