@@ -457,7 +457,7 @@ def _no_rewritten_bytecode_below(root: Path) -> None:
     (docs/explanation/decisions/0031-plain-run.md) this is where that is decided."""
     from _pytest.assertion import rewrite
 
-    read = rewrite._read_pyc  # noqa: SLF001
+    read = rewrite._read_pyc
     inside = os.path.realpath(root).rstrip(os.sep) + os.sep
 
     def _read_pyc(source: Path, pyc: Path, trace: Callable[[str], None] = lambda _: None) -> Any:
@@ -465,7 +465,7 @@ def _no_rewritten_bytecode_below(root: Path) -> None:
             return None
         return read(source, pyc, trace)
 
-    rewrite._read_pyc = _read_pyc  # noqa: SLF001
+    rewrite._read_pyc = _read_pyc
 
 
 def start(job: ReplayJob) -> Started:
