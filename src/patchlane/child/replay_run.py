@@ -121,9 +121,9 @@ class _HypothesisAsInPytest:
 
     def __init__(self, seed: str | None) -> None:
         self.seed = seed
-        # Whether the seed is still to be put in force: Hypothesis is imported only when the
-        # tests import it, as in a plain run (a seed given to its plugin would import it at
-        # configure time), so the seed is set just before the first test runs that uses it.
+        # Whether the run's seed is still to be put in force: Hypothesis is imported only
+        # when the tests import it, as in a plain run (a seed given to its plugin would
+        # import it at configure time), so it is set just before the first test that uses it.
         self.pending = seed is not None
 
     @pytest.hookimpl(tryfirst=True)
@@ -470,7 +470,7 @@ def _no_rewritten_bytecode_below(root: Path) -> None:
 
 def start(job: ReplayJob) -> Started:
     """Set up the run ``job`` asks for (the tripwire's snapshot, the recorder, source-only
-    imports below the tree, the seed) in the test process, before pytest parses its options;
+    imports below the tree, the Hypothesis seed) in the test process, before pytest parses its options;
     return what the plugin registers and adds. Raises ``KeyError``/``ValueError`` for a
     malformed job (the parent then gets no record: nothing passes)."""
     root = Path.cwd()

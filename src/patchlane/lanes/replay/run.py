@@ -1,9 +1,11 @@
 """Run exactly a slice's node ids with pytest and build the receipt from what streamed back.
 
-pytest runs in a child (``child.replay_run``) in its own session from the tree's root. Node ids reach
-it through patchlane's plugin, not argv; every report streams back as it happens over a pipe
-this process opened, each line carrying a per-run token; this process folds them into one
-outcome per node and writes the receipt (docs/architecture.md, "Replay outcomes"):
+pytest runs in a child in its own session from the tree's root: ``python -m pytest`` as the
+project runs it (``CHILD_ARGV``, ``plain_env``), whose job reaches patchlane's entry-point
+plugin on a socket as stdin (``child.replay_run`` then runs it; decision 0031). Node ids reach
+it through that plugin, not argv; every report streams back as it happens over a pipe this
+process opened, each line carrying a per-run token; this process folds them into one outcome
+per node and writes the receipt (docs/architecture.md, "Replay outcomes"):
 
 - every report counts: a failed or errored setup, call, teardown or subtest fails the node,
   and no later report (a passing parent, a rerun) turns it back;
