@@ -1,8 +1,8 @@
 """What a test can cheaply observe of the process it runs in, and what the replay may differ in.
 
-docs/architecture.md §2: the replay cannot be told apart from the project's own run. ``observe`` records,
-as flat ``key -> JSON value`` pairs, what a test (or code under test) reads in one line or
-two: the environment (``os.environ`` and ``/proc/self/environ``), ``sys.argv``,
+docs/architecture.md §2: the replay cannot be told apart from the project's own run.
+``observe`` records, as flat ``key -> JSON value`` pairs, what a test (or code under test)
+reads in one line or two: the environment (``os.environ`` and ``/proc/self/environ``), ``sys.argv``,
 ``/proc/self/cmdline``, ``sys.flags``, the interpreter and ``sys.path``'s shape, the process
 tree (pid, parent, pid 1, how many processes are visible, session and group), open
 descriptors by kind, stdin, ``HOME`` and its listing, the temporary directory, the working
