@@ -330,8 +330,15 @@ def test_a_checkout_on_the_users_branch_has_its_history_and_tags(
     ]  # fmt: skip
     assert git_at(dest, "remote", "-v") == repo.git("remote", "-v")
     assert git_at(dest, "branch", "-r").strip() == "origin/main"
-    repo.git("checkout", "--detach", "HEAD")
+    # The branch a plain checkout of a commit would be on: where the user stands, unless
+    # another branch's tip is that commit.
+    assert git.branch_for(repo.path, head) == "feature"
+    assert git.branch_for(repo.path, repo.git("rev-parse", "main").strip()) == "main"
+    assert git.branch_for(repo.path, repo.git("rev-parse", "v1.0^{commit}").strip()) == "main"
+    repo.git("checkout", "--detach", "HEAD~2")  # no branch's tip
     assert git.current_branch(repo.path) is None
+    assert git.branch_for(repo.path, head) == "feature"
+    assert git.branch_for(repo.path, repo.head()) is None
 
 
 def test_a_checkout_of_a_shallow_clone_stops_where_the_clone_does(

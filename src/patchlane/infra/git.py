@@ -502,6 +502,20 @@ def current_branch(repo: Path) -> str | None:
     return name if proc.returncode == 0 and name and not name.startswith("-") else None
 
 
+def branch_for(repo: Path, commit: str) -> str | None:
+    """The branch a plain checkout of ``commit`` would be on: ``repo``'s current branch when
+    its tip is ``commit`` or no local branch's is (a patch applied where the user stands),
+    else the first local branch whose tip is ``commit``; ``None`` when ``repo`` is detached
+    and no branch points there. Never raises."""
+    current = current_branch(repo)
+    proc = run(repo, "for-each-ref", "--format=%(refname:short)", "--points-at", commit,
+               "refs/heads/")  # fmt: skip
+    names = proc.stdout.decode("utf-8", "replace").split() if proc.returncode == 0 else []
+    if current in names or not names:
+        return current
+    return names[0] if not names[0].startswith("-") else current
+
+
 def _common_dir(repo: Path) -> Path:
     """``repo``'s git directory shared by all its worktrees, absolute and resolved. Raises
     ``GitError`` when ``repo`` is no repository."""
