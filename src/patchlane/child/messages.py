@@ -75,6 +75,8 @@ class ReplayJob(TypedDict):
     doctest_only: NotRequired[list[str]]
     only_files: NotRequired[list[str] | None]
     exclude_files: NotRequired[list[str]]
+    # The run's Hypothesis seed (the drawn hash seed): in the job, never in the environment.
+    seed: NotRequired[int]
 
 
 # A JSON value as the child wrote it (a failing case's arguments, made JSON-safe).

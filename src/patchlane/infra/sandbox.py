@@ -15,6 +15,10 @@ agents use:
   repository);
 - writable: the child's scratch directory (its ``HOME`` and ``TMPDIR``) and, for a test run,
   its own throwaway copy of the tree it tests; nothing written there survives the child;
+- a replay's test process (``Confinement.plain``) keeps the user's ``HOME`` and ``TMPDIR``
+  instead: the home shown read-only with its credential places (``HOME_SECRETS``) empty,
+  the temporary directory an empty writable one of its own, as a plain run has them
+  (docs/explanation/decisions/0031-plain-run.md);
 - its own pid, ipc, uts and network namespaces (no network but a loopback), a fresh ``/dev``
   and ``/proc``, every capability dropped, killed with its parent.
 
@@ -34,6 +38,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +76,16 @@ _SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh")
 # ``/dev/shm`` is the fresh ``/dev``'s own.
 _SHARED_PLACES = ("/tmp", "/var/tmp", "/run", "/var/run")  # noqa: S108
 _WRITABLE_TEMP = ("/tmp", "/var/tmp")  # noqa: S108 - private tmpfs mounts, never the host's
+# What a plain test run sees of the user's home is its listing and files, read-only; these,
+# where they exist, read as empty (a directory) or as an empty file: the credentials a
+# developer's home holds. Not a boundary (the sandbox has no network to send anything over,
+# and the home is read-only), a courtesy: what a test reads can reach a receipt's node ids.
+HOME_SECRETS = (
+    ".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials",
+    ".pypirc", ".npmrc", ".config/gh", ".config/gcloud", ".config/hub",
+    ".local/share/keyrings", ".password-store", ".vault-token", ".cargo/credentials.toml",
+    ".cargo/credentials",
+)  # fmt: skip
 
 
 def hide_file(path: Path) -> None:
@@ -95,6 +110,11 @@ class Confinement:
     scratch: Path
     writable: tuple[Path, ...] = ()
     readable: tuple[Path, ...] = ()
+    # A replay's test process (docs/explanation/decisions/0031-plain-run.md): ``HOME`` and
+    # ``TMPDIR`` as the user has them, the home shown read-only with its credential files
+    # (``HOME_SECRETS``) empty, patchlane's cache and key directories hidden, the temporary
+    # directory an empty one of its own.
+    plain: bool = False
 
 
 @dataclass(frozen=True)
@@ -155,6 +175,12 @@ def bwrap_args(isolation: Isolation, confinement: Confinement, cwd: Path) -> lis
     ]  # fmt: skip
     writable = [_real(p) for p in (confinement.scratch, *confinement.writable)]
     hidden = [h for h in isolation.hidden if not any(_below(h, w) for w in writable)]
+    masked: list[Path] = []
+    if confinement.plain:
+        home = _real(Path.home())
+        hidden = [h for h in hidden if h != home]
+        masked = [_real(home / m) for m in HOME_SECRETS if (home / m).exists()]
+        hidden += [m for m in masked if m.is_dir() and not m.is_symlink()]
     for place in sorted(set(hidden), key=_depth):
         args += ["--tmpfs", os.fspath(place)]
 
@@ -168,23 +194,36 @@ def bwrap_args(isolation: Isolation, confinement: Confinement, cwd: Path) -> lis
     for secret in sorted(_SECRET_FILES | set(isolation.secrets)):
         if secret.is_file():
             args += ["--ro-bind", "/dev/null", os.fspath(secret)]
+    # A credential file of the home reads as empty, as a file of its own would (the
+    # sandbox's ``/dev/null`` cannot be opened where it is bound).
+    files = sorted(m for m in masked if m.is_file())
+    if files:
+        empty = confinement.scratch / ".patchlane-empty"
+        empty.write_bytes(b"")
+        for secret in files:
+            args += ["--ro-bind", os.fspath(_real(empty)), os.fspath(secret)]
     # Last, once every mount point below them exists: a write into a hidden place fails
     # instead of landing in a throwaway directory, so the attempt shows. ``/tmp`` and
     # ``/var/tmp`` stay writable, each an empty tmpfs of this child's own: code that keeps
     # a cache there behaves as it does on the host, where the full suite runs.
     temporary = {_real(Path(p)) for p in _WRITABLE_TEMP if Path(p).is_dir()}
+    if confinement.plain:
+        # The user's own temporary directory (``TMPDIR``), as empty and writable as ``/tmp``.
+        temporary.add(_real(Path(tempfile.gettempdir())))
     for place in sorted(set(hidden) - temporary, key=_depth):
         args += ["--remount-ro", os.fspath(place)]
     args += ["--chdir", os.fspath(_real(cwd))]
     return args
 
 
-def confined_env(env: Mapping[str, str], scratch: Path) -> dict[str, str]:
+def confined_env(env: Mapping[str, str], scratch: Path, *, plain: bool = False) -> dict[str, str]:
     """Return ``env`` for a confined child: no credentials (see ``_CREDENTIAL``), and its
-    scratch directory as ``HOME`` and ``TMPDIR``."""
+    scratch directory as ``HOME`` and ``TMPDIR``; with ``plain`` (``Confinement.plain``),
+    ``HOME`` and ``TMPDIR`` as ``env`` has them."""
     kept = {k: v for k, v in env.items() if not is_credential(k)}
-    kept["HOME"] = os.fspath(scratch)
-    kept["TMPDIR"] = os.fspath(scratch)
+    if not plain:
+        kept["HOME"] = os.fspath(scratch)
+        kept["TMPDIR"] = os.fspath(scratch)
     return kept
 
 
@@ -275,8 +314,6 @@ def _hidden_and_shown() -> tuple[tuple[Path, ...], tuple[Path, ...], tuple[Path,
     inside them (the interpreter, this process's ``sys.path``, the bytecode prefix), and
     the secret files to empty (a signing key named by the environment, the system's
     password and host-key files), all resolved."""
-    import tempfile
-
     from patchlane.infra.cache import default_cache
     from patchlane.infra.cachekey import key_dir
 

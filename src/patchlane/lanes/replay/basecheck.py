@@ -354,7 +354,7 @@ def _run_at_base(
     sides; built with ``build`` first (``BuildFailed`` when that fails)."""
     with tempfile.TemporaryDirectory(prefix="patchlane-base-run-") as tmp:
         tree = Path(tmp) / "tree"
-        git.checkout_detached(repo, merge_base, tree)
+        git.checkout_detached(repo, merge_base, tree, branch=git.branch_for(repo, merge_base))
         built(build, tree, "base")
         return run_tests(tree, nodeids=nodeids, hash_seed=hash_seed, timeout_s=timeout_s)
 

@@ -29,14 +29,14 @@ from patchlane.child.messages import ReplayJob
 from patchlane.infra.ui import one_line
 from patchlane.lanes.replay.collect import Collected, CollectionError, tail_lines
 from patchlane.lanes.replay.run import (
-    CHILD_ARGV,
     RESULT_LIMIT,
     CollectError,
     TestRun,
-    child_env,
+    child_argv,
     file_part,
     fold,
     freeze_setup,
+    plain_env,
     pytest_args,
     run_confinement,
     run_tests,
@@ -112,18 +112,20 @@ def collect_and_run(
             "doctest_only": list(scope.doctest_only),
             "only_files": None if scope.only_files is None else list(scope.only_files),
             "exclude_files": list(scope.exclude_files),
+            "seed": hash_seed,
         }
         launch = process.Launch(
-            CHILD_ARGV,
+            child_argv(),
             job,
             token=secrets.token_hex(16),
             timeout_s=timeout_s,
             cwd=tree,
-            env=child_env(hash_seed, pycache=True),
+            env=plain_env(hash_seed),
             # The test run may write its own tree, as the project's tests do in a checkout;
             # the tree is this run's alone and is removed after it.
             confinement=run_confinement(Path(tmp), tree, freeze=freeze),
             result_limit=RESULT_LIMIT,
+            job_socket=True,
         )
         run = process.run_child(launch, answer=answer, listen=progress)
     tail = run.stdout_tail + run.stderr_tail
@@ -139,7 +141,9 @@ def collect_and_run(
     chosen = asked[0]
     if chosen is None:
         return ChosenRun(None, collect_s, choose_s)
-    folded = fold(run.records, chosen, (), allowed, run.problems, run.timed_out, tail)
+    folded = fold(
+        run.records, chosen, (), allowed, run.problems, run.timed_out, tail, run.returncode
+    )
     return ChosenRun(folded, collect_s, choose_s)
 
 

@@ -875,7 +875,7 @@ def _check_out(repo: Path, head: str, dest: Path, mode: str) -> ReplayReport | N
     from patchlane.infra import git
 
     try:
-        git.checkout_detached(repo, head, dest)
+        git.checkout_detached(repo, head, dest, branch=git.branch_for(repo, head))
     except GitError as e:
         why = f"replay not run: git cannot check out the head ({one_line(str(e))[:300]})"
         return _no_evidence(mode, ReplayOutcome.NOT_RUN, why)

@@ -1,9 +1,11 @@
 """Run exactly a slice's node ids with pytest and build the receipt from what streamed back.
 
-pytest runs in a child (``child.replay_run``) in its own session from the tree's root. Node ids reach
-it through patchlane's plugin, not argv; every report streams back as it happens over a pipe
-this process opened, each line carrying a per-run token; this process folds them into one
-outcome per node and writes the receipt (docs/architecture.md, "Replay outcomes"):
+pytest runs in a child in its own session from the tree's root: ``python -m pytest`` as the
+project runs it (``CHILD_ARGV``, ``plain_env``), whose job reaches patchlane's entry-point
+plugin on a socket as stdin (``child.replay_run`` then runs it; decision 0031). Node ids reach
+it through that plugin, not argv; every report streams back as it happens over a pipe this
+process opened, each line carrying a per-run token; this process folds them into one outcome
+per node and writes the receipt (docs/architecture.md, "Replay outcomes"):
 
 - every report counts: a failed or errored setup, call, teardown or subtest fails the node,
   and no later report (a passing parent, a rerun) turns it back;
@@ -24,6 +26,7 @@ outcome per node and writes the receipt (docs/architecture.md, "Replay outcomes"
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import secrets
 import sys
@@ -41,7 +44,10 @@ from patchlane.infra.sandbox import Confinement, isolation
 from patchlane.infra.ui import one_line
 
 PASSED, FAILED, SKIPPED, FROZEN = "passed", "failed", "skipped", "frozen"
-CHILD_ARGV = (sys.executable, "-P", "-X", "utf8", "-m", "patchlane.child.replay_run")
+# The test process is what the project runs: ``python -m pytest``, no flag and no argument of
+# patchlane's (the job reaches its plugin on stdin: ``patchlane.pytest_plugin``).
+CHILD_ARGV = (sys.executable, "-m", "pytest")
+PLUGIN_MODULE = "patchlane.pytest_plugin"
 # About 150 bytes a test (its call report and its end of protocol; setup and teardown only
 # when they did not pass): room for a few hundred thousand tests.
 RESULT_LIMIT = 64 * 1024 * 1024
@@ -134,11 +140,39 @@ def draw_hash_seed() -> int:
     return int.from_bytes(os.urandom(4), "big")
 
 
+def child_argv() -> tuple[str, ...]:
+    """The test process's command line: ``python -m pytest``, with ``-p`` naming patchlane's
+    plugin only when this interpreter does not load it by itself (patchlane run from a source
+    tree without being installed: a declared difference, ``fingerprint.DECLARED``)."""
+    return CHILD_ARGV if _plugin_installed() else (*CHILD_ARGV, "-p", PLUGIN_MODULE)
+
+
+@functools.cache
+def _plugin_installed() -> bool:
+    from importlib.metadata import entry_points
+
+    return any(ep.value == PLUGIN_MODULE for ep in entry_points(group="pytest11"))
+
+
+def plain_env(hash_seed: int) -> dict[str, str]:
+    """Return the test process's environment: the host's as a plain ``pytest`` run has it,
+    less the variables that would change which tests run or how or keep patchlane's plugin
+    from loading, with ``hash_seed`` as ``PYTHONHASHSEED`` (removed from ``os.environ`` at
+    the plugin's import, before any code of the tree: ``child.channel.hide_drawn_seed``). No
+    variable of patchlane's: the Hypothesis seed travels in the job."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in _DROPPED_ENV and not k.startswith(_DROPPED_PREFIXES)
+    }
+    env["PYTHONHASHSEED"] = str(hash_seed)
+    return env
+
+
 def child_env(hash_seed: int, *, pycache: bool = False) -> dict[str, str]:
-    """Return pytest's environment: the host's, with ``hash_seed`` as its ``PYTHONHASHSEED``
-    and its Hypothesis seed (``PATCHLANE_SEED``, read by ``child.replay_run``), and without the
-    variables that would change which tests run or how, or keep patchlane's own plugin from
-    loading.
+    """Return a collection child's environment: the host's, with ``hash_seed`` as its
+    ``PYTHONHASHSEED``, and without the variables that would change which tests run or how,
+    or keep patchlane's own plugin from loading.
 
     With ``pycache``, ``PYTHONPYCACHEPREFIX`` names the process's bytecode prefix
     (``patchlane.infra.bytecode.process_pycache``), so that no bytecode committed to the tree is
@@ -153,10 +187,7 @@ def child_env(hash_seed: int, *, pycache: bool = False) -> dict[str, str]:
     }
     env.pop("PYTHONPYCACHEPREFIX", None)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    # One drawn value seeds both: the receipt records it, and a run given it again
-    # (``replay run --hash-seed``) draws the same examples.
     env["PYTHONHASHSEED"] = str(hash_seed)
-    env["PATCHLANE_SEED"] = str(hash_seed)
     if pycache:
         env["PYTHONPYCACHEPREFIX"] = process_pycache()
     return env
@@ -168,22 +199,21 @@ def run_confinement(
     record: Path | None = None,
     freeze: tuple[Path, Path] | None = None,
 ) -> Confinement:
-    """The sandbox of a test run in ``tree``: ``tmp`` its scratch (its home, and where its
-    plugin writes the freeze skips it made), the tree writable, and the directory of the
-    ``record`` it writes, nothing else; the ``freeze`` report its plugin reads, read-only."""
+    """The sandbox of a test run in ``tree``: ``tmp`` its scratch (where its plugin writes
+    the freeze skips it made), the tree writable, and the directory of the ``record`` it
+    writes, nothing else; the ``freeze`` report its plugin reads, read-only. Home and
+    temporary directory as a plain run has them (``Confinement.plain``)."""
     places = (tree,) if record is None else (tree, record.parent)
     readable = () if freeze is None else (freeze[0],)
-    return Confinement(tmp, writable=places, readable=readable)
+    return Confinement(tmp, writable=places, readable=readable, plain=True)
 
 
 def pytest_args(repo: Path, freeze: tuple[Path, Path] | None) -> list[str]:
-    """Return pytest's options (the child adds the tree root as the one path to collect)."""
-    args = [
-        "-p", "no:cacheprovider", "-p", "no:randomly",
-        f"--rootdir={repo}",  # node ids are relative to the rootdir, which is the repo root
-        "-q", "--no-header", "-rN", "--continue-on-collection-errors",
-        # No -W: the project's own filterwarnings decide (see collect.pytest_args).
-    ]  # fmt: skip
+    """Return the options the plugin adds to pytest's, never to ``sys.argv`` (the child adds
+    the tree root as the one path to collect). Nothing that changes what a test sees: pytest's
+    cache, verbosity and the rootdir (the tree, the working directory) stay the project's."""
+    del repo  # the working directory: pytest finds the same rootdir there
+    args = ["--continue-on-collection-errors"]
     if freeze is not None:
         args += [f"--patchlane-freeze-report={freeze[0]}", f"--patchlane-skip-record={freeze[1]}"]
     return args
@@ -220,22 +250,28 @@ def run_tests(
             "nodeids": list(nodeids),
             "files": list(files),
             "record": os.fspath(record) if record is not None else None,
+            # One drawn value seeds both: the receipt records it, and a run given it again
+            # (``replay run --hash-seed``) draws the same examples.
+            "seed": hash_seed,
         }
         launch = process.Launch(
-            CHILD_ARGV,
+            child_argv(),
             job,
             token=secrets.token_hex(16),
             timeout_s=timeout_s,
             cwd=tree,
-            env=child_env(hash_seed, pycache=True),
+            env=plain_env(hash_seed),
             # The test run may write its own tree, as the project's tests do in a checkout;
             # the tree is this run's alone and is removed after it.
             confinement=run_confinement(Path(tmp), tree, record, freeze),
             result_limit=RESULT_LIMIT,
+            job_socket=True,
         )
         run = process.run_child(launch, listen=progress)
     tail = run.stdout_tail + run.stderr_tail
-    return fold(run.records, nodeids, files, allowed, run.problems, run.timed_out, tail)
+    return fold(
+        run.records, nodeids, files, allowed, run.problems, run.timed_out, tail, run.returncode
+    )
 
 
 def freeze_setup(
@@ -261,8 +297,13 @@ def fold(
     channel_problems: Sequence[str] = (),
     timed_out: bool = False,
     output_tail: bytes = b"",
+    returncode: int | None = None,
 ) -> TestRun:
-    """Fold the child's records into one ``NodeResult`` per node (see the module docstring)."""
+    """Fold the child's records into one ``NodeResult`` per node (see the module docstring).
+
+    ``returncode`` is the process's exit status: pytest's own when it ended before its
+    session (a conftest that fails to import: exit 4) and so never sent one. Only a status
+    that fails the run is taken from it; one that would pass never is."""
     from patchlane.pytest_plugin import skip_reason
 
     state = _Fold()
@@ -291,6 +332,8 @@ def fold(
     if timed_out:
         problems.append("the run timed out; nodes without an outcome failed")
     code = state.exit_code
+    if code is None and returncode not in (None, 0, 1, 5) and not timed_out:
+        code = returncode
     failed = any(r.outcome == FAILED for r in results.values())
     if code is None and not timed_out:
         problems.append("pytest ended without reporting its exit status")
