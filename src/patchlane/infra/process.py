@@ -230,7 +230,12 @@ def _confined(
         confinement, readable=(*confinement.readable, *(p for p in paths if p.is_dir()))
     )
     if layers.sandboxed:
-        prepare_prefix(env.get("PYTHONPYCACHEPREFIX"), confinement, cwd)
+        # Where the child sees the tree and the places its copies are bound over: no cache
+        # below them (the same path holds the base's files in one child, the head's in the
+        # next).
+        shown = confinement.presented
+        extra = () if shown is None else (shown.at, *(dest for _, dest in shown.over))
+        prepare_prefix(env.get("PYTHONPYCACHEPREFIX"), confinement, cwd, *extra)
     return layers.command(argv, confinement, cwd), env, layers.sandboxed
 
 
