@@ -1,0 +1,170 @@
+"""The code under test is the tree under judgement (docs/architecture.md §2): the names a
+tree provides, where the environment would import them from, how a child is shown the tree,
+and the check of where each project module came from."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from patchlane.child.origins import module_origins
+from patchlane.infra import origins, sandbox
+from patchlane.infra.sandbox import Presentation
+from tests.gitrepo import GitRepo
+
+SANDBOXED = sandbox.isolation().sandboxed
+needs_bwrap = pytest.mark.skipif(
+    not SANDBOXED, reason=f"no kernel sandbox here: {sandbox.isolation().why}"
+)
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_the_names_a_tree_provides_are_its_src_and_root_packages_and_modules(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path,
+        {
+            "src/shapes/__init__.py": "",
+            "src/helper.py": "",
+            "src/ns/plugin/__init__.py": "",  # a namespace directory: its children
+            "src/ns/extra.py": "",
+            "src/not-a-name/__init__.py": "",
+            "flat/__init__.py": "",
+            "setup.py": "",
+            "tests/test_x.py": "",  # no __init__: no importable name at the root
+            "docs/conf.txt": "",
+        },
+    )
+    (tmp_path / "linked").symlink_to(tmp_path / "flat")
+    names = origins.project_names(tmp_path)
+    assert sorted(names) == ["flat", "helper", "ns.extra", "ns.plugin", "setup", "shapes"]
+    assert names["shapes"] == tmp_path / "src" / "shapes"
+    assert names["ns.extra"] == tmp_path / "src" / "ns" / "extra.py"
+
+
+def test_a_module_from_outside_the_tree_is_named_with_where_it_came_from(tmp_path: Path) -> None:
+    tree, repo = tmp_path / "checkout", tmp_path / "repo"
+    write(tree, {"src/shapes/__init__.py": "", "tests/test_x.py": ""})
+    site = tmp_path / "venv" / "site-packages"
+    shown = Presentation(
+        tree, repo, True, ((tree / "src" / "other", site / "other"),), ("other", "shapes")
+    )
+    record: dict[str, object] = {
+        "shapes": f"{repo}/src/shapes/__init__.py",  # the tree, shown at the repository
+        "shapes.sub": f"{repo}/.venv/lib/shapes/sub.py",  # the host's, below the repository
+        "other": f"{site}/other/__init__.py",  # the tree's copy, bound over the install
+        "other.deep": f"{site}/other/deep.py",
+        "json": "/usr/lib/python3/json/__init__.py",  # not the project's
+        "shapesque": "/elsewhere/shapesque.py",  # a name that only starts like one
+    }
+    assert origins.foreign(record, shown) == [f"shapes.sub from {repo}/.venv/lib/shapes/sub.py"]
+    record["shapes"] = f"{site}/shapes/__init__.py"
+    assert origins.foreign(record, shown)[0] == f"shapes from {site}/shapes/__init__.py"
+
+
+def test_without_mounts_only_the_tree_itself_is_the_tree(tmp_path: Path) -> None:
+    tree, repo = tmp_path / "checkout", tmp_path / "repo"
+    write(tree, {"src/shapes/__init__.py": ""})
+    shown = Presentation(tree, tree, True, (), ("shapes",))
+    assert origins.foreign({"shapes": f"{tree}/src/shapes/__init__.py"}, shown) == []
+    # An editable install pointing at the user's work tree: the base's code, not the head's.
+    found = origins.foreign({"shapes": [f"{repo}/src/shapes"]}, shown)
+    assert found == [f"shapes from {repo}/src/shapes"]
+    assert "shapes from" in origins.describe(found)
+
+
+def test_the_child_records_the_file_of_each_project_module(tmp_path: Path) -> None:
+    write(tmp_path, {"pl_origin_pkg/__init__.py": "", "pl_origin_pkg/mod.py": ""})
+    write(tmp_path, {"pl_origin_ns/part.py": ""})
+    sys.path.insert(0, os.fspath(tmp_path))
+    try:
+        import pl_origin_ns.part  # noqa: F401
+        import pl_origin_pkg.mod  # noqa: F401
+
+        found = module_origins(["pl_origin_pkg", "pl_origin_ns"])
+    finally:
+        sys.path.remove(os.fspath(tmp_path))
+        for name in [n for n in sys.modules if n.startswith(("pl_origin_pkg", "pl_origin_ns"))]:
+            del sys.modules[name]
+    assert found["pl_origin_pkg"] == os.fspath(tmp_path / "pl_origin_pkg" / "__init__.py")
+    assert found["pl_origin_pkg.mod"] == os.fspath(tmp_path / "pl_origin_pkg" / "mod.py")
+    assert found["pl_origin_ns"] == [os.fspath(tmp_path / "pl_origin_ns")]  # a namespace
+    assert "os" not in found
+
+
+@pytest.mark.slow
+def test_the_probe_finds_installed_names_without_running_sitecustomize(tmp_path: Path) -> None:
+    place = tmp_path / "path-entry"
+    marker = tmp_path / "ran"
+    write(
+        place,
+        {
+            "shapes/__init__.py": f"open({str(marker)!r}, 'w').close()\n",
+            "flatmod.py": f"open({str(marker)!r}, 'w').close()\n",
+            "ns/inner.py": "",
+            "sitecustomize.py": f"open({str(marker)!r}, 'w').close()\n",
+        },
+    )
+    env = {"PATH": os.defpath, "PYTHONPATH": os.fspath(place)}
+    found = origins.installed_at(
+        ("absent_name", "flatmod", "ns.inner", "shapes"), tuple(env.items()), os.fspath(tmp_path)
+    )
+    assert found == {
+        "flatmod": os.fspath(place / "flatmod.py"),
+        "ns.inner": os.fspath(place / "ns" / "inner.py"),
+        "shapes": os.fspath(place / "shapes"),
+    }
+    assert not marker.exists()  # neither the project's code nor a sitecustomize ran
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_a_child_sees_the_tree_at_the_repository_path_with_its_git(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("VERSION", "base\n")
+    repo.write("src/shapes/__init__.py", "SIDE = 'base'\n")
+    repo.commit("base")
+    repo.write("VERSION", "head\n")
+    repo.write("src/shapes/__init__.py", "SIDE = 'head'\n")
+    head = repo.commit("head")
+    repo.git("checkout", "-q", "HEAD~1")  # the user's work tree holds the base
+    tree = tmp_path / "checkout"
+    from patchlane.infra import git
+
+    git.checkout_detached(repo.path, head, tree)
+    # Where the environment has another copy of the package (a regular install).
+    site = tmp_path / "site" / "shapes"
+    write(site.parent, {"shapes/__init__.py": "SIDE = 'installed'\n"})
+    shown = Presentation(tree, repo.path, True, ((tree / "src" / "shapes", site),), ("shapes",))
+    script = (
+        "pwd; cat VERSION; cat src/shapes/__init__.py; "
+        f"cat {site}/__init__.py; git rev-parse HEAD; git status --porcelain | wc -l"
+    )
+    layers = sandbox.isolation()
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    confinement = sandbox.Confinement(scratch, writable=(tree,), presented=shown)
+    argv = layers.command(["/bin/sh", "-c", script], confinement, tree)
+    env = {"PATH": os.defpath, "HOME": os.fspath(scratch), "GIT_CONFIG_NOSYSTEM": "1"}
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        os.path.realpath(repo.path),
+        "head",
+        "SIDE = 'head'",
+        "SIDE = 'head'",  # the tree's copy, over the install
+        head,
+        "0",
+    ]
+    assert (repo.path / "VERSION").read_text() == "base\n"  # the user's tree is untouched
