@@ -44,7 +44,7 @@ PROJECT = {
     "tests/flaky-freeze.yml": "freezes: []\n",
     ".gitignore": "*.egg-info/\nbuild/\n",
     "review-map.yml": (
-        "version: 1\nlanes:\n  property:\n    paths: [\"src/shapes/\"]\n"
+        'version: 1\nlanes:\n  property:\n    paths: ["src/shapes/"]\n'
         '    module: "checks.props"\n  freeze:\n    registry: "tests/flaky-freeze.yml"\n'
         '    max_age_days: 14\n  replay:\n    tests: ["tests/"]\n'
         'ignore:\n  - path: "pyproject.toml"\n    reason: "packaging"\n'
@@ -131,7 +131,9 @@ def on_branch(project: GitRepo) -> Iterator[GitRepo]:
         project.git("checkout", "-q", "main")
 
 
-def test_the_install_really_points_elsewhere(editable: Path, regular: Path, project: GitRepo) -> None:
+def test_the_install_really_points_elsewhere(
+    editable: Path, regular: Path, project: GitRepo
+) -> None:
     # The premise: outside the repository, each interpreter imports the project from the
     # user's work tree (editable) or from site-packages (regular), never a checkout.
     ask = "import shapes; print(shapes.__file__)"

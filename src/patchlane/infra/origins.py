@@ -113,8 +113,7 @@ def _module_name(entry: Path) -> str | None:
     if entry.is_dir():
         ok = entry.name.isidentifier() and (entry / "__init__.py").is_file()
         return entry.name if ok else None
-    stem, suffix = os.path.splitext(entry.name)
-    return stem if suffix == ".py" and stem.isidentifier() else None
+    return entry.stem if entry.suffix == ".py" and entry.stem.isidentifier() else None
 
 
 def presentation(
@@ -145,8 +144,12 @@ def presentation(
     return Presentation(tree, at, writable, tuple(over), shown.names)
 
 
+# Set per run and read by no finder: left out, so that one probe serves a whole gate.
+_PER_RUN = frozenset({"PYTHONHASHSEED", "PATCHLANE_SEED"})
+
+
 def _probe_env(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted(env.items()))
+    return tuple(sorted((k, v) for k, v in env.items() if k not in _PER_RUN))
 
 
 @functools.cache
@@ -186,7 +189,7 @@ def foreign(origins: Mapping[str, object], shown: Presentation) -> list[str]:
             continue
         paths = [where] if isinstance(where, str) else where if isinstance(where, list) else []
         for path in paths:
-            if isinstance(path, str) and os.path.isabs(path) and not shown.from_tree(path):
+            if isinstance(path, str) and Path(path).is_absolute() and not shown.from_tree(path):
                 found.append(f"{module} from {path}")
                 break
     return found

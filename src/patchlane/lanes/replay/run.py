@@ -35,9 +35,9 @@ from typing import Any
 
 import patchlane
 from patchlane.child.messages import ReplayJob
+from patchlane.errors import ForeignCode
 from patchlane.formats.receipt import Receipt, utc_stamp
 from patchlane.infra.bytecode import process_pycache
-from patchlane.errors import ForeignCode
 from patchlane.infra.sandbox import Confinement, Presentation, isolation
 from patchlane.infra.ui import one_line
 
@@ -369,8 +369,8 @@ def _foreign(state: _Fold, shown: Presentation | None) -> tuple[str, ...]:
     from patchlane.infra.origins import foreign
 
     if state.origins is None:
-        if state.exit_code is None:
-            return ()  # the run never finished: its nodes failed already
+        if state.exit_code not in (0, 1) or state.tamper is not None:
+            return ()  # pytest never ran the tests as asked: the run cannot pass already
         return ("(the run did not report where the project's modules came from)",)
     return tuple(foreign(state.origins, shown))
 
