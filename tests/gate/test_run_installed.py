@@ -180,9 +180,18 @@ def test_a_red_patch_from_its_own_branch_is_rejected(
 def test_a_second_clone_sharing_the_environment_is_rejected_too(
     project: GitRepo, tmp_path: Path
 ) -> None:
-    # The environment's editable install points at another clone of the same project.
+    # The environment's editable install points at another clone of the same project, by
+    # setuptools' import hook this time (a package directory mapped by name: no .pth path).
     other = GitRepo.copy_of(project, tmp_path / "other-clone")
+    pyproject = other.path / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace(
+            '[tool.setuptools.packages.find]\nwhere = ["src"]\n',
+            '[tool.setuptools]\npackages = ["shapes"]\npackage-dir = {"shapes" = "src/shapes"}\n',
+        )
+    )
     python = make_venv(tmp_path / "venv", other.path, editable=True)
+    assert list((tmp_path / "venv").glob("lib/python*/site-packages/__editable___*finder.py"))
     patch = as_diff(project, RED, tmp_path / "agent.diff")
     found = gate(python, project, tmp_path / "ev", "--patch", os.fspath(patch))
     assert found["verdict"] == "reject", found["replay"]["reason"]

@@ -168,3 +168,40 @@ def test_a_child_sees_the_tree_at_the_repository_path_with_its_git(tmp_path: Pat
         "0",
     ]
     assert (repo.path / "VERSION").read_text() == "base\n"  # the user's tree is untouched
+
+
+@needs_bwrap
+def test_what_the_gate_hands_the_child_by_path_is_the_hosts_whatever_the_tree_holds(
+    tmp_path: Path,
+) -> None:
+    repo, tree = tmp_path / "repo", tmp_path / "checkout"
+    # The user's repository: its evidence directory (a freeze report the run's plugin reads)
+    # and a directory on the interpreter's path.
+    write(repo, {".patchlane/freeze.json": "host\n", "src/mod.py": "host\n", "env/x": "host\n"})
+    # The patch commits its own files at those paths.
+    write(tree, {".patchlane/freeze.json": "forged\n", "src/mod.py": "tree\n"})
+    layers = sandbox.isolation()
+    shown = sandbox.Isolation(
+        layers.kind,
+        layers.why,
+        layers.bwrap,
+        (),
+        layers.hidden,
+        (*layers.shown, repo / "src", repo / "env"),  # as sys.path entries would be
+        layers.secrets,
+    )
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    confinement = sandbox.Confinement(
+        scratch,
+        writable=(tree,),
+        readable=(repo / ".patchlane" / "freeze.json",),
+        presented=Presentation(tree, repo, True),
+    )
+    script = "cat .patchlane/freeze.json src/mod.py env/x"
+    argv = shown.command(["/bin/sh", "-c", script], confinement, tree)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    # The report is the host's; the source directory is the tree's (what a plain run in
+    # the user's checkout of the head imports); what only the host has is shown again.
+    assert proc.stdout.splitlines() == ["host", "tree", "host"]

@@ -233,7 +233,11 @@ def bwrap_args(isolation: Isolation, confinement: Confinement, cwd: Path) -> lis
         if any(_below(place, h) and place != h for h in hidden) and place.exists():
             args += ["--ro-bind", os.fspath(place), os.fspath(place)]
     if present is not None and tree is not None and at is not None:
-        args += _presentation_args(present, tree, at, inside, set(writable))
+        # Always the host's, whatever the tree holds: the interpreter, and the files this
+        # process hands the child by path (a freeze report, a record's directory).
+        given = {_real(p) for p in (*confinement.readable, *writable)}
+        always = given | {_real(Path(p)) for p in _interpreter_places()}
+        args += _presentation_args(present, (tree, at), inside, set(writable), always)
     for place in sorted(set(writable) - inside, key=_depth):
         args += ["--bind", os.fspath(place), os.fspath(place)]
     # After every bind that could show them again: a secret file reads as empty.
@@ -253,15 +257,24 @@ def bwrap_args(isolation: Isolation, confinement: Confinement, cwd: Path) -> lis
 
 
 def _presentation_args(
-    present: Presentation, tree: Path, at: Path, inside: set[Path], writable: set[Path]
+    present: Presentation,
+    tree_at: tuple[Path, Path],
+    inside: set[Path],
+    writable: set[Path],
+    always: set[Path],
 ) -> list[str]:
     """bwrap's mounts of ``present``: the tree at ``at``; each place below ``at`` that the
-    child needs from the host (``inside``) again, unless the tree has its top name (then
-    the tree's own entry is what a plain run in the user's checkout would see); each
+    child needs from the host (``inside``) again, unless the tree has its top name and the
+    place is none of those that are ``always`` the host's (then the tree's own entry is
+    what a plain run in the user's checkout would see: ``src/`` on ``sys.path``); each
     project module's copy over where the environment imports it from."""
+    tree, at = tree_at
     args = ["--bind" if present.writable else "--ro-bind", os.fspath(tree), os.fspath(at)]
     for place in sorted(inside, key=_depth):
-        if place == at or os.path.lexists(tree / place.relative_to(at).parts[0]):
+        if place == at:
+            continue
+        hosts = any(_below(place, a) for a in always if _below(a, at))
+        if not hosts and os.path.lexists(tree / place.relative_to(at).parts[0]):
             continue
         if place.exists():
             verb = "--bind" if place in writable else "--ro-bind"
