@@ -205,3 +205,62 @@ def test_what_the_gate_hands_the_child_by_path_is_the_hosts_whatever_the_tree_ho
     # The report is the host's; the source directory is the tree's (what a plain run in
     # the user's checkout of the head imports); what only the host has is shown again.
     assert proc.stdout.splitlines() == ["host", "tree", "host"]
+
+
+def _records(origins_record: dict[str, object] | None) -> list[dict[str, object]]:
+    records: list[dict[str, object]] = [
+        {"collected": ["tests/test_x.py::test_a"]},
+        {"n": "tests/test_x.py::test_a", "w": "call", "o": "passed"},
+        {"fin": "tests/test_x.py::test_a"},
+    ]
+    if origins_record is not None:
+        records.append({"origins": origins_record})
+    return [*records, {"exit": 0}]
+
+
+def test_a_run_folds_where_its_project_modules_came_from(tmp_path: Path) -> None:
+    from patchlane.errors import ForeignCode
+    from patchlane.lanes.replay.run import checked_origins, fold
+
+    tree = tmp_path / "checkout"
+    write(tree, {"src/shapes/__init__.py": ""})
+    shown = Presentation(tree, tree, True, (), ("shapes",))
+    ids = ["tests/test_x.py::test_a"]
+    inside = _records({"shapes": f"{tree}/src/shapes/__init__.py"})
+    assert fold(inside, ids, (), {}, shown=shown).foreign == ()
+    elsewhere = _records({"shapes": "/venv/site-packages/shapes/__init__.py"})
+    run = fold(elsewhere, ids, (), {}, shown=shown)
+    assert run.foreign == ("shapes from /venv/site-packages/shapes/__init__.py",)
+    assert run.results[ids[0]].outcome == "passed"  # no evidence, not a failure
+    with pytest.raises(ForeignCode, match="shapes from /venv/site-packages"):
+        checked_origins(run)
+    # A run that ran its tests and said how it ended but not where its modules came from.
+    silent = fold(_records(None), ids, (), {}, shown=shown)
+    assert silent.foreign == ("(the run did not report where the project's modules came from)",)
+    # Without project names, nothing to check.
+    assert fold(elsewhere, ids, (), {}, shown=Presentation(tree, tree)).foreign == ()
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_a_run_in_the_sandbox_imports_the_trees_copy_over_an_installed_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from patchlane.lanes.replay.run import PASSED, run_tests
+
+    tree = tmp_path / "checkout"
+    write(
+        tree,
+        {
+            "src/shapes/__init__.py": "SIDE = 'tree'\n",
+            "tests/test_side.py": "import shapes\n\n\ndef test_side():\n    assert shapes.SIDE == 'tree'\n",
+        },
+    )
+    installed = tmp_path / "installed"
+    write(installed, {"shapes/__init__.py": "SIDE = 'installed'\n"})
+    # The installed copy first on the path the run inherits (as a regular install is).
+    paths = [os.fspath(installed), *filter(None, [os.environ.get("PYTHONPATH")])]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
+    run = run_tests(tree, nodeids=["tests/test_side.py::test_side"], hash_seed=1, timeout_s=120)
+    assert run.results["tests/test_side.py::test_side"].outcome == PASSED, run.output_tail
+    assert (installed / "shapes" / "__init__.py").read_text() == "SIDE = 'installed'\n"
