@@ -171,8 +171,9 @@ def test_a_child_sees_the_tree_at_the_repository_path_with_its_git(tmp_path: Pat
 
 
 @needs_bwrap
+@pytest.mark.parametrize("writable", [True, False])
 def test_what_the_gate_hands_the_child_by_path_is_the_hosts_whatever_the_tree_holds(
-    tmp_path: Path,
+    tmp_path: Path, writable: bool
 ) -> None:
     repo, tree = tmp_path / "repo", tmp_path / "checkout"
     # The user's repository: its evidence directory (a freeze report the run's plugin reads)
@@ -196,15 +197,16 @@ def test_what_the_gate_hands_the_child_by_path_is_the_hosts_whatever_the_tree_ho
         scratch,
         writable=(tree,),
         readable=(repo / ".patchlane" / "freeze.json",),
-        presented=Presentation(tree, repo, True),
+        presented=Presentation(tree, repo, writable),
     )
-    script = "cat .patchlane/freeze.json src/mod.py env/x"
+    script = "cat .patchlane/freeze.json src/mod.py env/x; touch written 2>/dev/null; ls written"
     argv = shown.command(["/bin/sh", "-c", script], confinement, tree)
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
-    assert proc.returncode == 0, proc.stderr
     # The report is the host's; the source directory is the tree's (what a plain run in
-    # the user's checkout of the head imports); what only the host has is shown again.
-    assert proc.stdout.splitlines() == ["host", "tree", "host"]
+    # the user's checkout of the head imports); what only the host has is shown again; a
+    # collection's tree stays read-only.
+    assert proc.stdout.splitlines() == ["host", "tree", "host", *(["written"] * writable)]
+    assert (tree / "written").exists() == writable
 
 
 def _records(origins_record: dict[str, object] | None) -> list[dict[str, object]]:

@@ -251,6 +251,8 @@ def bwrap_args(isolation: Isolation, confinement: Confinement, cwd: Path) -> lis
     temporary = {_real(Path(p)) for p in _WRITABLE_TEMP if Path(p).is_dir()}
     for place in sorted(set(hidden) - temporary, key=_depth):
         args += ["--remount-ro", os.fspath(place)]
+    if present is not None and at is not None and not present.writable:
+        args += ["--remount-ro", os.fspath(at)]
     where = present.child_path(cwd) if present is not None else _real(cwd)
     args += ["--chdir", os.fspath(where)]
     return args
@@ -269,7 +271,9 @@ def _presentation_args(
     what a plain run in the user's checkout would see: ``src/`` on ``sys.path``); each
     project module's copy over where the environment imports it from."""
     tree, at = tree_at
-    args = ["--bind" if present.writable else "--ro-bind", os.fspath(tree), os.fspath(at)]
+    # Writable while bwrap makes the mount points below it; a read-only tree is remounted
+    # read-only once they exist (``bwrap_args``).
+    args = ["--bind", os.fspath(tree), os.fspath(at)]
     for place in sorted(inside, key=_depth):
         if place == at:
             continue
