@@ -266,3 +266,27 @@ def test_a_run_in_the_sandbox_imports_the_trees_copy_over_an_installed_one(
     run = run_tests(tree, nodeids=["tests/test_side.py::test_side"], hash_seed=1, timeout_s=120)
     assert run.results["tests/test_side.py::test_side"].outcome == PASSED, run.output_tail
     assert (installed / "shapes" / "__init__.py").read_text() == "SIDE = 'installed'\n"
+
+
+@pytest.mark.slow
+def test_the_trees_copy_goes_over_every_other_place_the_environment_installs_it(
+    tmp_path: Path,
+) -> None:
+    tree = tmp_path / "checkout"
+    write(tree, {"src/shapes/__init__.py": "", "lib/flat.py": "", "flat.py": ""})
+    installed = tmp_path / "site"
+    write(installed, {"shapes/__init__.py": "", "flat.py": "", "helper.py": ""})
+    env = {"PATH": os.defpath, "PYTHONPATH": os.fspath(installed)}
+    shown = origins.presentation(tree, env, sandboxed=True)
+    assert shown.at == tree and shown.names == ("flat", "shapes")
+    assert shown.over == (
+        (tree / "flat.py", installed / "flat.py"),
+        (tree / "src" / "shapes", installed / "shapes"),
+    )
+    # A relative entry is read from the tree, as the child (started there) reads it: the
+    # tree's own copy, nothing to bind.
+    relative = {"PATH": os.defpath, "PYTHONPATH": "src"}
+    assert origins.presentation(tree, relative, sandboxed=True).over == ()
+    # Without the sandbox nothing is probed or mounted; the names still make the check.
+    bare = origins.presentation(tree, env, sandboxed=False)
+    assert (bare.over, bare.names) == ((), ("flat", "shapes"))

@@ -131,7 +131,13 @@ def presentation(
     at = repository_of(tree) or tree
     shown = Presentation(tree, at, writable, (), tuple(sorted(names)))
     wanted = tuple(sorted(n for n in names if n.split(".", 1)[0] not in MACHINERY))
-    places = installed_at(wanted, _probe_env(env), os.fspath(tree)) if wanted else {}
+    # From the tree only when a relative ``PYTHONPATH`` entry makes the answer depend on
+    # it: else one probe serves every tree of a gate.
+    relative = any(
+        p and not Path(p).is_absolute() for p in env.get("PYTHONPATH", "").split(os.pathsep)
+    )
+    cwd = os.fspath(tree) if relative else os.sep
+    places = installed_at(wanted, _probe_env(env), cwd) if wanted else {}
     over: list[tuple[Path, Path]] = []
     for name, place in sorted(places.items()):
         copy = names[name]
