@@ -290,3 +290,32 @@ def test_the_trees_copy_goes_over_every_other_place_the_environment_installs_it(
     # Without the sandbox nothing is probed or mounted; the names still make the check.
     bare = origins.presentation(tree, env, sandboxed=False)
     assert (bare.over, bare.names) == ((), ("flat", "shapes"))
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_a_checkout_that_shares_the_repositorys_objects_reads_its_history_there(
+    tmp_path: Path,
+) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    for n in range(3):
+        repo.write("VERSION", f"{n}\n")
+        repo.commit(f"commit {n}")
+    tree = tmp_path / "checkout"
+    # A clone that borrows the repository's objects by absolute path: shown at the
+    # repository's path, that path would be its own object directory.
+    subprocess.run(
+        ["git", "clone", "-q", "--shared", os.fspath(repo.path), os.fspath(tree)],
+        check=True,
+        env={**repo.env(), "GIT_CONFIG_GLOBAL": os.devnull},
+    )
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    confinement = sandbox.Confinement(
+        scratch, writable=(tree,), presented=Presentation(tree, repo.path, True)
+    )
+    script = "git log --format=%s | wc -l; git cat-file -t HEAD~2"
+    argv = sandbox.isolation().command(["/bin/sh", "-c", script], confinement, tree)
+    env = {"PATH": os.defpath, "HOME": os.fspath(scratch), "GIT_CONFIG_NOSYSTEM": "1"}
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert proc.stdout.split() == ["3", "commit"], proc.stderr

@@ -285,7 +285,24 @@ def _presentation_args(
             args += [verb, os.fspath(place), os.fspath(place)]
     for source, dest in present.over:
         args += ["--ro-bind", os.fspath(_real(source)), os.fspath(_real(dest))]
+    # A checkout that shares the repository's objects (``objects/info/alternates`` naming
+    # the repository's own object directory) would find, at that path, its own: the
+    # repository's are shown there again, read-only, so that its history reads as on the
+    # host.
+    for shared in _alternates(tree):
+        if _below(shared, at) and shared != at and shared.is_dir():
+            args += ["--ro-bind", os.fspath(shared), os.fspath(shared)]
     return args
+
+
+def _alternates(tree: Path) -> list[Path]:
+    """The object directories a checkout's ``.git`` borrows from (resolved), if any."""
+    listing = tree / ".git" / "objects" / "info" / "alternates"
+    try:
+        lines = listing.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [_real(Path(line)) for line in lines if line.startswith("/")]
 
 
 def confined_env(env: Mapping[str, str], scratch: Path) -> dict[str, str]:
