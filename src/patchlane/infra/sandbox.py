@@ -15,6 +15,9 @@ agents use:
   repository);
 - writable: the child's scratch directory (its ``HOME`` and ``TMPDIR``) and, for a test run,
   its own throwaway copy of the tree it tests; nothing written there survives the child;
+- a test run's tree shown at the user's repository path, and the project's copies over
+  where the environment installs them (``Presentation``, ``infra.origins``): the code under
+  test is the tree under judgement;
 - its own pid, ipc, uts and network namespaces (no network but a loopback), a fresh ``/dev``
   and ``/proc``, every capability dropped, killed with its parent.
 
