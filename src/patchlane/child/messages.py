@@ -61,7 +61,8 @@ class ReplayJob(TypedDict):
     ``answer_fd``, asks the parent which to run after collecting; ``record`` names the file
     the dependency recorder writes (``replay map``). What is collected: ``extra_paths``
     besides the suite's, ``doctest_only`` files for their doctests alone, ``only_files``
-    (``None``: all) and never ``exclude_files``.
+    (``None``: all) and never ``exclude_files``. ``project``: the project's importable names,
+    whose modules' origins the run child reports (``child.origins``).
     """
 
     args: list[str]
@@ -77,6 +78,7 @@ class ReplayJob(TypedDict):
     exclude_files: NotRequired[list[str]]
     # The run's Hypothesis seed (the drawn hash seed): in the job, never in the environment.
     seed: NotRequired[int]
+    project: NotRequired[list[str]]
 
 
 # A JSON value as the child wrote it (a failing case's arguments, made JSON-safe).

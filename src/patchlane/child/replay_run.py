@@ -55,6 +55,7 @@ from patchlane.child.channel import (
     without_xdist,
 )
 from patchlane.child.messages import ReplayJob
+from patchlane.child.origins import module_origins
 from patchlane.infra.bytecode import import_tree_from_source
 
 # Plugins that rerun a failing test until it passes: suite retries are ignored by the replay
@@ -229,6 +230,8 @@ class _SliceRunner:
             parts = path.split("/")[:-1]
             dirs.update("/".join(parts[: i + 1]) for i in range(len(parts)))
         self.wanted_dirs = frozenset(dirs)
+        # The project's importable names (``child.origins``), set from the job.
+        self.project: tuple[str, ...] = ()
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -330,6 +333,9 @@ class _SliceRunner:
     def _plugins(self, config: pytest.Config) -> None:
         found = tree_plugins(config.pluginmanager, os.fspath(self.root))
         self.writer.emit({"plugins": found})
+        # Where the project's modules came from so far (after collection, and again at the
+        # end: a test may import one late); the parent reads it through its mounts.
+        self.writer.emit({"origins": module_origins(self.project)})
 
 
 class _AskThenRun(_SliceRunner):
@@ -493,6 +499,7 @@ def start(job: ReplayJob) -> Started:
         if "answer_fd" in job
         else _SliceRunner(writer, root, list(job["nodeids"]), list(job.get("files", [])), guard)
     )
+    runner.project = tuple(n for n in job.get("project", []) if isinstance(n, str))
     seed = job.get("seed")
     hypothesis = _HypothesisAsInPytest(None if seed is None else str(seed))
     # This interpreter hashes under the drawn seed already; the tests see the environment

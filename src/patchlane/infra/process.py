@@ -278,10 +278,16 @@ def _confined(
     confinement = dataclasses.replace(
         confinement, readable=(*confinement.readable, *(p for p in paths if p.is_dir()))
     )
-    prefix = env.get("PYTHONPYCACHEPREFIX")
-    if layers.sandboxed and prefix == process_pycache():
+    if layers.sandboxed:
         # Only patchlane's own prefix: a user's (a plain run's environment) is not written.
-        prepare_prefix(prefix, confinement, cwd)
+        # Where the child sees the tree and the places its copies are bound over: no cache
+        # below them (the same path holds the base's files in one child, the head's in the
+        # next).
+        prefix = env.get("PYTHONPYCACHEPREFIX")
+        shown = confinement.presented
+        extra = () if shown is None else (shown.at, *(dest for _, dest in shown.over))
+        if prefix == process_pycache():
+            prepare_prefix(prefix, confinement, cwd, *extra)
     return layers.command(argv, confinement, cwd), env, layers.sandboxed
 
 

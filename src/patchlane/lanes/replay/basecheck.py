@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchlane.infra import git
+from patchlane.infra import git, sandbox
 from patchlane.infra.bytecode import is_bytecode
 from patchlane.infra.tree import materialise
 from patchlane.inputs.paths import to_fs
@@ -355,6 +355,7 @@ def _run_at_base(
     with tempfile.TemporaryDirectory(prefix="patchlane-base-run-") as tmp:
         tree = Path(tmp) / "tree"
         git.checkout_detached(repo, merge_base, tree, branch=git.branch_for(repo, merge_base))
+        sandbox.judged(tree, repo)  # shown at the repository's path (infra.origins)
         built(build, tree, "base")
         return run_tests(tree, nodeids=nodeids, hash_seed=hash_seed, timeout_s=timeout_s)
 
@@ -363,6 +364,7 @@ def _tree(repo: Path, commit: str, tree: Path, build: Build | None, where: str) 
     """Return ``tree`` with ``commit`` materialised in it and built with ``build`` (``where``
     names it). Raises ``GitError``, ``BuildFailed``."""
     materialise(repo, commit, tree)
+    sandbox.judged(tree, repo)  # shown at the repository's path (infra.origins)
     built(build, tree, where)
     return tree
 

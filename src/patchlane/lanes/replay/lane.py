@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from patchlane.errors import UsageError
+from patchlane.errors import ForeignCode, UsageError
 from patchlane.formats.replay_report import (
     SKIPPED,
     EditedTest,
@@ -209,6 +209,9 @@ def replay(
         report = _replay(repo, cls, opts, local_green, freeze_report, out, steps)
     except BuildFailed as e:
         report = judge_build_failure(repo, cls, opts.mode, e.result)
+    except ForeignCode as e:
+        # The code under test was not the tree under judgement: no evidence (rule 6).
+        report = _no_evidence(opts.mode, ReplayOutcome.NO_EVIDENCE, str(e))
     if report.skipped:
         return report
     events = compiled_events(repo, cls)
@@ -872,13 +875,15 @@ def _check_out(repo: Path, head: str, dest: Path, mode: str) -> ReplayReport | N
     which no test can write (docs/architecture.md §2). Returns ``None``, or the report of a
     replay that cannot run because git cannot check the head out (never a pass)."""
     from patchlane.errors import GitError
-    from patchlane.infra import git
+    from patchlane.infra import git, sandbox
 
     try:
         git.checkout_detached(repo, head, dest, branch=git.branch_for(repo, head))
     except GitError as e:
         why = f"replay not run: git cannot check out the head ({one_line(str(e))[:300]})"
         return _no_evidence(mode, ReplayOutcome.NOT_RUN, why)
+    # Its tests see it at the repository's path, as in the user's checkout (infra.origins).
+    sandbox.judged(dest, repo)
     return None
 
 

@@ -34,14 +34,18 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import patchlane
 from patchlane.child.messages import ReplayJob
+from patchlane.errors import ForeignCode
 from patchlane.formats.receipt import Receipt, utc_stamp
 from patchlane.infra.bytecode import process_pycache
-from patchlane.infra.sandbox import Confinement, isolation
+from patchlane.infra.sandbox import Confinement, Presentation, isolation
 from patchlane.infra.ui import one_line
+
+if TYPE_CHECKING:
+    from patchlane.infra.process import ChildRun
 
 PASSED, FAILED, SKIPPED, FROZEN = "passed", "failed", "skipped", "frozen"
 # The test process is what the project runs: ``python -m pytest``, no flag and no argument of
@@ -104,6 +108,9 @@ class TestRun:
     # Files of the tree pytest held as plugins (conftests, ``pytest_plugins`` modules,
     # plugins registered at run time): what the run loaded, against what classify found.
     plugin_files: tuple[str, ...] = ()
+    # Project modules the run imported from outside the tree under judgement, one line
+    # each (``infra.origins.foreign``): non-empty, the run is no evidence.
+    foreign: tuple[str, ...] = ()
 
     def ids(self, outcome: str) -> tuple[str, ...]:
         """The node ids with ``outcome``, sorted."""
@@ -198,14 +205,39 @@ def run_confinement(
     tree: Path,
     record: Path | None = None,
     freeze: tuple[Path, Path] | None = None,
+    shown: Presentation | None = None,
 ) -> Confinement:
     """The sandbox of a test run in ``tree``: ``tmp`` its scratch (where its plugin writes
     the freeze skips it made), the tree writable, and the directory of the ``record`` it
-    writes, nothing else; the ``freeze`` report its plugin reads, read-only. Home and
-    temporary directory as a plain run has them (``Confinement.plain``)."""
+    writes, nothing else; the ``freeze`` report its plugin reads, read-only; the tree shown
+    as ``shown`` says (``presented``). Home and temporary directory as a plain run has them
+    (``Confinement.plain``)."""
     places = (tree,) if record is None else (tree, record.parent)
     readable = () if freeze is None else (freeze[0],)
-    return Confinement(tmp, writable=places, readable=readable, plain=True)
+    return Confinement(tmp, writable=places, readable=readable, plain=True, presented=shown)
+
+
+def presented(tree: Path, env: Mapping[str, str]) -> Presentation:
+    """How a test run in ``tree`` with ``env`` sees the tree (``infra.origins.presentation``:
+    at the user's repository path, the project's copies over where the environment would
+    import them from). Raises ``ForeignCode`` when the environment cannot be asked (no run
+    of the project could be believed)."""
+    from patchlane.infra.origins import ProbeError, presentation
+
+    try:
+        return presentation(tree, env, sandboxed=isolation().sandboxed)
+    except ProbeError as e:
+        raise ForeignCode(str(e)) from e
+
+
+def checked_origins(run: TestRun) -> TestRun:
+    """Return ``run``; raises ``ForeignCode`` naming the project modules it imported from
+    outside the tree under judgement (docs/architecture.md §2)."""
+    if run.foreign:
+        from patchlane.infra.origins import describe
+
+        raise ForeignCode(describe(list(run.foreign)))
+    return run
 
 
 def pytest_args(repo: Path, freeze: tuple[Path, Path] | None) -> list[str]:
@@ -243,16 +275,19 @@ def run_tests(
 
     # Inside ``runprogress.shown``: tests done and failed so far, every few seconds.
     progress = counter(len(nodeids), from_collection=bool(files))
+    env = plain_env(hash_seed)
+    shown = presented(tree, env)
     with tempfile.TemporaryDirectory(prefix="patchlane-replay-") as tmp:
         allowed, freeze = freeze_setup(freeze_report, Path(tmp))
         job: ReplayJob = {
-            "args": pytest_args(tree, freeze),
+            "args": pytest_args(shown.child_path(tree), freeze),
             "nodeids": list(nodeids),
             "files": list(files),
             "record": os.fspath(record) if record is not None else None,
             # One drawn value seeds both: the receipt records it, and a run given it again
             # (``replay run --hash-seed``) draws the same examples.
             "seed": hash_seed,
+            "project": list(shown.names),
         }
         launch = process.Launch(
             child_argv(),
@@ -260,18 +295,18 @@ def run_tests(
             token=secrets.token_hex(16),
             timeout_s=timeout_s,
             cwd=tree,
-            env=plain_env(hash_seed),
+            env=env,
             # The test run may write its own tree, as the project's tests do in a checkout;
             # the tree is this run's alone and is removed after it.
-            confinement=run_confinement(Path(tmp), tree, record, freeze),
+            confinement=run_confinement(Path(tmp), tree, record, freeze, shown),
             result_limit=RESULT_LIMIT,
             job_socket=True,
         )
         run = process.run_child(launch, listen=progress)
-    tail = run.stdout_tail + run.stderr_tail
-    return fold(
-        run.records, nodeids, files, allowed, run.problems, run.timed_out, tail, run.returncode
-    )
+    folded = fold(
+        run.records, nodeids, files, allowed, run, shown=shown,
+    )  # fmt: skip
+    return checked_origins(folded)
 
 
 def freeze_setup(
@@ -294,16 +329,20 @@ def fold(
     nodeids: Sequence[str],
     files: Sequence[str],
     allowed: Mapping[str, tuple[str, str]],
-    channel_problems: Sequence[str] = (),
-    timed_out: bool = False,
-    output_tail: bytes = b"",
-    returncode: int | None = None,
+    child: ChildRun | None = None,
+    *,
+    shown: Presentation | None = None,
 ) -> TestRun:
     """Fold the child's records into one ``NodeResult`` per node (see the module docstring).
 
-    ``returncode`` is the process's exit status: pytest's own when it ended before its
+    ``child`` is what the process did besides its records (``infra.process.ChildRun``: the
+    channel's problems, whether it timed out, its last output, its exit status); without
+    it, a clean end. ``returncode`` is the process's exit status: pytest's own when it ended before its
     session (a conftest that fails to import: exit 4) and so never sent one. Only a status
-    that fails the run is taken from it; one that would pass never is."""
+    that fails the run is taken from it; one that would pass never is. With ``shown`` (how
+    the child saw the tree), the run's ``foreign`` lists the project modules its record says
+    came from outside the tree (``infra.origins.foreign``), and a run that reported its exit
+    status but no record of them is listed too."""
     from patchlane.pytest_plugin import skip_reason
 
     state = _Fold()
@@ -320,6 +359,10 @@ def fold(
         grant = allowed.get(nodeid)
         freeze_text = f"Skipped: {skip_reason(*grant)}" if grant else None
         results[nodeid] = state.node(nodeid, errors, freeze_text)
+    channel_problems = child.problems if child is not None else ()
+    timed_out = child.timed_out if child is not None else False
+    output_tail = child.stdout_tail + child.stderr_tail if child is not None else b""
+    returncode = child.returncode if child is not None else None
     problems = list(channel_problems)
     if state.tamper is not None:
         # A failure reported before the machinery changed stays what it was.
@@ -361,7 +404,21 @@ def fold(
         timed_out=timed_out,
         output_tail=output_tail,
         plugin_files=tuple(sorted(state.plugins)),
+        foreign=_foreign(state, shown),
     )
+
+
+def _foreign(state: _Fold, shown: Presentation | None) -> tuple[str, ...]:
+    """The project modules the run imported from outside the tree (see ``fold``)."""
+    if shown is None or not shown.names:
+        return ()
+    from patchlane.infra.origins import foreign
+
+    if state.origins is None:
+        if state.exit_code not in (0, 1) or state.tamper is not None:
+            return ()  # pytest never ran the tests as asked: the run cannot pass already
+        return ("(the run did not report where the project's modules came from)",)
+    return tuple(foreign(state.origins, shown))
 
 
 @dataclass
@@ -377,6 +434,9 @@ class _Fold:
     plugins: set[str] = field(default_factory=set)
     # Why no outcome of the run can be believed (its first tamper record), or None.
     tamper: str | None = None
+    # Where the project's modules came from (``child.origins``, every record merged), or
+    # None when the run sent no such record.
+    origins: dict[str, list[str]] | None = None
 
     def take(self, record: Mapping[str, Any]) -> None:
         if isinstance(record.get("tamper"), list) and self.tamper is None:
@@ -388,6 +448,14 @@ class _Fold:
             return  # after the machinery changed, a report says nothing
         elif isinstance(record.get("plugins"), list):
             self.plugins.update(p for p in record["plugins"] if isinstance(p, str))
+        elif isinstance(record.get("origins"), dict):
+            merged = self.origins if self.origins is not None else {}
+            for module, where in record["origins"].items():
+                paths = [where] if isinstance(where, str) else where
+                if isinstance(module, str) and isinstance(paths, list):
+                    known = merged.setdefault(module, [])
+                    known += [p for p in paths if isinstance(p, str) and p not in known]
+            self.origins = merged
         elif isinstance(record.get("n"), str):
             self.reports.setdefault(record["n"], []).append(record)
         elif isinstance(record.get("fin"), str):
