@@ -55,8 +55,6 @@ DECLARED: Mapping[str, str] = {
     "no-new-privileges, its id maps and mounts",
     "net.interfaces": "no network: loopback only",
     "home.writable": "the home directory is shown read-only (credential files empty)",
-    "cwd": "the tree under judgement is a throwaway checkout, not the user's work tree path",
-    "git.toplevel": "the same throwaway checkout, as git names it",
 }
 
 
