@@ -179,7 +179,7 @@ class _HypothesisAsInPytest:
 
 
 # What the run child checks: ``tripwire.arm``'s pair (capture the hooks, check).
-Guard = tuple[Callable[..., None], Callable[[], bool]]
+Guard = tuple[Callable[..., None], Callable[..., bool]]
 
 
 class _SliceRunner:
@@ -242,7 +242,7 @@ class _SliceRunner:
         if dropped:
             config.hook.pytest_deselected(items=dropped)
         items[:] = keep
-        self._check()  # the test modules (and the code they import) have run
+        self._check(True)  # the test modules (and the code they import) have run
         self.writer.emit({"collected": [i.nodeid for i in keep]})
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
@@ -289,7 +289,7 @@ class _SliceRunner:
         return report.location[0] if report.location else None
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
-        self._check()
+        self._check(True)  # after its teardown: its own monkeypatch is undone
         self.writer.emit({"fin": nodeid})
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -297,7 +297,7 @@ class _SliceRunner:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        self._check()
+        self._check(True)
         self._plugins(session.config)  # again: a test or fixture may register one while it runs
 
     def _plugins(self, config: pytest.Config) -> None:
@@ -341,7 +341,7 @@ class _AskThenRun(_SliceRunner):
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
-        self._check()
+        self._check(True)
         self.writer.emit({"candidates": self.scope.suite_items(items)})
         self._plugins(config)
         self.writer.emit({"ask": "slice"})

@@ -1,0 +1,206 @@
+"""The judging machinery that is not a namespace: the import system's lists and the plugins
+pytest holds (``tripwire``'s other half; DESIGN §2, "watched at its boundary, not by name").
+
+``tripwire`` compares modules and classes entry by entry. What decides how a test module is
+compiled and which code runs as a hook also lives in lists and registries, and code under
+test can change those without rebinding any name:
+
+- ``sys.meta_path`` and ``sys.path_hooks``: the entries held when the run started must still
+  be the first, in order, by identity. An entry put ahead of them sees every test module
+  first (a finder that compiles them with their asserts stripped); one appended behind them
+  finds only what none of them finds (``six``'s importer) and is no change.
+- ``sys.path_importer_cache``: every finder in it must be of a type the cache or the path
+  hooks made (``FileFinder``, ``zipimporter``, what was there): a finder planted for the
+  tests' directory is another type.
+- a finder object held at the start may not gain a callable of its own (an ``exec_module``
+  set on pytest's ``AssertionRewritingHook`` instance shadows its class's).
+- the plugins pytest holds: one registered after the session started is a change unless it
+  is a module whose hook functions are the ones its file defines (a conftest, a module a
+  ``pytest_plugins`` names): its code's file exists and defines each by name. A plugin
+  object that claims a file it did not come from (``exec(compile(src, "/usr/lib/...")``),
+  or one that is not a module, is a change whatever file it names.
+- every hook implementation: one that was not there at the start and does not belong to such
+  a plugin (appended to a hook caller's list by hand) is a change.
+
+Every check reads what it needs from default arguments captured at import, never a global of
+this module, and never raises: a broken structure is a change.
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+_BOOTSTRAP = sys.modules.get("_frozen_importlib_external")
+_FINDERS: frozenset[type] = frozenset(
+    t
+    for t in (
+        type(None),
+        getattr(_BOOTSTRAP, "FileFinder", None),
+        getattr(sys.modules.get("zipimport"), "zipimporter", None),
+    )
+    if isinstance(t, type)
+)
+
+# (meta_path, its entries, path_hooks, its entries, path_importer_cache, the finder types
+# allowed in it, the finder objects (not classes) of the start with their own dicts' sizes).
+Imports = tuple[
+    list[Any], tuple[Any, ...], list[Any], tuple[Any, ...], dict[Any, Any], frozenset[type]
+]
+# (the plugin manager, its plugins at the start, their hook implementations kept alive, and
+# the ids of those implementations).
+Plugins = tuple[Any, frozenset[Any], tuple[Any, ...], frozenset[int]]
+
+
+def take_imports(_sys: Any = sys, _finders: frozenset[type] = _FINDERS) -> Imports:
+    """Return the import system's state now (see the module docstring)."""
+    cache = _sys.path_importer_cache
+    allowed = _finders | frozenset(type(v) for v in list(cache.values()))
+    return (
+        _sys.meta_path,
+        tuple(_sys.meta_path),
+        _sys.path_hooks,
+        tuple(_sys.path_hooks),
+        cache,
+        allowed,
+    )
+
+
+def _name(obj: Any, _type: type[type] = type) -> str:
+    """Return a short name of ``obj``'s class for a reason (never raises)."""
+    try:
+        return str(_type(obj).__qualname__)[:80]
+    except Exception:  # noqa: BLE001 - hostile attributes
+        return "?"
+
+
+def imports_changed(
+    saved: Imports,
+    _sys: Any = sys,
+    _len: Callable[[Any], int] = len,
+    _all: Callable[[Iterable[Any]], bool] = all,
+    _map: type[map[Any]] = map,
+    _is: Callable[[Any, Any], bool] = operator.is_,
+    _type: type[type] = type,
+    _list: type[list[Any]] = list,
+    _vars: Callable[[Any], Any] = vars,
+    _callable: Callable[[Any], bool] = callable,
+    _name: Callable[[Any], str] = _name,
+) -> list[str]:
+    """Return one phrase per change of the import system since ``saved`` (``[]``: none)."""
+    meta, metas, hooks, hook_entries, cache, allowed = saved
+    changed: list[str] = []
+    for label, live, held, entries in (
+        ("sys.meta_path", _sys.meta_path, meta, metas),
+        ("sys.path_hooks", _sys.path_hooks, hooks, hook_entries),
+    ):
+        if live is not held:
+            changed.append("the import system's " + label + " was replaced")
+            continue
+        size = _len(entries)
+        if _len(live) < size or not _all(_map(_is, live[:size], entries)):
+            ahead = [e for e in _list(live) if not any(e is o for o in entries)]
+            what = ", ".join(_name(e) for e in ahead[:3]) or "an entry removed"
+            changed.append(f"the import system's {label} was changed ahead of its entries ({what})")
+    for finder in metas:
+        if _type(finder) is type:
+            continue
+        own = getattr(finder, "__dict__", None)
+        if isinstance(own, dict) and any(_callable(v) for v in _list(own.values())):
+            changed.append(f"the import system's {_name(finder)} finder gained a method of its own")
+    if _sys.path_importer_cache is not cache:
+        changed.append("the import system's sys.path_importer_cache was replaced")
+    else:
+        odd = {_type(v) for v in _list(cache.values())} - allowed
+        if odd:
+            names = ", ".join(sorted(t.__qualname__ for t in odd)[:3])
+            changed.append(f"the import system's sys.path_importer_cache holds a finder ({names})")
+    return changed
+
+
+def _impls(pluginmanager: Any) -> list[tuple[str, Any]]:
+    """Return ``(hook name, implementation)`` for every hook implementation registered."""
+    out: list[tuple[str, Any]] = []
+    for name, caller in list(vars(pluginmanager.hook).items()):
+        impls = getattr(caller, "_hookimpls", None)
+        if isinstance(impls, list):
+            out.extend((name, impl) for impl in list(impls))
+    return out
+
+
+def take_plugins(pluginmanager: Any) -> Plugins:
+    """Return the plugins ``pluginmanager`` holds now and their hook implementations."""
+    impls = tuple(impl for _name, impl in _impls(pluginmanager))
+    return (
+        pluginmanager,
+        frozenset(pluginmanager.get_plugins()),
+        impls,
+        frozenset(id(i) for i in impls),
+    )
+
+
+def _code_file(function: Any) -> str | None:
+    """Return the file ``function``'s code says it is in (through ``__wrapped__``)."""
+    for _ in range(100):
+        wrapped = getattr(function, "__wrapped__", None)
+        if wrapped is None:
+            break
+        function = wrapped
+    code = getattr(getattr(function, "__func__", function), "__code__", None)
+    where = getattr(code, "co_filename", None)
+    return where if isinstance(where, str) else None
+
+
+def _defines(path: str, names: Iterable[str]) -> bool:
+    """Return whether the file ``path`` exists and defines a function of each of ``names``."""
+    try:
+        with open(path, "rb") as f:  # noqa: PTH123 - captured-free, plain read
+            text = f.read(4_000_000)
+    except OSError:
+        return False
+    return all(f"def {n}(".encode() in text for n in names)
+
+
+def _genuine(plugin: Any, impls: list[tuple[str, Any]]) -> str | None:
+    """Return ``None`` when ``plugin`` (registered after the start) is a module whose hook
+    functions are those its file defines; else why not, one phrase."""
+    where = getattr(plugin, "__file__", None) if isinstance(plugin, types.ModuleType) else None
+    label = f"a pytest plugin ({_name(plugin)}"
+    if not isinstance(where, str):
+        return f"{label}, no module file) was registered during the run"
+    files = {_code_file(getattr(impl, "function", None)) for _hook, impl in impls}
+    names = [getattr(getattr(impl, "function", None), "__name__", hook) for hook, impl in impls]
+    if files - {where} or not _defines(where, names):
+        code = ", ".join(sorted(str(f)[-100:] for f in files)[:2]) or where[-100:]
+        return f"{label}, code in {code}, not its file's) was registered during the run"
+    return None
+
+
+def plugins_changed(saved: Plugins) -> list[str]:
+    """Return one phrase per plugin or hook implementation added since ``saved`` that is not
+    a genuine module plugin (see the module docstring); ``[]`` when none."""
+    pluginmanager, plugins, _alive, impl_ids = saved
+    changed: list[str] = []
+    try:
+        now = _impls(pluginmanager)
+        new = [p for p in list(pluginmanager.get_plugins()) if p not in plugins]
+        by_plugin: dict[int, list[tuple[str, Any]]] = {}
+        for hook, impl in now:
+            by_plugin.setdefault(id(getattr(impl, "plugin", None)), []).append((hook, impl))
+        newcomers = {id(p) for p in new}
+        for plugin in new:
+            why = _genuine(plugin, by_plugin.get(id(plugin), []))
+            if why is not None:
+                changed.append(why)
+        for hook, impl in now:
+            if id(impl) in impl_ids or id(getattr(impl, "plugin", None)) in newcomers:
+                continue
+            where = _code_file(getattr(impl, "function", None)) or "?"
+            changed.append(f"a {hook} implementation ({where[-100:]}) was added to pytest's hooks")
+    except Exception as e:  # noqa: BLE001 - the plugin manager is in the patch's process
+        changed.append(f"pytest's plugins could not be read ({type(e).__name__})")
+    return changed
+
