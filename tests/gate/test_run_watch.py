@@ -6,6 +6,7 @@ here, so a test outside the slice runs only because the watch widened the slice.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,9 @@ NO_CANARY = CLASSIFY_MAP.replace(
 )
 # ``add`` broken: the base's tests of it fail at the head unless something hides it.
 BROKEN = CALC.replace("a + b", "a - b")
-TEST_BILLING = "from billing import apply_refund\n\n\ndef test_refund():\n    assert apply_refund(5, 2) == 3\n"
+TEST_BILLING = (
+    "from billing import apply_refund\n\n\ndef test_refund():\n    assert apply_refund(5, 2) == 3\n"
+)
 TEST_CALC = "from billing.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 TEST_CALC_UNIT = """\
 import unittest
@@ -176,8 +179,8 @@ def project(repo: GitRepo) -> GitRepo:
     )
 
 
-def _replay(out: Path) -> dict[str, object]:
-    replay: dict[str, object] = load(out, "replay-report.json")
+def _replay(out: Path) -> dict[str, Any]:
+    replay: dict[str, Any] = load(out, "replay-report.json")
     return replay
 
 

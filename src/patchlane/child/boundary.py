@@ -28,6 +28,7 @@ this module, and never raises: a broken structure is a change.
 
 from __future__ import annotations
 
+import itertools
 import operator
 import sys
 import types
@@ -50,9 +51,15 @@ _FINDERS: frozenset[type] = frozenset(
 Imports = tuple[
     list[Any], tuple[Any, ...], list[Any], tuple[Any, ...], dict[Any, Any], frozenset[type]
 ]
-# (the plugin manager, its plugins at the start, their hook implementations kept alive, and
-# the ids of those implementations).
-Plugins = tuple[Any, frozenset[Any], tuple[Any, ...], frozenset[int]]
+# (the plugin manager, its plugins at the start, their hook implementations kept alive, the
+# ids of those implementations, and the fast path: the hook callers' lists and their copies).
+Plugins = tuple[
+    Any,
+    frozenset[Any],
+    tuple[Any, ...],
+    frozenset[int],
+    tuple[tuple[list[Any], ...], tuple[tuple[Any, ...], ...], frozenset[int], int],
+]
 
 
 def take_imports(_sys: Any = sys, _finders: frozenset[type] = _FINDERS) -> Imports:
@@ -72,7 +79,7 @@ def take_imports(_sys: Any = sys, _finders: frozenset[type] = _FINDERS) -> Impor
 def _name(obj: Any, _type: type[type] = type) -> str:
     """Return a short name of ``obj``'s class for a reason (never raises)."""
     try:
-        return str(_type(obj).__qualname__)[:80]
+        return str(_type(obj).__name__)[:80]
     except Exception:  # noqa: BLE001 - hostile attributes
         return "?"
 
@@ -134,11 +141,41 @@ def _impls(pluginmanager: Any) -> list[tuple[str, Any]]:
 def take_plugins(pluginmanager: Any) -> Plugins:
     """Return the plugins ``pluginmanager`` holds now and their hook implementations."""
     impls = tuple(impl for _name, impl in _impls(pluginmanager))
+    plugins = frozenset(pluginmanager.get_plugins())
+    lists = tuple(
+        held
+        for caller in list(vars(pluginmanager.hook).values())
+        if isinstance(held := getattr(caller, "_hookimpls", None), list)
+    )
+    fast = (
+        lists,
+        tuple(tuple(i) for i in lists),
+        frozenset(id(p) for p in plugins),
+        len(vars(pluginmanager.hook)),
+    )
+    return (pluginmanager, plugins, impls, frozenset(id(i) for i in impls), fast)
+
+
+def _plugins_same(
+    saved: Plugins,
+    _all: Callable[[Iterable[Any]], bool] = all,
+    _map: type[map[Any]] = map,
+    _is: Callable[[Any, Any], bool] = operator.is_,
+    _repeat: type[itertools.repeat[Any]] = itertools.repeat,
+    _len: Callable[[Any], int] = len,
+    _id: Callable[[Any], int] = id,
+    _vars: Callable[[Any], Any] = vars,
+) -> bool:
+    """Return whether no plugin and no hook implementation came or went since ``saved``
+    (the same callers, lists and entries, by identity; iterated in C)."""
+    pluginmanager, _plugins, _alive, _ids, (lists, copies, plugin_ids, callers) = saved
+    now = pluginmanager.get_plugins()
     return (
-        pluginmanager,
-        frozenset(pluginmanager.get_plugins()),
-        impls,
-        frozenset(id(i) for i in impls),
+        _len(_vars(pluginmanager.hook)) == callers
+        and _len(now) == _len(plugin_ids)
+        and _all(_map(plugin_ids.__contains__, _map(_id, now)))
+        and _all(_map(_all, _map(_map, _repeat(_is), lists, copies)))
+        and _all(_map(int.__eq__, _map(_len, lists), _map(_len, copies)))
     )
 
 
@@ -182,9 +219,11 @@ def _genuine(plugin: Any, impls: list[tuple[str, Any]]) -> str | None:
 def plugins_changed(saved: Plugins) -> list[str]:
     """Return one phrase per plugin or hook implementation added since ``saved`` that is not
     a genuine module plugin (see the module docstring); ``[]`` when none."""
-    pluginmanager, plugins, _alive, impl_ids = saved
+    pluginmanager, plugins, _alive, impl_ids, _fast = saved
     changed: list[str] = []
     try:
+        if _plugins_same(saved):
+            return changed
         now = _impls(pluginmanager)
         new = [p for p in list(pluginmanager.get_plugins()) if p not in plugins]
         by_plugin: dict[int, list[tuple[str, Any]]] = {}
@@ -203,4 +242,3 @@ def plugins_changed(saved: Plugins) -> list[str]:
     except Exception as e:  # noqa: BLE001 - the plugin manager is in the patch's process
         changed.append(f"pytest's plugins could not be read ({type(e).__name__})")
     return changed
-

@@ -61,7 +61,9 @@ class ReplayJob(TypedDict):
     ``answer_fd``, asks the parent which to run after collecting; ``record`` names the file
     the dependency recorder writes (``replay map``). What is collected: ``extra_paths``
     besides the suite's, ``doctest_only`` files for their doctests alone, ``only_files``
-    (``None``: all) and never ``exclude_files``.
+    (``None``: all) and never ``exclude_files``. ``then_files``: every test of these
+    files that ``nodeids`` does not name runs after those (a slice widened by what it left
+    behind, in one process: ``lanes.replay.widen``).
     """
 
     args: list[str]
@@ -75,6 +77,7 @@ class ReplayJob(TypedDict):
     doctest_only: NotRequired[list[str]]
     only_files: NotRequired[list[str] | None]
     exclude_files: NotRequired[list[str]]
+    then_files: NotRequired[list[str]]
 
 
 # A JSON value as the child wrote it (a failing case's arguments, made JSON-safe).

@@ -50,6 +50,7 @@ from patchlane.child.channel import (
     tree_plugins,
     without_xdist,
 )
+from patchlane.child.leftover import StateWatch, phrases
 from patchlane.child.messages import ReplayJob
 from patchlane.infra.bytecode import import_tree_from_source
 
@@ -186,7 +187,13 @@ class _SliceRunner:
     """pytest plugin: run exactly the wanted items and send every report as it happens."""
 
     def __init__(
-        self, writer: ResultWriter, root: Path, nodeids: list[str], files: list[str], guard: Guard
+        self,
+        writer: ResultWriter,
+        root: Path,
+        nodeids: list[str],
+        files: list[str],
+        guard: Guard,
+        then_files: tuple[str, ...] = (),
     ) -> None:
         self.writer = writer
         self._hooks, self._check = guard
@@ -195,7 +202,10 @@ class _SliceRunner:
         # A slice line that is a file's own id (it did not collect when the slice was made)
         # stands for every test of that file.
         self.files = frozenset(files) | {n for n in nodeids if "::" not in n}
-        wanted_files = {n.split("::", 1)[0] for n in nodeids} | self.files
+        # Run after the slice, in this process: the tests that can see what it left behind.
+        self.then_files = frozenset(then_files)
+        self.watch = StateWatch(os.fspath(root))
+        wanted_files = {n.split("::", 1)[0] for n in nodeids} | self.files | self.then_files
         self.wanted_files = frozenset(wanted_files)
         dirs: set[str] = {""}
         for path in wanted_files:
@@ -238,6 +248,11 @@ class _SliceRunner:
             i for i in items if i.nodeid in self.nodeids or i.nodeid.split("::", 1)[0] in self.files
         ]
         kept = {id(i) for i in keep}
+        then = [
+            i for i in items if id(i) not in kept and i.nodeid.split("::", 1)[0] in self.then_files
+        ]
+        keep += then
+        kept.update(id(i) for i in then)
         dropped = [i for i in items if id(i) not in kept]
         if dropped:
             config.hook.pytest_deselected(items=dropped)
@@ -288,8 +303,15 @@ class _SliceRunner:
             return self._rel(path)
         return report.location[0] if report.location else None
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        self.watch.start()  # the test modules have run: what they set is the suite's set-up
+
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         self._check(True)  # after its teardown: its own monkeypatch is undone
+        left = self.watch.after()
+        if left:
+            self.writer.emit({"left": phrases(left), "by": nodeid})
         self.writer.emit({"fin": nodeid})
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -398,7 +420,14 @@ def main() -> None:
     runner = (
         _AskThenRun(writer, root, job, guard)
         if "answer_fd" in job
-        else _SliceRunner(writer, root, list(job["nodeids"]), list(job.get("files", [])), guard)
+        else _SliceRunner(
+            writer,
+            root,
+            list(job["nodeids"]),
+            list(job.get("files", [])),
+            guard,
+            tuple(job.get("then_files", ())),
+        )
     )
     args = list(job["args"])
     for name in RERUN_PLUGINS:

@@ -31,6 +31,7 @@ seen.
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 import os
 import sys
@@ -343,11 +344,13 @@ def compare(
     _str: type[str] = str,
     _key_error: type[Exception] = KeyError,
     _missing: object = _MISSING,
+    _same: Callable[[tuple[Space, ...]], bool] | None = None,
 ) -> list[str]:
     """Return one phrase per watched object that changed (``[]`` when none did). Reads no
-    global of this module and no builtin by name: what it needs are default arguments."""
+    global of this module and no builtin by name: what it needs are default arguments.
+    ``_same``: ``unchanged(spaces)``, the check of every space at once, in C."""
     changed: list[str] = []
-    for label, live, saved, cls, getter, values in spaces:
+    for label, live, saved, cls, getter, values in () if _same and _same(spaces) else spaces:
         try:
             same = _all(_map(_is, getter(live), values[0]))
         except _key_error:  # a name was deleted
@@ -385,6 +388,33 @@ def compare(
                     changed.append(label + "." + attribute + " was replaced")
     changed += _hooks_changed(hooks, pluginmanager)
     return changed
+
+
+def unchanged(
+    spaces: tuple[Space, ...],
+    _all: Callable[[Iterable[Any]], bool] = all,
+    _map: type[map[Any]] = map,
+    _is: Callable[[Any, Any], bool] = operator.is_,
+    _repeat: type[itertools.repeat[Any]] = itertools.repeat,
+    _call: Callable[..., Any] = operator.call,
+    _len: Callable[[Any], int] = len,
+    _tuple: type[tuple[Any, ...]] = tuple,
+    _itemgetter: type[operator.itemgetter[Any]] = operator.itemgetter,
+    _key_error: type[Exception] = KeyError,
+) -> bool:
+    """Return whether no entry of ``spaces`` changed and no class or object space grew:
+    every comparison by identity, iterated in C (no Python frame per space)."""
+    getters = _tuple(_map(_itemgetter(4), spaces))
+    lives = _tuple(_map(_itemgetter(1), spaces))
+    saved = _tuple(_map(_itemgetter(5), spaces))
+    try:
+        now = _map(_call, getters, lives)
+        if not _all(_map(_all, _map(_map, _repeat(_is), now, _map(_itemgetter(0), saved)))):
+            return False
+    except _key_error:  # a name was deleted
+        return False
+    # Modules may grow (a lazy attribute); a class or an object's own dict may not.
+    return _all(_len(space[1]) == space[5][1] for space in spaces if space[3] is not None)
 
 
 def describe(phrases: list[str]) -> str:
@@ -430,7 +460,7 @@ def arm(
     spaces, functions = take()
     state: list[Any] = [
         None,
-        functools.partial(compare, spaces, functions, (), None),
+        functools.partial(compare, spaces, functions, (), None, _same=unchanged),
         False,
         _nothing_changed,
     ]
@@ -458,12 +488,14 @@ def arm(
                 *_instances("patchlane", objects),
             )
             state[1] = functools.partial(
-                compare, (*now, *more), now_functions, hooked, pluginmanager
+                compare, (*now, *more), now_functions, hooked, pluginmanager, _same=unchanged
             )
             machinery, machinery_functions = _take(_machinery)
             state[3] = functools.partial(
                 _machinery_changed,
-                functools.partial(compare, machinery, machinery_functions, (), None),
+                functools.partial(
+                    compare, machinery, machinery_functions, (), None, _same=unchanged
+                ),
                 functools.partial(_boundary.imports_changed, _boundary.take_imports()),
                 functools.partial(_boundary.plugins_changed, _boundary.take_plugins(pluginmanager)),
             )

@@ -98,6 +98,9 @@ class TestRun:
     # Files of the tree pytest held as plugins (conftests, ``pytest_plugins`` modules,
     # plugins registered at run time): what the run loaded, against what classify found.
     plugin_files: tuple[str, ...] = ()
+    # What the tests left behind for later tests to see (``child.leftover``): each item
+    # (``env NAME``, ``quota.LIMIT`` ...) and the node after which it was first seen.
+    left: Mapping[str, str] = field(default_factory=dict)
 
     def ids(self, outcome: str) -> tuple[str, ...]:
         """The node ids with ``outcome``, sorted."""
@@ -198,13 +201,16 @@ def run_tests(
     timeout_s: float,
     freeze_report: Path | None = None,
     record: Path | None = None,
+    then_files: Sequence[str] = (),
 ) -> TestRun:
     """Run ``nodeids`` (and every test of ``files``) with pytest in ``tree``; fold the stream.
 
     ``hash_seed`` is the run's ``PYTHONHASHSEED`` and Hypothesis seed (``child_env``).
     ``freeze_report`` (a file) is handed to the child's pytest plugin, which skips what it
     grants. With ``record`` (a path in a directory the caller made), the child also records
-    what each test depended on and writes it there (``child.recorder``). Never raises
+    what each test depended on and writes it there (``child.recorder``). With
+    ``then_files``, every other test of those files runs after ``nodeids`` in the same
+    process, and counts as wanted (``lanes.replay.widen``). Never raises
     for anything pytest or the tests do; raises ``ReportError`` for a malformed freeze
     report, ``OSError`` only when the child cannot be started.
     """
@@ -221,6 +227,8 @@ def run_tests(
             "files": list(files),
             "record": os.fspath(record) if record is not None else None,
         }
+        if then_files:
+            job["then_files"] = list(then_files)
         launch = process.Launch(
             CHILD_ARGV,
             job,
@@ -235,7 +243,8 @@ def run_tests(
         )
         run = process.run_child(launch, listen=progress)
     tail = run.stdout_tail + run.stderr_tail
-    return fold(run.records, nodeids, files, allowed, run.problems, run.timed_out, tail)
+    wanted_files = [*files, *then_files]
+    return fold(run.records, nodeids, wanted_files, allowed, run.problems, run.timed_out, tail)
 
 
 def freeze_setup(
@@ -318,6 +327,7 @@ def fold(
         timed_out=timed_out,
         output_tail=output_tail,
         plugin_files=tuple(sorted(state.plugins)),
+        left=dict(state.left),
     )
 
 
@@ -334,6 +344,7 @@ class _Fold:
     plugins: set[str] = field(default_factory=set)
     # Why no outcome of the run can be believed (its first tamper record), or None.
     tamper: str | None = None
+    left: dict[str, str] = field(default_factory=dict)
 
     def take(self, record: Mapping[str, Any]) -> None:
         if isinstance(record.get("tamper"), list) and self.tamper is None:
@@ -343,6 +354,9 @@ class _Fold:
             self.tamper = describe(found)
         elif self.tamper is not None and ("n" in record or "fin" in record):
             return  # after the machinery changed, a report says nothing
+        elif isinstance(record.get("left"), list) and isinstance(record.get("by"), str):
+            for what in record["left"][:50]:
+                self.left.setdefault(one_line(str(what))[:200], record["by"])
         elif isinstance(record.get("plugins"), list):
             self.plugins.update(p for p in record["plugins"] if isinstance(p, str))
         elif isinstance(record.get("n"), str):
