@@ -96,6 +96,29 @@ def test_a_module_plugin_whose_code_is_its_file_is_not_a_change(tmp_path: Path) 
     assert boundary.plugins_changed(saved) == []
 
 
+def test_a_plugin_whose_hooks_come_from_a_helper_is_not_a_change(tmp_path: Path) -> None:
+    manager = _manager()
+    saved = boundary.take_plugins(manager)
+    helper = tmp_path / "helper.py"
+    helper.write_text("import os\n\n\n" + _GENUINE, encoding="utf-8")
+    hooks = _module("helper", helper.read_text(encoding="utf-8"), str(helper))
+    conftest = types.ModuleType("conftest")
+    conftest.__file__ = str(tmp_path / "conftest.py")
+    conftest.pytest_collection_modifyitems = hooks.pytest_collection_modifyitems  # type: ignore[attr-defined]
+    manager.register(conftest, conftest.__file__)
+    assert boundary.plugins_changed(saved) == []
+
+
+def test_code_compiled_under_a_real_files_name_at_another_line_is_a_change() -> None:
+    manager = _manager()
+    saved = boundary.take_plugins(manager)
+    real = sys.modules["_pytest.main"].__file__
+    assert real is not None  # it defines pytest_collection_modifyitems, at another line
+    manager.register(_module("helpers", _GENUINE, real), "helpers")
+    (phrase,) = boundary.plugins_changed(saved)
+    assert "which does not define it" in phrase
+
+
 def test_a_plugin_that_claims_a_file_it_did_not_come_from_is_a_change(tmp_path: Path) -> None:
     manager = _manager()
     saved = boundary.take_plugins(manager)
@@ -103,6 +126,7 @@ def test_a_plugin_that_claims_a_file_it_did_not_come_from_is_a_change(tmp_path: 
     manager.register(_module("helpers", _GENUINE, fake), "helpers")
     (phrase,) = boundary.plugins_changed(saved)
     assert phrase.startswith("a pytest plugin (module, code in ") and fake[-40:] in phrase
+    assert phrase.endswith("which does not define it) was registered during the run")
 
 
 def test_a_plugin_object_and_a_hand_made_implementation_are_changes() -> None:
@@ -115,7 +139,7 @@ def test_a_plugin_object_and_a_hand_made_implementation_are_changes() -> None:
 
     manager.register(Green(), "green")
     assert boundary.plugins_changed(saved) == [
-        "a pytest plugin (Green, no module file) was registered during the run"
+        "a pytest plugin (Green, not a module) was registered during the run"
     ]
     manager.unregister(name="green")
     caller = manager.hook.pytest_runtest_logreport

@@ -15,10 +15,12 @@ test can change those without rebinding any name:
 - a finder object held at the start may not gain a callable of its own (an ``exec_module``
   set on pytest's ``AssertionRewritingHook`` instance shadows its class's).
 - the plugins pytest holds: one registered after the session started is a change unless it
-  is a module whose hook functions are the ones its file defines (a conftest, a module a
-  ``pytest_plugins`` names): its code's file exists and defines each by name. A plugin
-  object that claims a file it did not come from (``exec(compile(src, "/usr/lib/...")``),
-  or one that is not a module, is a change whatever file it names.
+  is a module whose hook functions are defined where their code says (a conftest, a module
+  a ``pytest_plugins`` names): the file exists and, at the code's first line, defines a
+  function of that name. A plugin whose code claims a file it did not come from
+  (``exec(compile(src, "/usr/lib/..."))``), or one that is not a module, is a change
+  whatever file it names. A module of the tree that registers itself is a genuine module
+  plugin, and the parent holds its file against the patch (``channel.tree_plugins``).
 - every hook implementation: one that was not there at the start and does not belong to such
   a plugin (appended to a hook caller's list by hand) is a change.
 
@@ -179,40 +181,58 @@ def _plugins_same(
     )
 
 
-def _code_file(function: Any) -> str | None:
-    """Return the file ``function``'s code says it is in (through ``__wrapped__``)."""
+def _code(function: Any) -> Any:
+    """Return ``function``'s code object (through ``__wrapped__`` and bound methods)."""
     for _ in range(100):
         wrapped = getattr(function, "__wrapped__", None)
         if wrapped is None:
             break
         function = wrapped
-    code = getattr(getattr(function, "__func__", function), "__code__", None)
-    where = getattr(code, "co_filename", None)
+    return getattr(getattr(function, "__func__", function), "__code__", None)
+
+
+def _code_file(function: Any) -> str | None:
+    """Return the file ``function``'s code says it is in."""
+    where = getattr(_code(function), "co_filename", None)
     return where if isinstance(where, str) else None
 
 
-def _defines(path: str, names: Iterable[str]) -> bool:
-    """Return whether the file ``path`` exists and defines a function of each of ``names``."""
+def _defined_there(function: Any) -> bool:
+    """Return whether ``function``'s code is where it says: the file it names exists and,
+    at its first line (after decorators), defines a function of its name. Code compiled
+    under a file name it did not come from fails this."""
+    code = _code(function)
+    path, line, name = (
+        getattr(code, a, None) for a in ("co_filename", "co_firstlineno", "co_name")
+    )
+    if not isinstance(path, str) or not isinstance(line, int) or not isinstance(name, str):
+        return False
     try:
-        with open(path, "rb") as f:  # noqa: PTH123 - captured-free, plain read
-            text = f.read(4_000_000)
+        with open(path, "rb") as f:  # noqa: PTH123 - a plain read
+            lines = f.read(8_000_000).splitlines()[line - 1 : line + 50]
     except OSError:
         return False
-    return all(f"def {n}(".encode() in text for n in names)
+    for text in lines:
+        stripped = text.strip()
+        if stripped.startswith(b"@") or not stripped:
+            continue
+        return stripped.startswith((f"def {name}(".encode(), f"async def {name}(".encode()))
+    return False
 
 
 def _genuine(plugin: Any, impls: list[tuple[str, Any]]) -> str | None:
-    """Return ``None`` when ``plugin`` (registered after the start) is a module whose hook
-    functions are those its file defines; else why not, one phrase."""
-    where = getattr(plugin, "__file__", None) if isinstance(plugin, types.ModuleType) else None
+    """Return ``None`` when ``plugin`` (registered after the start) is a module whose every
+    hook function is defined where its code says (a conftest, a module a ``pytest_plugins``
+    names, even one that imports its hooks from a helper); else why not, one phrase. A hook
+    file in the tree is also reported by ``channel.tree_plugins``, whose files the parent
+    holds against what the patch changes."""
     label = f"a pytest plugin ({_name(plugin)}"
-    if not isinstance(where, str):
-        return f"{label}, no module file) was registered during the run"
-    files = {_code_file(getattr(impl, "function", None)) for _hook, impl in impls}
-    names = [getattr(getattr(impl, "function", None), "__name__", hook) for hook, impl in impls]
-    if files - {where} or not _defines(where, names):
-        code = ", ".join(sorted(str(f)[-100:] for f in files)[:2]) or where[-100:]
-        return f"{label}, code in {code}, not its file's) was registered during the run"
+    if not isinstance(plugin, types.ModuleType):
+        return f"{label}, not a module) was registered during the run"
+    odd = [impl for _hook, impl in impls if not _defined_there(getattr(impl, "function", None))]
+    if odd:
+        where = _code_file(getattr(odd[0], "function", None)) or "?"
+        return f"{label}, code in {where[-100:]}, which does not define it) was registered during the run"
     return None
 
 
