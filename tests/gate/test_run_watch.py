@@ -199,14 +199,17 @@ _HIDDEN = {
     [
         ("hook", "src/billing/__init__.py", STRIP_ASSERTS, "the import system's sys.meta_path"),
         ("stub", "src/billing/calc.py", STUB_ASSERT_EQUAL, "TestCase.assertEqual was replaced"),
-        ("plugin", "src/billing/calc.py", FOREIGN_PLUGIN, "pytest_timing_helpers"),
+        ("plugin", "src/billing/__init__.py", FOREIGN_PLUGIN, "pytest_timing_helpers"),
     ],
     ids=["import-hook-strips-asserts", "assertEqual-stubbed", "plugin-with-a-foreign-file"],
 )
 def test_judging_machinery_rebound_by_the_code_under_test_is_not_accepted(
     repo: GitRepo, tmp_path: Path, kind: str, where: str, tamper: str, named: str
 ) -> None:
-    project = _project(repo, {**_HIDDEN[kind], "tests/test_quota.py": TEST_QUOTA})
+    # As most projects' conftests do, and as the hostile patches used it: the package is
+    # imported before the session starts, so its tamper is in place before any test runs.
+    conftest = {"tests/conftest.py": "import billing  # noqa: F401\n"}
+    project = _project(repo, {**_HIDDEN[kind], **conftest, "tests/test_quota.py": TEST_QUOTA})
     if where == "src/billing/__init__.py":
         source = (project.path / where).read_text(encoding="utf-8")
         project.write(where, source + tamper)

@@ -49,9 +49,15 @@ _FINDERS: frozenset[type] = frozenset(
 )
 
 # (meta_path, its entries, path_hooks, its entries, path_importer_cache, the finder types
-# allowed in it, the finder objects (not classes) of the start with their own dicts' sizes).
+# allowed in it, the finder types pytest itself may put ahead: its assertion rewriter).
 Imports = tuple[
-    list[Any], tuple[Any, ...], list[Any], tuple[Any, ...], dict[Any, Any], frozenset[type]
+    list[Any],
+    tuple[Any, ...],
+    list[Any],
+    tuple[Any, ...],
+    dict[Any, Any],
+    frozenset[type],
+    frozenset[type],
 ]
 # (the plugin manager, its plugins at the start, their hook implementations kept alive, the
 # ids of those implementations, and the fast path: the hook callers' lists and their copies).
@@ -64,8 +70,12 @@ Plugins = tuple[
 ]
 
 
-def take_imports(_sys: Any = sys, _finders: frozenset[type] = _FINDERS) -> Imports:
-    """Return the import system's state now (see the module docstring)."""
+def take_imports(
+    ahead: Iterable[type] = (), _sys: Any = sys, _finders: frozenset[type] = _FINDERS
+) -> Imports:
+    """Return the import system's state now (see the module docstring); ``ahead``: the
+    finder types pytest itself puts ahead of the entries later (its assertion rewriter,
+    when pytest configures)."""
     cache = _sys.path_importer_cache
     allowed = _finders | frozenset(type(v) for v in list(cache.values()))
     return (
@@ -75,6 +85,7 @@ def take_imports(_sys: Any = sys, _finders: frozenset[type] = _FINDERS) -> Impor
         tuple(_sys.path_hooks),
         cache,
         allowed,
+        frozenset(ahead),
     )
 
 
@@ -100,7 +111,7 @@ def imports_changed(
     _name: Callable[[Any], str] = _name,
 ) -> list[str]:
     """Return one phrase per change of the import system since ``saved`` (``[]``: none)."""
-    meta, metas, hooks, hook_entries, cache, allowed = saved
+    meta, metas, hooks, hook_entries, cache, allowed, pytests = saved
     changed: list[str] = []
     for label, live, held, entries in (
         ("sys.meta_path", _sys.meta_path, meta, metas),
@@ -110,11 +121,15 @@ def imports_changed(
             changed.append("the import system's " + label + " was replaced")
             continue
         size = _len(entries)
-        if _len(live) < size or not _all(_map(_is, live[:size], entries)):
-            ahead = [e for e in _list(live) if not any(e is o for o in entries)]
+        if _len(live) == size and _all(_map(_is, live, entries)):
+            continue  # the fast path
+        kept = [e for e in _list(live) if _type(e) not in pytests or any(e is o for o in entries)]
+        if _len(kept) < size or not _all(_map(_is, kept[:size], entries)):
+            ahead = [e for e in kept if not any(e is o for o in entries)]
             what = ", ".join(_name(e) for e in ahead[:3]) or "an entry removed"
             changed.append(f"the import system's {label} was changed ahead of its entries ({what})")
-    for finder in metas:
+    rewriters = [e for e in _list(_sys.meta_path) if _type(e) in pytests]
+    for finder in (*metas, *rewriters):
         if _type(finder) is type:
             continue
         own = getattr(finder, "__dict__", None)
@@ -197,27 +212,53 @@ def _code_file(function: Any) -> str | None:
     return where if isinstance(where, str) else None
 
 
-def _defined_there(function: Any) -> bool:
+def _defined_there(function: Any, files: dict[str, list[bytes] | None] | None = None) -> bool:
     """Return whether ``function``'s code is where it says: the file it names exists and,
-    at its first line (after decorators), defines a function of its name. Code compiled
-    under a file name it did not come from fails this."""
+    from its first line (its decorators), the first ``def`` defines a function of its
+    name. Code compiled under a file name it did not come from fails this. ``files``: the
+    lines of files already read."""
     code = _code(function)
     path, line, name = (
         getattr(code, a, None) for a in ("co_filename", "co_firstlineno", "co_name")
     )
     if not isinstance(path, str) or not isinstance(line, int) or not isinstance(name, str):
         return False
-    try:
-        with open(path, "rb") as f:  # noqa: PTH123 - a plain read
-            lines = f.read(8_000_000).splitlines()[line - 1 : line + 50]
-    except OSError:
+    files = {} if files is None else files
+    if path not in files:
+        try:
+            with open(path, "rb") as f:  # noqa: PTH123 - a plain read
+                files[path] = f.read(8_000_000).splitlines()
+        except OSError:
+            files[path] = None
+    lines = files[path]
+    if lines is None:
         return False
-    for text in lines:
+    for text in lines[line - 1 : line + 50]:
         stripped = text.strip()
-        if stripped.startswith(b"@") or not stripped:
-            continue
-        return stripped.startswith((f"def {name}(".encode(), f"async def {name}(".encode()))
+        if stripped.startswith((b"def ", b"async def ")):
+            return stripped.startswith((f"def {name}(".encode(), f"async def {name}(".encode()))
     return False
+
+
+def misplaced(pluginmanager: Any) -> list[str]:
+    """Return one phrase per hook implementation held now whose code is not defined where
+    it says (``_defined_there``): a plugin registered before the session started (from a
+    package a root conftest imports) that claims a file it did not come from. Never
+    raises."""
+    changed: list[str] = []
+    files: dict[str, list[bytes] | None] = {}
+    try:
+        for hook, impl in _impls(pluginmanager):
+            function = getattr(impl, "function", None)
+            if not _defined_there(function, files):
+                where = (_code_file(function) or "?")[-100:]
+                changed.append(
+                    f"a {hook} implementation ({where}, which does not define it) was "
+                    "registered before the session started"
+                )
+    except Exception as e:  # noqa: BLE001 - the plugin manager is in the patch's process
+        changed.append(f"pytest's plugins could not be read ({type(e).__name__})")
+    return changed
 
 
 def _genuine(plugin: Any, impls: list[tuple[str, Any]]) -> str | None:

@@ -402,8 +402,12 @@ def main() -> None:
     """Run the job read from stdin; always ends the process with ``os._exit``."""
     job: ReplayJob = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     writer = ResultWriter(int(job["result_fd"]), str(job["token"]))
-    guard = _guard(writer, int(job["result_fd"]), str(job["token"]))
     root = Path.cwd()
+    # ``replay run`` on a host runs in its work tree, where a committed sourceless ``.pyc``
+    # would be imported as is: below the root, modules come from source only. Its path hook
+    # is in place before the guard takes the import system as it is.
+    import_tree_from_source(root)
+    guard = _guard(writer, int(job["result_fd"]), str(job["token"]))
     plugins: list[object] = []
     record = job.get("record")
     if record:
@@ -412,9 +416,6 @@ def main() -> None:
         from patchlane.child.recorder import Recorder
 
         plugins.append(Recorder(root, Path(record)))
-    # ``replay run`` on a host runs in its work tree, where a committed sourceless ``.pyc``
-    # would be imported as is: below the root, modules come from source only.
-    import_tree_from_source(root)
     # What ``python -m pytest`` does: the working directory (the tree root) first.
     sys.path.insert(0, str(root))
     runner = (

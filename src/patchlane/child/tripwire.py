@@ -458,6 +458,12 @@ def arm(
     raises. Their state is in their closure, not in an object the code under test could
     find and reset."""
     spaces, functions = take()
+    # The judging machinery as it is before pytest starts, so that what a root conftest's
+    # import of the package does to it is a change too (pytest's own assertion rewriter,
+    # put first on ``sys.meta_path`` when it configures, aside).
+    machinery, machinery_functions = take(MACHINERY)
+    rewriter = getattr(sys.modules.get("_pytest.assertion.rewrite"), "AssertionRewritingHook", None)
+    imports = boundary.take_imports([rewriter] if isinstance(rewriter, type) else [])
     state: list[Any] = [
         None,
         functools.partial(compare, spaces, functions, (), None, _same=unchanged),
@@ -471,7 +477,6 @@ def arm(
         _hooks: Callable[[Any], tuple[Hook, ...]] = _hooks,
         _instances: Callable[[str, Iterable[Any]], tuple[Space, ...]] = instances,
         _take: Callable[..., tuple[tuple[Space, ...], Functions]] = take,
-        _machinery: tuple[str, ...] = MACHINERY,
         _boundary: Any = boundary,
     ) -> None:
         if state[0] is None:
@@ -490,14 +495,17 @@ def arm(
             state[1] = functools.partial(
                 compare, (*now, *more), now_functions, hooked, pluginmanager, _same=unchanged
             )
-            machinery, machinery_functions = _take(_machinery)
+            # A plugin registered before now (from a package a root conftest imports) is
+            # judged by where its code is; one registered later, by what it is.
+            early = _boundary.misplaced(pluginmanager)
             state[3] = functools.partial(
                 _machinery_changed,
                 functools.partial(
                     compare, machinery, machinery_functions, (), None, _same=unchanged
                 ),
-                functools.partial(_boundary.imports_changed, _boundary.take_imports()),
+                functools.partial(_boundary.imports_changed, imports),
                 functools.partial(_boundary.plugins_changed, _boundary.take_plugins(pluginmanager)),
+                functools.partial(list, early),
             )
 
     def check(
