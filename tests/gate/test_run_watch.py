@@ -240,13 +240,17 @@ def test_an_added_test_that_sets_the_environment_through_an_alias_is_rejected(
     assert verdict(out) == "reject"
 
 
+@pytest.mark.parametrize("narrowed", [False, True], ids=["import-graph", "dependency-map"])
 def test_a_call_that_rebinds_another_module_through_vars_is_rejected(
-    project: GitRepo, tmp_path: Path
+    project: GitRepo, tmp_path: Path, narrowed: bool
 ) -> None:
     project.write("src/billing/calc.py", REBIND_IN_CALL)
     project.commit("add, with a tweak")
     out = tmp_path / "ev"
-    assert gate(project, out) == 1, reasons(out)
+    # With the base's dependency map, the child collects only the slice's files: ``quota``
+    # is loaded there only because the map says the whole suite loads it (``preload``).
+    extra = ("--dep-map", "auto", "--dep-cache", str(tmp_path / "cache")) if narrowed else ()
+    assert gate(project, out, *extra) == 1, reasons(out)
     replay = _replay(out)
     assert "tests/test_quota.py::test_constant" in replay["failed"], replay
     widened = replay["widened"]

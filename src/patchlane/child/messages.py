@@ -63,7 +63,8 @@ class ReplayJob(TypedDict):
     besides the suite's, ``doctest_only`` files for their doctests alone, ``only_files``
     (``None``: all) and never ``exclude_files``. ``then_files``: every test of these
     files that ``nodeids`` does not name runs after those (a slice widened by what it left
-    behind, in one process: ``lanes.replay.widen``).
+    behind, in one process: ``lanes.replay.widen``). ``preload``: files of the tree
+    imported before the tests run (``child.leftover.preload``).
     """
 
     args: list[str]
@@ -78,6 +79,7 @@ class ReplayJob(TypedDict):
     only_files: NotRequired[list[str] | None]
     exclude_files: NotRequired[list[str]]
     then_files: NotRequired[list[str]]
+    preload: NotRequired[list[str]]
 
 
 # A JSON value as the child wrote it (a failing case's arguments, made JSON-safe).

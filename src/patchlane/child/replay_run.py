@@ -50,7 +50,7 @@ from patchlane.child.channel import (
     tree_plugins,
     without_xdist,
 )
-from patchlane.child.leftover import StateWatch, phrases
+from patchlane.child.leftover import StateWatch, phrases, preload
 from patchlane.child.messages import ReplayJob
 from patchlane.infra.bytecode import import_tree_from_source
 
@@ -205,6 +205,7 @@ class _SliceRunner:
         # Run after the slice, in this process: the tests that can see what it left behind.
         self.then_files = frozenset(then_files)
         self.watch = StateWatch(os.fspath(root))
+        self.preload: tuple[str, ...] = ()
         wanted_files = {n.split("::", 1)[0] for n in nodeids} | self.files | self.then_files
         self.wanted_files = frozenset(wanted_files)
         dirs: set[str] = {""}
@@ -305,6 +306,8 @@ class _SliceRunner:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
+        if self.preload:
+            preload(os.fspath(self.root), self.preload)
         self.watch.start()  # the test modules have run: what they set is the suite's set-up
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
@@ -348,6 +351,7 @@ class _AskThenRun(_SliceRunner):
             job["only_files"],
             job.get("exclude_files", ()),
         )
+        self.preload = tuple(job.get("preload", ()))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_ignore_collect(self, collection_path: Path) -> bool | None:

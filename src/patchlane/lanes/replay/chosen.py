@@ -57,6 +57,10 @@ class Scope:
     only_files: tuple[str, ...] | None
     # Files this child never collects (``split``: the patch's own test modules).
     exclude_files: tuple[str, ...] = ()
+    # Modules of the tree (by file) that the suite's whole run imports, imported before the
+    # tests run when the collection is narrowed (``child.leftover.preload``), so that code
+    # which changes another module only when it is loaded does so here too.
+    preload: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,8 @@ def collect_and_run(
             "only_files": None if scope.only_files is None else list(scope.only_files),
             "exclude_files": list(scope.exclude_files),
         }
+        if scope.preload:
+            job["preload"] = list(scope.preload)
         launch = process.Launch(
             CHILD_ARGV,
             job,

@@ -39,6 +39,7 @@ from patchlane.project.replay_command import RUN_TIMEOUT_S, ReplayCommand, run_c
 if TYPE_CHECKING:
     from patchlane.formats.depmap import DependencyMap
     from patchlane.formats.freeze_report import FreezeReport
+    from patchlane.lanes.replay.chosen import Scope
     from patchlane.lanes.replay.collect import Collected
     from patchlane.lanes.replay.run import RunResult, TestRun
     from patchlane.lanes.replay.select import Selection, SlicePlan, SliceRequest
@@ -737,7 +738,7 @@ def _replay_here(stage: _Stage) -> ReplayReport:
             with shown(out.progress):  # tests done of the slice, every 10 s
                 ran = split_and_run(
                     Path(tmp) / "run",
-                    plan.scope,
+                    _with_preload(plan.scope, dep_map, cls),
                     choose,
                     _own_tests(cls, plan, Path(tmp) / "head"),  # run apart (``split``)
                     hash_seed=hash_seed,
@@ -763,6 +764,26 @@ def _replay_here(stage: _Stage) -> ReplayReport:
     from patchlane.lanes.replay.widen import with_widened
 
     return _with_build_events(with_widened(report, widened), head_build)
+
+
+def _with_preload(scope: Scope, dep_map: DependencyMap | None, cls: Classification) -> Scope:
+    """``scope`` with the modules of the code under test that the base's whole suite
+    imported (the dependency map's files run at import, neither tests nor under the test
+    roots), when the map narrowed what the child collects: the full run has them loaded
+    when the slice's tests run, so the slice's process must too (``child.leftover``)."""
+    if dep_map is None or scope.only_files is None:
+        return scope
+    tests = {t.split("::", 1)[0] for t in dep_map.tests}
+    roots = tuple(r.rstrip("/") + "/" for r in cls.map_source.review_map.replay.tests)
+    files = sorted(
+        f
+        for f in dep_map.import_lines
+        if f.endswith(".py")
+        and f not in tests
+        and f.rsplit("/", 1)[-1] != "conftest.py"
+        and not f.startswith(roots)
+    )
+    return dataclasses.replace(scope, preload=tuple(files))
 
 
 def _widen(
