@@ -447,10 +447,11 @@ def sender(
 def arm(
     send: Callable[[dict[str, object]], None],
 ) -> tuple[Callable[..., None], Callable[..., bool]]:
-    """Take the snapshot now; return ``(hooks, check)``. ``hooks(pluginmanager, objects)``
-    captures the implementations of ``HOOKS``, the own dicts of the plugin manager, of
-    their hook callers and of ``objects``, and the judging machinery (``MACHINERY``, the
-    import system's lists and the plugins: ``boundary``), the first call only.
+    """Take the snapshot now, the judging machinery's too (``MACHINERY`` and the import
+    system's lists: ``boundary``); return ``(hooks, check)``. ``hooks(pluginmanager,
+    objects)`` captures the implementations of ``HOOKS``, the own dicts of the plugin
+    manager, of their hook callers and of ``objects``, and the plugins (whose hooks must be
+    defined where their code says), the first call only.
     ``check(quiet=False)`` compares the outcome stream's machinery and, with ``quiet``
     (no test is running: after collection, after a test's teardown, at the end), the
     judging machinery too; on the first change it sends ``{"tamper": [phrases]}`` through
