@@ -613,3 +613,81 @@ def test_reading_a_report_in_a_pytest_child_stays_cheap(tmp_path: Path) -> None:
         "patchlane.formats.freeze_report",
         "patchlane.formats.status",
     }, loaded
+
+
+# --- a replay's job on stdin: a plain run's stdin is never read -----------------------------
+
+STDIN_TEST = """\
+import os
+
+
+def test_reads_stdin():
+    assert os.read(0, 64) == b"the user's own input"
+"""
+
+
+def _pytest_with_stdin(tmp_path: Path, stdin: Any) -> subprocess.CompletedProcess[bytes]:
+    (tmp_path / "test_stdin.py").write_text(STDIN_TEST)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "test_stdin.py"],
+        cwd=tmp_path,
+        stdin=stdin,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["socket", "pipe"])
+def test_a_plain_runs_stdin_is_left_to_its_tests(tmp_path: Path, kind: str) -> None:
+    # The plugin loads in every run and looks at a socket on fd 0 (peeking, never reading):
+    # what is there reaches the tests whole, whether it is a socket or a pipe.
+    import os
+    import socket
+
+    data = b"the user's own input"
+    if kind == "socket":
+        ours, theirs = socket.socketpair()
+        ours.sendall(data)
+        ours.shutdown(socket.SHUT_WR)
+        with ours, theirs:
+            proc = _pytest_with_stdin(tmp_path, theirs.fileno())
+    else:
+        read, write = os.pipe()
+        os.write(write, data)
+        os.close(write)
+        proc = _pytest_with_stdin(tmp_path, read)
+        os.close(read)
+    assert proc.returncode == 0, proc.stdout.decode(errors="replace")[-2000:]
+
+
+def test_take_job_reads_a_job_and_leaves_dev_null() -> None:
+    import os
+    import socket
+
+    from patchlane.infra.process import JOB_MAGIC
+    from patchlane.pytest_plugin import JOB_MAGIC as PLUGIN_MAGIC
+    from patchlane.pytest_plugin import take_job
+
+    assert PLUGIN_MAGIC == JOB_MAGIC
+    ours, theirs = socket.socketpair()
+    payload = json.dumps({"args": ["-x"]}).encode()
+    ours.sendall(JOB_MAGIC + len(payload).to_bytes(8, "big") + payload)
+    fd = os.dup(theirs.fileno())
+    theirs.close()
+    try:
+        assert take_job(fd) == {"args": ["-x"]}
+        assert os.readlink(f"/proc/self/fd/{fd}") == os.devnull  # noqa: PTH115
+        assert take_job(fd) is None  # not a socket any more: nothing to take
+    finally:
+        os.close(fd)
+        ours.close()
+    # Something else on a socket: untouched, still there to read.
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        ours.sendall(b"GET / HTTP/1.1\r\n")
+        assert take_job(theirs.fileno()) is None
+        assert theirs.recv(64) == b"GET / HTTP/1.1\r\n"
+        # An empty socket (its writer not there yet) is not waited for.
+        assert take_job(theirs.fileno()) is None

@@ -76,3 +76,11 @@ class EnvironmentFault(PatchlaneError):
     """Something the environment patchlane runs in lacks (a third-party package) fails the
     base and the head alike: not the patch's fault, and no evidence about it either. The
     message names what is missing and how to install it."""
+
+
+class ForeignCode(PatchlaneError):
+    """A test run imported a module of the project from outside the tree it judges (an
+    editable install pointing at another work tree, a regular install, another clone): what
+    it says is no evidence about the tree (docs/architecture.md §2). The message names the
+    modules and where they came from. The gate makes it ``undecided`` (rule 6); a command
+    that runs tests exits 2 with it."""

@@ -16,6 +16,14 @@ where patchlane is installed, including runs that have nothing to do with patchl
   (``patchlane.formats.freeze_report``, which imports only small patchlane modules) reads it,
   before the repository's code is imported.
 
+It is also how a replay's test process gets its job (docs/explanation/decisions/0031-plain-run.md):
+patchlane starts ``python -m pytest`` exactly as the project runs it, no argument and no variable of
+its own, with a socket as stdin that begins with ``JOB_MAGIC``. At import this module looks at fd 0
+only when it is a socket, and only with a non-blocking, non-consuming peek: a plain run's stdin is
+never read. With the header there, it takes the job, puts ``/dev/null`` on fd 0 and hands the job to
+``patchlane.child.replay_run``, whose plugins it registers when pytest registers this module
+(``pytest_addhooks``: before any conftest, before the options are parsed).
+
 A report that is not strictly well formed is a usage error (pytest exit code 4) naming the file:
 the report decides what a host may leave unrun, so a doubtful one grants nothing rather than
 something. A report whose ``status`` is not ``pass`` grants nothing either: a red freeze audit
@@ -25,6 +33,7 @@ cannot excuse a test.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pytest is only ever imported lazily (see the module docstring)
     import pytest
+
+    from patchlane.child.replay_run import Started
 
 REPORT_OPTION = "--patchlane-freeze-report"
 RECORD_OPTION = "--patchlane-skip-record"
@@ -85,7 +96,93 @@ def load_freeze_grant(report_path: Path, label: str | None = None) -> FreezeGran
     )
 
 
+# --- a replay's job, taken at import ---------------------------------------------------------
+
+# ``patchlane.infra.process.JOB_MAGIC``: not imported from there (this module stays cheap).
+JOB_MAGIC = b"\x00patchlane-job\x01"
+_JOB_LIMIT = 1 << 30
+
+
+def take_job(fd: int = 0) -> dict[str, Any] | None:
+    """Return the replay job waiting on ``fd`` and put ``/dev/null`` there, or ``None``
+    (``fd`` untouched, nothing read) when ``fd`` is not a socket that starts with
+    ``JOB_MAGIC`` right now. Raises nothing: a job that cannot be read whole is ``None``
+    after ``fd`` was replaced (the run then reports nothing, which the parent fails)."""
+    import json
+    import socket
+    import stat
+
+    try:
+        if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+            return None
+        sock = socket.socket(fileno=os.dup(fd))
+    except OSError:
+        return None
+    with sock:
+        header_size = len(JOB_MAGIC) + 8
+        try:
+            head = sock.recv(header_size, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except OSError:
+            return None
+        if not head.startswith(JOB_MAGIC) or len(head) < header_size:
+            return None
+        data = bytearray()
+        try:
+            sock.settimeout(None)
+            _recv_exactly(sock, header_size)
+            size = int.from_bytes(head[len(JOB_MAGIC) :], "big")
+            if size <= _JOB_LIMIT:
+                data = _recv_exactly(sock, size)
+        except OSError:
+            data = bytearray()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, fd)
+    os.close(null)
+    try:
+        job = json.loads(data.decode("utf-8")) if data else None
+    except ValueError:
+        return None
+    return job if isinstance(job, dict) else None
+
+
+def _recv_exactly(sock: Any, size: int) -> bytearray:
+    data = bytearray()
+    while len(data) < size:
+        chunk = sock.recv(min(size - len(data), 1 << 20))
+        if not chunk:
+            raise OSError("the job ended early")
+        data += chunk
+    return data
+
+
+def _start_replay() -> Started | None:
+    job = take_job()
+    if job is None:
+        return None
+    from patchlane.child.replay_run import start
+
+    return start(job)  # type: ignore[arg-type]  # checked where it is read: a bad one fails
+
+
+# Plugins load before any conftest or test module: the run is set up here, before the
+# project's code, from patchlane's own modules only.
+_REPLAY = _start_replay()
+
+
 # --- the pytest hooks --------------------------------------------------------------------------
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """In a replay's test process: register its plugins, block the rerun plugins."""
+    if _REPLAY is not None:
+        _REPLAY.register(pluginmanager)
+
+
+def pytest_load_initial_conftests(args: list[str]) -> None:
+    """In a replay's test process: add the job's options to pytest's (never to ``sys.argv``,
+    which a plain run has as it is)."""
+    if _REPLAY is not None:
+        args[:] = [*_REPLAY.args, *args, *_REPLAY.paths]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

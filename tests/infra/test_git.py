@@ -289,15 +289,71 @@ def test_a_detached_checkout_is_a_repository_of_its_own_at_the_commit(
     assert (dest / ".git").is_dir()
     assert git_at(dest, "rev-parse", "HEAD").strip() == head
     assert git_at(dest, "status", "--porcelain", "--untracked-files=all") == ""
-    assert git_at(dest, "rev-list", "--count", "HEAD").strip() == "1"  # depth 1, as on CI
+    # The history a plain checkout has, from the repository's own objects (shared, not
+    # copied: the new repository holds no object of its own).
+    assert git_at(dest, "rev-list", "--count", "HEAD").strip() == "2"
     assert git_at(dest, "symbolic-ref", "-q", "HEAD", check=False) == ""  # detached
     for name in ODD_NAMES:
         assert (dest / os.fsdecode(name)).read_bytes() == name
     assert (dest / "src/mod.py").read_text() == "VALUE = 1\n"
-    # Self-contained (no alternates into the repository) and nothing written there.
-    assert not (dest / ".git/objects/info/alternates").exists()
+    alternates = (dest / ".git/objects/info/alternates").read_text().strip()
+    assert Path(alternates) == (repo.path / ".git/objects").resolve()
+    assert git_at(dest, "count-objects").startswith("0 objects")
+    assert not list((dest / ".git/objects/pack").glob("*.pack"))
+    # Nothing written in the repository.
     assert repo.git("for-each-ref") == refs_before
     assert repo.git("worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_a_checkout_on_the_users_branch_has_its_history_and_tags(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    for n in range(3):
+        repo.write("a.txt", f"{n}\n")
+        repo.commit(f"commit {n}")
+    repo.git("tag", "v1.0")
+    repo.git("tag", "-a", "-m", "annotated", "v1.1")
+    repo.git("remote", "add", "origin", "https://example.invalid/project.git")
+    repo.git("update-ref", "refs/remotes/origin/main", "HEAD")
+    repo.branch("feature")
+    repo.checkout("feature")
+    repo.write("a.txt", "head\n")
+    head = repo.commit("the head")
+    assert git.current_branch(repo.path) == "feature"
+    dest = tmp_path / "run"
+    git.checkout_detached(repo.path, head, dest, branch=git.current_branch(repo.path))
+    assert git_at(dest, "rev-parse", "--abbrev-ref", "HEAD").strip() == "feature"
+    assert git_at(dest, "rev-list", "--count", "HEAD").strip() == "4"
+    assert git_at(dest, "describe", "--tags").strip().startswith("v1.1-1-g")
+    assert git_at(dest, "log", "--format=%s").splitlines() == [
+        "the head", "commit 2", "commit 1", "commit 0",
+    ]  # fmt: skip
+    assert git_at(dest, "remote", "-v") == repo.git("remote", "-v")
+    assert git_at(dest, "branch", "-r").strip() == "origin/main"
+    # The branch a plain checkout of a commit would be on: where the user stands, unless
+    # another branch's tip is that commit.
+    assert git.branch_for(repo.path, head) == "feature"
+    assert git.branch_for(repo.path, repo.git("rev-parse", "main").strip()) == "main"
+    assert git.branch_for(repo.path, repo.git("rev-parse", "v1.0^{commit}").strip()) == "main"
+    repo.git("checkout", "--detach", "HEAD~2")  # no branch's tip
+    assert git.current_branch(repo.path) is None
+    assert git.branch_for(repo.path, head) == "feature"
+    assert git.branch_for(repo.path, repo.head()) is None
+
+
+def test_a_checkout_of_a_shallow_clone_stops_where_the_clone_does(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    for n in range(4):
+        repo.write("a.txt", f"{n}\n")
+        repo.commit(f"commit {n}")
+    shallow = tmp_path / "shallow"
+    git_at(tmp_path, "clone", "--quiet", "--depth=2", f"file://{repo.path}", str(shallow))
+    head = git_at(shallow, "rev-parse", "HEAD").strip()
+    dest = tmp_path / "run"
+    git.checkout_detached(shallow, head, dest)
+    assert git_at(dest, "rev-list", "--count", "HEAD").strip() == "2"
+    assert git_at(dest, "log", "--format=%s").splitlines() == ["commit 3", "commit 2"]
 
 
 def test_entries_materialise_refuses_are_checked_out_as_git_has_them(
@@ -347,5 +403,5 @@ def test_a_checkout_of_a_commit_the_repository_lacks_is_a_git_error(
     repo: GitRepo, tmp_path: Path
 ) -> None:
     repo.commit("base")
-    with pytest.raises(GitError, match=r"git fetch of deadbeefdead failed: .*not our ref"):
+    with pytest.raises(GitError, match=r"git checkout of deadbeefdead failed: .*not a tree"):
         git.checkout_detached(repo.path, "deadbeef" * 5, tmp_path / "run")

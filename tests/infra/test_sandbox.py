@@ -54,8 +54,12 @@ def _escape_tests(targets: dict[str, Path], port: int) -> str:
         "",
         "def test_environment():",
         "    assert 'PATCHLANE_TEST_SECRET_TOKEN' not in os.environ",
-        "    assert os.environ['HOME'] == os.environ['TMPDIR']",
-        "    assert not pathlib.Path(os.environ['HOME'], 'the-users-file').exists()",
+        # The user's home and temporary directory, as a plain run has them; the home is
+        # read-only and its credential files read as empty.
+        f"    assert os.environ['HOME'] == {str(Path.home())!r}",
+        "    assert not os.access(os.environ['HOME'], os.W_OK)",
+        f"    assert os.environ.get('TMPDIR') == {os.environ.get('TMPDIR')!r}",
+        "    assert pathlib.Path.home().joinpath('.pypirc').read_text() == ''",
         "",
     ]
     return "\n".join(lines)
@@ -89,8 +93,15 @@ def test_a_test_run_cannot_write_outside_its_tree_or_reach_the_network(
     ids = [f"tests/test_escape.py::test_write_{n}" for n in targets]
     ids += [f"tests/test_escape.py::test_{n}" for n in ("connect", "write_own_tree", "environment")]
     ids.append("tests/test_escape.py::test_private_tmp")
-
-    run = run_tests(tree, nodeids=ids, hash_seed=3, timeout_s=120)
+    pypirc = Path.home() / ".pypirc"
+    planted = not pypirc.exists()
+    if planted:
+        pypirc.write_text("[pypi]\npassword = hunter2\n")
+    try:
+        run = run_tests(tree, nodeids=ids, hash_seed=3, timeout_s=120)
+    finally:
+        if planted:
+            pypirc.unlink()
 
     outcomes = {n: r.outcome for n, r in run.results.items()}
     assert outcomes == {

@@ -61,10 +61,11 @@ class ReplayJob(TypedDict):
     ``answer_fd``, asks the parent which to run after collecting; ``record`` names the file
     the dependency recorder writes (``replay map``). What is collected: ``extra_paths``
     besides the suite's, ``doctest_only`` files for their doctests alone, ``only_files``
-    (``None``: all) and never ``exclude_files``. ``then_files``: every test of these
-    files that ``nodeids`` does not name runs after those (a slice widened by what it left
-    behind, in one process: ``lanes.replay.widen``). ``preload``: files of the tree
-    imported before the tests run (``child.leftover.preload``).
+    (``None``: all) and never ``exclude_files``. ``project``: the project's importable names,
+    whose modules' origins the run child reports (``child.origins``). ``then_files``: every
+    test of these files that ``nodeids`` does not name runs after those (a slice widened by
+    what it left behind, in one process: ``lanes.replay.widen``). ``preload``: files of the
+    tree imported before the tests run (``child.leftover.preload``).
     """
 
     args: list[str]
@@ -80,6 +81,9 @@ class ReplayJob(TypedDict):
     exclude_files: NotRequired[list[str]]
     then_files: NotRequired[list[str]]
     preload: NotRequired[list[str]]
+    # The run's Hypothesis seed (the drawn hash seed): in the job, never in the environment.
+    seed: NotRequired[int]
+    project: NotRequired[list[str]]
 
 
 # A JSON value as the child wrote it (a failing case's arguments, made JSON-safe).

@@ -1,12 +1,13 @@
-"""The child process that runs a slice with pytest and streams every report to the parent.
+"""The run that a replay's test process does: a slice with pytest, every report streamed back.
 
-Started by ``run.run_tests`` as ``python -P -B -X utf8 -m patchlane.child.replay_run``
-with the tree as its working directory; reads its job (JSON) from stdin: pytest's arguments,
-the node ids to run (or the files whose every test runs), the result descriptor and the
-run's token. pytest and this module are imported *before* the tree goes on ``sys.path`` (as
-``python -m pytest`` would put it), so a file in the tree cannot shadow them. Bytecode in the
-tree never runs: the parent sets a private ``PYTHONPYCACHEPREFIX`` (no ``__pycache__`` of the
-tree is read) and modules below the tree are found from source only (``patchlane.infra.bytecode``).
+The test process is ``python -m pytest`` as the project runs it (no argument, no variable of
+patchlane's: docs/explanation/decisions/0031-plain-run.md), started by ``run.run_tests`` (or
+``chosen.collect_and_run``) in the tree. Its job arrives on a socket as stdin, which
+``patchlane.pytest_plugin`` (an entry-point plugin: it loads before any conftest) takes at
+import and hands to ``start``: pytest's extra options, the node ids to run (or the files whose
+every test runs), the result descriptor and the run's token. ``start`` sets the run up before
+pytest parses its options: modules below the tree are found from source only
+(``patchlane.infra.bytecode``), so no bytecode of the tree runs.
 
 The node ids reach pytest through this module's plugin, never through argv: pytest is asked
 to collect the tree root, the plugin ignores every path that is neither a wanted file nor one
@@ -17,21 +18,25 @@ Every report is sent as it happens, one JSON line with the token: a collection e
 phase of each test (subtests included), the end of each test's protocol, and at last pytest's
 exit status. The parent folds them, so nothing the tests do afterwards (an ``atexit`` hook, a
 finaliser, ``os._exit``) can change what was already sent; the process ends with ``os._exit``
-right after the final line, so the project's ``atexit`` handlers never run at all.
+right after pytest's own unconfigure (``_Finish``), so the project's ``atexit`` handlers never
+run at all.
 
-Before pytest starts, ``tripwire`` snapshots pytest's, pluggy's and patchlane's machinery of
-the outcome stream (and, at session start, the hook implementations that make and carry
-reports); before every record of a collection or a test, and at the end, it is checked, and
-a change is sent as ``{"tamper": [...]}``: the parent then believes no outcome of the run.
+Before pytest parses its options, ``tripwire`` snapshots pytest's, pluggy's and patchlane's
+machinery of the outcome stream (and, at session start, the hook implementations that make
+and carry reports); before every record of a collection or a test, and at the end, it is
+checked, and a change is sent as ``{"tamper": [...]}``: the parent then believes no outcome of
+the run.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +46,6 @@ import pytest
 import patchlane
 from patchlane.child import tripwire
 from patchlane.child.channel import (
-    LINE_LIMIT,
     ResultWriter,
     collect_error,
     failure_line,
@@ -52,6 +56,7 @@ from patchlane.child.channel import (
 )
 from patchlane.child.leftover import StateWatch, phrases, preload
 from patchlane.child.messages import ReplayJob
+from patchlane.child.origins import module_origins
 from patchlane.infra.bytecode import import_tree_from_source
 
 # Plugins that rerun a failing test until it passes: suite retries are ignored by the replay
@@ -87,8 +92,10 @@ class _NoRerun:
                     group.addoption(option, action="append", default=[], dest=f"_pl_{option}")
                 else:
                     group.addoption(option, action="store_true", dest=f"_pl_{option}")
-            except ValueError:
-                continue  # some plugin still defines it: it keeps its own
+            except (ValueError, argparse.ArgumentError):
+                # Some plugin defines it (loaded, then blocked: ``Started.register``): its
+                # definition stays, and nothing reads it.
+                continue
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.addinivalue_line("markers", "flaky: rerun marker (ignored by patchlane replay)")
@@ -116,39 +123,60 @@ class _HypothesisAsInPytest:
 
     def __init__(self, seed: str | None) -> None:
         self.seed = seed
+        # Whether the run's seed is still to be put in force: Hypothesis is imported only
+        # when the tests import it, as in a plain run (a seed given to its plugin would
+        # import it at configure time), so it is set just before the first test that uses it.
+        self.pending = seed is not None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config: pytest.Config) -> None:
-        if (
-            self.seed is not None
-            and config.pluginmanager.has_plugin("hypothesispytest")
-            and getattr(config.option, "hypothesis_seed", None) is None
-        ):
-            config.option.hypothesis_seed = self.seed
+        if getattr(config.option, "hypothesis_seed", None) is not None:
+            self.pending = False  # the project's configuration chose its own
 
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
+    def _force_seed(self) -> None:
+        core = sys.modules.get("hypothesis.core")
+        if not self.pending or core is None or not hasattr(core, "global_force_seed"):
+            return
+        self.pending = False
+        core.global_force_seed = self.seed  # type: ignore[attr-defined]
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         # Hypothesis loads its built-in "ci" profile by itself when it sees a CI variable
         # (``CI``, ``GITHUB_ACTIONS``, ...), and that profile derandomizes: examples then
         # come from each test's source, the run's seed is ignored, and the same slice would
         # draw one set of examples on a laptop and another on a CI runner or host. A profile
-        # the project loads itself is its choice and is kept.
+        # the project loads itself is its choice and is kept. Hypothesis is imported by the
+        # test modules (not before, as in a plain run), so the tests they decorated under
+        # that profile are given its settings without derandomizing, here, before any runs.
         if self.seed is None or "hypothesis" not in sys.modules:
             return
         from hypothesis import settings
 
+        ci = getattr(sys.modules.get("hypothesis._settings"), "CI", None)
         if (
-            settings.get_current_profile_name() == "ci"
-            and settings.get_profile("ci")
-            is getattr(sys.modules.get("hypothesis._settings"), "CI", None)
-            and settings.get_profile("ci").derandomize
+            ci is None
+            or settings.get_current_profile_name() != "ci"
+            or settings.get_profile("ci") is not ci
+            or not ci.derandomize
         ):
-            settings.register_profile("patchlane-seeded-ci", derandomize=False)
-            settings.load_profile("patchlane-seeded-ci")
+            return
+        settings.register_profile("patchlane-seeded-ci", derandomize=False)
+        settings.load_profile("patchlane-seeded-ci")
+        for item in items:
+            test = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
+            held = getattr(test, "_hypothesis_internal_use_settings", None)
+            if isinstance(held, settings) and held.derandomize:
+                test._hypothesis_internal_use_settings = settings(  # type: ignore[union-attr]
+                    parent=held, derandomize=False
+                )
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Any:
-        result = yield  # an exception of the first run propagates from here
         test = getattr(item, "obj", None)
+        if getattr(test, "is_hypothesis_test", False):
+            self._force_seed()
+        result = yield  # an exception of the first run propagates from here
         if not getattr(test, "is_hypothesis_test", False) or self.seed is None:
             return result
         if getattr(test, "_hypothesis_internal_use_seed", None) is not None:
@@ -171,7 +199,7 @@ class _HypothesisAsInPytest:
         seen = getattr(providers, "_seen_modules", None)
         if not isinstance(seen, set):
             return
-        # By file, not name: this module runs as ``__main__``.
+        # By file, not name: whatever the module objects are called.
         ours = os.path.dirname(os.path.abspath(patchlane.__file__)) + os.sep  # noqa: PTH100, PTH120
         for module in list(sys.modules.values()):
             where = getattr(module, "__file__", None)
@@ -213,6 +241,8 @@ class _SliceRunner:
             parts = path.split("/")[:-1]
             dirs.update("/".join(parts[: i + 1]) for i in range(len(parts)))
         self.wanted_dirs = frozenset(dirs)
+        # The project's importable names (``child.origins``), set from the job.
+        self.project: tuple[str, ...] = ()
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -328,6 +358,9 @@ class _SliceRunner:
     def _plugins(self, config: pytest.Config) -> None:
         found = tree_plugins(config.pluginmanager, os.fspath(self.root))
         self.writer.emit({"plugins": found})
+        # Where the project's modules came from so far (after collection, and again at the
+        # end: a test may import one late); the parent reads it through its mounts.
+        self.writer.emit({"origins": module_origins(self.project)})
 
 
 class _AskThenRun(_SliceRunner):
@@ -402,14 +435,82 @@ def _guard(writer: ResultWriter, fd: int, token: str) -> Guard:
     return tripwire.arm(counted)
 
 
-def main() -> None:
-    """Run the job read from stdin; always ends the process with ``os._exit``."""
-    job: ReplayJob = json.loads(sys.stdin.buffer.read().decode("utf-8"))
-    writer = ResultWriter(int(job["result_fd"]), str(job["token"]))
+@dataclass
+class Started:
+    """A replay's run, set up in ``patchlane.pytest_plugin`` at its import (before any code of
+    the tree): the ``plugins`` to register, the options to add to pytest's (``args``, never
+    ``sys.argv``) and the ``paths`` to collect."""
+
+    plugins: list[object]
+    args: list[str]
+    paths: list[str]
+
+    def register(self, pluginmanager: pytest.PytestPluginManager) -> None:
+        """Block the rerun plugins (unregistered if one loaded first: its options stay,
+        doing nothing) and register the run's own."""
+        for name in RERUN_PLUGINS:
+            for spelling in (name, f"pytest_{name}"):
+                pluginmanager.set_blocked(spelling)
+        for name in ("randomly", "pytest_randomly"):
+            pluginmanager.set_blocked(name)
+        for plugin in self.plugins:
+            if not pluginmanager.is_registered(plugin):
+                pluginmanager.register(plugin)
+
+
+class _Finish:
+    """Sends pytest's exit status as the last record and ends the process right after
+    pytest's own unconfigure: nothing the project registered (``atexit``) runs later."""
+
+    def __init__(self, writer: ResultWriter) -> None:
+        self.writer = writer
+        self.session: pytest.Session | None = None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        session = self.session
+        status = getattr(session, "exitstatus", None)
+        code = int(status) if isinstance(status, int) else -1
+        if code == -1:
+            self.writer.emit({"raised": "pytest ended before its session finished"})
+        self.writer.emit({"exit": code})
+        self.writer.finish()
+
+
+def _no_rewritten_bytecode_below(root: Path) -> None:
+    """pytest keeps the test modules it rewrites as ``<name>.<tag>-pytest-<version>.pyc``
+    beside them and trusts one whose header matches the source's mtime and size: one planted
+    in the tree would run instead of the test. Below ``root`` it is never read (it is still
+    written, as in a plain run); with no bytecode prefix in the environment
+    (docs/explanation/decisions/0031-plain-run.md) this is where that is decided."""
+    from _pytest.assertion import rewrite
+
+    read = rewrite._read_pyc
+    inside = os.path.realpath(root).rstrip(os.sep) + os.sep
+
+    def _read_pyc(source: Path, pyc: Path, trace: Callable[[str], None] = lambda _: None) -> Any:
+        if os.path.realpath(source).startswith(inside):
+            return None
+        return read(source, pyc, trace)
+
+    rewrite._read_pyc = _read_pyc
+
+
+def start(job: ReplayJob) -> Started:
+    """Set up the run ``job`` asks for (the tripwire's snapshot, the recorder, source-only
+    imports below the tree, the Hypothesis seed) in the test process, before pytest parses its options;
+    return what the plugin registers and adds. Raises ``KeyError``/``ValueError`` for a
+    malformed job (the parent then gets no record: nothing passes)."""
     root = Path.cwd()
-    # ``replay run`` on a host runs in its work tree, where a committed sourceless ``.pyc``
-    # would be imported as is: below the root, modules come from source only. Its path hook
-    # is in place before the guard takes the import system as it is.
+    # Before the tripwire's snapshot: this is the machinery it then holds to.
+    _no_rewritten_bytecode_below(root)
+    writer = ResultWriter(int(job["result_fd"]), str(job["token"]))
+    # Below the root, modules come from source only: a committed ``.pyc`` never runs. Its
+    # path hook is in place before the guard takes the import system as it is.
     import_tree_from_source(root)
     guard = _guard(writer, int(job["result_fd"]), str(job["token"]))
     plugins: list[object] = []
@@ -420,8 +521,6 @@ def main() -> None:
         from patchlane.child.recorder import Recorder
 
         plugins.append(Recorder(root, Path(record)))
-    # What ``python -m pytest`` does: the working directory (the tree root) first.
-    sys.path.insert(0, str(root))
     runner = (
         _AskThenRun(writer, root, job, guard)
         if "answer_fd" in job
@@ -434,28 +533,14 @@ def main() -> None:
             tuple(job.get("then_files", ())),
         )
     )
-    args = list(job["args"])
-    for name in RERUN_PLUGINS:
-        args[:0] = ["-p", f"no:{name}"]
-    args += without_xdist()
-    try:
-        hypothesis = _HypothesisAsInPytest(os.environ.get("PATCHLANE_SEED"))
-        # This interpreter hashes under the drawn seed already; the tests see the environment
-        # of a plain ``pytest`` run, so a test cannot pass only where the gate pins it.
-        hide_drawn_seed()
-        # Asking: no path, so that pytest collects what the project's full suite collects
-        # (its testpaths, or the rootdir), as ``collect`` does.
-        paths = [] if "answer_fd" in job else [str(root)]
-        code = int(pytest.main([*args, *paths], plugins=[runner, _NoRerun(), hypothesis, *plugins]))
-    except BaseException as e:  # noqa: BLE001 - whatever the project does, report it
-        code = -1
-        writer.emit({"raised": f"{type(e).__name__}: {e}"[:LINE_LIMIT]})
-    # No check after pytest.main: every outcome was checked before it was sent and at the
-    # session's finish, and pytest's unconfigure then undoes what plugins patched while it
-    # configured; what is left, the exit status, the parent holds to the outcomes.
-    writer.emit({"exit": code})
-    writer.finish()
-
-
-if __name__ == "__main__":
-    main()
+    runner.project = tuple(n for n in job.get("project", []) if isinstance(n, str))
+    seed = job.get("seed")
+    hypothesis = _HypothesisAsInPytest(None if seed is None else str(seed))
+    # This interpreter hashes under the drawn seed already; the tests see the environment
+    # of a plain ``pytest`` run, so a test cannot pass only where the gate pins it.
+    hide_drawn_seed()
+    # Asking: no path, so that pytest collects what the project's full suite collects
+    # (its testpaths, or the rootdir), as ``collect`` does.
+    paths = [] if "answer_fd" in job else [str(root)]
+    args = [*job["args"], *without_xdist()]
+    return Started([runner, _NoRerun(), hypothesis, *plugins, _Finish(writer)], args, paths)

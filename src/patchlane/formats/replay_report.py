@@ -116,6 +116,14 @@ class EditedTest:
 
 
 @dataclass(frozen=True)
+class JudgedTest:
+    """A test that ran the changed code, and what its variants or repeats showed."""
+
+    nodeid: str
+    why: str
+
+
+@dataclass(frozen=True)
 class ReplayReport:
     """The replay lane's report.
 
@@ -246,6 +254,36 @@ class ReplayReport:
         "the base does not (a variable, the working directory, a module's attribute): for "
         "each, the rule that added it",
         write="notnone",
+    )
+    # Tests that cannot fail (docs/architecture.md §2): what the variants, repeats and the copied-values
+    # scan of the tests that ran the changed code found (``lanes.replay.vacuity``).
+    vacuity_counts: Mapping[str, int] | None = _key(
+        None,
+        "the tests that ran the changed code judged for vacuity, their impossible variants "
+        "run, those that fail at the base (the ones that count), and repeats run",
+        write="notnone",
+        lo=0,
+        dump=_sorted_counts,
+    )
+    cannot_fail: tuple[JudgedTest, ...] | None = _key(
+        None,
+        "tests whose impossible variant (one expected value changed) fails at the base and "
+        "passes at the head",
+        write="notnone",
+    )
+    order_dependent: tuple[JudgedTest, ...] | None = _key(
+        None,
+        "tests that pass at the base and fail at the head when run again, or in another "
+        "order, in one process",
+        write="notnone",
+    )
+    copied_values: tuple[str, ...] | None = _listed(
+        "literals the patch adds to the code that stand in the base's test files, and "
+        "added tables most of whose values do"
+    )
+    vacuity_events: tuple[str, ...] | None = _listed(
+        "why the tests that ran the changed code are no evidence (each keeps the verdict "
+        "at undecided, rule 6)"
     )
 
     @property

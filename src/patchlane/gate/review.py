@@ -41,6 +41,8 @@ NOT_REVIEWED = "not reviewed"
 _CANARY_SHOWN = 5
 # How many skipped property tests the note names (the property report lists them all).
 _SKIPPED_SHOWN = 10
+# How many values copied from the tests the note names (replay-report.json lists them all).
+_COPIED_SHOWN = 8
 # How many changed files the note lists (classify.json lists them all).
 _FILES_SHOWN = 50
 
@@ -395,6 +397,31 @@ def _canary_note(canary: Canary) -> Text:
     return line
 
 
+def _vacuity_note(replay: ReplayReport) -> Text:
+    """The note's line about the tests that ran the changed code: how many were judged,
+    their variants (and how many count), repeats, and the values copied from the tests."""
+    counts = replay.vacuity_counts or {}
+    line = fmt(
+        "tests that cannot fail: {} test(s) that ran the changed code judged; {} impossible "
+        "variant(s) ({} fail at the base and count), {} repeat(s); {} passing at the head, "
+        "{} changing on a second run",
+        counts.get("tests", 0),
+        counts.get("variants", 0),
+        counts.get("variants_failing_at_base", 0),
+        counts.get("repeats", 0),
+        len(replay.cannot_fail or ()),
+        len(replay.order_dependent or ()),
+    )
+    copied = replay.copied_values or ()
+    if copied:
+        shown = join(", ", (fmt("{}", v) for v in copied[:_COPIED_SHOWN]))
+        more = len(copied) - _COPIED_SHOWN
+        line += fmt("; values the patch copied from the tests into the code: ") + shown
+        if more > 0:
+            line += fmt(" and {} more (replay-report.json lists them)", more)
+    return line
+
+
 def build_note(
     classification: ClassificationSummary | None,
     reports: LaneReports,
@@ -453,6 +480,8 @@ def build_note(
     replay = reports.replay
     if replay is not None and replay.canary is not None and not replay.skipped:
         notes.append(_canary_note(replay.canary))
+    if replay is not None and replay.vacuity_counts is not None:
+        notes.append(_vacuity_note(replay))
     if verdict is not None:
         for reason in summary_reasons(verdict, reports.replay):
             if reason.effect != ACCEPT:

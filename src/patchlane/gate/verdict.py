@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from patchlane.formats.replay_report import ReplayReport
 from patchlane.formats.status import Status
 from patchlane.formats.verdict_file import (
     ACCEPT,
@@ -62,6 +63,7 @@ def decide(
     reasons = [*_lane_reasons(prop, fixture, freeze, replay), *_facts_reasons(facts)]
     reasons += _evidence_reasons(prop, fixture, freeze, replay)
     reasons += _head_map_reasons(facts)
+    reasons += _vacuity_reasons(replay)
     if facts is not None and facts.harness_changed:
         names = ", ".join(facts.harness_changed)
         reasons.append(
@@ -155,6 +157,15 @@ def _evidence_reasons(
                 Reason(6, result.lane, UNDECIDED, event) for event in result.review_events or ()
             )
     return reasons
+
+
+def _vacuity_reasons(replay: LaneEvidence | None) -> list[Reason]:
+    """Rule 6 from the replay's check of the tests that ran the changed code: tests that
+    cannot fail, outcomes that change when they run again, values copied from the tests
+    (docs/architecture.md §2, "A test that cannot fail is not evidence")."""
+    if not isinstance(replay, ReplayReport):
+        return []
+    return [Reason(6, "vacuity", UNDECIDED, event) for event in replay.vacuity_events or ()]
 
 
 def _head_map_reasons(facts: PatchFacts | None) -> list[Reason]:

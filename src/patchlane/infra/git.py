@@ -9,6 +9,7 @@ repository). Paths are decoded with ``os.fsdecode`` so that any byte survives.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -443,30 +444,87 @@ _NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 _NO_USER_CONFIG = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
 
-def checkout_detached(repo: Path, commit: str, dest: Path) -> None:
-    """Make ``dest`` (a path that does not exist yet) a repository of its own with a
-    detached checkout of ``commit``: ``.git`` present, ``HEAD`` at ``commit``, the files as
-    ``git checkout`` writes them. Only that commit is fetched (a depth-1 history, as a CI
-    checkout has), so git works inside ``dest`` without reaching ``repo``, and nothing of
-    ``repo`` is written (no worktree is registered there). Returns nothing; raises
-    ``GitError`` with git's message when git cannot fetch or check out the commit (a path
-    git refuses to write, a commit ``repo`` does not have)."""
+def checkout_detached(repo: Path, commit: str, dest: Path, *, branch: str | None = None) -> None:
+    """Make ``dest`` (a path that does not exist yet) a repository of its own with a checkout
+    of ``commit``: ``.git`` present, ``HEAD`` at ``commit`` (on ``branch``, made there, as in
+    the user's own checkout; detached without one), the files as ``git checkout`` writes
+    them. It carries the repository's history and tags as a plain checkout does, by sharing
+    ``repo``'s objects (``objects/info/alternates``, ``repo``'s shallow boundary copied), not
+    by copying them; nothing of ``repo`` is written (no worktree is registered there, no ref
+    moves). Returns nothing; raises ``GitError`` with git's message when git cannot check out
+    the commit (a path git refuses to write, a commit ``repo`` does not have)."""
+    common = _common_dir(repo)
     dest.mkdir()
+    init = run(dest, "init", "--quiet", "--template=")
+    if init.returncode != 0:
+        raise GitError(f"git init of {commit[:12]} failed: {_last(init)}")
+    git_dir = dest / ".git"
+    (git_dir / "objects/info").mkdir(parents=True, exist_ok=True)
+    (git_dir / "objects/info/alternates").write_text(os.fspath(common / "objects") + "\n")
+    if (common / "shallow").is_file():
+        shutil.copyfile(common / "shallow", git_dir / "shallow")
+    _copy_remotes(repo, git_dir)
     source = os.fspath(repo.absolute())
+    place = ("-B", branch, commit) if branch else ("--detach", commit)
     steps: tuple[tuple[tuple[str, ...], Mapping[str, str] | None], ...] = (
-        (("init", "--quiet", "--template="), None),
-        ((*_NO_HOOKS, "fetch", "--quiet", "--no-tags", "--depth=1", source, commit), None),
-        (
-            (*_NO_HOOKS, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach",
-             commit, "--"),
-            _NO_USER_CONFIG,
-        ),
+        # Objects are shared: this moves refs only (the tags and remote branches a plain
+        # checkout has).
+        ((*_NO_HOOKS, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", source,
+          "+refs/tags/*:refs/tags/*", "+refs/remotes/*:refs/remotes/*"), None),
+        ((*_NO_HOOKS, "-c", "advice.detachedHead=false", "checkout", "--quiet", *place, "--"),
+         _NO_USER_CONFIG),
     )  # fmt: skip
     for args, env in steps:
         proc = run(dest, *args, env=env)
         if proc.returncode != 0:
-            said = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            verb = next(a for a in args if a in ("init", "fetch", "checkout"))
-            raise GitError(
-                f"git {verb} of {commit[:12]} failed: {said[-1] if said else proc.returncode}"
-            )
+            verb = next(a for a in args if a in ("fetch", "checkout"))
+            raise GitError(f"git {verb} of {commit[:12]} failed: {_last(proc)}")
+
+
+def _copy_remotes(repo: Path, git_dir: Path) -> None:
+    """Name ``repo``'s remotes (their URLs and fetch refspecs) in ``git_dir``'s own
+    configuration, as a plain checkout has them (the sandbox has no network: nothing is
+    fetched from them). Raises nothing: a repository without remotes gets none."""
+    proc = run(repo, "config", "--local", "--null", "--get-regexp", r"^remote\.")
+    entries = [e for e in proc.stdout.split(b"\0") if e] if proc.returncode == 0 else []
+    for entry in entries:
+        key, _, value = entry.partition(b"\n")
+        name = os.fsdecode(key)
+        if name.endswith((".url", ".fetch", ".pushurl")):
+            run(git_dir.parent, "config", "--add", name, os.fsdecode(value))
+
+
+def current_branch(repo: Path) -> str | None:
+    """The branch ``repo``'s work tree is on (``main``), or ``None`` when detached or not
+    known. Never raises."""
+    proc = run(repo, "symbolic-ref", "--quiet", "--short", "HEAD")
+    name = proc.stdout.decode("utf-8", "replace").strip()
+    return name if proc.returncode == 0 and name and not name.startswith("-") else None
+
+
+def branch_for(repo: Path, commit: str) -> str | None:
+    """The branch a plain checkout of ``commit`` would be on: ``repo``'s current branch when
+    its tip is ``commit`` or no local branch's is (a patch applied where the user stands),
+    else the first local branch whose tip is ``commit``; ``None`` when ``repo`` is detached
+    and no branch points there. Never raises."""
+    current = current_branch(repo)
+    proc = run(repo, "for-each-ref", "--format=%(refname:short)", "--points-at", commit,
+               "refs/heads/")  # fmt: skip
+    names = proc.stdout.decode("utf-8", "replace").split() if proc.returncode == 0 else []
+    if current in names or not names:
+        return current
+    return names[0] if not names[0].startswith("-") else current
+
+
+def _common_dir(repo: Path) -> Path:
+    """``repo``'s git directory shared by all its worktrees, absolute and resolved. Raises
+    ``GitError`` when ``repo`` is no repository."""
+    proc = run(repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
+    if proc.returncode != 0:
+        raise GitError(f"{repo} is not a git repository: {_last(proc)}")
+    return Path(os.path.realpath(os.fsdecode(proc.stdout.strip())))
+
+
+def _last(proc: subprocess.CompletedProcess[bytes]) -> str:
+    said = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    return said[-1] if said else str(proc.returncode)

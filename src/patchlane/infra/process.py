@@ -38,6 +38,9 @@ CHILD_MODULE = "patchlane.child.properties"
 PYTHON_ARGV = (sys.executable, "-s", "-P", "-X", "utf8")
 CHILD_ARGV = (*PYTHON_ARGV, "-m", CHILD_MODULE)
 TAIL_BYTES = 64 * 1024
+# What a job on a socket starts with, then its length (8 bytes, big-endian): the plugin
+# (``patchlane.pytest_plugin``) peeks for it and takes stdin only when it is there.
+JOB_MAGIC = b"\x00patchlane-job\x01"
 RESULT_LIMIT = 8 * 1024 * 1024
 # After the child is gone, how long its pipes may stay open (a grandchild outside the
 # group, which SIGKILL to the group could not reach).
@@ -132,6 +135,10 @@ class Launch:
     confinement: Confinement | None
     isolation: Isolation | None = None
     result_limit: int = RESULT_LIMIT
+    # The job goes to patchlane's pytest plugin on a socket as stdin (``JOB_MAGIC``, its
+    # length, the JSON), which the plugin takes at import and replaces with ``/dev/null``:
+    # the child is a plain ``python -m pytest`` (docs/explanation/decisions/0031-plain-run.md).
+    job_socket: bool = False
 
 
 def run_child(
@@ -169,10 +176,11 @@ def run_child(
         launch.argv, launch.env, cwd, launch.confinement, launch.isolation
     )
     start = time.monotonic()
+    sock = _JobSocket(payload, launch.timeout_s) if launch.job_socket else None
     try:
         proc = subprocess.Popen(
             list(argv),
-            stdin=subprocess.PIPE,
+            stdin=subprocess.PIPE if sock is None else sock.child.fileno(),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             pass_fds=(write_fd,) if answer is None else (write_fd, ask_read),
@@ -184,19 +192,28 @@ def run_child(
         os.close(read_fd)
         if answer is not None:
             os.close(ask_write)
+        if sock is not None:
+            sock.close()
         raise
     finally:
         os.close(write_fd)
         if answer is not None:
             os.close(ask_read)
+        if sock is not None:
+            sock.child.close()
     question = None if answer is None else _Question(token, answer, ask_write)
     watch = _Watch(proc, read_fd, start + launch.timeout_s, result_limit, question, stop)
     watch.listener = None if listen is None else _Listener(token, listen)
     try:
-        watch.feed(payload)
+        if sock is None:
+            watch.feed(payload)
+        else:
+            sock.feed()
         watch.loop()
     finally:
         watch.close()
+        if sock is not None:
+            sock.close()
     records, done, problems = parse_results(bytes(watch.results), token)
     if watch.overflow:
         problems.insert(0, f"more than {result_limit} bytes on the result channel")
@@ -212,6 +229,38 @@ def run_child(
     )
 
 
+class _JobSocket:
+    """The job on a socket pair: ``child`` is the child's stdin. The header (``JOB_MAGIC``
+    and the length) is written before the child starts, so that the plugin's non-blocking
+    peek at import finds it; the JSON follows (``feed``), written from a thread so that a
+    child that never reads it (its plugin did not load) cannot stop the watch, whose clock
+    ends it."""
+
+    def __init__(self, payload: bytes, timeout_s: float) -> None:
+        import socket
+
+        self.parent, self.child = socket.socketpair()
+        self.payload = payload
+        self.timeout_s = timeout_s
+        self.parent.sendall(JOB_MAGIC + len(payload).to_bytes(8, "big"))
+
+    def feed(self) -> None:
+        """Send the job from a thread; the socket is closed by ``close``."""
+        threading.Thread(target=self._send, daemon=True).start()
+
+    def _send(self) -> None:
+        with contextlib.suppress(OSError):
+            self.parent.settimeout(self.timeout_s)
+            self.parent.sendall(self.payload)
+            self.parent.shutdown(2)  # SHUT_RDWR: nothing more either way
+
+    def close(self) -> None:
+        """Close both ends (the child's is closed once it has started)."""
+        for end in (self.parent, self.child):
+            with contextlib.suppress(OSError):
+                end.close()
+
+
 def _confined(
     argv: Sequence[str],
     env: dict[str, str],
@@ -223,14 +272,22 @@ def _confined(
     if confinement is None:
         return argv, env, False
     layers = isolation if isolation is not None else sandbox.isolation()
-    env = sandbox.confined_env(env, confinement.scratch)
+    env = sandbox.confined_env(env, confinement.scratch, plain=confinement.plain)
     # The child's own import path is part of its environment: shown, read-only.
     paths = [Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     confinement = dataclasses.replace(
         confinement, readable=(*confinement.readable, *(p for p in paths if p.is_dir()))
     )
     if layers.sandboxed:
-        prepare_prefix(env.get("PYTHONPYCACHEPREFIX"), confinement, cwd)
+        # Only patchlane's own prefix: a user's (a plain run's environment) is not written.
+        # Where the child sees the tree and the places its copies are bound over: no cache
+        # below them (the same path holds the base's files in one child, the head's in the
+        # next).
+        prefix = env.get("PYTHONPYCACHEPREFIX")
+        shown = confinement.presented
+        extra = () if shown is None else (shown.at, *(dest for _, dest in shown.over))
+        if prefix == process_pycache():
+            prepare_prefix(prefix, confinement, cwd, *extra)
     return layers.command(argv, confinement, cwd), env, layers.sandboxed
 
 

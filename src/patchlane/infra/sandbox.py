@@ -15,6 +15,13 @@ agents use:
   repository);
 - writable: the child's scratch directory (its ``HOME`` and ``TMPDIR``) and, for a test run,
   its own throwaway copy of the tree it tests; nothing written there survives the child;
+- a replay's test process (``Confinement.plain``) keeps the user's ``HOME`` and ``TMPDIR``
+  instead: the home shown read-only with its credential places (``HOME_SECRETS``) empty,
+  the temporary directory an empty writable one of its own, as a plain run has them
+  (docs/explanation/decisions/0031-plain-run.md);
+- a test run's tree shown at the user's repository path, and the project's copies over
+  where the environment installs them (``Presentation``, ``infra.origins``): the code under
+  test is the tree under judgement;
 - its own pid, ipc, uts and network namespaces (no network but a loopback), a fresh ``/dev``
   and ``/proc``, every capability dropped, killed with its parent.
 
@@ -34,6 +41,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +79,16 @@ _SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh")
 # ``/dev/shm`` is the fresh ``/dev``'s own.
 _SHARED_PLACES = ("/tmp", "/var/tmp", "/run", "/var/run")  # noqa: S108
 _WRITABLE_TEMP = ("/tmp", "/var/tmp")  # noqa: S108 - private tmpfs mounts, never the host's
+# What a plain test run sees of the user's home is its listing and files, read-only; these,
+# where they exist, read as empty (a directory) or as an empty file: the credentials a
+# developer's home holds. Not a boundary (the sandbox has no network to send anything over,
+# and the home is read-only), a courtesy: what a test reads can reach a receipt's node ids.
+HOME_SECRETS = (
+    ".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials",
+    ".pypirc", ".npmrc", ".config/gh", ".config/gcloud", ".config/hub",
+    ".local/share/keyrings", ".password-store", ".vault-token", ".cargo/credentials.toml",
+    ".cargo/credentials",
+)  # fmt: skip
 
 
 def hide_file(path: Path) -> None:
@@ -85,16 +103,82 @@ def show(repo: Path) -> None:
     _REPOSITORIES.add(_real(repo))
 
 
+def judged(tree: Path, repo: Path) -> None:
+    """Record that ``tree`` (a checkout this process made) holds a commit of the user's
+    repository ``repo``: a test run in it is shown the tree at ``repo``'s path
+    (``Presentation``)."""
+    _TREES[_real(tree)] = _real(repo)
+
+
+def repository_of(tree: Path) -> Path | None:
+    """The user's repository ``tree`` was checked out from (``judged``), or ``None``."""
+    return _TREES.get(_real(tree))
+
+
+# Checkouts this process made, and the repository each holds a commit of (``judged``).
+_TREES: dict[Path, Path] = {}
+
+
+@dataclass(frozen=True)
+class Presentation:
+    """How a test child sees the tree under judgement (docs/architecture.md §2, "The code
+    under test is the tree under judgement").
+
+    ``tree`` (a path of this process) is mounted at ``at`` (the user's repository path, or
+    ``tree`` itself), writable or not, and the child starts there: its working directory,
+    ``__file__`` paths and an editable install that points into the user's work tree show
+    the tree's files. A place below ``at`` the child needs from the host (an interpreter or
+    ``sys.path`` entry: a virtual environment inside the repository) is shown again only
+    where the tree has nothing of that name at its top. ``over`` pairs a project module's
+    copy in the tree with a place the environment imports that name from (a regular
+    install in site-packages, another clone's editable install): the copy is bound over it,
+    read-only. ``names`` are the project's importable names (``infra.origins``)."""
+
+    tree: Path
+    at: Path
+    writable: bool = True
+    over: tuple[tuple[Path, Path], ...] = ()
+    names: tuple[str, ...] = ()
+
+    def child_path(self, path: Path) -> Path:
+        """Where the child sees the host's ``path`` (below the tree: below ``at``)."""
+        real = _real(path)
+        tree = _real(self.tree)
+        if _below(real, tree):
+            return _real(self.at) / real.relative_to(tree)
+        return real
+
+    def from_tree(self, child_path: str) -> bool:
+        """Whether the file the child names ``child_path`` (absolute, as the child sees it)
+        is the tree's: below ``at`` under a name the tree has at its top, below a place
+        the tree's copy is bound over, or below the tree itself."""
+        path = Path(os.path.normpath(child_path))
+        at, tree = _real(self.at), _real(self.tree)
+        if _below(path, at) and at != tree:
+            rel = path.relative_to(at).parts
+            return not rel or os.path.lexists(tree / rel[0])
+        if any(_below(path, _real(dest)) for _, dest in self.over):
+            return True
+        return _below(path, tree) or _below(_real(path), tree)
+
+
 @dataclass(frozen=True)
 class Confinement:
     """What one child may write: its ``scratch`` directory (also its ``HOME`` and
     ``TMPDIR``) and ``writable`` (a test run's own tree). ``readable`` names extra places to
     show read-only where the sandbox would otherwise hide them (the repository, when it
-    lies in the user's home)."""
+    lies in the user's home). ``presented``: the tree under judgement, as the child sees it
+    (``Presentation``; a tree there is shown only as it says)."""
 
     scratch: Path
     writable: tuple[Path, ...] = ()
     readable: tuple[Path, ...] = ()
+    # A replay's test process (docs/explanation/decisions/0031-plain-run.md): ``HOME`` and
+    # ``TMPDIR`` as the user has them, the home shown read-only with its credential files
+    # (``HOME_SECRETS``) empty, patchlane's cache and key directories hidden, the temporary
+    # directory an empty one of its own.
+    plain: bool = False
+    presented: Presentation | None = None
 
 
 @dataclass(frozen=True)
@@ -153,38 +237,139 @@ def bwrap_args(isolation: Isolation, confinement: Confinement, cwd: Path) -> lis
         "--dev", "/dev",
         "--proc", "/proc",
     ]  # fmt: skip
+    present = confinement.presented
+    tree = _real(present.tree) if present is not None else None
+    at = _real(present.at) if present is not None else None
     writable = [_real(p) for p in (confinement.scratch, *confinement.writable)]
+    writable = [w for w in writable if w != tree]
     hidden = [h for h in isolation.hidden if not any(_below(h, w) for w in writable)]
+    masked: list[Path] = []
+    if confinement.plain:
+        hidden, masked = _plain_home(hidden)
     for place in sorted(set(hidden), key=_depth):
         args += ["--tmpfs", os.fspath(place)]
 
     shown = {_real(p) for p in (*isolation.shown, *_REPOSITORIES, *confinement.readable)}
-    for place in sorted(shown, key=_depth):
+    if tree is not None:
+        shown.discard(tree)
+    inside: set[Path] = set()
+    if at is not None:
+        inside = {p for p in (*shown, *writable) if _below(p, at)}
+    for place in sorted(shown - inside, key=_depth):
         if any(_below(place, h) and place != h for h in hidden) and place.exists():
             args += ["--ro-bind", os.fspath(place), os.fspath(place)]
-    for place in sorted(set(writable), key=_depth):
+    if present is not None and tree is not None and at is not None:
+        # Always the host's, whatever the tree holds: the interpreter, and the files this
+        # process hands the child by path (a freeze report, a record's directory).
+        given = {_real(p) for p in (*confinement.readable, *writable)}
+        always = given | {_real(Path(p)) for p in _interpreter_places()}
+        args += _presentation_args(present, (tree, at), inside, set(writable), always)
+    for place in sorted(set(writable) - inside, key=_depth):
         args += ["--bind", os.fspath(place), os.fspath(place)]
     # After every bind that could show them again: a secret file reads as empty.
     for secret in sorted(_SECRET_FILES | set(isolation.secrets)):
         if secret.is_file():
             args += ["--ro-bind", "/dev/null", os.fspath(secret)]
+    # A credential file of the home reads as empty, as a file of its own would (the
+    # sandbox's ``/dev/null`` cannot be opened where it is bound).
+    args += _emptied(masked, confinement.scratch)
     # Last, once every mount point below them exists: a write into a hidden place fails
     # instead of landing in a throwaway directory, so the attempt shows. ``/tmp`` and
     # ``/var/tmp`` stay writable, each an empty tmpfs of this child's own: code that keeps
     # a cache there behaves as it does on the host, where the full suite runs.
     temporary = {_real(Path(p)) for p in _WRITABLE_TEMP if Path(p).is_dir()}
+    if confinement.plain:
+        # The user's own temporary directory (``TMPDIR``), as empty and writable as ``/tmp``.
+        temporary.add(_real(Path(tempfile.gettempdir())))
     for place in sorted(set(hidden) - temporary, key=_depth):
         args += ["--remount-ro", os.fspath(place)]
-    args += ["--chdir", os.fspath(_real(cwd))]
+    if present is not None and at is not None and not present.writable:
+        args += ["--remount-ro", os.fspath(at)]
+    where = present.child_path(cwd) if present is not None else _real(cwd)
+    args += ["--chdir", os.fspath(where)]
     return args
 
 
-def confined_env(env: Mapping[str, str], scratch: Path) -> dict[str, str]:
+def _plain_home(hidden: list[Path]) -> tuple[list[Path], list[Path]]:
+    """For a replay's test process: ``hidden`` without the user's home (shown read-only,
+    as a plain run sees it) but with its credential directories, and the credential
+    places of the home that exist (``HOME_SECRETS``), resolved."""
+    home = _real(Path.home())
+    masked = [_real(home / m) for m in HOME_SECRETS if (home / m).exists()]
+    kept = [h for h in hidden if h != home]
+    return kept + [m for m in masked if m.is_dir() and not m.is_symlink()], masked
+
+
+def _emptied(masked: list[Path], scratch: Path) -> list[str]:
+    """bwrap's mounts that make each credential file of ``masked`` read as empty, as a file
+    of its own would (the sandbox's ``/dev/null`` cannot be opened where it is bound): an
+    empty file in ``scratch`` bound over each."""
+    files = sorted(m for m in masked if m.is_file())
+    if not files:
+        return []
+    empty = scratch / ".patchlane-empty"
+    empty.write_bytes(b"")
+    args: list[str] = []
+    for secret in files:
+        args += ["--ro-bind", os.fspath(_real(empty)), os.fspath(secret)]
+    return args
+
+
+def _presentation_args(
+    present: Presentation,
+    tree_at: tuple[Path, Path],
+    inside: set[Path],
+    writable: set[Path],
+    always: set[Path],
+) -> list[str]:
+    """bwrap's mounts of ``present``: the tree at ``at``; each place below ``at`` that the
+    child needs from the host (``inside``) again, unless the tree has its top name and the
+    place is none of those that are ``always`` the host's (then the tree's own entry is
+    what a plain run in the user's checkout would see: ``src/`` on ``sys.path``); each
+    project module's copy over where the environment imports it from."""
+    tree, at = tree_at
+    # Writable while bwrap makes the mount points below it; a read-only tree is remounted
+    # read-only once they exist (``bwrap_args``).
+    args = ["--bind", os.fspath(tree), os.fspath(at)]
+    for place in sorted(inside, key=_depth):
+        if place == at:
+            continue
+        hosts = any(_below(place, a) for a in always if _below(a, at))
+        if not hosts and os.path.lexists(tree / place.relative_to(at).parts[0]):
+            continue
+        if place.exists():
+            verb = "--bind" if place in writable else "--ro-bind"
+            args += [verb, os.fspath(place), os.fspath(place)]
+    for source, dest in present.over:
+        args += ["--ro-bind", os.fspath(_real(source)), os.fspath(_real(dest))]
+    # A checkout that shares the repository's objects (``objects/info/alternates`` naming
+    # the repository's own object directory) would find, at that path, its own: the
+    # repository's are shown there again, read-only, so that its history reads as on the
+    # host.
+    for shared in _alternates(tree):
+        if _below(shared, at) and shared != at and shared.is_dir():
+            args += ["--ro-bind", os.fspath(shared), os.fspath(shared)]
+    return args
+
+
+def _alternates(tree: Path) -> list[Path]:
+    """The object directories a checkout's ``.git`` borrows from (resolved), if any."""
+    listing = tree / ".git" / "objects" / "info" / "alternates"
+    try:
+        lines = listing.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [_real(Path(line)) for line in lines if line.startswith("/")]
+
+
+def confined_env(env: Mapping[str, str], scratch: Path, *, plain: bool = False) -> dict[str, str]:
     """Return ``env`` for a confined child: no credentials (see ``_CREDENTIAL``), and its
-    scratch directory as ``HOME`` and ``TMPDIR``."""
+    scratch directory as ``HOME`` and ``TMPDIR``; with ``plain`` (``Confinement.plain``),
+    ``HOME`` and ``TMPDIR`` as ``env`` has them."""
     kept = {k: v for k, v in env.items() if not is_credential(k)}
-    kept["HOME"] = os.fspath(scratch)
-    kept["TMPDIR"] = os.fspath(scratch)
+    if not plain:
+        kept["HOME"] = os.fspath(scratch)
+        kept["TMPDIR"] = os.fspath(scratch)
     return kept
 
 
@@ -275,8 +460,6 @@ def _hidden_and_shown() -> tuple[tuple[Path, ...], tuple[Path, ...], tuple[Path,
     inside them (the interpreter, this process's ``sys.path``, the bytecode prefix), and
     the secret files to empty (a signing key named by the environment, the system's
     password and host-key files), all resolved."""
-    import tempfile
-
     from patchlane.infra.cache import default_cache
     from patchlane.infra.cachekey import key_dir
 

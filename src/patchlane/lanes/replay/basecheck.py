@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchlane.infra import git
+from patchlane.infra import git, sandbox
 from patchlane.infra.bytecode import is_bytecode
 from patchlane.infra.tree import materialise
 from patchlane.inputs.paths import to_fs
@@ -310,6 +310,36 @@ def collects_at_base(
     return frozenset(p for p in present if p not in broken)
 
 
+def base_collects_suite(
+    repo: Path,
+    merge_base: str,
+    test_roots: Sequence[str],
+    *,
+    hash_seed: int,
+    timeout_s: float,
+    build: Build | None = None,
+) -> bool:
+    """Return whether pytest collects the base's suite (``test_roots`` at ``merge_base``)
+    without failing as a whole: when it does and the head's collection failed as a whole,
+    the patch's code ended it (docs/architecture.md §2, "A patch that kills collection").
+    A base with none of the roots collects nothing and says ``False``. Raises ``GitError``
+    when the base cannot be read, ``BuildFailed`` when its build fails."""
+    from patchlane.lanes.replay.collect import CollectionError, collect
+
+    with tempfile.TemporaryDirectory(prefix="patchlane-base-collect-") as tmp:
+        tree = Path(tmp) / "tree"
+        materialise(repo, merge_base, tree)
+        roots = [r for r in test_roots if to_fs(tree, r).exists()]
+        if not roots:
+            return False
+        built(build, tree, "base")
+        try:
+            collect(tree, roots, timeout_s=timeout_s, env=child_env(hash_seed))
+        except CollectionError:
+            return False
+    return True
+
+
 def _run_at_base(
     repo: Path,
     merge_base: str,
@@ -324,7 +354,8 @@ def _run_at_base(
     sides; built with ``build`` first (``BuildFailed`` when that fails)."""
     with tempfile.TemporaryDirectory(prefix="patchlane-base-run-") as tmp:
         tree = Path(tmp) / "tree"
-        git.checkout_detached(repo, merge_base, tree)
+        git.checkout_detached(repo, merge_base, tree, branch=git.branch_for(repo, merge_base))
+        sandbox.judged(tree, repo)  # shown at the repository's path (infra.origins)
         built(build, tree, "base")
         return run_tests(tree, nodeids=nodeids, hash_seed=hash_seed, timeout_s=timeout_s)
 
@@ -333,6 +364,7 @@ def _tree(repo: Path, commit: str, tree: Path, build: Build | None, where: str) 
     """Return ``tree`` with ``commit`` materialised in it and built with ``build`` (``where``
     names it). Raises ``GitError``, ``BuildFailed``."""
     materialise(repo, commit, tree)
+    sandbox.judged(tree, repo)  # shown at the repository's path (infra.origins)
     built(build, tree, where)
     return tree
 

@@ -29,14 +29,16 @@ from patchlane.child.messages import ReplayJob
 from patchlane.infra.ui import one_line
 from patchlane.lanes.replay.collect import Collected, CollectionError, tail_lines
 from patchlane.lanes.replay.run import (
-    CHILD_ARGV,
     RESULT_LIMIT,
     CollectError,
     TestRun,
-    child_env,
+    checked_origins,
+    child_argv,
     file_part,
     fold,
     freeze_setup,
+    plain_env,
+    presented,
     pytest_args,
     run_confinement,
     run_tests,
@@ -108,31 +110,35 @@ def collect_and_run(
             progress.expect(len(chosen))
         return json.dumps({"run": None if chosen is None else list(chosen)}).encode("utf-8")
 
+    env = plain_env(hash_seed)
+    shown = presented(tree, env)
     with tempfile.TemporaryDirectory(prefix="patchlane-replay-") as tmp:
         allowed, freeze = freeze_setup(freeze_report, Path(tmp))
         job: ReplayJob = {
-            "args": pytest_args(tree, freeze),
+            "args": pytest_args(shown.child_path(tree), freeze),
+            "project": list(shown.names),
             "extra_paths": list(scope.extra_paths),
             "doctest_only": list(scope.doctest_only),
             "only_files": None if scope.only_files is None else list(scope.only_files),
             "exclude_files": list(scope.exclude_files),
+            "seed": hash_seed,
         }
         if scope.preload:
             job["preload"] = list(scope.preload)
         launch = process.Launch(
-            CHILD_ARGV,
+            child_argv(),
             job,
             token=secrets.token_hex(16),
             timeout_s=timeout_s,
             cwd=tree,
-            env=child_env(hash_seed, pycache=True),
+            env=env,
             # The test run may write its own tree, as the project's tests do in a checkout;
             # the tree is this run's alone and is removed after it.
-            confinement=run_confinement(Path(tmp), tree, freeze=freeze),
+            confinement=run_confinement(Path(tmp), tree, freeze=freeze, shown=shown),
             result_limit=RESULT_LIMIT,
+            job_socket=True,
         )
         run = process.run_child(launch, answer=answer, listen=progress)
-    tail = run.stdout_tail + run.stderr_tail
     if not asked:
         why = (
             f"timed out after {timeout_s:g} s"
@@ -145,8 +151,10 @@ def collect_and_run(
     chosen = asked[0]
     if chosen is None:
         return ChosenRun(None, collect_s, choose_s)
-    folded = fold(run.records, chosen, (), allowed, run.problems, run.timed_out, tail)
-    return ChosenRun(folded, collect_s, choose_s)
+    folded = fold(
+        run.records, chosen, (), allowed, run, shown=shown,
+    )  # fmt: skip
+    return ChosenRun(checked_origins(folded), collect_s, choose_s)
 
 
 def _nothing_to_collect(

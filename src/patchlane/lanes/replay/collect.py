@@ -19,6 +19,7 @@ from patchlane.child.messages import ReplayJob
 from patchlane.errors import PatchlaneError
 from patchlane.infra import process
 from patchlane.infra.bytecode import process_pycache
+from patchlane.infra.origins import ProbeError, presentation
 from patchlane.infra.sandbox import Confinement, isolation
 from patchlane.infra.ui import one_line
 from patchlane.lanes.replay.run import CollectError, file_part
@@ -44,6 +45,11 @@ class CollectionError(PatchlaneError):
         self.lines = tuple(lines)
         detail = " | ".join(self.lines)
         super().__init__(f"{summary}: {detail}" if detail else summary)
+
+
+class NetworkAtCollection(CollectionError):
+    """Collection tried to reach the network, which no sandboxed child has: the code did
+    something the replay cannot judge (never the patch's plain failure)."""
 
 
 @dataclass(frozen=True)
@@ -114,6 +120,12 @@ def collect(
             # Whatever environment the caller built, bytecode in the tree is never read
             # (patchlane.infra.bytecode); minimal_env sets the same prefix.
             env = {**env, "PYTHONPYCACHEPREFIX": process_pycache()}
+        child_env = env if env is not None else process.minimal_env(Path(home))
+        try:
+            # What the test modules import as the project is the tree's (infra.origins).
+            shown = presentation(root, child_env, sandboxed=layers.sandboxed, writable=False)
+        except ProbeError as e:
+            raise CollectionError(str(e)) from e
         try:
             run = process.run_child(
                 process.Launch(
@@ -121,7 +133,7 @@ def collect(
                     ReplayJob(
                         # No paths: pytest collects what the project's full suite collects
                         # (testpaths, or the rootdir); the child adds ours where that misses them.
-                        args=pytest_args(root, []),
+                        args=pytest_args(shown.child_path(root), []),
                         extra_paths=paths,
                         doctest_only=list(doctest_only),
                         only_files=None if only_files is None else list(only_files),
@@ -133,10 +145,10 @@ def collect(
                     cwd=root,
                     # The run's own environment when given: node ids computed from it (a
                     # temp dir, a variable, a hash seed) must be the ones the run will see.
-                    env=env if env is not None else process.minimal_env(Path(home)),
+                    env=child_env,
                     # Collection writes nothing the run needs: the tree stays read-only, so
                     # that what a test module does at import cannot change what runs later.
-                    confinement=Confinement(Path(home), readable=(root,)),
+                    confinement=Confinement(Path(home), readable=(root,), presented=shown),
                     isolation=layers,
                 )
             )
@@ -186,7 +198,7 @@ def _judge(
         raise CollectionError("test collection failed (no exit record)", tail_lines(run))
     if violations:
         shown = [one_line(_text(v, "(not a message)")) for v in violations[:TAIL_LINES]]
-        raise CollectionError("test collection tried to reach the network", shown)
+        raise NetworkAtCollection("test collection tried to reach the network", shown)
     file_errors: list[CollectError] = []
     for error in errors:
         nodeid = error.get("nodeid") if isinstance(error, dict) else None

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from patchlane.errors import UsageError
+from patchlane.errors import ForeignCode, UsageError
 from patchlane.formats.replay_report import (
     SKIPPED,
     EditedTest,
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from patchlane.formats.depmap import DependencyMap
     from patchlane.formats.freeze_report import FreezeReport
     from patchlane.lanes.replay.chosen import Scope
-    from patchlane.lanes.replay.collect import Collected
+    from patchlane.lanes.replay.collect import Collected, CollectionError
     from patchlane.lanes.replay.run import RunResult, TestRun
     from patchlane.lanes.replay.select import Selection, SlicePlan, SliceRequest
     from patchlane.lanes.replay.widen import Widened
@@ -124,6 +124,42 @@ def _harness_broke_collection(mode: str, e: Exception) -> ReplayReport:
     )
 
 
+def _collection_failed(stage: _Stage, e: CollectionError) -> ReplayReport:
+    """The head's suite did not collect as a whole (``e``). After a harness change that is
+    the patch's doing and a person's to look at; otherwise, when the base's suite collects,
+    the patch's code ended collection (it exits or raises at import under pytest): the
+    project's own run at the head judges nothing, so the lane is red (``reject``), never
+    the user's input error. Re-raises ``e`` when the base does not collect either: then it
+    is this machine's or the project's fault (exit 2)."""
+    from patchlane.lanes.replay.basecheck import base_collects_suite
+    from patchlane.lanes.replay.collect import NetworkAtCollection
+
+    cls, opts = stage.cls, stage.opts
+    if cls.harness_changed:
+        return _harness_broke_collection(opts.mode, e)
+    if isinstance(e, NetworkAtCollection):
+        raise e  # the sandbox's doing as much as the code's: not a verdict on the patch
+    review_map = cls.patch.review_map
+    with stage.clock.step("replay: base collection"):
+        base_collects = base_collects_suite(
+            stage.repo,
+            cls.merge_base,
+            review_map.replay.tests,
+            hash_seed=stage.seeds[1],
+            timeout_s=RUN_TIMEOUT_S,
+            build=_build(cls),
+        )
+    if not base_collects:
+        raise e
+    return ReplayReport(
+        Status.FAIL,
+        f"the head's tests do not collect, the base collects the same tests: the patch's "
+        f"code ends pytest's collection ({one_line(str(e))[:300]})",
+        outcome=ReplayOutcome.FAIL,
+        mode=opts.mode,
+    )
+
+
 def _empty(mode: str) -> ReplayReport:
     reason = "empty slice: no test reaches the change, and an empty set is never evidence"
     return _no_evidence(mode, ReplayOutcome.EMPTY, reason)
@@ -175,6 +211,9 @@ def replay(
         report = _replay(repo, cls, opts, local_green, freeze_report, out, steps)
     except BuildFailed as e:
         report = judge_build_failure(repo, cls, opts.mode, e.result)
+    except ForeignCode as e:
+        # The code under test was not the tree under judgement: no evidence (rule 6).
+        report = _no_evidence(opts.mode, ReplayOutcome.NO_EVIDENCE, str(e))
     if report.skipped:
         return report
     events = compiled_events(repo, cls)
@@ -216,9 +255,7 @@ def _replay(
         dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
         selection = _select(repo, cls, opts, hash_seed, out, clock, (dep_map, note))
     except CollectionError as e:
-        if not cls.harness_changed:
-            raise
-        return _harness_broke_collection(opts.mode, e)
+        return _collection_failed(stage, e)
     atomic_write_bytes(opts.slice_path, selection.slice_bytes)
     if not selection.nodeids:
         return _with_slice(_empty(opts.mode), selection)
@@ -295,7 +332,24 @@ def _verified_and_checked(
     verified = _verify(cls, stage.opts, seed, selection, stage.freeze_report)
     report = _with_events(_with_slice(verified, selection), *(verified.review_events or ()))
     with stage.clock.step("replay: checks at the base"):
-        return _checked(stage.repo, cls, hash_seed, selection, run, report, stage.out, dep_map)
+        report = _checked(stage.repo, cls, hash_seed, selection, run, report, stage.out, dep_map)
+    if run is None or report.status != Status.PASS:
+        return report
+    from patchlane.lanes.replay.vacuity.lane import checked
+
+    # Only here, where this machine ran the head: a host's command gave a receipt, and
+    # running the head's code here is what a command mode is there to avoid.
+    with stage.clock.step("replay: tests that cannot fail"):
+        return checked(
+            stage.repo,
+            cls,
+            report,
+            reached_by=selection.reached_by,
+            dep_map=dep_map,
+            hash_seed=hash_seed,
+            timeout_s=RUN_TIMEOUT_S,
+            out=stage.out,
+        )
 
 
 def _select(
@@ -746,9 +800,7 @@ def _replay_here(stage: _Stage) -> ReplayReport:
                     freeze_report=freeze_path if freeze_path.is_file() else None,
                 )
         except CollectionError as e:
-            if not cls.harness_changed:
-                raise
-            return _harness_broke_collection(opts.mode, e)
+            return _collection_failed(stage, e)
         # The choice was made while the child waited: selection's time, not the run's.
         clock.add("replay: selection", ran.choose_s)
         clock.add("replay: run", max(time.perf_counter() - begun - ran.choose_s, 0.0))
@@ -874,13 +926,15 @@ def _check_out(repo: Path, head: str, dest: Path, mode: str) -> ReplayReport | N
     which no test can write (docs/architecture.md §2). Returns ``None``, or the report of a
     replay that cannot run because git cannot check the head out (never a pass)."""
     from patchlane.errors import GitError
-    from patchlane.infra import git
+    from patchlane.infra import git, sandbox
 
     try:
-        git.checkout_detached(repo, head, dest)
+        git.checkout_detached(repo, head, dest, branch=git.branch_for(repo, head))
     except GitError as e:
         why = f"replay not run: git cannot check out the head ({one_line(str(e))[:300]})"
         return _no_evidence(mode, ReplayOutcome.NOT_RUN, why)
+    # Its tests see it at the repository's path, as in the user's checkout (infra.origins).
+    sandbox.judged(dest, repo)
     return None
 
 

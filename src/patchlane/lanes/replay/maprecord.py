@@ -26,6 +26,7 @@ from patchlane.formats.depmap import (
     mac_path,
     read,
 )
+from patchlane.infra import sandbox
 from patchlane.infra.cache import default_cache
 from patchlane.infra.cachekey import CacheKey, load_or_create_key
 from patchlane.infra.ui import Output, show
@@ -191,6 +192,7 @@ def record(
     with tempfile.TemporaryDirectory(prefix="patchlane-map-") as tmp:
         tree = Path(tmp) / "tree"
         materialise(repo, base, tree)
+        sandbox.judged(tree, repo)  # shown at the repository's path (infra.origins)
         _build_base(review_map, tree)
         paths = [p for p in review_map.replay.tests if to_fs(tree, p).exists()]
         if out is not None:

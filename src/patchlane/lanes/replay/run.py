@@ -1,9 +1,11 @@
 """Run exactly a slice's node ids with pytest and build the receipt from what streamed back.
 
-pytest runs in a child (``child.replay_run``) in its own session from the tree's root. Node ids reach
-it through patchlane's plugin, not argv; every report streams back as it happens over a pipe
-this process opened, each line carrying a per-run token; this process folds them into one
-outcome per node and writes the receipt (docs/architecture.md, "Replay outcomes"):
+pytest runs in a child in its own session from the tree's root: ``python -m pytest`` as the
+project runs it (``CHILD_ARGV``, ``plain_env``), whose job reaches patchlane's entry-point
+plugin on a socket as stdin (``child.replay_run`` then runs it; decision 0031). Node ids reach
+it through that plugin, not argv; every report streams back as it happens over a pipe this
+process opened, each line carrying a per-run token; this process folds them into one outcome
+per node and writes the receipt (docs/architecture.md, "Replay outcomes"):
 
 - every report counts: a failed or errored setup, call, teardown or subtest fails the node,
   and no later report (a passing parent, a rerun) turns it back;
@@ -24,6 +26,7 @@ outcome per node and writes the receipt (docs/architecture.md, "Replay outcomes"
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import secrets
 import sys
@@ -31,17 +34,24 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import patchlane
 from patchlane.child.messages import ReplayJob
+from patchlane.errors import ForeignCode
 from patchlane.formats.receipt import Receipt, utc_stamp
 from patchlane.infra.bytecode import process_pycache
-from patchlane.infra.sandbox import Confinement, isolation
+from patchlane.infra.sandbox import Confinement, Presentation, isolation
 from patchlane.infra.ui import one_line
 
+if TYPE_CHECKING:
+    from patchlane.infra.process import ChildRun
+
 PASSED, FAILED, SKIPPED, FROZEN = "passed", "failed", "skipped", "frozen"
-CHILD_ARGV = (sys.executable, "-P", "-X", "utf8", "-m", "patchlane.child.replay_run")
+# The test process is what the project runs: ``python -m pytest``, no flag and no argument of
+# patchlane's (the job reaches its plugin on stdin: ``patchlane.pytest_plugin``).
+CHILD_ARGV = (sys.executable, "-m", "pytest")
+PLUGIN_MODULE = "patchlane.pytest_plugin"
 # About 150 bytes a test (its call report and its end of protocol; setup and teardown only
 # when they did not pass): room for a few hundred thousand tests.
 RESULT_LIMIT = 64 * 1024 * 1024
@@ -101,6 +111,9 @@ class TestRun:
     # What the tests left behind for later tests to see (``child.leftover``): each item
     # (``env NAME``, ``quota.LIMIT`` ...) and the node after which it was first seen.
     left: Mapping[str, str] = field(default_factory=dict)
+    # Project modules the run imported from outside the tree under judgement, one line
+    # each (``infra.origins.foreign``): non-empty, the run is no evidence.
+    foreign: tuple[str, ...] = ()
 
     def ids(self, outcome: str) -> tuple[str, ...]:
         """The node ids with ``outcome``, sorted."""
@@ -137,11 +150,39 @@ def draw_hash_seed() -> int:
     return int.from_bytes(os.urandom(4), "big")
 
 
+def child_argv() -> tuple[str, ...]:
+    """The test process's command line: ``python -m pytest``, with ``-p`` naming patchlane's
+    plugin only when this interpreter does not load it by itself (patchlane run from a source
+    tree without being installed: a declared difference, ``fingerprint.DECLARED``)."""
+    return CHILD_ARGV if _plugin_installed() else (*CHILD_ARGV, "-p", PLUGIN_MODULE)
+
+
+@functools.cache
+def _plugin_installed() -> bool:
+    from importlib.metadata import entry_points
+
+    return any(ep.value == PLUGIN_MODULE for ep in entry_points(group="pytest11"))
+
+
+def plain_env(hash_seed: int) -> dict[str, str]:
+    """Return the test process's environment: the host's as a plain ``pytest`` run has it,
+    less the variables that would change which tests run or how or keep patchlane's plugin
+    from loading, with ``hash_seed`` as ``PYTHONHASHSEED`` (removed from ``os.environ`` at
+    the plugin's import, before any code of the tree: ``child.channel.hide_drawn_seed``). No
+    variable of patchlane's: the Hypothesis seed travels in the job."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in _DROPPED_ENV and not k.startswith(_DROPPED_PREFIXES)
+    }
+    env["PYTHONHASHSEED"] = str(hash_seed)
+    return env
+
+
 def child_env(hash_seed: int, *, pycache: bool = False) -> dict[str, str]:
-    """Return pytest's environment: the host's, with ``hash_seed`` as its ``PYTHONHASHSEED``
-    and its Hypothesis seed (``PATCHLANE_SEED``, read by ``child.replay_run``), and without the
-    variables that would change which tests run or how, or keep patchlane's own plugin from
-    loading.
+    """Return a collection child's environment: the host's, with ``hash_seed`` as its
+    ``PYTHONHASHSEED``, and without the variables that would change which tests run or how,
+    or keep patchlane's own plugin from loading.
 
     With ``pycache``, ``PYTHONPYCACHEPREFIX`` names the process's bytecode prefix
     (``patchlane.infra.bytecode.process_pycache``), so that no bytecode committed to the tree is
@@ -156,10 +197,7 @@ def child_env(hash_seed: int, *, pycache: bool = False) -> dict[str, str]:
     }
     env.pop("PYTHONPYCACHEPREFIX", None)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    # One drawn value seeds both: the receipt records it, and a run given it again
-    # (``replay run --hash-seed``) draws the same examples.
     env["PYTHONHASHSEED"] = str(hash_seed)
-    env["PATCHLANE_SEED"] = str(hash_seed)
     if pycache:
         env["PYTHONPYCACHEPREFIX"] = process_pycache()
     return env
@@ -170,23 +208,47 @@ def run_confinement(
     tree: Path,
     record: Path | None = None,
     freeze: tuple[Path, Path] | None = None,
+    shown: Presentation | None = None,
 ) -> Confinement:
-    """The sandbox of a test run in ``tree``: ``tmp`` its scratch (its home, and where its
-    plugin writes the freeze skips it made), the tree writable, and the directory of the
-    ``record`` it writes, nothing else; the ``freeze`` report its plugin reads, read-only."""
+    """The sandbox of a test run in ``tree``: ``tmp`` its scratch (where its plugin writes
+    the freeze skips it made), the tree writable, and the directory of the ``record`` it
+    writes, nothing else; the ``freeze`` report its plugin reads, read-only; the tree shown
+    as ``shown`` says (``presented``). Home and temporary directory as a plain run has them
+    (``Confinement.plain``)."""
     places = (tree,) if record is None else (tree, record.parent)
     readable = () if freeze is None else (freeze[0],)
-    return Confinement(tmp, writable=places, readable=readable)
+    return Confinement(tmp, writable=places, readable=readable, plain=True, presented=shown)
+
+
+def presented(tree: Path, env: Mapping[str, str]) -> Presentation:
+    """How a test run in ``tree`` with ``env`` sees the tree (``infra.origins.presentation``:
+    at the user's repository path, the project's copies over where the environment would
+    import them from). Raises ``ForeignCode`` when the environment cannot be asked (no run
+    of the project could be believed)."""
+    from patchlane.infra.origins import ProbeError, presentation
+
+    try:
+        return presentation(tree, env, sandboxed=isolation().sandboxed)
+    except ProbeError as e:
+        raise ForeignCode(str(e)) from e
+
+
+def checked_origins(run: TestRun) -> TestRun:
+    """Return ``run``; raises ``ForeignCode`` naming the project modules it imported from
+    outside the tree under judgement (docs/architecture.md §2)."""
+    if run.foreign:
+        from patchlane.infra.origins import describe
+
+        raise ForeignCode(describe(list(run.foreign)))
+    return run
 
 
 def pytest_args(repo: Path, freeze: tuple[Path, Path] | None) -> list[str]:
-    """Return pytest's options (the child adds the tree root as the one path to collect)."""
-    args = [
-        "-p", "no:cacheprovider", "-p", "no:randomly",
-        f"--rootdir={repo}",  # node ids are relative to the rootdir, which is the repo root
-        "-q", "--no-header", "-rN", "--continue-on-collection-errors",
-        # No -W: the project's own filterwarnings decide (see collect.pytest_args).
-    ]  # fmt: skip
+    """Return the options the plugin adds to pytest's, never to ``sys.argv`` (the child adds
+    the tree root as the one path to collect). Nothing that changes what a test sees: pytest's
+    cache, verbosity and the rootdir (the tree, the working directory) stay the project's."""
+    del repo  # the working directory: pytest finds the same rootdir there
+    args = ["--continue-on-collection-errors"]
     if freeze is not None:
         args += [f"--patchlane-freeze-report={freeze[0]}", f"--patchlane-skip-record={freeze[1]}"]
     return args
@@ -219,32 +281,40 @@ def run_tests(
 
     # Inside ``runprogress.shown``: tests done and failed so far, every few seconds.
     progress = counter(len(nodeids), from_collection=bool(files))
+    env = plain_env(hash_seed)
+    shown = presented(tree, env)
     with tempfile.TemporaryDirectory(prefix="patchlane-replay-") as tmp:
         allowed, freeze = freeze_setup(freeze_report, Path(tmp))
         job: ReplayJob = {
-            "args": pytest_args(tree, freeze),
+            "args": pytest_args(shown.child_path(tree), freeze),
             "nodeids": list(nodeids),
             "files": list(files),
             "record": os.fspath(record) if record is not None else None,
+            # One drawn value seeds both: the receipt records it, and a run given it again
+            # (``replay run --hash-seed``) draws the same examples.
+            "seed": hash_seed,
+            "project": list(shown.names),
         }
         if then_files:
             job["then_files"] = list(then_files)
         launch = process.Launch(
-            CHILD_ARGV,
+            child_argv(),
             job,
             token=secrets.token_hex(16),
             timeout_s=timeout_s,
             cwd=tree,
-            env=child_env(hash_seed, pycache=True),
+            env=env,
             # The test run may write its own tree, as the project's tests do in a checkout;
             # the tree is this run's alone and is removed after it.
-            confinement=run_confinement(Path(tmp), tree, record, freeze),
+            confinement=run_confinement(Path(tmp), tree, record, freeze, shown),
             result_limit=RESULT_LIMIT,
+            job_socket=True,
         )
         run = process.run_child(launch, listen=progress)
-    tail = run.stdout_tail + run.stderr_tail
-    wanted_files = [*files, *then_files]
-    return fold(run.records, nodeids, wanted_files, allowed, run.problems, run.timed_out, tail)
+    folded = fold(
+        run.records, nodeids, [*files, *then_files], allowed, run, shown=shown,
+    )  # fmt: skip
+    return checked_origins(folded)
 
 
 def freeze_setup(
@@ -267,11 +337,20 @@ def fold(
     nodeids: Sequence[str],
     files: Sequence[str],
     allowed: Mapping[str, tuple[str, str]],
-    channel_problems: Sequence[str] = (),
-    timed_out: bool = False,
-    output_tail: bytes = b"",
+    child: ChildRun | None = None,
+    *,
+    shown: Presentation | None = None,
 ) -> TestRun:
-    """Fold the child's records into one ``NodeResult`` per node (see the module docstring)."""
+    """Fold the child's records into one ``NodeResult`` per node (see the module docstring).
+
+    ``child`` is what the process did besides its records (``infra.process.ChildRun``: the
+    channel's problems, whether it timed out, its last output, its exit status); without
+    it, a clean end. ``returncode`` is the process's exit status: pytest's own when it ended before its
+    session (a conftest that fails to import: exit 4) and so never sent one. Only a status
+    that fails the run is taken from it; one that would pass never is. With ``shown`` (how
+    the child saw the tree), the run's ``foreign`` lists the project modules its record says
+    came from outside the tree (``infra.origins.foreign``), and a run that reported its exit
+    status but no record of them is listed too."""
     from patchlane.pytest_plugin import skip_reason
 
     state = _Fold()
@@ -288,6 +367,10 @@ def fold(
         grant = allowed.get(nodeid)
         freeze_text = f"Skipped: {skip_reason(*grant)}" if grant else None
         results[nodeid] = state.node(nodeid, errors, freeze_text)
+    channel_problems = child.problems if child is not None else ()
+    timed_out = child.timed_out if child is not None else False
+    output_tail = child.stdout_tail + child.stderr_tail if child is not None else b""
+    returncode = child.returncode if child is not None else None
     problems = list(channel_problems)
     if state.tamper is not None:
         # A failure reported before the machinery changed stays what it was.
@@ -300,6 +383,8 @@ def fold(
     if timed_out:
         problems.append("the run timed out; nodes without an outcome failed")
     code = state.exit_code
+    if code is None and returncode not in (None, 0, 1, 5) and not timed_out:
+        code = returncode
     failed = any(r.outcome == FAILED for r in results.values())
     if code is None and not timed_out:
         problems.append("pytest ended without reporting its exit status")
@@ -328,7 +413,21 @@ def fold(
         output_tail=output_tail,
         plugin_files=tuple(sorted(state.plugins)),
         left=dict(state.left),
+        foreign=_foreign(state, shown),
     )
+
+
+def _foreign(state: _Fold, shown: Presentation | None) -> tuple[str, ...]:
+    """The project modules the run imported from outside the tree (see ``fold``)."""
+    if shown is None or not shown.names:
+        return ()
+    from patchlane.infra.origins import foreign
+
+    if state.origins is None:
+        if state.exit_code not in (0, 1) or state.tamper is not None:
+            return ()  # pytest never ran the tests as asked: the run cannot pass already
+        return ("(the run did not report where the project's modules came from)",)
+    return tuple(foreign(state.origins, shown))
 
 
 @dataclass
@@ -345,6 +444,9 @@ class _Fold:
     # Why no outcome of the run can be believed (its first tamper record), or None.
     tamper: str | None = None
     left: dict[str, str] = field(default_factory=dict)
+    # Where the project's modules came from (``child.origins``, every record merged), or
+    # None when the run sent no such record.
+    origins: dict[str, list[str]] | None = None
 
     def take(self, record: Mapping[str, Any]) -> None:
         if isinstance(record.get("tamper"), list) and self.tamper is None:
@@ -359,6 +461,14 @@ class _Fold:
                 self.left.setdefault(one_line(str(what))[:200], record["by"])
         elif isinstance(record.get("plugins"), list):
             self.plugins.update(p for p in record["plugins"] if isinstance(p, str))
+        elif isinstance(record.get("origins"), dict):
+            merged = self.origins if self.origins is not None else {}
+            for module, where in record["origins"].items():
+                paths = [where] if isinstance(where, str) else where
+                if isinstance(module, str) and isinstance(paths, list):
+                    known = merged.setdefault(module, [])
+                    known += [p for p in paths if isinstance(p, str) and p not in known]
+            self.origins = merged
         elif isinstance(record.get("n"), str):
             self.reports.setdefault(record["n"], []).append(record)
         elif isinstance(record.get("fin"), str):

@@ -1,0 +1,255 @@
+"""What a test can cheaply observe of the process it runs in, and what the replay may differ in.
+
+docs/architecture.md §2: the replay cannot be told apart from the project's own run.
+``observe`` records, as flat ``key -> JSON value`` pairs, what a test (or code under test)
+reads in one line or two: the environment (``os.environ`` and ``/proc/self/environ``), ``sys.argv``,
+``/proc/self/cmdline``, ``sys.flags``, the interpreter and ``sys.path``'s shape, the process
+tree (pid, parent, pid 1, how many processes are visible, session and group), open
+descriptors by kind, stdin, ``HOME`` and its listing, the temporary directory, the working
+directory, git's view of the checkout (history, branch, remotes, tags), the non-stdlib
+modules loaded, resource limits, umask, locale, ids, host name, network interfaces and the
+process's status (capabilities, no-new-privileges, seccomp, signal masks, id maps, mounts).
+
+``undeclared(plain, replay)`` names every key whose value differs and that ``DECLARED`` does
+not allow, each with both values: the fingerprint test (tests/lanes/replay/test_fingerprint.py)
+runs a probe test that records ``observe()`` under plain ``python -m pytest`` in a real
+repository, commits it, and compares under the replay; a difference fails the probe, so the
+replay's own verdict shows it. Grow the probe when a new tell is found, not ``DECLARED``;
+docs/explanation/trust-model.md gives each declared difference with its reason.
+
+Standard library only: the probe runs inside the replay's test process.
+"""
+
+# The probe asks as test code does, with ``os`` calls on strings.
+# ruff: noqa: PTH109, PTH111, PTH115, PTH121, PTH208
+
+from __future__ import annotations
+
+import fnmatch
+import locale
+import os
+import resource
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+# A variable the replay lacks whose name looks like a credential (``is_credential``).
+CREDENTIALS = (
+    "variables whose names look like credentials (TOKEN, SECRET, AWS_..., SSH_AUTH_SOCK) are "
+    "removed: the patch's code runs there, and what it reads can reach a receipt's node ids"
+)
+# Key patterns (``fnmatch``) whose values may differ, with why (trust-model.md says the same).
+DECLARED: Mapping[str, str] = {
+    "process.*": "own pid namespace: a test must not see, signal or read the environment of "
+    "the user's other processes, so it sees its own process tree (pid, parent, pid 1, the count)",
+    "proc_environ.PYTHONHASHSEED": "the drawn hash seed is in force from the interpreter's "
+    "start (replay run --hash-seed reproduces it); it is gone from os.environ and from what "
+    "subprocesses inherit, but /proc/self/environ keeps the start-up block",
+    "fds.pipes": "patchlane's outcome pipe (and, while the gate's run collects, its answer pipe)",
+    "status.*": "the kernel sandbox itself: a user namespace without capabilities, "
+    "no-new-privileges, its id maps and mounts",
+    "net.interfaces": "no network: loopback only",
+    "home.writable": "the home directory is shown read-only (credential files empty)",
+    "cwd": "the tree under judgement is a throwaway checkout, not the user's work tree path",
+    "git.toplevel": "the same throwaway checkout, as git names it",
+}
+
+
+def observe() -> dict[str, Any]:
+    """Return what this process looks like to a test (see the module docstring), as flat
+    ``key -> value`` pairs whose values are JSON (str, int, bool, lists, ``None``).
+    Raises nothing: a fact that cannot be read is recorded as ``None``."""
+    seen: dict[str, Any] = {}
+    cwd = os.getcwd()
+    for name, value in os.environ.items():
+        seen[f"env.{name}"] = _shape(value, cwd)
+    for name, value in _proc_environ().items():
+        seen[f"proc_environ.{name}"] = _shape(value, cwd)
+    seen["argv"] = [_shape(a, cwd) for a in sys.argv]
+    seen["cmdline"] = [_shape(a, cwd) for a in _read("/proc/self/cmdline").split("\0") if a]
+    for field in (f for f in dir(sys.flags) if not f.startswith("_")):
+        value = getattr(sys.flags, field)
+        if isinstance(value, int | bool | str):
+            seen[f"flags.{field}"] = value
+    seen["executable"] = sys.executable
+    seen["prefix"] = [sys.prefix, sys.base_prefix]
+    seen["sys_path"] = [_shape(p, cwd) for p in sys.path]
+    seen.update(_process())
+    seen.update(_fds())
+    home = os.path.expanduser("~")
+    seen["home.path"] = home
+    seen["home.listing"] = _listing(home)
+    seen["home.writable"] = os.access(home, os.W_OK)
+    seen["temp.gettempdir"] = tempfile.gettempdir()
+    seen["temp.writable"] = os.access(tempfile.gettempdir(), os.W_OK)
+    seen["cwd"] = cwd
+    seen.update(_git(cwd))
+    seen["modules"] = sorted(_loaded_outside_stdlib())
+    for name in sorted(n for n in dir(resource) if n.startswith("RLIMIT_")):
+        try:
+            seen[f"rlimit.{name}"] = list(resource.getrlimit(getattr(resource, name)))
+        except (OSError, ValueError):
+            seen[f"rlimit.{name}"] = None
+    mask = os.umask(0)
+    os.umask(mask)
+    seen["umask"] = mask
+    seen["locale"] = [
+        locale.setlocale(locale.LC_ALL, None),
+        locale.getpreferredencoding(False),
+        sys.getfilesystemencoding(),
+    ]
+    seen["ids"] = [os.getuid(), os.geteuid(), os.getgid(), os.getegid(), sorted(os.getgroups())]
+    seen["hostname"] = socket.gethostname()
+    seen["net.interfaces"] = sorted(name for _, name in socket.if_nameindex())
+    seen.update(_status())
+    return seen
+
+
+def undeclared(plain: Mapping[str, Any], replay: Mapping[str, Any]) -> list[str]:
+    """Return one line per key whose value differs between ``plain`` and ``replay`` (or that
+    one lacks) and that no ``DECLARED`` pattern allows, sorted; empty when they agree."""
+    from patchlane.infra.sandbox import is_credential
+
+    found = []
+    for key in sorted(set(plain) | set(replay)):
+        if plain.get(key, _ABSENT) == replay.get(key, _ABSENT):
+            continue
+        if any(fnmatch.fnmatchcase(key, pattern) for pattern in DECLARED):
+            continue
+        kind, _, name = key.partition(".")
+        if kind in ("env", "proc_environ") and key not in replay and is_credential(name):
+            continue  # CREDENTIALS: removed by name
+        found.append(f"{key}: plain {_short(plain.get(key))} != replay {_short(replay.get(key))}")
+    return found
+
+
+_ABSENT = "<absent>"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _shape(text: str, cwd: str) -> str:
+    """``text`` with the working directory written ``<cwd>`` (the checkout's path is one
+    declared difference, not one per place it shows)."""
+    return text.replace(cwd, "<cwd>") if cwd != os.sep else text
+
+
+def _proc_environ() -> dict[str, str]:
+    pairs = (entry.partition("=") for entry in _read("/proc/self/environ").split("\0") if entry)
+    return {name: value for name, _, value in pairs}
+
+
+def _process() -> dict[str, Any]:
+    pid, ppid = os.getpid(), os.getppid()
+    visible = [e for e in os.listdir("/proc") if e.isdigit()]
+    return {
+        "process.pid_is_1": pid == 1,
+        "process.pid_below_100": pid < 100,
+        "process.ppid_is_1": ppid == 1,
+        "process.parent_comm": _read(f"/proc/{ppid}/comm").strip(),
+        "process.pid1_comm": _read("/proc/1/comm").strip(),
+        "process.pid1_cmdline": _read("/proc/1/cmdline").split("\0")[:3],
+        "process.fewer_than_10": len(visible) < 10,
+        "process.session_leader": os.getsid(0) == pid,
+        "process.group_leader": os.getpgrp() == pid,
+    }
+
+
+def _fds() -> dict[str, Any]:
+    """Open descriptors by kind (numbers vary between two plain runs; kinds do not)."""
+    kinds: dict[str, int] = {"pipes": 0, "sockets": 0, "ttys": 0, "files": 0, "other": 0}
+    try:
+        fds = [int(n) for n in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = []
+    for fd in fds:
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError:
+            continue  # the listing's own descriptor, closed by now
+        kind = (
+            "pipes" if stat.S_ISFIFO(mode)
+            else "sockets" if stat.S_ISSOCK(mode)
+            else "ttys" if stat.S_ISCHR(mode) and os.isatty(fd)
+            else "files" if stat.S_ISREG(mode) or stat.S_ISCHR(mode)
+            else "other"
+        )  # fmt: skip
+        kinds[kind] += 1
+    stdin = _read_link("/proc/self/fd/0")
+    return {
+        **{f"fds.{k}": v for k, v in kinds.items()},
+        "stdin": stdin if stdin.startswith("/") else stdin.split(":")[0],
+    }
+
+
+def _read_link(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""
+
+
+def _listing(path: str) -> list[str] | None:
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return None
+
+
+def _git(cwd: str) -> dict[str, Any]:
+    def ask(*args: str) -> str | None:
+        try:
+            proc = subprocess.run(
+                ["git", *args], cwd=cwd, capture_output=True, timeout=30, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else None
+
+    toplevel = ask("rev-parse", "--show-toplevel")
+    return {
+        "git.commits": ask("rev-list", "--count", "HEAD"),
+        "git.branch": ask("rev-parse", "--abbrev-ref", "HEAD"),
+        "git.remotes": ask("remote", "-v"),
+        "git.tags": ask("tag", "--list"),
+        "git.describe": ask("describe", "--tags", "--always"),
+        "git.toplevel": toplevel,
+        "git.toplevel_is_cwd": toplevel is not None and os.path.samefile(toplevel, cwd),
+        "git.shallow": ask("rev-parse", "--is-shallow-repository"),
+    }
+
+
+def _loaded_outside_stdlib() -> set[str]:
+    stdlib = set(sys.stdlib_module_names) | set(sys.builtin_module_names)
+    tops = {name.partition(".")[0] for name in list(sys.modules)}
+    return {t for t in tops if t not in stdlib and not t.startswith("_")}
+
+
+def _status() -> dict[str, Any]:
+    wanted: tuple[str, ...] = ("NoNewPrivs", "Seccomp", "CapInh", "CapPrm", "CapEff")
+    wanted += ("CapBnd", "CapAmb", "SigBlk", "SigIgn")
+    seen: dict[str, Any] = {}
+    for line in _read("/proc/self/status").splitlines():
+        name, _, value = line.partition(":")
+        if name in wanted:
+            key = "signals" if name.startswith("Sig") else "status"
+            seen[f"{key}.{name}"] = value.strip()
+    seen["status.uid_map"] = _read("/proc/self/uid_map").split()
+    seen["status.gid_map"] = _read("/proc/self/gid_map").split()
+    seen["status.mounts"] = len(_read("/proc/self/mountinfo").splitlines())
+    return seen
