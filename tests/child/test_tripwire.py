@@ -130,6 +130,37 @@ _write = os.write
 os.write = lambda fd, data: len(data) if b"tamper" in data else _write(fd, data)
 """
 
+_STUB_ASSERT = """
+import unittest
+
+unittest.TestCase.assertEqual = lambda self, first, second, msg=None: None
+"""
+
+_META_PATH = """
+import sys
+
+
+class _Ahead:
+    def find_spec(self, name, path=None, target=None):
+        return None
+
+
+sys.meta_path.insert(0, _Ahead())
+"""
+
+_FAKE_FILE_PLUGIN = """
+import gc
+import types
+
+_plugin = types.ModuleType("timing")
+exec(compile("def pytest_runtest_setup(item):\\n    pass\\n", "/usr/lib/timing.py", "exec"),
+     _plugin.__dict__)
+for _obj in gc.get_objects():
+    if type(_obj).__name__ == "Config" and hasattr(_obj, "pluginmanager"):
+        _obj.pluginmanager.register(_plugin, "timing")
+        break
+"""
+
 _TESTS = (
     "from calc import add\n\n\n"
     "def test_add():\n    assert add(2, 2) == 4\n\n\n"
@@ -161,6 +192,9 @@ def _tampered(run: Run, what: str) -> None:
         (_WRITER, "patchlane's ResultWriter.emit was added"),
         (_HOOKEXEC, "pluggy's PytestPluginManager._inner_hookexec was replaced"),
         (_SILENCE + _FLIP_REPORT, "pytest's TestReport.from_item_and_call was replaced"),
+        (_STUB_ASSERT, "unittest's TestCase.assertEqual was replaced"),
+        (_META_PATH, "the import system's sys.meta_path was changed ahead of its entries"),
+        (_FAKE_FILE_PLUGIN, "/usr/lib/timing.py, which does not define it"),
     ],
     ids=[
         "from_item_and_call",
@@ -170,6 +204,9 @@ def _tampered(run: Run, what: str) -> None:
         "writer",
         "hookexec",
         "silenced",
+        "unittest-assert",
+        "meta-path",
+        "plugin-with-a-fake-file",
     ],
 )
 def test_code_under_test_that_rewrites_pytest_fails_every_node(
@@ -277,3 +314,61 @@ def test_after_a_tamper_record_no_report_counts_and_earlier_failures_keep_their_
     assert run.results["t.py::b"].outcome == FAILED and run.results["t.py::b"].why == why
     assert run.results["t.py::c"].why == why
     assert run.problems[0] == why
+
+
+_HONEST_MACHINERY = {
+    # Appends a finder behind the import system's own at import, as ``six`` does.
+    "src/calc.py": """
+import sys
+
+
+class _Finder:
+    def find_spec(self, name, path=None, target=None):
+        return None
+
+
+sys.meta_path.append(_Finder())
+
+
+def add(a, b):
+    return a + b
+""",
+    "tests/test_calc.py": """
+import builtins
+import sys
+import unittest
+from unittest import mock
+
+import calc
+
+
+def test_open_patched_for_one_test():
+    with mock.patch("builtins.open", mock.mock_open(read_data="x")):
+        assert open("anything").read() == "x"
+
+
+def test_asserts_and_import_hooks_patched_for_one_test(monkeypatch):
+    monkeypatch.setattr(unittest.TestCase, "assertEqual", lambda *a, **k: None)
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path])
+    monkeypatch.setattr(builtins, "input", lambda *a: "y")
+    assert input() == "y"
+
+
+class AddTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(calc.add(1, 2), 3)
+""",
+}
+
+
+@pytest.mark.slow
+def test_a_test_that_patches_the_machinery_for_itself_is_not_a_change(tmp_path: Path) -> None:
+    tree = write_tree(tmp_path / "tree", _HONEST_MACHINERY)
+    nodes = [
+        "tests/test_calc.py::test_open_patched_for_one_test",
+        "tests/test_calc.py::test_asserts_and_import_hooks_patched_for_one_test",
+        "tests/test_calc.py::AddTest::test_add",
+    ]
+    run = run_tests(tree, nodeids=nodes, hash_seed=5, timeout_s=120)
+    assert run.problems == ()
+    assert {n: r.outcome for n, r in run.results.items()} == dict.fromkeys(nodes, PASSED)

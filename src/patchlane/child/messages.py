@@ -62,7 +62,10 @@ class ReplayJob(TypedDict):
     the dependency recorder writes (``replay map``). What is collected: ``extra_paths``
     besides the suite's, ``doctest_only`` files for their doctests alone, ``only_files``
     (``None``: all) and never ``exclude_files``. ``project``: the project's importable names,
-    whose modules' origins the run child reports (``child.origins``).
+    whose modules' origins the run child reports (``child.origins``). ``then_files``: every
+    test of these files that ``nodeids`` does not name runs after those (a slice widened by
+    what it left behind, in one process: ``lanes.replay.widen``). ``preload``: files of the
+    tree imported before the tests run (``child.leftover.preload``).
     """
 
     args: list[str]
@@ -76,6 +79,8 @@ class ReplayJob(TypedDict):
     doctest_only: NotRequired[list[str]]
     only_files: NotRequired[list[str] | None]
     exclude_files: NotRequired[list[str]]
+    then_files: NotRequired[list[str]]
+    preload: NotRequired[list[str]]
     # The run's Hypothesis seed (the drawn hash seed): in the job, never in the environment.
     seed: NotRequired[int]
     project: NotRequired[list[str]]

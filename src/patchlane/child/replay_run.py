@@ -54,6 +54,7 @@ from patchlane.child.channel import (
     tree_plugins,
     without_xdist,
 )
+from patchlane.child.leftover import StateWatch, phrases, preload
 from patchlane.child.messages import ReplayJob
 from patchlane.child.origins import module_origins
 from patchlane.infra.bytecode import import_tree_from_source
@@ -207,14 +208,20 @@ class _HypothesisAsInPytest:
 
 
 # What the run child checks: ``tripwire.arm``'s pair (capture the hooks, check).
-Guard = tuple[Callable[..., None], Callable[[], bool]]
+Guard = tuple[Callable[..., None], Callable[..., bool]]
 
 
 class _SliceRunner:
     """pytest plugin: run exactly the wanted items and send every report as it happens."""
 
     def __init__(
-        self, writer: ResultWriter, root: Path, nodeids: list[str], files: list[str], guard: Guard
+        self,
+        writer: ResultWriter,
+        root: Path,
+        nodeids: list[str],
+        files: list[str],
+        guard: Guard,
+        then_files: tuple[str, ...] = (),
     ) -> None:
         self.writer = writer
         self._hooks, self._check = guard
@@ -223,7 +230,11 @@ class _SliceRunner:
         # A slice line that is a file's own id (it did not collect when the slice was made)
         # stands for every test of that file.
         self.files = frozenset(files) | {n for n in nodeids if "::" not in n}
-        wanted_files = {n.split("::", 1)[0] for n in nodeids} | self.files
+        # Run after the slice, in this process: the tests that can see what it left behind.
+        self.then_files = frozenset(then_files)
+        self.watch = StateWatch(os.fspath(root))
+        self.preload: tuple[str, ...] = ()
+        wanted_files = {n.split("::", 1)[0] for n in nodeids} | self.files | self.then_files
         self.wanted_files = frozenset(wanted_files)
         dirs: set[str] = {""}
         for path in wanted_files:
@@ -268,11 +279,16 @@ class _SliceRunner:
             i for i in items if i.nodeid in self.nodeids or i.nodeid.split("::", 1)[0] in self.files
         ]
         kept = {id(i) for i in keep}
+        then = [
+            i for i in items if id(i) not in kept and i.nodeid.split("::", 1)[0] in self.then_files
+        ]
+        keep += then
+        kept.update(id(i) for i in then)
         dropped = [i for i in items if id(i) not in kept]
         if dropped:
             config.hook.pytest_deselected(items=dropped)
         items[:] = keep
-        self._check()  # the test modules (and the code they import) have run
+        self._check(True)  # the test modules (and the code they import) have run
         self.writer.emit({"collected": [i.nodeid for i in keep]})
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
@@ -318,8 +334,17 @@ class _SliceRunner:
             return self._rel(path)
         return report.location[0] if report.location else None
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        if self.preload:
+            preload(os.fspath(self.root), self.preload)
+        self.watch.start()  # the test modules have run: what they set is the suite's set-up
+
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
-        self._check()
+        self._check(True)  # after its teardown: its own monkeypatch is undone
+        left = self.watch.after()
+        if left:
+            self.writer.emit({"left": phrases(left), "by": nodeid})
         self.writer.emit({"fin": nodeid})
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -327,7 +352,7 @@ class _SliceRunner:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        self._check()
+        self._check(True)
         self._plugins(session.config)  # again: a test or fixture may register one while it runs
 
     def _plugins(self, config: pytest.Config) -> None:
@@ -359,6 +384,7 @@ class _AskThenRun(_SliceRunner):
             job["only_files"],
             job.get("exclude_files", ()),
         )
+        self.preload = tuple(job.get("preload", ()))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
@@ -374,7 +400,7 @@ class _AskThenRun(_SliceRunner):
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
-        self._check()
+        self._check(True)
         self.writer.emit({"candidates": self.scope.suite_items(items)})
         self._plugins(config)
         self.writer.emit({"ask": "slice"})
@@ -483,6 +509,9 @@ def start(job: ReplayJob) -> Started:
     # Before the tripwire's snapshot: this is the machinery it then holds to.
     _no_rewritten_bytecode_below(root)
     writer = ResultWriter(int(job["result_fd"]), str(job["token"]))
+    # Below the root, modules come from source only: a committed ``.pyc`` never runs. Its
+    # path hook is in place before the guard takes the import system as it is.
+    import_tree_from_source(root)
     guard = _guard(writer, int(job["result_fd"]), str(job["token"]))
     plugins: list[object] = []
     record = job.get("record")
@@ -492,12 +521,17 @@ def start(job: ReplayJob) -> Started:
         from patchlane.child.recorder import Recorder
 
         plugins.append(Recorder(root, Path(record)))
-    # Below the root, modules come from source only: a committed ``.pyc`` never runs.
-    import_tree_from_source(root)
     runner = (
         _AskThenRun(writer, root, job, guard)
         if "answer_fd" in job
-        else _SliceRunner(writer, root, list(job["nodeids"]), list(job.get("files", [])), guard)
+        else _SliceRunner(
+            writer,
+            root,
+            list(job["nodeids"]),
+            list(job.get("files", [])),
+            guard,
+            tuple(job.get("then_files", ())),
+        )
     )
     runner.project = tuple(n for n in job.get("project", []) if isinstance(n, str))
     seed = job.get("seed")

@@ -31,6 +31,7 @@ seen.
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 import os
 import sys
@@ -38,6 +39,7 @@ import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Literal
 
+from patchlane.child import boundary
 from patchlane.child.channel import encode
 from patchlane.child.namespaces import Namespace
 
@@ -73,6 +75,8 @@ MODULES: Final = (
     "patchlane.child.replay_collect",
     "patchlane.child.replay_run",
     "patchlane.child.tripwire",
+    "patchlane.child.boundary",
+    "patchlane.child.leftover",
     "__main__",
 )
 # The hooks whose implementations make or carry a test's reports.
@@ -86,10 +90,44 @@ HOOKS: Final = (
     "pytest_pyfunc_call",
     "pytest_report_teststatus",
 )
+# The judging machinery beyond the outcome stream (DESIGN §2, "watched at its boundary"): the
+# import system (builtins' ``__import__`` and ``compile``, importlib's finders and loaders)
+# and unittest's asserts and results. Compared only where no test runs (after collection,
+# after each test's teardown, at the end), so that a test's own ``monkeypatch`` or
+# ``mock.patch`` of ``builtins.open`` is undone before it is looked at. The frozen names
+# come first: their classes say ``_frozen_importlib_external`` as their module.
+MACHINERY: Final = (
+    "builtins",
+    "_frozen_importlib",
+    "_frozen_importlib_external",
+    "importlib",
+    "importlib._bootstrap",
+    "importlib._bootstrap_external",
+    "importlib.machinery",
+    "importlib.util",
+    "importlib.abc",
+    "unittest",
+    "unittest.case",
+    "unittest.result",
+    "unittest.util",
+    "unittest.suite",
+    "unittest.loader",
+)
 SHOWN: Final = 3
+# The rule-6 reason of a run whose machinery changed (DESIGN §1).
+REBOUND: Final = "judging machinery rebound by the code under test"
 _PLAIN: Final = (str, bytes, int, float, bool, complex, tuple, list, dict, set, frozenset)
 _MISSING: Final = object()
-_OWNERS: Final = {"_pytest": "pytest", "pytest": "pytest", "pluggy": "pluggy"}
+_OWNERS: Final = {
+    "_pytest": "pytest",
+    "pytest": "pytest",
+    "pluggy": "pluggy",
+    "unittest": "unittest",
+    "builtins": "the import system",
+    "importlib": "the import system",
+    "_frozen_importlib": "the import system",
+    "_frozen_importlib_external": "the import system",
+}
 
 # (label, live namespace, captured entries, and None for a module, the class of a class
 # dict (for its MRO), True for an object's own dict, where every addition counts). Plain
@@ -164,7 +202,7 @@ def take(modules: Iterable[str] = MODULES) -> tuple[tuple[Space, ...], Functions
         spaces.append(_space(f"{owner}'s {key}", namespace, saved, None))
         for value in saved.values():
             if isinstance(value, type) and id(value) not in seen:
-                if vars(value).get("__module__") != module.__name__:
+                if vars(value).get("__module__") not in (module.__name__, key):
                     continue
                 seen.add(id(value))
                 entries = {k: v for k, v in vars(value).items() if not _is_plain(v)}
@@ -306,11 +344,13 @@ def compare(
     _str: type[str] = str,
     _key_error: type[Exception] = KeyError,
     _missing: object = _MISSING,
+    _same: Callable[[tuple[Space, ...]], bool] | None = None,
 ) -> list[str]:
     """Return one phrase per watched object that changed (``[]`` when none did). Reads no
-    global of this module and no builtin by name: what it needs are default arguments."""
+    global of this module and no builtin by name: what it needs are default arguments.
+    ``_same``: ``unchanged(spaces)``, the check of every space at once, in C."""
     changed: list[str] = []
-    for label, live, saved, cls, getter, values in spaces:
+    for label, live, saved, cls, getter, values in () if _same and _same(spaces) else spaces:
         try:
             same = _all(_map(_is, getter(live), values[0]))
         except _key_error:  # a name was deleted
@@ -350,12 +390,40 @@ def compare(
     return changed
 
 
+def unchanged(
+    spaces: tuple[Space, ...],
+    _all: Callable[[Iterable[Any]], bool] = all,
+    _map: type[map[Any]] = map,
+    _is: Callable[[Any, Any], bool] = operator.is_,
+    _repeat: type[itertools.repeat[Any]] = itertools.repeat,
+    _call: Callable[..., Any] = operator.call,
+    _len: Callable[[Any], int] = len,
+    _tuple: type[tuple[Any, ...]] = tuple,
+    _itemgetter: type[operator.itemgetter[Any]] = operator.itemgetter,
+    _key_error: type[Exception] = KeyError,
+) -> bool:
+    """Return whether no entry of ``spaces`` changed and no class or object space grew:
+    every comparison by identity, iterated in C (no Python frame per space)."""
+    getters = _tuple(_map(_itemgetter(4), spaces))
+    lives = _tuple(_map(_itemgetter(1), spaces))
+    saved = _tuple(_map(_itemgetter(5), spaces))
+    try:
+        now = _map(_call, getters, lives)
+        if not _all(_map(_all, _map(_map, _repeat(_is), now, _map(_itemgetter(0), saved)))):
+            return False
+    except _key_error:  # a name was deleted
+        return False
+    # Modules may grow (a lazy attribute); a class or an object's own dict may not.
+    return _all(_len(space[1]) == space[5][1] for space in spaces if space[3] is not None)
+
+
 def describe(phrases: list[str]) -> str:
-    """Return the reason a tampered run gives every node: ``<what changed> during the run:
-    outcomes cannot be believed`` (the first ``SHOWN`` phrases, then how many more)."""
+    """Return the reason a tampered run gives every node: ``judging machinery rebound by the
+    code under test: <what changed> during the run: outcomes cannot be believed`` (the
+    first ``SHOWN`` phrases, then how many more)."""
     shown = "; ".join(phrases[:SHOWN])
     more = f" (and {len(phrases) - SHOWN} more)" if len(phrases) > SHOWN else ""
-    return f"{shown}{more} during the run: outcomes cannot be believed"
+    return f"{REBOUND}: {shown}{more} during the run: outcomes cannot be believed"
 
 
 def sender(
@@ -378,22 +446,39 @@ def sender(
 
 def arm(
     send: Callable[[dict[str, object]], None],
-) -> tuple[Callable[..., None], Callable[[], bool]]:
-    """Take the snapshot now; return ``(hooks, check)``. ``hooks(pluginmanager, objects)``
-    captures the implementations of ``HOOKS``, the own dicts of the plugin manager, of
-    their hook callers and of ``objects`` (the first call only). ``check()`` compares and, on
-    the first change, sends ``{"tamper": [phrases]}`` through ``send``; it returns whether
-    the run has been tampered with (now or before) and never raises. Their state is in
-    their closure, not in an object the code under test could find and reset."""
+) -> tuple[Callable[..., None], Callable[..., bool]]:
+    """Take the snapshot now, the judging machinery's too (``MACHINERY`` and the import
+    system's lists: ``boundary``); return ``(hooks, check)``. ``hooks(pluginmanager,
+    objects)`` captures the implementations of ``HOOKS``, the own dicts of the plugin
+    manager, of their hook callers and of ``objects``, and the plugins (whose hooks must be
+    defined where their code says), the first call only.
+    ``check(quiet=False)`` compares the outcome stream's machinery and, with ``quiet``
+    (no test is running: after collection, after a test's teardown, at the end), the
+    judging machinery too; on the first change it sends ``{"tamper": [phrases]}`` through
+    ``send``; it returns whether the run has been tampered with (now or before) and never
+    raises. Their state is in their closure, not in an object the code under test could
+    find and reset."""
     spaces, functions = take()
-    state: list[Any] = [None, functools.partial(compare, spaces, functions, (), None), False]
+    # The judging machinery as it is before pytest starts, so that what a root conftest's
+    # import of the package does to it is a change too (pytest's own assertion rewriter,
+    # put first on ``sys.meta_path`` when it configures, aside).
+    machinery, machinery_functions = take(MACHINERY)
+    rewriter = getattr(sys.modules.get("_pytest.assertion.rewrite"), "AssertionRewritingHook", None)
+    imports = boundary.take_imports([rewriter] if isinstance(rewriter, type) else [])
+    state: list[Any] = [
+        None,
+        functools.partial(compare, spaces, functions, (), None, _same=unchanged),
+        False,
+        _nothing_changed,
+    ]
 
     def hooks(
         pluginmanager: Any,
         objects: Iterable[Any] = (),
         _hooks: Callable[[Any], tuple[Hook, ...]] = _hooks,
         _instances: Callable[[str, Iterable[Any]], tuple[Space, ...]] = instances,
-        _take: Callable[[], tuple[tuple[Space, ...], Functions]] = take,
+        _take: Callable[..., tuple[tuple[Space, ...], Functions]] = take,
+        _boundary: Any = boundary,
     ) -> None:
         if state[0] is None:
             state[0] = pluginmanager
@@ -409,16 +494,31 @@ def arm(
                 *_instances("patchlane", objects),
             )
             state[1] = functools.partial(
-                compare, (*now, *more), now_functions, hooked, pluginmanager
+                compare, (*now, *more), now_functions, hooked, pluginmanager, _same=unchanged
+            )
+            # A plugin registered before now (from a package a root conftest imports) is
+            # judged by where its code is; one registered later, by what it is.
+            early = _boundary.misplaced(pluginmanager)
+            state[3] = functools.partial(
+                _machinery_changed,
+                functools.partial(
+                    compare, machinery, machinery_functions, (), None, _same=unchanged
+                ),
+                functools.partial(_boundary.imports_changed, imports),
+                functools.partial(_boundary.plugins_changed, _boundary.take_plugins(pluginmanager)),
+                functools.partial(list, early),
             )
 
     def check(
+        quiet: bool = False,
         _str: type[str] = str,
         _type: Callable[[Any], type] = type,
         _error: type[Exception] = Exception,
     ) -> bool:
         try:
             changed = state[1]()
+            if quiet:
+                changed += state[3]()
         except _error as e:  # the check itself was broken: that is tampering too
             changed = ["the tripwire could not check (" + _type(e).__name__ + ")"]
         if changed and not state[2]:
@@ -427,3 +527,16 @@ def arm(
         return state[2] is True
 
     return hooks, check
+
+
+def _nothing_changed() -> list[str]:
+    """Return ``[]``: the judging machinery's check before the session started."""
+    return []
+
+
+def _machinery_changed(*checks: Callable[[], list[str]]) -> list[str]:
+    """Return the phrases of every one of ``checks`` (the judging machinery's parts)."""
+    changed: list[str] = []
+    for one in checks:
+        changed += one()
+    return changed

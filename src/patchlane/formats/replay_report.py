@@ -247,6 +247,14 @@ class ReplayReport:
     unreached: tuple[str, ...] | None = _listed(
         "changed files of the code under test that no test the base has and that passed reaches"
     )
+    # Tests run after the slice because it left state behind (``lanes.replay.widen``).
+    widened: Mapping[str, str] | None = _key(
+        None,
+        "tests run after the slice, in one process, because the slice left state behind that "
+        "the base does not (a variable, the working directory, a module's attribute): for "
+        "each, the rule that added it",
+        write="notnone",
+    )
     # Tests that cannot fail (docs/architecture.md §2): what the variants, repeats and the copied-values
     # scan of the tests that ran the changed code found (``lanes.replay.vacuity``).
     vacuity_counts: Mapping[str, int] | None = _key(

@@ -59,6 +59,10 @@ class Scope:
     only_files: tuple[str, ...] | None
     # Files this child never collects (``split``: the patch's own test modules).
     exclude_files: tuple[str, ...] = ()
+    # Modules of the tree (by file) that the suite's whole run imports, imported before the
+    # tests run when the collection is narrowed (``child.leftover.preload``), so that code
+    # which changes another module only when it is loaded does so here too.
+    preload: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,8 @@ def collect_and_run(
             "exclude_files": list(scope.exclude_files),
             "seed": hash_seed,
         }
+        if scope.preload:
+            job["preload"] = list(scope.preload)
         launch = process.Launch(
             child_argv(),
             job,

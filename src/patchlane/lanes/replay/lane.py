@@ -39,9 +39,11 @@ from patchlane.project.replay_command import RUN_TIMEOUT_S, ReplayCommand, run_c
 if TYPE_CHECKING:
     from patchlane.formats.depmap import DependencyMap
     from patchlane.formats.freeze_report import FreezeReport
+    from patchlane.lanes.replay.chosen import Scope
     from patchlane.lanes.replay.collect import Collected, CollectionError
     from patchlane.lanes.replay.run import RunResult, TestRun
     from patchlane.lanes.replay.select import Selection, SlicePlan, SliceRequest
+    from patchlane.lanes.replay.widen import Widened
     from patchlane.project.build import Build, BuildResult
 
 # Files of the code under test that Python never runs or reads when the tests import it:
@@ -790,7 +792,7 @@ def _replay_here(stage: _Stage) -> ReplayReport:
             with shown(out.progress):  # tests done of the slice, every 10 s
                 ran = split_and_run(
                     Path(tmp) / "run",
-                    plan.scope,
+                    _with_preload(plan.scope, dep_map, cls),
                     choose,
                     _own_tests(cls, plan, Path(tmp) / "head"),  # run apart (``split``)
                     hash_seed=hash_seed,
@@ -802,12 +804,61 @@ def _replay_here(stage: _Stage) -> ReplayReport:
         # The choice was made while the child waited: selection's time, not the run's.
         clock.add("replay: selection", ran.choose_s)
         clock.add("replay: run", max(time.perf_counter() - begun - ran.choose_s, 0.0))
+        widened = None
+        if ran.run is not None and ran.run.left:
+            with clock.step("replay: state left behind"):
+                widened = _widen(stage, Path(tmp) / "run", chosen[0], ran.run, dep_map)
     selection = chosen[0]
     if ran.run is None:
         return _with_slice(_empty(opts.mode), selection)
     result = _local_receipt(cls, opts, stage.seeds, selection, ran.run, started)
     report = _verified_and_checked(stage, selection, result, dep_map)
-    return _with_build_events(report, head_build)
+    from patchlane.lanes.replay.widen import with_widened
+
+    return _with_build_events(with_widened(report, widened), head_build)
+
+
+def _with_preload(scope: Scope, dep_map: DependencyMap | None, cls: Classification) -> Scope:
+    """``scope`` with the modules of the code under test that the base's whole suite
+    imported (the dependency map's files run at import, neither tests nor under the test
+    roots), when the map narrowed what the child collects: the full run has them loaded
+    when the slice's tests run, so the slice's process must too (``child.leftover``)."""
+    if dep_map is None or scope.only_files is None:
+        return scope
+    tests = {t.split("::", 1)[0] for t in dep_map.tests}
+    roots = tuple(r.rstrip("/") + "/" for r in cls.map_source.review_map.replay.tests)
+    files = sorted(
+        f
+        for f in dep_map.import_lines
+        if f.endswith(".py")
+        and f not in tests
+        and f.rsplit("/", 1)[-1] != "conftest.py"
+        and not f.startswith(roots)
+    )
+    return dataclasses.replace(scope, preload=tuple(files))
+
+
+def _widen(
+    stage: _Stage, tree: Path, selection: Selection, run: TestRun, dep_map: DependencyMap | None
+) -> Widened | None:
+    """Widen the slice by what ``run`` left behind (``widen``), in the head's checkout
+    ``tree``. Raises what ``widen.widen`` raises."""
+    from patchlane.lanes.replay.widen import Sides, suite_files, widen
+
+    stage.out.progress("replay: the slice left state behind; comparing with the base")
+    freeze_path = stage.opts.receipt_path.parent / "freeze-report.json"
+    sides = Sides(
+        tree=tree,
+        repo=stage.repo,
+        merge_base=stage.cls.merge_base,
+        build=_build(stage.cls),
+        hash_seed=stage.seeds[1],
+        timeout_s=RUN_TIMEOUT_S,
+        freeze_report=freeze_path if freeze_path.is_file() else None,
+    )
+    known = dep_map.tests if dep_map is not None else ()
+    files = suite_files(selection.collected, known)
+    return widen(sides, selection.nodeids, files, run)
 
 
 def _local_receipt(

@@ -108,6 +108,9 @@ class TestRun:
     # Files of the tree pytest held as plugins (conftests, ``pytest_plugins`` modules,
     # plugins registered at run time): what the run loaded, against what classify found.
     plugin_files: tuple[str, ...] = ()
+    # What the tests left behind for later tests to see (``child.leftover``): each item
+    # (``env NAME``, ``quota.LIMIT`` ...) and the node after which it was first seen.
+    left: Mapping[str, str] = field(default_factory=dict)
     # Project modules the run imported from outside the tree under judgement, one line
     # each (``infra.origins.foreign``): non-empty, the run is no evidence.
     foreign: tuple[str, ...] = ()
@@ -260,13 +263,16 @@ def run_tests(
     timeout_s: float,
     freeze_report: Path | None = None,
     record: Path | None = None,
+    then_files: Sequence[str] = (),
 ) -> TestRun:
     """Run ``nodeids`` (and every test of ``files``) with pytest in ``tree``; fold the stream.
 
     ``hash_seed`` is the run's ``PYTHONHASHSEED`` and Hypothesis seed (``child_env``).
     ``freeze_report`` (a file) is handed to the child's pytest plugin, which skips what it
     grants. With ``record`` (a path in a directory the caller made), the child also records
-    what each test depended on and writes it there (``child.recorder``). Never raises
+    what each test depended on and writes it there (``child.recorder``). With
+    ``then_files``, every other test of those files runs after ``nodeids`` in the same
+    process, and counts as wanted (``lanes.replay.widen``). Never raises
     for anything pytest or the tests do; raises ``ReportError`` for a malformed freeze
     report, ``OSError`` only when the child cannot be started.
     """
@@ -289,6 +295,8 @@ def run_tests(
             "seed": hash_seed,
             "project": list(shown.names),
         }
+        if then_files:
+            job["then_files"] = list(then_files)
         launch = process.Launch(
             child_argv(),
             job,
@@ -304,7 +312,7 @@ def run_tests(
         )
         run = process.run_child(launch, listen=progress)
     folded = fold(
-        run.records, nodeids, files, allowed, run, shown=shown,
+        run.records, nodeids, [*files, *then_files], allowed, run, shown=shown,
     )  # fmt: skip
     return checked_origins(folded)
 
@@ -404,6 +412,7 @@ def fold(
         timed_out=timed_out,
         output_tail=output_tail,
         plugin_files=tuple(sorted(state.plugins)),
+        left=dict(state.left),
         foreign=_foreign(state, shown),
     )
 
@@ -434,6 +443,7 @@ class _Fold:
     plugins: set[str] = field(default_factory=set)
     # Why no outcome of the run can be believed (its first tamper record), or None.
     tamper: str | None = None
+    left: dict[str, str] = field(default_factory=dict)
     # Where the project's modules came from (``child.origins``, every record merged), or
     # None when the run sent no such record.
     origins: dict[str, list[str]] | None = None
@@ -446,6 +456,9 @@ class _Fold:
             self.tamper = describe(found)
         elif self.tamper is not None and ("n" in record or "fin" in record):
             return  # after the machinery changed, a report says nothing
+        elif isinstance(record.get("left"), list) and isinstance(record.get("by"), str):
+            for what in record["left"][:50]:
+                self.left.setdefault(one_line(str(what))[:200], record["by"])
         elif isinstance(record.get("plugins"), list):
             self.plugins.update(p for p in record["plugins"] if isinstance(p, str))
         elif isinstance(record.get("origins"), dict):

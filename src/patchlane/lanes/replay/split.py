@@ -191,6 +191,7 @@ def worst(apart: TestRun, together: TestRun) -> TestRun:
         exit_code=code,
         problems=(*apart.problems, *(f"{_TOGETHER}: {p}" for p in together.problems)),
         timed_out=apart.timed_out or together.timed_out,
+        left={**together.left, **apart.left},
     )
 
 
@@ -251,4 +252,5 @@ def union(first: TestRun, second: TestRun) -> TestRun:
         timed_out=first.timed_out or second.timed_out,
         output_tail=first.output_tail + second.output_tail,
         plugin_files=tuple(sorted({*first.plugin_files, *second.plugin_files})),
+        left={**second.left, **first.left},
     )

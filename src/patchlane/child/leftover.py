@@ -1,0 +1,265 @@
+"""What a test, or the code it ran, leaves behind in the run child's process for later tests
+to see (DESIGN §2: "state left behind widens the slice").
+
+pytest runs a suite in one process, so a test that sets a variable, changes directory, puts
+a path on ``sys.path``, plants or drops a ``sys.modules`` entry or rebinds a module's
+attribute changes what every later test sees, including tests outside the slice. The static
+rules (``lanes.replay.sharedstate``) read spellings; this watch reads the process itself,
+whatever name the change went through (``settings = os.environ``, ``vars(sys.modules.get(
+"quota"))["LIMIT"] = 3``).
+
+``StateWatch.start`` takes the state when the tests start (after collection: what test
+modules do at import is the suite's set-up); ``after`` (each test's end, after its teardown,
+so a ``monkeypatch`` is undone) returns what is new since the last look, one phrase per item,
+each reported once:
+
+- ``env NAME`` (added, changed or removed), ``cwd``, ``sys.path``;
+- ``sys.modules[NAME]``: an entry removed or replaced, or a new entry that is not a module
+  the import system made (no spec, or a spec of another name);
+- ``MODULE.NAME``: an entry of a watched module's namespace rebound or deleted, by identity.
+  Watched: every module of the tree (by its file), the modules those import (a bounded
+  number), and a fixed set of shared standard-library modules (their public names only:
+  private names there are the library's own caches, ``tempfile.tempdir`` aside).
+
+Cost: one identity comparison per watched entry per test, in C (``operator.itemgetter``),
+and a look at ``sys.modules``' new keys only when its size changed.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+import sys
+import types
+from collections.abc import Callable, Iterable
+from itertools import repeat
+from typing import Any, Final
+
+# Shared standard-library modules whose public names every test sees.
+STDLIB: Final = (
+    "os", "os.path", "json", "re", "datetime", "time", "random", "math", "decimal",
+    "logging", "warnings", "locale", "functools", "collections", "itertools", "pathlib",
+    "shutil", "subprocess", "socket", "tempfile", "io", "string", "typing", "copy",
+    "pickle", "hashlib", "base64", "uuid", "inspect", "types", "operator", "platform",
+    "urllib.parse", "textwrap", "fractions", "statistics", "enum", "dataclasses",
+    "contextlib", "calendar", "struct", "codecs", "getpass", "glob", "fnmatch", "csv",
+)  # fmt: skip
+# How many modules the tree's modules import are watched besides the tree's own.
+IMPORTED_LIMIT: Final = 300
+_MISSING: Final = object()
+# Rebound for every test by pytest itself: its warnings plugin gives each test's protocol (in
+# which a test's end is seen) a fresh copy of the filter list.
+_PYTESTS_OWN: Final = frozenset({"warnings.filters"})
+# (label, live namespace, names, getter of those names, their values then)
+_Watched = tuple[str, dict[str, Any], tuple[str, ...], Callable[[Any], Any], tuple[Any, ...]]
+
+
+def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """Return a function of a mapping that gives the values of ``names`` as a tuple."""
+    if not names:
+        return lambda _d: ()
+    if len(names) == 1:
+        one = operator.itemgetter(names[0])
+        return lambda d: (one(d),)
+    return operator.itemgetter(*names)
+
+
+def _below(path: object, root: str) -> bool:
+    """Return whether the file ``path`` is under the directory ``root``."""
+    if not isinstance(path, str):
+        return False
+    full = os.path.abspath(path)  # noqa: PTH100 - lexical: the import system's own path
+    return full.startswith(root)
+
+
+class StateWatch:
+    """The process state later tests can see (see the module docstring)."""
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.abspath(root) + os.sep  # noqa: PTH100
+        self.env: dict[str, str] = {}
+        self.cwd = ""
+        self.path: tuple[str, ...] = ()
+        self.modules: dict[str, Any] = {}
+        self.modules_getter: Callable[[Any], Any] = _getter(())
+        self.modules_values: tuple[Any, ...] = ()
+        self.watched: list[_Watched] = []
+        self.seen_modules: set[int] = set()
+
+    def start(self) -> None:
+        """Take the state now."""
+        self.env = dict(_environ_data())
+        self.cwd = _cwd()
+        self.path = tuple(sys.path)
+        self._take_modules()
+        tree = [m for m in list(sys.modules.values()) if self._in_tree(m)]
+        imported: list[types.ModuleType] = []
+        for module in tree:
+            self._watch(module, private=True)
+            for value in list(vars(module).values()):
+                source = value if isinstance(value, types.ModuleType) else None
+                if source is None:
+                    name = getattr(value, "__module__", None)
+                    source = sys.modules.get(name) if isinstance(name, str) else None
+                if isinstance(source, types.ModuleType) and not self._in_tree(source):
+                    imported.append(source)
+        for module in imported[:IMPORTED_LIMIT]:
+            self._watch(module, private=False)
+        for name in STDLIB:
+            shared = sys.modules.get(name)
+            if isinstance(shared, types.ModuleType):
+                self._watch(shared, private=False)
+
+    def _in_tree(self, module: object) -> bool:
+        return isinstance(module, types.ModuleType) and _below(
+            getattr(module, "__file__", None), self.root
+        )
+
+    def _take_modules(self) -> None:
+        self.modules = dict(sys.modules)
+        names = tuple(self.modules)
+        self.modules_getter = _getter(names)
+        self.modules_values = tuple(self.modules.values())
+
+    def _watch(self, module: types.ModuleType, *, private: bool) -> None:
+        if id(module) in self.seen_modules:
+            return
+        self.seen_modules.add(id(module))
+        namespace = vars(module)
+        names = tuple(
+            k
+            for k in list(namespace)
+            if isinstance(k, str)
+            and not (k.startswith("__") and k.endswith("__"))
+            and (private or not k.startswith("_") or k == "tempdir")
+        )
+        label = str(getattr(module, "__name__", "?"))
+        names = tuple(n for n in names if f"{label}.{n}" not in _PYTESTS_OWN)
+        getter = _getter(names)
+        self.watched.append((label, namespace, names, getter, getter(namespace)))
+
+    def after(self) -> list[str]:
+        """Return what is new since the last look (one phrase each; ``[]``: nothing), and
+        take it as the state from now on. Never raises."""
+        try:
+            return self._after()
+        except Exception as e:  # noqa: BLE001 - the process is the patch's
+            return [f"the state could not be read ({type(e).__name__})"]
+
+    def _after(self) -> list[str]:
+        found: list[str] = []
+        env = _environ_data()
+        if env != self.env:  # two dicts of bytes (or str): compared in C
+            keys = set(env) ^ set(self.env) | {k for k in env if self.env.get(k) != env[k]}
+            found += [f"env {_text(k)}" for k in sorted(keys)]
+            self.env = dict(env)
+        cwd = _cwd()
+        if cwd != self.cwd:
+            found.append("cwd")
+            self.cwd = cwd
+        if tuple(sys.path) != self.path:
+            found.append("sys.path")
+            self.path = tuple(sys.path)
+        found += self._modules_left()
+        try:
+            current = map(_call, map(_third, self.watched), map(_second, self.watched))
+            if all(map(all, map(map, repeat(operator.is_), current, map(_fifth, self.watched)))):
+                return found  # the fast path, in C: no watched module changed
+        except KeyError:
+            pass
+        for index, (label, namespace, names, getter, values) in enumerate(self.watched):
+            now: tuple[Any, ...]
+            try:
+                now = getter(namespace)
+            except KeyError:
+                now = tuple(namespace.get(n, _MISSING) for n in names)
+            if all(map(operator.is_, now, values)):
+                continue
+            found += [
+                f"{label}.{n}" for n, a, b in zip(names, now, values, strict=True) if a is not b
+            ]
+            self.watched[index] = (label, namespace, names, getter, now)
+        return found
+
+    def _modules_left(self) -> list[str]:
+        live = sys.modules
+        try:
+            same = all(map(operator.is_, self.modules_getter(live), self.modules_values))
+        except KeyError:
+            same = False
+        if same and len(live) == len(self.modules):
+            return []
+        found = [f"sys.modules[{k}]" for k, v in self.modules.items() if live.get(k) is not v]
+        for key in [k for k in list(live) if k not in self.modules]:
+            module = live.get(key)
+            spec = getattr(module, "__spec__", None)
+            if not isinstance(module, types.ModuleType) or getattr(spec, "name", None) != key:
+                found.append(f"sys.modules[{key}]")
+            elif self._in_tree(module):
+                self._watch(module, private=True)  # imported by a test: watched from now on
+        self._take_modules()
+        return found
+
+
+_second = operator.itemgetter(1)
+_third = operator.itemgetter(3)
+_fifth = operator.itemgetter(4)
+_call = operator.call
+
+
+def _environ_data() -> dict[Any, Any]:
+    """Return the environment's own mapping (``os.environ._data``: bytes on POSIX), which
+    compares in C; a copy of ``os.environ`` where it has none."""
+    data = getattr(os.environ, "_data", None)
+    return data if isinstance(data, dict) else dict(os.environ)
+
+
+def _text(key: object) -> str:
+    """Return an environment key as text."""
+    return os.fsdecode(key) if isinstance(key, bytes) else str(key)
+
+
+def _cwd(_getcwd: Callable[[], str] = os.getcwd) -> str:
+    """Return the working directory, or ``""`` when it no longer exists."""
+    try:
+        return _getcwd()
+    except OSError:
+        return ""
+
+
+def preload(root: str, files: Iterable[str]) -> int:
+    """Import the modules of the tree ``root`` at ``files`` (repository-relative), each
+    named from the longest ``sys.path`` entry that holds it; a module that does not import
+    is left alone. What a narrowed slice's process lacks beside the full suite's, where the
+    whole collection imported them: code that rebinds another module only when that module
+    is loaded (``vars(sys.modules.get(...))``) then does so where the watch sees it.
+    Returns how many imported."""
+    import importlib
+
+    entries = sorted(
+        {os.path.abspath(p) for p in sys.path if isinstance(p, str) and p},  # noqa: PTH100
+        key=len,
+        reverse=True,
+    )
+    done = 0
+    for rel in files:
+        full = os.path.abspath(os.path.join(root, rel))  # noqa: PTH100, PTH118
+        holder = next((e for e in entries if full.startswith(e + os.sep)), None)
+        if holder is None or not full.endswith(".py"):
+            continue
+        parts = os.path.relpath(full[:-3], holder).split(os.sep)  # noqa: PTH206
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if not parts or not all(p.isidentifier() for p in parts):
+            continue
+        try:
+            importlib.import_module(".".join(parts))
+            done += 1
+        except BaseException:  # noqa: BLE001, S112 - the full run would hit it at collection
+            continue
+    return done
+
+
+def phrases(items: Iterable[str], limit: int = 50) -> list[str]:
+    """Return at most ``limit`` of ``items``, each at most 200 characters (for a record)."""
+    return [str(i)[:200] for i in list(items)[:limit]]
