@@ -33,6 +33,7 @@ import os
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -388,6 +389,10 @@ class Result:
     cold: Gate
     warm: Gate
     copied_notes: list[str] = field(default_factory=list)
+    # --against REV: the same commit gated by that patchlane, in the same run (alternating
+    # which goes first), so that the walls compare under the same load.
+    against_cold: Gate | None = None
+    against_warm: Gate | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -397,15 +402,25 @@ class Result:
 class HonestTrial:
     """One project: its repository, its commits, its trial repository, its gates."""
 
-    def __init__(self, spec: Spec, args: argparse.Namespace, pl_src: Path, work: Path) -> None:
+    def __init__(
+        self,
+        spec: Spec,
+        args: argparse.Namespace,
+        pl_src: Path,
+        work: Path,
+        against: Path | None = None,
+    ) -> None:
         self.spec = spec
         self.args = args
         self.cache: Path = args.cache
         self.pl_src = pl_src
+        self.against = against  # --against: that patchlane's source tree
         self.root = work / spec.project.name
         self.repo = self.root / "repo"
         self.env = bench_env(work)
+        self.env_against = bench_env(work / "against")
         self.python = Path()
+        self.python_against = Path()
         self.pairs: list[tuple[str, str]] = []
         self.commits: dict[str, str] = {}
         self.notes: list[str] = []
@@ -421,6 +436,12 @@ class HonestTrial:
         self.pairs = pick_commits(self.spec, git_dir, count)
         self.log(f"{len(self.pairs)} commits: {' '.join(c[:9] for _, c in self.pairs)}")
         self.python = ensure_venv(self.spec, self.cache, self.pl_src)
+        if self.against is not None:
+            # A venv of its own (NAME@against): patchlane is installed editable, one per venv.
+            spec = dataclasses.replace(
+                self.spec, project=dataclasses.replace(self.spec.project, name=f"{name}@against")
+            )
+            self.python_against = ensure_venv(spec, self.cache, self.against)
         trees = {
             rev: export(self.spec, git_dir, rev, self.cache) for pair in self.pairs for rev in pair
         }
@@ -453,9 +474,15 @@ class HonestTrial:
         return commit
 
     def run_all(self) -> list[Result]:
+        """Run every commit; each row is also appended to ``WORK/rows.jsonl`` as it is done,
+        so that a run stopped half-way can still be reported (``--merge WORK/rows.jsonl``)."""
         results = []
         for i, (base, head) in enumerate(self.pairs, 1):
-            results.append(self.run_one(i, base, head))
+            result = self.run_one(i, base, head)
+            results.append(result)
+            row = asdict(result) | {"ratio": result.ratio}
+            with (self.root.parent / "rows.jsonl").open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(row) + "\n")
         return results
 
     def run_one(self, i: int, base: str, head: str) -> Result:
@@ -474,20 +501,31 @@ class HonestTrial:
             f"in {suite.seconds:.1f} s"
         )
         evidence = self.root / "evidence" / patch.name
-        cold = run_gate(
-            self.python, self.repo, patch, evidence / "cold", self.env, self.args.gate_timeout
-        )
-        warm = run_gate(
-            self.python, self.repo, patch, evidence / "warm", self.env, self.args.gate_timeout
-        )
-        self.log(
-            f"{i}/{len(self.pairs)} cold {cold.verdict} {cold.seconds:.1f} s, warm "
-            f"{warm.verdict} {warm.seconds:.1f} s ({warm.dependency_map or 'no map'})"
-        )
+        gates: dict[str, tuple[Gate, Gate]] = {}
+        order = ["under trial", "against"] if self.against is not None else ["under trial"]
+        for who in order if i % 2 else order[::-1]:
+            python, env = (
+                (self.python, self.env)
+                if who == "under trial"
+                else (self.python_against, self.env_against)
+            )
+            where = evidence / ("against" if who == "against" else "")
+            timeout = self.args.gate_timeout
+            cold = run_gate(python, self.repo, patch, where / "cold", env, timeout)
+            warm = run_gate(python, self.repo, patch, where / "warm", env, timeout)
+            gates[who] = (cold, warm)
+            self.log(
+                f"{i}/{len(self.pairs)} {who}: cold {cold.verdict} {cold.seconds:.1f} s, warm "
+                f"{warm.verdict} {warm.seconds:.1f} s ({warm.dependency_map or 'no map'})"
+            )
+        cold, warm = gates["under trial"]
         copied = sorted({n for g in (cold, warm) for n in g.notes if re.search(COPIED_PATTERN, n)})
-        return Result(
+        result = Result(
             self.spec.project.name, i, base, head, subject, files, suite, cold, warm, copied
         )
+        if "against" in gates:
+            result.against_cold, result.against_warm = gates["against"]
+        return result
 
 
 # --------------------------------------------------------------------------------------------
@@ -659,6 +697,14 @@ def compare(new: dict[str, Any], old: dict[str, Any]) -> list[str]:
             f"- {r['project']} {r['commit'][:9]}: {b['warm']['verdict']} -> "
             f"{r['warm']['verdict']}: {'; '.join(r['warm']['reasons'] or r['cold']['reasons'])}"
         )
+    again = [(b, r) for b, r in same if held(b) and held(r)]
+    out.append(f"held back before and now: {len(again)}; the reasons that are new:")
+    for b, r in again:
+        old_reasons = set(b["warm"]["reasons"] + b["cold"]["reasons"])
+        fresh = [x for x in dict.fromkeys(r["warm"]["reasons"] + r["cold"]["reasons"])]
+        fresh = [x for x in fresh if x not in old_reasons]
+        verdicts = f"{b['warm']['verdict']} -> {r['warm']['verdict']}"
+        out.append(f"- {r['project']} {r['commit'][:9]}: {verdicts}: {'; '.join(fresh) or '-'}")
     freed = [(b, r) for b, r in same if held(b) and not held(r)]
     out.append(f"accepted now, held back before: {len(freed)}")
     for b, r in freed:
@@ -684,6 +730,13 @@ def compare(new: dict[str, Any], old: dict[str, Any]) -> list[str]:
         f"the same, each divided by its own run's plain suite wall (load-normalised): "
         f"{_median(norm)}"
     )
+    steps = list(dict.fromkeys(k for _, r in same for k in r["warm"]["timings"]))
+    steps += [k for b, _ in same for k in b["warm"]["timings"] if k not in steps]
+    out.append("warm gate steps (verdict.json timings), median seconds before -> now:")
+    for step in dict.fromkeys(steps):
+        was = _median([b["warm"]["timings"].get(step, 0.0) for b, _ in same])
+        now = _median([r["warm"]["timings"].get(step, 0.0) for _, r in same])
+        out.append(f"- {step}: {was} -> {now}")
     out.append(
         f"sum of warm gate walls now / before: "
         f"{round(sum(r['warm']['seconds'] for _, r in same) / max(sum(b['warm']['seconds'] for b, _ in same), 1e-9), 2)}"
@@ -770,6 +823,26 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="OLD.json",
         help="a previous --json: show old verdicts and walls beside the new",
     )
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        help="also gate every commit with this commit of the checkout (its own venvs, "
+        "NAME@against), alternating which goes first, and compare the two in the report",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run the projects in N lanes at the same time, each a child process (default 1)",
+    )
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        nargs="+",
+        metavar="RUN.json",
+        help="run nothing: report on these runs' --json files together",
+    )
     args = parser.parse_args(argv)
     args.git_dirs = {}
     for item in args.git:
@@ -783,46 +856,157 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def run_projects(
+    args: argparse.Namespace, names: Sequence[str], work: Path
+) -> tuple[list[dict[str, Any]], dict[str, list[str]], str]:
+    """Run ``names`` one after another in this process; return the rows, notes and label."""
+    pl_src, pl_label = trial.patchlane_source(args.patchlane_rev, args.patchlane_src, args.cache)
+    trial.say(f"patchlane under trial: {pl_label}")
+    against = None
+    if args.against is not None:
+        against, against_label = trial.patchlane_source(
+            args.against, args.patchlane_src, args.cache
+        )
+        trial.say(f"patchlane against: {against_label}")
+    results: list[Result] = []
+    notes: dict[str, list[str]] = {}
+    for name in names:
+        t = HonestTrial(SPECS[name], args, pl_src, work, against)
+        t0 = time.monotonic()
+        try:
+            t.build()
+            results += t.run_all()
+        except trial.TrialError as e:
+            t.log(f"ERROR: {e}")
+            t.notes.append(f"trial error: {e}")
+        t.notes.insert(0, f"{time.monotonic() - t0:.0f} s for the project")
+        notes[name] = t.notes
+    return [asdict(r) | {"ratio": r.ratio} for r in results], notes, pl_label
+
+
+def lanes(names: Sequence[str], jobs: int) -> list[list[str]]:
+    """``names`` cut into at most ``jobs`` contiguous lanes of near-equal length (tomli and
+    attrs in one, boltons and sqlparse in the other, for the default four and ``--jobs 2``)."""
+    jobs = max(1, min(jobs, len(names)))
+    size, extra = divmod(len(names), jobs)
+    out, start = [], 0
+    for k in range(jobs):
+        end = start + size + (1 if k < extra else 0)
+        out.append(list(names[start:end]))
+        start = end
+    return out
+
+
+def run_lanes(
+    args: argparse.Namespace, names: Sequence[str], work: Path
+) -> tuple[list[dict[str, Any]], dict[str, list[str]], str]:
+    """Run the lanes of ``--jobs`` as child processes of this script at the same time, each
+    with its own work directory and JSON; return their rows and notes merged."""
+    _, pl_label = trial.patchlane_source(args.patchlane_rev, args.patchlane_src, args.cache)
+    passed: list[str] = ["--cache", os.fspath(args.cache), "--map-style", args.map_style]
+    passed += ["--suite-timeout", str(args.suite_timeout), "--gate-timeout", str(args.gate_timeout)]
+    if args.commits:
+        passed += ["--commits", str(args.commits)]
+    for name, path in args.git_dirs.items():
+        passed += ["--git", f"{name}={path}"]
+    if args.patchlane_src is not None:
+        passed += ["--patchlane-src", os.fspath(args.patchlane_src)]
+    if args.patchlane_rev is not None:
+        passed += ["--patchlane-rev", args.patchlane_rev]
+    if args.against is not None:
+        passed += ["--against", args.against]
+        trial.patchlane_source(args.against, args.patchlane_src, args.cache)  # exported once
+    procs = []
+    for k, lane in enumerate(lanes(names, args.jobs), 1):
+        argv = [sys.executable, os.fspath(Path(__file__).resolve()), *passed]
+        argv += [x for name in lane for x in ("--project", name)]
+        argv += [
+            "--work",
+            os.fspath(work / f"lane{k}"),
+            "--json",
+            os.fspath(work / f"lane{k}.json"),
+        ]
+        trial.say(f"lane {k}: {' '.join(lane)}")
+        procs.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL))
+    payloads = []
+    for k, proc in enumerate(procs, 1):
+        code = proc.wait()
+        path = work / f"lane{k}.json"
+        if code not in (0, 1) or not path.is_file():
+            raise trial.TrialError(f"lane {k} exited {code} without its results ({path})")
+        payloads.append(json.loads(path.read_text(encoding="utf-8")))
+    rows, notes = merged(payloads)
+    return rows, notes, pl_label
+
+
+def load_run(path: Path) -> dict[str, Any]:
+    """A run's ``--json`` file, or the ``rows.jsonl`` of its work directory (a partial run)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix != ".jsonl":
+        return dict(json.loads(text))
+    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    meta = {"patchlane": f"partial run {path}", "command": f"(rows of {path})", "seconds": 0}
+    return {"meta": meta, "results": rows, "notes": {}}
+
+
+def against_run(rows: Sequence[dict[str, Any]], label: str) -> dict[str, Any]:
+    """The ``--against`` gates of ``rows`` as a run of their own, to compare with."""
+    results = [
+        r | {"cold": r["against_cold"], "warm": r["against_warm"]}
+        for r in rows
+        if r.get("against_warm") and r.get("against_cold")
+    ]
+    return {"meta": {"patchlane": f"{label} (same run)"}, "results": results}
+
+
+def merged(payloads: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """The rows and notes of several runs' JSON, one after another."""
+    rows = [r for p in payloads for r in p["results"]]
+    notes = {n: ls for p in payloads for n, ls in p.get("notes", {}).items()}
+    return rows, notes
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.monotonic()
     names = args.project or [n for n, s in SPECS.items() if s.default]
     args.cache.mkdir(parents=True, exist_ok=True)
-    work = (args.work or Path(tempfile.mkdtemp(prefix="patchlane-honest-"))).resolve()
-    work.mkdir(parents=True, exist_ok=True)
-    pl_src, pl_label = trial.patchlane_source(args.patchlane_rev, args.patchlane_src, args.cache)
-    trial.say(f"patchlane under trial: {pl_label}")
-    results: list[Result] = []
-    notes: dict[str, list[str]] = {}
-    try:
-        for name in names:
-            t = HonestTrial(SPECS[name], args, pl_src, work)
-            t0 = time.monotonic()
-            try:
-                t.build()
-                results += t.run_all()
-            except trial.TrialError as e:
-                t.log(f"ERROR: {e}")
-                t.notes.append(f"trial error: {e}")
-            t.notes.insert(0, f"{time.monotonic() - t0:.0f} s for the project")
-            notes[name] = t.notes
-    finally:
-        if args.work is None:
-            shutil.rmtree(work, ignore_errors=True)
-    rows = [asdict(r) | {"ratio": r.ratio} for r in results]
+    if args.merge:
+        payloads = [load_run(p) for p in args.merge]
+        rows, notes = merged(payloads)
+        names = list(dict.fromkeys(r["project"] for r in rows))
+        labels = dict.fromkeys(p["meta"]["patchlane"] for p in payloads)
+        pl_label = "; ".join(labels)
+        seconds = max(p["meta"]["seconds"] for p in payloads)
+        command = " && ".join(p["meta"]["command"] for p in payloads)
+    else:
+        work = (args.work or Path(tempfile.mkdtemp(prefix="patchlane-honest-"))).resolve()
+        work.mkdir(parents=True, exist_ok=True)
+        try:
+            if args.jobs > 1 and len(names) > 1:
+                rows, notes, pl_label = run_lanes(args, names, work)
+            else:
+                rows, notes, pl_label = run_projects(args, names, work)
+        finally:
+            if args.work is None:
+                shutil.rmtree(work, ignore_errors=True)
+        seconds = round(time.monotonic() - started, 1)
+        command = " ".join(
+            ["python", "bench/honest_history.py", *(argv if argv is not None else sys.argv[1:])]
+        )
     meta = {
         "patchlane": pl_label,
-        "command": " ".join(
-            ["python", "bench/honest_history.py", *(argv if argv is not None else sys.argv[1:])]
-        ),
+        "command": command,
         "map_style": args.map_style,
         "cache": os.fspath(args.cache),
-        "seconds": round(time.monotonic() - started, 1),
+        "seconds": seconds,
         "load_at_end": [round(x, 2) for x in os.getloadavg()],
     }
     totals = summary(rows, names)
     payload = {"meta": meta, "summary": totals, "notes": notes, "results": rows}
     old = json.loads(args.compare.read_text(encoding="utf-8")) if args.compare else None
+    if old is None and any(r.get("against_warm") for r in rows):
+        old = against_run(rows, args.against or "--against")
     report = render(payload, old)
     report += "\n\n" + "\n".join(f"note [{n}]: {line}" for n, ls in notes.items() for line in ls)
     report += f"\n\npatchlane under trial: {pl_label}; {meta['seconds']:.0f} s in all\n"
