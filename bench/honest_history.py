@@ -1005,9 +1005,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     totals = summary(rows, names)
     payload = {"meta": meta, "summary": totals, "notes": notes, "results": rows}
     old = json.loads(args.compare.read_text(encoding="utf-8")) if args.compare else None
-    if old is None and any(r.get("against_warm") for r in rows):
-        old = against_run(rows, args.against or "--against")
-    report = render(payload, old)
+    same_run = None
+    if any(r.get("against_warm") for r in rows):
+        same_run = against_run(rows, args.against or "--against")
+    report = render(payload, old or same_run)
+    if old is not None and same_run is not None:
+        report += "\n\n" + "\n".join(compare(payload, same_run))
     report += "\n\n" + "\n".join(f"note [{n}]: {line}" for n, ls in notes.items() for line in ls)
     report += f"\n\npatchlane under trial: {pl_label}; {meta['seconds']:.0f} s in all\n"
     print(report)
@@ -1016,10 +1019,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.md:
         args.md.write_text(f"# Honest history: `{meta['command']}`\n\n{report}", encoding="utf-8")
     red_accepted = totals[-1]["red_accepted"] if totals else 0
-    newly = old is not None and any(
+    newly = any(
         held(r) and not held(b)
+        for o in (old, same_run)
+        if o is not None
         for r in rows
-        for b in old.get("results", [])
+        for b in o.get("results", [])
         if (b["project"], b["commit"]) == (r["project"], r["commit"])
     )
     return 1 if red_accepted or newly else 0
