@@ -47,6 +47,14 @@ sys.path.insert(0, str(HERE))
 import trial  # noqa: E402  (bench/trial.py, next to this file)
 
 MIRRORS = Path("/work/.mirror")
+# The replay report's entries for issue 29's checks, kept in the results when present.
+CHECK_KEYS = (
+    "copied_values",
+    "vacuity_counts",
+    "vacuity_events",
+    "cannot_fail",
+    "order_dependent",
+)
 # A reason or note that reports values the patch copied from the tests (issue 29's scan).
 COPIED_PATTERN = r"(?i)(cop(y|ied)\w*\W+(\w+\W+){0,3}values?|values?\W+(\w+\W+){0,3}cop(y|ied))"
 
@@ -296,6 +304,8 @@ class Gate:
     timings: dict[str, float]
     load1: float
     notes: list[str]  # every reason and note of the evidence, for the copied-values count
+    # What the replay report says of the new checks (issue 29), where it has the keys.
+    checks: dict[str, Any] = field(default_factory=dict)
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -346,6 +356,7 @@ def run_gate(
         timings=timings,
         load1=round(loaded, 2),
         notes=notes,
+        checks={k: replay[k] for k in CHECK_KEYS if replay.get(k) not in (None, [], {}, "")},
     )
 
 
@@ -520,6 +531,7 @@ class HonestTrial:
             )
         cold, warm = gates["under trial"]
         copied = sorted({n for g in (cold, warm) for n in g.notes if re.search(COPIED_PATTERN, n)})
+        copied += [f"copied_values: {v}" for v in warm.checks.get("copied_values", [])]
         result = Result(
             self.spec.project.name, i, base, head, subject, files, suite, cold, warm, copied
         )
@@ -571,7 +583,10 @@ def summary(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> list[dict[s
                     and "accept_for_review" in (r["cold"]["verdict"], r["warm"]["verdict"])
                     for r in sub
                 ),
-                "copied_notes": sum(len(r["copied_notes"]) for r in sub),
+                "copied_notes": sum(bool(r["copied_notes"]) for r in sub),
+                "copied_values": sum(
+                    len(r["warm"].get("checks", {}).get("copied_values", [])) for r in sub
+                ),
                 "median_warm_s": _median([r["warm"]["seconds"] for r in sub]),
                 "median_suite_s": _median([r["suite"]["seconds"] for r in sub]),
                 "median_warm_over_suite": _median([r["ratio"] for r in sub]),
@@ -648,6 +663,7 @@ def render(payload: dict[str, Any], old: dict[str, Any] | None) -> str:
         "cold_warm_differ",
         "red_accepted",
         "copied_notes",
+        "copied_values",
         "median_suite_s",
         "median_warm_s",
         "median_warm_over_suite",
@@ -680,6 +696,24 @@ def render(payload: dict[str, Any], old: dict[str, Any] | None) -> str:
     text.append(f"copied-values notes: {len(copied)}")
     for r, n in copied:
         text.append(f"- {r['project']} {r['commit'][:9]}: {trial._cut(n, 300)}")
+    # Whether the new checks ran at all: a check that never ran proves nothing.
+    counted = [r["warm"].get("checks", {}).get("vacuity_counts") or {} for r in rows]
+    totals: dict[str, float] = {}
+    for counts in counted:
+        for key, value in counts.items():
+            if isinstance(value, (int, float)):
+                totals[key] = totals.get(key, 0) + value
+    text.append("")
+    text.append(
+        f"warm gates whose replay report has vacuity_counts: {sum(bool(c) for c in counted)} "
+        f"of {len(rows)}; summed: {json.dumps(totals) if totals else '-'}"
+    )
+    for key in ("cannot_fail", "order_dependent", "vacuity_events"):
+        hits = [r for r in rows if r["warm"].get("checks", {}).get(key)]
+        text.append(f"warm gates with {key}: {len(hits)}")
+        for r in hits:
+            shown = trial._cut(json.dumps(r["warm"]["checks"][key]), 300)
+            text.append(f"- {r['project']} {r['commit'][:9]}: {shown}")
     if old is not None:
         text += ["", *compare(payload, old)]
     return "\n".join(text)
