@@ -68,6 +68,7 @@ class Spec:
     tip: str  # the newest commit considered: the selection is the same on every rerun
     commits: int  # default number of commits
     default: bool = True
+    weight: float = 1.0  # a commit's rough cost, for sharing projects between --jobs lanes
 
 
 def _project(name: str, packages: tuple[str, ...], **kw: Any) -> trial.Project:
@@ -109,6 +110,7 @@ SPECS: dict[str, Spec] = {
         "python-attrs/attrs",
         "c1dc5dcb",
         8,
+        weight=12.0,
     ),
     "boltons": Spec(
         _project(
@@ -121,6 +123,7 @@ SPECS: dict[str, Spec] = {
         "mahmoud/boltons",
         "967864f",
         10,
+        weight=2.0,
     ),
     "sqlparse": Spec(
         _project(
@@ -133,6 +136,7 @@ SPECS: dict[str, Spec] = {
         "andialbrecht/sqlparse",
         "60cdc64",
         10,
+        weight=2.5,
     ),
     "rich": Spec(
         _project(
@@ -145,6 +149,7 @@ SPECS: dict[str, Spec] = {
         "Textualize/rich",
         "42899d8a",
         6,
+        weight=4.0,
         default=False,
     ),
 }
@@ -443,8 +448,14 @@ class HonestTrial:
         name = self.spec.project.name
         git_dir = repo_copy(self.spec, self.cache, self.args.git_dirs.get(name))
         self.git_dir = git_dir
-        count = self.args.commits or self.spec.commits
-        self.pairs = pick_commits(self.spec, git_dir, count)
+        if self.args.from_run is not None:
+            # Exactly the commits of an earlier run (the baseline), so the two compare.
+            rows = load_run(self.args.from_run)["results"]
+            mine = sorted((r for r in rows if r["project"] == name), key=lambda r: r["index"])
+            self.pairs = [(r["base"], r["commit"]) for r in mine]
+        else:
+            count = self.args.commits or self.spec.commits
+            self.pairs = pick_commits(self.spec, git_dir, count)
         self.log(f"{len(self.pairs)} commits: {' '.join(c[:9] for _, c in self.pairs)}")
         self.python = ensure_venv(self.spec, self.cache, self.pl_src)
         if self.against is not None:
@@ -864,6 +875,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "NAME@against), alternating which goes first, and compare the two in the report",
     )
     parser.add_argument(
+        "--from-run",
+        type=Path,
+        metavar="RUN.json",
+        help="gate exactly the commits of that run's --json (or rows.jsonl) instead of the "
+        "newest ones: a rerun compares on the same commits",
+    )
+    parser.add_argument(
         "--jobs",
         type=int,
         default=1,
@@ -919,16 +937,17 @@ def run_projects(
 
 
 def lanes(names: Sequence[str], jobs: int) -> list[list[str]]:
-    """``names`` cut into at most ``jobs`` contiguous lanes of near-equal length (tomli and
-    attrs in one, boltons and sqlparse in the other, for the default four and ``--jobs 2``)."""
+    """``names`` shared between at most ``jobs`` lanes, the costliest project first into the
+    lane with the least work so far (a project's cost: its commits x its ``weight``)."""
     jobs = max(1, min(jobs, len(names)))
-    size, extra = divmod(len(names), jobs)
-    out, start = [], 0
-    for k in range(jobs):
-        end = start + size + (1 if k < extra else 0)
-        out.append(list(names[start:end]))
-        start = end
-    return out
+    out: list[list[str]] = [[] for _ in range(jobs)]
+    load = [0.0] * jobs
+    cost = {n: SPECS[n].commits * SPECS[n].weight for n in names}
+    for name in sorted(names, key=lambda n: -cost[n]):
+        k = load.index(min(load))
+        out[k].append(name)
+        load[k] += cost[name]
+    return [lane for lane in out if lane]
 
 
 def run_lanes(
@@ -941,6 +960,8 @@ def run_lanes(
     passed += ["--suite-timeout", str(args.suite_timeout), "--gate-timeout", str(args.gate_timeout)]
     if args.commits:
         passed += ["--commits", str(args.commits)]
+    if args.from_run is not None:
+        passed += ["--from-run", os.fspath(args.from_run.resolve())]
     for name, path in args.git_dirs.items():
         passed += ["--git", f"{name}={path}"]
     if args.patchlane_src is not None:
