@@ -86,7 +86,10 @@ class _NoRerun:
 
     def pytest_addoption(self, parser: pytest.Parser) -> None:
         group = parser.getgroup("patchlane-no-rerun", "rerun options (ignored by patchlane replay)")
+        taken = _defined_options(parser)
         for option, takes_value in _RERUN_OPTIONS:
+            if option in taken:
+                continue  # a rerun plugin loaded before it was blocked keeps its definition
             try:
                 if takes_value:
                     group.addoption(option, action="append", default=[], dest=f"_pl_{option}")
@@ -99,6 +102,18 @@ class _NoRerun:
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.addinivalue_line("markers", "flaky: rerun marker (ignored by patchlane replay)")
+
+
+def _defined_options(parser: pytest.Parser) -> set[str]:
+    """The option strings already added to ``parser`` by any plugin. pytest 8 builds its
+    argparse parser only when it parses, so a second definition of an option fails there,
+    not where it is added: the names are looked up first."""
+    names: set[str] = set()
+    groups = [*getattr(parser, "_groups", ()), getattr(parser, "_anonymous", None)]
+    for group in groups:
+        for option in getattr(group, "options", ()) or ():
+            names.update(option.names())
+    return names
 
 
 class _HypothesisAsInPytest:
