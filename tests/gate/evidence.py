@@ -31,3 +31,16 @@ def reasons(out: Path) -> list[str]:
 def verdict(out: Path) -> str:
     """``verdict.json``'s verdict."""
     return str(load(out, "verdict.json")["verdict"])
+
+
+def calc_project(repo: GitRepo, calc: str, test_calc: str) -> GitRepo:
+    """The sample billing project with ``src/billing/calc.py`` (``calc``) and its test
+    ``tests/test_calc.py`` (``test_calc``) committed on ``main``; returns ``repo``."""
+    from tests.sample import make_billing_repo
+
+    make_billing_repo(repo)
+    repo.write("pytest.ini", "[pytest]\npythonpath = src\n")
+    repo.write("src/billing/calc.py", calc)
+    repo.write("tests/test_calc.py", test_calc)
+    repo.commit("calc and its test")
+    return repo

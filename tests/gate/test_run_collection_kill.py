@@ -16,22 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.gate.evidence import gate, reasons, verdict
+from tests.gate.evidence import calc_project, gate, reasons, verdict
 from tests.gate.test_run_as_the_project import TEST_CALC, patch
 from tests.gitrepo import GitRepo
-from tests.sample import CALC, make_billing_repo
+from tests.sample import CALC
 
 pytestmark = pytest.mark.slow  # the gate end to end, with a real local replay
 
 
 @pytest.fixture
 def project(repo: GitRepo) -> GitRepo:
-    make_billing_repo(repo)
-    repo.write("pytest.ini", "[pytest]\npythonpath = src\n")
-    repo.write("src/billing/calc.py", CALC)
-    repo.write("tests/test_calc.py", TEST_CALC)
-    repo.commit("calc and its test")
-    return repo
+    return calc_project(repo, CALC, TEST_CALC)
 
 
 def plain_run(repo: GitRepo) -> str:

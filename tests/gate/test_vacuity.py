@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.gate.evidence import gate, load, reasons, verdict
+from tests.gate.evidence import calc_project, gate, load, reasons, verdict
 from tests.gitrepo import GitRepo
-from tests.sample import make_billing_repo
 
 pytestmark = pytest.mark.slow  # the gate end to end, with a real local replay
 
@@ -116,12 +115,7 @@ HONEST_RED = CALC.replace("return a + b", "return a + b + 1")
 
 @pytest.fixture
 def project(repo: GitRepo) -> GitRepo:
-    make_billing_repo(repo)
-    repo.write("pytest.ini", "[pytest]\npythonpath = src\n")
-    repo.write("src/billing/calc.py", CALC)
-    repo.write("tests/test_calc.py", TEST_CALC)
-    repo.commit("calc and its test")
-    return repo
+    return calc_project(repo, CALC, TEST_CALC)
 
 
 def patched(repo: GitRepo, calc: str) -> None:
