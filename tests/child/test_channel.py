@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from patchlane.child.channel import failure_line
@@ -32,3 +37,38 @@ def test_a_failure_line_is_the_crash_message_and_where(
     crash: str | None, text: str, line: str
 ) -> None:
     assert failure_line(crash, text) == line
+
+
+ERASE = """\
+from patchlane.child.channel import erase_startup_entry
+erased = erase_startup_entry(b"PYTHONHASHSEED")
+block = open("/proc/self/environ", "rb").read()
+print(erased, b"PYTHONHASHSEED" in block, block.endswith(b"\\0" * 3))
+"""
+
+
+@pytest.mark.parametrize(
+    ("order", "said"),
+    [
+        # Last in the start-up block: blanked, NUL bytes where it was.
+        (("PATH", "PYTHONPATH", "PYTHONHASHSEED"), "True False True"),
+        # Not last: the C library still points at what follows, so nothing moves.
+        (("PYTHONHASHSEED", "PATH", "PYTHONPATH"), "False True False"),
+    ],
+)
+def test_the_drawn_seed_is_blanked_from_the_start_up_block_only_when_last(
+    order: tuple[str, ...], said: str
+) -> None:
+    values = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": os.fspath(Path(__file__).resolve().parents[2] / "src"),
+        "PYTHONHASHSEED": "4242",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", ERASE],
+        env={name: values[name] for name in order},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert proc.stdout.split() == said.split()

@@ -116,6 +116,40 @@ def hide_drawn_seed() -> None:
     (collection and run) call it before pytest starts."""
     os.environ.pop("PYTHONHASHSEED", None)
     os.environ.pop("PATCHLANE_SEED", None)
+    erase_startup_entry(b"PYTHONHASHSEED")
+
+
+def erase_startup_entry(name: bytes) -> bool:
+    """Blank ``name``'s entry in this process's start-up environment block, which
+    ``/proc/self/environ`` shows whatever ``os.environ`` holds now, when it is the block's
+    last entry (the parent puts the drawn seed last: ``run.plain_env``); return whether it
+    did. Only the last entry: the C library's ``environ`` still points at every other
+    string of the block, so nothing before it may move. What remains is NUL bytes where the
+    entry was (a declared difference of the fingerprint). Never raises."""
+    try:
+        with open("/proc/self/stat", "rb") as f:  # noqa: PTH123 - stdlib only, child side
+            stat = f.read()
+        # proc(5): env_start and env_end are fields 50 and 51, counted from 1; after the
+        # command name (field 2, in parentheses, which may hold spaces) comes field 3.
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        start, end = int(fields[47]), int(fields[48])
+        with open("/proc/self/environ", "rb") as f:  # noqa: PTH123
+            block = f.read()
+    except (OSError, ValueError, IndexError):
+        return False
+    entries = block.split(b"\0")
+    if len(block) != end - start or len(entries) < 2 or entries[-1]:
+        return False
+    last = entries[-2]
+    if not last.startswith(name + b"="):
+        return False
+    try:
+        with open("/proc/self/mem", "r+b", buffering=0) as mem:  # noqa: PTH123
+            mem.seek(end - len(last) - 1)
+            mem.write(b"\0" * len(last))
+    except OSError:
+        return False
+    return True
 
 
 def collect_error(nodeid: str, text: str) -> dict[str, object]:

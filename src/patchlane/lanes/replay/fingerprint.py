@@ -47,9 +47,9 @@ CREDENTIALS = (
 DECLARED: Mapping[str, str] = {
     "process.*": "own pid namespace: a test must not see, signal or read the environment of "
     "the user's other processes, so it sees its own process tree (pid, parent, pid 1, the count)",
-    "proc_environ.PYTHONHASHSEED": "the drawn hash seed is in force from the interpreter's "
-    "start (replay run --hash-seed reproduces it); it is gone from os.environ and from what "
-    "subprocesses inherit, but /proc/self/environ keeps the start-up block",
+    "proc_environ_padding": "the drawn hash seed is in force from the interpreter's start "
+    "(replay run --hash-seed reproduces it); its entry, last in the start-up block, is blanked "
+    "at the plugin's import, which leaves NUL bytes at the end of /proc/self/environ",
     "fds.pipes": "patchlane's outcome pipe (and, while the gate's run collects, its answer pipe)",
     "status.*": "the kernel sandbox itself: a user namespace without capabilities, "
     "no-new-privileges, its id maps and mounts",
@@ -68,6 +68,8 @@ def observe() -> dict[str, Any]:
         seen[f"env.{name}"] = _shape(value, cwd)
     for name, value in _proc_environ().items():
         seen[f"proc_environ.{name}"] = _shape(value, cwd)
+    raw = _read("/proc/self/environ")
+    seen["proc_environ_padding"] = len(raw) - len(raw.rstrip("\0")) - 1 if raw else 0
     seen["argv"] = [_shape(a, cwd) for a in sys.argv]
     seen["cmdline"] = [_shape(a, cwd) for a in _read("/proc/self/cmdline").split("\0") if a]
     for field in (f for f in dir(sys.flags) if not f.startswith("_")):

@@ -175,6 +175,11 @@ def plain_env(hash_seed: int) -> dict[str, str]:
         for k, v in os.environ.items()
         if k not in _DROPPED_ENV and not k.startswith(_DROPPED_PREFIXES)
     }
+    # Last, after ``PWD`` (which bwrap sets in place when it changes directory): the test
+    # process blanks the last entry of its start-up block (``channel.erase_startup_entry``),
+    # so ``/proc/self/environ`` does not name the drawn seed either.
+    env.setdefault("PWD", os.fspath(Path.cwd()))
+    env.pop("PYTHONHASHSEED", None)
     env["PYTHONHASHSEED"] = str(hash_seed)
     return env
 
