@@ -29,7 +29,6 @@ every process left in the run's network namespace (``infra.hostprocs``).
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import signal
@@ -160,8 +159,10 @@ def _sweep() -> None:
     while time.monotonic() < end:
         kids = _children(me)
         for kid in kids:
-            with contextlib.suppress(OSError):
+            try:  # noqa: SIM105 - contextlib costs the start-up 4 ms
                 os.kill(kid, signal.SIGKILL)
+            except OSError:
+                pass
         try:
             while os.waitpid(-1, os.WNOHANG)[0] > 0:
                 pass
