@@ -138,3 +138,56 @@ def test_a_test_cannot_read_or_signal_the_processes_outside_its_run(
         in (receipt["passed_nodeids"])
     ), receipt
     assert (code, verdict(out)) == (0, "accept_for_review")
+
+
+DAEMONIC = """\
+import os
+import time
+
+from billing.calc import add
+
+
+def test_add_leaves_a_daemon():
+    child = os.fork()
+    if child == 0:  # out of the run's process group and session, then out of its parent
+        os.setsid()
+        if os.fork() == 0:
+            os.execv("/bin/sleep", ["{marker}", "600"])
+        os._exit(0)
+    os.waitpid(child, 0)
+    assert add(1, 2) == 3
+    {hang}
+"""
+
+
+def running(marker: str) -> list[int]:
+    """The host's processes whose command line starts with ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes() if entry.name.isdigit() else b""
+        except OSError:
+            continue
+        if cmdline.startswith(marker.encode()):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("hang", [False, True])
+def test_a_daemon_a_test_starts_does_not_outlive_the_gate(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hang: bool
+) -> None:
+    marker = f"patchlane-test-daemon-{os.getpid()}-{tmp_path.name}"
+    test = DAEMONIC.format(marker=marker, hang="time.sleep(600)" if hang else "")
+    calc_project(repo, CALC, test)
+    repo.branch("agent")
+    repo.write("src/billing/calc.py", CALC + "\n# a comment\n")
+    repo.commit("the agent's patch")
+    if hang:  # the replay's clock runs out while the test sleeps: its group is killed
+        from patchlane.lanes.replay import lane
+
+        monkeypatch.setattr(lane, "RUN_TIMEOUT_S", 8.0)
+    out = tmp_path / "ev"
+    code = gate(repo, out)
+    assert (code, verdict(out)) == ((3, "undecided") if hang else (0, "accept_for_review"))
+    assert running(marker) == []

@@ -279,3 +279,11 @@ def test_a_run_on_the_host_table_needs_its_pipes(tmp_path: Path) -> None:
     assert "--unshare-all" in argv and "--disable-userns" not in argv
     # Its own /proc, mounted over the root's bind (which would hide it if it came first).
     assert argv.index("--proc") > argv.index("--ro-bind")
+
+
+def test_without_bwrap_nothing_runs_under_the_launcher(tmp_path: Path) -> None:
+    # PATCHLANE_BWRAP=none (or no bwrap): the fallback's layers, no launcher, no pipes.
+    fallback = sandbox.Isolation("none", "test", host_processes=True)
+    plain = Confinement(tmp_path, plain=True)
+    assert not fallback.launches(plain)
+    assert fallback.command(["true"], plain, tmp_path) == ["true"]
