@@ -165,9 +165,10 @@ def run_child(
     to it as they arrive, and it is called on every turn of the watch loop (for progress:
     what it does changes nothing of the run). Returns the ``ChildRun``. Never raises for
     anything the child does; raises ``OSError`` only when the process cannot be started at
-    all, ``ConfinementRefused`` when the sandbox's launcher could not confine a replay's test
-    process (``infra.hostprocs``: it never runs the tests then), and what ``answer`` raises (the child's group killed first). Once ``stop`` is set
-    the child's group is killed as at its deadline (``timed_out``): no longer wanted.
+    all, ``ConfinementRefused`` when the sandbox's launcher could not confine a replay's
+    test process (``infra.hostprocs``: it never runs the tests then), and what ``answer``
+    raises (the child's group killed first). Once ``stop`` is set the child's group is
+    killed as at its deadline (``timed_out``): no longer wanted.
     """
     job, token, cwd, result_limit = launch.job, launch.token, launch.cwd, launch.result_limit
     read_fd, write_fd = os.pipe()

@@ -31,7 +31,8 @@ agents use:
   kept from it, the launcher ``child/launch.py`` keeps instead: a Landlock domain in which
   nothing can signal or ptrace (``/proc/PID/environ``, ``mem``, ``fd``) a process outside the
   run, or reach its abstract sockets; and every process left in the run's network namespace
-  is killed after the run (``infra.hostprocs``; docs/explanation/decisions/0032-host-process-table.md).
+  is killed after the run (``infra.hostprocs``;
+  docs/explanation/decisions/0032-host-process-table.md).
 
 Where ``bwrap`` cannot run (not installed; user namespaces refused, as on Ubuntu 24.04's
 AppArmor default: ``sysctl kernel.apparmor_restrict_unprivileged_userns=0``), children fall
@@ -332,11 +333,11 @@ def bwrap_args(isolation: Isolation, confinement: Confinement, cwd: Path) -> lis
 
 
 def _namespaces(host_processes: bool) -> list[str]:
-    """bwrap's namespace options: every namespace (and ``bwrap_args`` mounts a ``/proc`` of
-    its own); or, on the host's process table, every namespace but the pid namespace, the host's ``/proc``
-    (read-only through the root's bind: even ``/proc/sys`` cannot be written) and no new
-    namespace inside, so that nothing can leave the run's network namespace, by which
-    ``hostprocs.sweep`` finds what is left of the run."""
+    """bwrap's namespace options: every namespace (and ``bwrap_args`` mounts a ``/proc``
+    of its own); or, on the host's process table, every namespace but the pid namespace,
+    the host's ``/proc`` (read-only through the root's bind: even ``/proc/sys`` cannot be
+    written) and no new namespace inside, so that nothing can leave the run's network
+    namespace, by which ``hostprocs.sweep`` finds what is left of the run."""
     if not host_processes:
         return ["--unshare-all"]
     return [
