@@ -8,6 +8,8 @@
   ``tripwire`` (the run child's check of its own outcome machinery) and ``channel`` (the
   outcome stream to the parent); ``recorder`` and ``importstart``: the dependency recorder;
 - ``guard`` and ``reads``: the in-child audit hook, and the log of what a run reads;
+- ``launch``: the launcher a replay's test process starts under when it sees the host's
+  process table (run by path, never imported: a Landlock domain, then the test process);
 - ``namespaces``: the one name (``Namespace``) for a module's or class's namespace, which
   ``integrity`` and ``tripwire`` capture and compare.
 

@@ -143,11 +143,18 @@ def erase_startup_entry(name: bytes) -> bool:
     last = entries[-2]
     if not last.startswith(name + b"="):
         return False
+    # The block lies in this process's own (writable) stack: written in place, not
+    # through ``/proc/self/mem``, which a replay on the host's process table sees on a
+    # read-only ``/proc`` (docs/explanation/decisions/0032-host-process-table.md). Read
+    # back first: only the bytes ``/proc/self/environ`` showed are ever overwritten.
+    import ctypes
+
+    where = end - len(last) - 1
     try:
-        with open("/proc/self/mem", "r+b", buffering=0) as mem:  # noqa: PTH123
-            mem.seek(end - len(last) - 1)
-            mem.write(b"\0" * len(last))
-    except OSError:
+        if ctypes.string_at(where, len(last)) != last:
+            return False
+        ctypes.memset(where, 0, len(last))
+    except (OSError, ValueError):
         return False
     return True
 

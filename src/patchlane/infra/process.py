@@ -27,6 +27,7 @@ from pathlib import Path
 import patchlane
 from patchlane.infra import children, sandbox
 from patchlane.infra.bytecode import prepare_prefix, process_pycache
+from patchlane.infra.hostprocs import ConfinementRefused, Launched
 from patchlane.infra.sandbox import Confinement, Isolation
 
 CHILD_MODULE = "patchlane.child.properties"
@@ -164,36 +165,44 @@ def run_child(
     to it as they arrive, and it is called on every turn of the watch loop (for progress:
     what it does changes nothing of the run). Returns the ``ChildRun``. Never raises for
     anything the child does; raises ``OSError`` only when the process cannot be started at
-    all, and what ``answer`` raises (the child's group killed first). Once ``stop`` is set
-    the child's group is killed as at its deadline (``timed_out``): no longer wanted.
+    all, ``ConfinementRefused`` when the sandbox's launcher could not confine a replay's
+    test process (``infra.hostprocs``: it never runs the tests then), and what ``answer``
+    raises (the child's group killed first). Once ``stop`` is set the child's group is
+    killed as at its deadline (``timed_out``): no longer wanted.
     """
     job, token, cwd, result_limit = launch.job, launch.token, launch.cwd, launch.result_limit
     read_fd, write_fd = os.pipe()
     ask_read, ask_write = os.pipe() if answer is not None else (-1, -1)
     extra = {"answer_fd": ask_read} if answer is not None else {}
     payload = json.dumps({**job, **extra, "result_fd": write_fd, "token": token}).encode("utf-8")
-    argv, env, wrapped = _confined(
-        launch.argv, launch.env, cwd, launch.confinement, launch.isolation
-    )
+    launched = _launched(launch)
+    try:
+        argv, env, wrapped = _confined(
+            launch.argv, launch.env, cwd, launch.confinement, launch.isolation, launched
+        )
+    except BaseException:
+        _close(read_fd, write_fd, ask_read, ask_write)
+        _refused(launched)
+        raise
     start = time.monotonic()
     sock = _JobSocket(payload, launch.timeout_s) if launch.job_socket else None
+    fds = (write_fd,) if answer is None else (write_fd, ask_read)
     try:
         proc = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE if sock is None else sock.child.fileno(),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            pass_fds=(write_fd,) if answer is None else (write_fd, ask_read),
+            pass_fds=fds if launched is None else (*fds, *launched.pass_fds),
             start_new_session=True,
             env=env,
             cwd=cwd,
         )
     except BaseException:
-        os.close(read_fd)
-        if answer is not None:
-            os.close(ask_write)
+        _close(read_fd, ask_write)
         if sock is not None:
             sock.close()
+        _refused(launched)
         raise
     finally:
         os.close(write_fd)
@@ -201,9 +210,12 @@ def run_child(
             os.close(ask_read)
         if sock is not None:
             sock.child.close()
+        if launched is not None:
+            launched.started()
     question = None if answer is None else _Question(token, answer, ask_write)
     watch = _Watch(proc, read_fd, start + launch.timeout_s, result_limit, question, stop)
     watch.listener = None if listen is None else _Listener(token, listen)
+    watch.launched = launched
     try:
         if sock is None:
             watch.feed(payload)
@@ -214,6 +226,12 @@ def run_child(
         watch.close()
         if sock is not None:
             sock.close()
+        refused = _refused(launched)
+    if refused is not None:
+        raise ConfinementRefused(
+            f"the sandbox's launcher could not confine the test process ({refused}); "
+            "the tests did not run"
+        )
     records, done, problems = parse_results(bytes(watch.results), token)
     if watch.overflow:
         problems.insert(0, f"more than {result_limit} bytes on the result channel")
@@ -261,14 +279,43 @@ class _JobSocket:
                 end.close()
 
 
+def _launched(launch: Launch) -> Launched | None:
+    """The launcher's pipes when ``launch``'s child runs under it (``Isolation.launches``:
+    a replay's test process on the host's process table), else ``None``."""
+    if launch.confinement is None:
+        return None
+    layers = launch.isolation if launch.isolation is not None else sandbox.isolation()
+    return Launched.open() if layers.launches(launch.confinement) else None
+
+
+def _close(*fds: int) -> None:
+    """Close each of ``fds`` that is one (``-1``: none)."""
+    for fd in fds:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _refused(launched: Launched | None) -> str | None:
+    """Why the launcher refused to run the tests (``Launched.refused``), or ``None``; its
+    pipes closed."""
+    if launched is None:
+        return None
+    try:
+        return launched.refused()
+    finally:
+        launched.close()
+
+
 def _confined(
     argv: Sequence[str],
     env: dict[str, str],
     cwd: Path,
     confinement: Confinement | None,
     isolation: Isolation | None,
+    launched: Launched | None = None,
 ) -> tuple[Sequence[str], dict[str, str], bool]:
-    """``argv`` and ``env`` as the confined child gets them, and whether bwrap wraps it."""
+    """``argv`` and ``env`` as the confined child gets them, and whether bwrap wraps it
+    (under the launcher, reporting on ``launched``, when that is given)."""
     if confinement is None:
         return argv, env, False
     layers = isolation if isolation is not None else sandbox.isolation()
@@ -288,7 +335,7 @@ def _confined(
         extra = () if shown is None else (shown.at, *(dest for _, dest in shown.over))
         if prefix == process_pycache():
             prepare_prefix(prefix, confinement, cwd, *extra)
-    return layers.command(argv, confinement, cwd), env, layers.sandboxed
+    return layers.command(argv, confinement, cwd, launched), env, layers.sandboxed
 
 
 def _returncode(code: int | None, wrapped: bool) -> int:
@@ -318,6 +365,7 @@ class _Watch:
         self.stop = stop
         self.question = question
         self.listener: _Listener | None = None
+        self.launched: Launched | None = None
         self.deadline = deadline
         self.limit = limit
         self.results = bytearray()
@@ -379,6 +427,10 @@ class _Watch:
     def _kill_group(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
+        if self.launched is not None:
+            # A run on the host's process table: what left the group (a daemon) is still
+            # in the run's network namespace.
+            self.launched.sweep()
 
     def _read_ready(self, timeout: float) -> None:
         if not self.fds:

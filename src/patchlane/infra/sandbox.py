@@ -23,7 +23,16 @@ agents use:
   where the environment installs them (``Presentation``, ``infra.origins``): the code under
   test is the tree under judgement;
 - its own pid, ipc, uts and network namespaces (no network but a loopback), a fresh ``/dev``
-  and ``/proc``, every capability dropped, killed with its parent.
+  and ``/proc``, every capability dropped, killed with its parent;
+- except a replay's test process (``Confinement.plain``), where the kernel has Landlock scopes
+  (ABI 6: ``Isolation.host_processes``): it keeps the host's pid namespace and ``/proc``
+  (read-only, through the root's bind), so that it sees the process table a plain run sees,
+  and no other namespace can be made inside (``--disable-userns``). What the pid namespace
+  kept from it, the launcher ``child/launch.py`` keeps instead: a Landlock domain in which
+  nothing can signal or ptrace (``/proc/PID/environ``, ``mem``, ``fd``) a process outside the
+  run, or reach its abstract sockets; and every process left in the run's network namespace
+  is killed after the run (``infra.hostprocs``;
+  docs/explanation/decisions/0032-host-process-table.md).
 
 Where ``bwrap`` cannot run (not installed; user namespaces refused, as on Ubuntu 24.04's
 AppArmor default: ``sysctl kernel.apparmor_restrict_unprivileged_userns=0``), children fall
@@ -35,6 +44,7 @@ required`` turns a gate without the sandbox into ``undecided``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -45,6 +55,9 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from patchlane.infra import hostprocs
+from patchlane.infra.hostprocs import Launched
 
 BWRAP = "bwrap"
 FALLBACK_NETNS = "netns"
@@ -187,7 +200,9 @@ class Isolation:
 
     ``kind`` is ``bwrap`` (the kernel sandbox), ``netns`` (a network namespace only) or
     ``none`` (the in-child guards alone); ``why`` says why ``bwrap`` did not run (empty when
-    it did)."""
+    it did). ``host_processes``: a replay's test process keeps the host's process table,
+    under the launcher's Landlock domain (the kernel has Landlock scopes and a confined run
+    of the launcher worked here; see the module docstring)."""
 
     kind: str
     why: str
@@ -196,6 +211,7 @@ class Isolation:
     hidden: tuple[Path, ...] = field(default=(), compare=False)
     shown: tuple[Path, ...] = field(default=(), compare=False)
     secrets: tuple[Path, ...] = field(default=(), compare=False)
+    host_processes: bool = False
 
     @property
     def sandboxed(self) -> bool:
@@ -209,11 +225,31 @@ class Isolation:
         layer = "a network namespace and " if self.kind == FALLBACK_NETNS else ""
         return f"no kernel sandbox ({self.why}): {layer}the in-child guards only"
 
-    def command(self, argv: Sequence[str], confinement: Confinement, cwd: Path) -> list[str]:
-        """Return ``argv`` wrapped so that it runs confined, from ``cwd``."""
+    def launches(self, confinement: Confinement) -> bool:
+        """Whether a child with ``confinement`` runs under the launcher, on the host's
+        process table (a replay's test process, where ``host_processes``): its ``command``
+        then needs the ``Launched`` pipes."""
+        return self.sandboxed and self.host_processes and confinement.plain
+
+    def command(
+        self,
+        argv: Sequence[str],
+        confinement: Confinement,
+        cwd: Path,
+        launched: Launched | None = None,
+    ) -> list[str]:
+        """Return ``argv`` wrapped so that it runs confined, from ``cwd``; under the
+        launcher, reporting on ``launched``'s pipes, when ``launches(confinement)`` (and
+        then ``launched`` is required: raises ``ValueError`` without it)."""
         if self.bwrap is None:
             return [*self.netns_prefix, *argv]
-        return [self.bwrap, *bwrap_args(self, confinement, cwd), "--", *argv]
+        if not self.launches(confinement):
+            return [self.bwrap, *bwrap_args(self, confinement, cwd), "--", *argv]
+        if launched is None:
+            raise ValueError("a run on the host's process table needs its launcher's pipes")
+        args = bwrap_args(self, confinement, cwd)
+        inner = hostprocs.launcher_argv(sys.executable, launched.status_fd, list(argv))
+        return [self.bwrap, "--info-fd", str(launched.info_fd), *args, "--", *inner]
 
 
 def network_layers(isolation: Isolation) -> str:
@@ -229,14 +265,16 @@ def bwrap_args(isolation: Isolation, confinement: Confinement, cwd: Path) -> lis
     places, then what is shown again read-only, then the writable places; bwrap makes each
     mount point it needs, so a place below a hidden one is reached again.
     """
+    hosts = isolation.launches(confinement)
     args = [
         "--die-with-parent",
-        "--unshare-all",
+        *_namespaces(hosts),
         "--cap-drop", "ALL",
         "--ro-bind", "/", "/",
         "--dev", "/dev",
-        "--proc", "/proc",
     ]  # fmt: skip
+    if not hosts:
+        args += ["--proc", "/proc"]  # after the root's bind, which would hide it
     present = confinement.presented
     tree = _real(present.tree) if present is not None else None
     at = _real(present.at) if present is not None else None
@@ -273,6 +311,10 @@ def bwrap_args(isolation: Isolation, confinement: Confinement, cwd: Path) -> lis
     # A credential file of the home reads as empty, as a file of its own would (the
     # sandbox's ``/dev/null`` cannot be opened where it is bound).
     args += _emptied(masked, confinement.scratch)
+    # The launcher is this process's own file, whatever is shown at its path (a tree
+    # under judgement that is patchlane's own checkout holds its own copy there).
+    launcher = os.fspath(hostprocs.LAUNCHER)
+    args += ["--ro-bind", launcher, launcher] if hosts else []
     # Last, once every mount point below them exists: a write into a hidden place fails
     # instead of landing in a throwaway directory, so the attempt shows. ``/tmp`` and
     # ``/var/tmp`` stay writable, each an empty tmpfs of this child's own: code that keeps
@@ -288,6 +330,20 @@ def bwrap_args(isolation: Isolation, confinement: Confinement, cwd: Path) -> lis
     where = present.child_path(cwd) if present is not None else _real(cwd)
     args += ["--chdir", os.fspath(where)]
     return args
+
+
+def _namespaces(host_processes: bool) -> list[str]:
+    """bwrap's namespace options: every namespace (and ``bwrap_args`` mounts a ``/proc``
+    of its own); or, on the host's process table, every namespace but the pid namespace,
+    the host's ``/proc`` (read-only through the root's bind: even ``/proc/sys`` cannot be
+    written) and no new namespace inside, so that nothing can leave the run's network
+    namespace, by which ``hostprocs.sweep`` finds what is left of the run."""
+    if not host_processes:
+        return ["--unshare-all"]
+    return [
+        "--unshare-user", "--unshare-ipc", "--unshare-net", "--unshare-uts",
+        "--unshare-cgroup-try", "--disable-userns",
+    ]  # fmt: skip
 
 
 def _plain_home(hidden: list[Path]) -> tuple[list[Path], list[Path]]:
@@ -399,6 +455,9 @@ def isolation() -> Isolation:
             probe = Isolation(BWRAP, "", found, (), hidden, shown, secrets)
             why = _probe(probe)
             if not why:
+                hosts = dataclasses.replace(probe, host_processes=True)
+                if hostprocs.landlock_abi() >= hostprocs.SCOPES_ABI and not _probe(hosts):
+                    return hosts
                 return probe
     prefix = _netns_prefix()
     kind = FALLBACK_NETNS if prefix else FALLBACK_NONE
@@ -406,16 +465,34 @@ def isolation() -> Isolation:
 
 
 def _probe(candidate: Isolation) -> str:
-    """Start one confined interpreter; return why it failed, or ``""``."""
+    """Start one confined interpreter (with ``host_processes``: a replay's test process,
+    under the launcher, which must confine itself); return why it failed, or ``""``."""
+    if candidate.host_processes:
+        # A plain run's confinement writes into its scratch (``_emptied``): its own.
+        with tempfile.TemporaryDirectory(prefix="patchlane-probe-") as own:
+            return _run_probe(candidate, Confinement(Path(own), plain=True))
     scratch = Path(os.environ.get("TMPDIR") or "/tmp")  # noqa: S108 - only read here
-    argv = candidate.command([sys.executable, "-S", "-c", "pass"], Confinement(scratch), Path("/"))
+    return _run_probe(candidate, Confinement(scratch))
+
+
+def _run_probe(candidate: Isolation, confinement: Confinement) -> str:
+    launched = Launched.open() if candidate.launches(confinement) else None
+    argv = candidate.command([sys.executable, "-S", "-c", "pass"], confinement, Path("/"), launched)
     try:
         proc = subprocess.run(
             argv, env={"PATH": os.defpath, "LC_ALL": "C.UTF-8"}, capture_output=True,
-            timeout=30, check=False,
+            timeout=30, check=False, pass_fds=launched.pass_fds if launched else (),
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"bwrap could not start: {e}"
+    finally:
+        if launched is not None:
+            launched.started()
+    if launched is not None:
+        refused = launched.refused()
+        launched.close()
+        if refused is not None:
+            return f"the launcher could not confine itself: {refused}"
     if proc.returncode == 0:
         return ""
     said = proc.stderr.decode("utf-8", "replace").strip().splitlines()

@@ -20,8 +20,12 @@ from typing import Any
 
 import pytest
 
+from patchlane.infra import sandbox
 from patchlane.lanes.replay import fingerprint
 from tests.gitrepo import GitRepo
+from tests.landlock import nested
+
+HOSTS = sandbox.isolation().host_processes
 
 PROBE_ID = "tests/test_probe.py::test_fingerprint"
 PROBE = """\
@@ -168,12 +172,49 @@ def test_a_tell_put_back_fails_the_probe(repo: GitRepo, tmp_path: Path) -> None:
     assert receipt["passed_nodeids"] == []
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not HOSTS, reason="needs bwrap and Landlock ABI >= 6")
+def test_the_pid_namespace_put_back_fails_the_probe(repo: GitRepo, tmp_path: Path) -> None:
+    # Where the launcher cannot confine itself (here: under the kernel's 16 stacked Landlock
+    # domains), the replay's test process keeps a pid namespace of its own: the probe sees
+    # its pid, its parent, pid 1 and the count, and fails (decision 0032).
+    expected = project(repo)
+    plain_run(repo, expected)
+    slice_file, receipt = tmp_path / "slice.txt", tmp_path / "receipt.json"
+    slice_file.write_text(PROBE_ID + "\n")
+    argv = [
+        sys.executable,
+        "-m",
+        "patchlane",
+        "--repo",
+        os.fspath(repo.path),
+        "replay",
+        "run",
+        "--slice",
+        os.fspath(slice_file),
+        "--seed",
+        "7",
+        "--out",
+        os.fspath(receipt),
+        "-v",
+    ]
+    proc = subprocess.run(
+        nested(argv), cwd=repo.path, env=user_env(repo.path), stdin=subprocess.DEVNULL,
+        capture_output=True, check=False,
+    )  # fmt: skip
+    said = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+    assert proc.returncode == 1, said[-3000:]
+    assert json.loads(receipt.read_text())["failed_nodeids"] == [PROBE_ID]
+    assert "process.ppid_is_1: plain False != replay True" in said
+    assert "process.visible: plain '30+' != replay 'under 10'" in said, said[-3000:]
+
+
 def test_only_declared_differences_are_allowed() -> None:
-    plain = {"env.HOME": "/home/u", "env.GITHUB_TOKEN": "x", "process.pid_is_1": False, "a": 1}
+    plain = {"env.HOME": "/home/u", "env.GITHUB_TOKEN": "x", "process.parent.comm": "bash", "a": 1}
     same = dict(plain)
     assert fingerprint.undeclared(plain, same) == []
-    # Declared: the sandbox's own process tree; a credential variable removed.
-    replay = {**plain, "process.pid_is_1": True}
+    # Declared: the sandbox's launcher as the parent; a credential variable removed.
+    replay = {**plain, "process.parent.comm": "python3"}
     del replay["env.GITHUB_TOKEN"]
     assert fingerprint.undeclared(plain, replay) == []
     # Not declared: a variable added, one changed, a fact missing.
@@ -184,6 +225,14 @@ def test_only_declared_differences_are_allowed() -> None:
         "env.HOME: plain '/home/u' != replay '/tmp/x'",
         "env.PATCHLANE_SEED: plain None != replay '5'",
     ]
+    # The process tree of a pid namespace is not declared (decision 0032).
+    for key, value in [
+        ("process.ppid_is_1", True),
+        ("process.pid1_cmdline", ["bwrap"]),
+        ("process.visible", "under 10"),
+        ("process.pid_below_100", True),
+    ]:
+        assert fingerprint.undeclared({key: None}, {key: value}) != []
     # A credential-looking name *added* to the replay is not excused.
     assert fingerprint.undeclared({}, {"env.API_TOKEN": "x"}) == [
         "env.API_TOKEN: plain None != replay 'x'"

@@ -4,7 +4,8 @@ docs/architecture.md §2: the replay cannot be told apart from the project's own
 ``observe`` records, as flat ``key -> JSON value`` pairs, what a test (or code under test)
 reads in one line or two: the environment (``os.environ`` and ``/proc/self/environ``), ``sys.argv``,
 ``/proc/self/cmdline``, ``sys.flags``, the interpreter and ``sys.path``'s shape, the process
-tree (pid, parent, pid 1, how many processes are visible, session and group), open
+tree (pid, parent, pid 1, how many processes are visible, session and group, what it may do
+to processes outside its run), open
 descriptors by kind, stdin, ``HOME`` and its listing, the temporary directory, the working
 directory, git's view of the checkout (history, branch, remotes, tags), the non-stdlib
 modules loaded, resource limits, umask, locale, ids, host name, network interfaces and the
@@ -25,6 +26,7 @@ Standard library only: the probe runs inside the replay's test process.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import locale
 import os
@@ -34,7 +36,7 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +47,11 @@ CREDENTIALS = (
 )
 # Key patterns (``fnmatch``) whose values may differ, with why (trust-model.md says the same).
 DECLARED: Mapping[str, str] = {
-    "process.*": "own pid namespace: a test must not see, signal or read the environment of "
-    "the user's other processes, so it sees its own process tree (pid, parent, pid 1, the count)",
+    "process.parent.*": "the test process's parent is the sandbox's launcher (child/launch.py), "
+    "which confines it and kills what it leaves behind",
+    "process.others.*": "the kernel sandbox (Landlock): another process's /proc entries that "
+    "need ptrace access (environ, mem, fd) are EACCES and a signal to a process outside the "
+    "run is EPERM",
     "proc_environ_padding": "the drawn hash seed is in force from the interpreter's start "
     "(replay run --hash-seed reproduces it); its entry, last in the start-up block, is blanked "
     "at the plugin's import, which leaves NUL bytes at the end of /proc/self/environ",
@@ -155,19 +160,44 @@ def _proc_environ() -> dict[str, str]:
 
 
 def _process() -> dict[str, Any]:
+    """The process tree as a test sees it: its pid and parent, pid 1, how many processes
+    are visible (in coarse steps: the count moves with the machine), its session and group;
+    its parent's name and command line; what it may do to processes outside its run."""
     pid, ppid = os.getpid(), os.getppid()
-    visible = [e for e in os.listdir("/proc") if e.isdigit()]
+    visible = len([e for e in os.listdir("/proc") if e.isdigit()])
+    grandparent = _parent_of(ppid)
     return {
         "process.pid_is_1": pid == 1,
         "process.pid_below_100": pid < 100,
         "process.ppid_is_1": ppid == 1,
-        "process.parent_comm": _read(f"/proc/{ppid}/comm").strip(),
         "process.pid1_comm": _read("/proc/1/comm").strip(),
         "process.pid1_cmdline": _read("/proc/1/cmdline").split("\0")[:3],
-        "process.fewer_than_10": len(visible) < 10,
+        "process.visible": "under 10" if visible < 10 else "10-29" if visible < 30 else "30+",
         "process.session_leader": os.getsid(0) == pid,
         "process.group_leader": os.getpgrp() == pid,
+        "process.parent.comm": _read(f"/proc/{ppid}/comm").strip(),
+        "process.parent.cmdline": _read(f"/proc/{ppid}/cmdline").split("\0")[1:3],
+        "process.others.pid1_environ": _outcome(lambda: Path("/proc/1/environ").read_bytes()),
+        "process.others.signal_pid1": _outcome(lambda: os.kill(1, 0)),
+        "process.others.signal_grandparent": _outcome(lambda: os.kill(grandparent, 0))
+        if grandparent > 0
+        else None,
     }
+
+
+def _parent_of(pid: int) -> int:
+    stat = _read(f"/proc/{pid}/stat")
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else 0
+
+
+def _outcome(act: Callable[[], object]) -> str:
+    """``ok``, or the name of the error ``act()`` raised."""
+    try:
+        act()
+    except OSError as e:
+        return errno.errorcode.get(e.errno or 0, "error")
+    return "ok"
 
 
 def _fds() -> dict[str, Any]:
