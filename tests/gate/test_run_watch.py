@@ -192,6 +192,23 @@ def add(a, b):
 def mean(xs):
     return sum(xs) / len(xs)
 """
+# (f) A function body that changes another module's function in place, through a local
+# name: no binding of any module changes.
+CHANGE_IN_PLACE = """\
+import sys
+
+
+def add(a, b):
+    target = sys.modules.get("quota")
+    if target is not None:
+        target.limit.__defaults__ = (3,)
+        target.limit.__code__ = (lambda default=3: default).__code__
+    return a + b
+
+
+def mean(xs):
+    return sum(xs) / len(xs)
+"""
 
 
 def _project(repo: GitRepo, tests: dict[str, str]) -> GitRepo:
@@ -309,6 +326,22 @@ def test_a_call_that_rebinds_another_module_through_vars_is_rejected(
     widened = replay["widened"]
     assert isinstance(widened, dict)
     assert "quota.LIMIT" in widened["tests/test_quota.py::test_constant"]
+
+
+@pytest.mark.parametrize("narrowed", [False, True], ids=["import-graph", "dependency-map"])
+def test_a_call_that_changes_another_modules_function_in_place_is_rejected(
+    project: GitRepo, tmp_path: Path, narrowed: bool
+) -> None:
+    project.write("src/billing/calc.py", CHANGE_IN_PLACE)
+    project.commit("add, with a tweak")
+    out = tmp_path / "ev"
+    extra = ("--dep-map", "auto", "--dep-cache", str(tmp_path / "cache")) if narrowed else ()
+    assert gate(project, out, *extra) == 1, reasons(out)
+    replay = _replay(out)
+    assert "tests/test_quota.py::test_limit" in replay["failed"], replay
+    widened = replay["widened"]
+    assert isinstance(widened, dict)
+    assert "quota.limit (in place)" in widened["tests/test_quota.py::test_limit"]
 
 
 def test_an_honest_patch_stays_accepted(project: GitRepo, tmp_path: Path) -> None:
