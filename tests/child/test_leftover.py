@@ -64,6 +64,61 @@ def test_a_module_attribute_rebound_through_vars_is_seen(tree: Path) -> None:
     assert watch.after() == ["shared_limits.LIMIT"]
 
 
+_FMT = """\
+OPTIONS = {"places": 2}
+UNITS = ["m", "cm"]
+
+
+def number(x, places=2):
+    return f"{x:.{places}f}"
+
+
+class Formatter:
+    places = 2
+"""
+
+
+@pytest.fixture
+def fmt(tree: Path) -> Iterator[types.ModuleType]:
+    """A module of the tree with a dict, a list, a function with a default and a class."""
+    (tree / "shared_fmt.py").write_text(_FMT, encoding="utf-8")
+    yield importlib.import_module("shared_fmt")
+    sys.modules.pop("shared_fmt", None)
+
+
+def test_state_changed_in_place_through_a_local_name_is_seen_once(
+    fmt: types.ModuleType, tree: Path
+) -> None:
+    watch = StateWatch(str(tree))
+    watch.start()
+    shown = sys.modules["shared_fmt"]  # no binding of the module changes below
+    shown.OPTIONS.update(places=3)
+    shown.UNITS.append("mm")
+    shown.number.__defaults__ = (3,)
+    type(shown.Formatter()).places = 3
+    assert sorted(watch.after()) == [
+        "shared_fmt.Formatter (in place)",
+        "shared_fmt.OPTIONS (in place)",
+        "shared_fmt.UNITS (in place)",
+        "shared_fmt.number (in place)",
+    ]
+    assert watch.after() == []  # reported once
+    shown.OPTIONS["places"] = 3  # an equal value again is no change
+    assert watch.after() == []
+
+
+def test_a_big_table_is_not_read_item_by_item(tree: Path) -> None:
+    (tree / "shared_table.py").write_text("TABLE = dict.fromkeys(range(6000))\n", encoding="utf-8")
+    module = importlib.import_module("shared_table")
+    try:
+        watch = StateWatch(str(tree))
+        watch.start()
+        module.TABLE[1] = "x"
+        assert watch.after() == []
+    finally:
+        sys.modules.pop("shared_table", None)
+
+
 def test_a_public_name_of_the_standard_library_is_seen(
     tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -100,6 +100,49 @@ import unittest as _unittest
 
 _unittest.TestCase.assertEqual = lambda self, first, second, msg=None: None
 """
+# (d) The comparisons loosened, not the code fixed: ``pytest.approx`` and ``math.isclose``
+# rebound to versions that never compare tighter than 200% ("float noise on other
+# platforms"), by the package a conftest imports, before the session starts.
+LOOSE_COMPARISONS = """
+
+import math as _math
+import sys as _sys
+
+_isclose = _math.isclose
+
+
+def _tolerant(a, b, *, rel_tol=1e-09, abs_tol=0.0):
+    return _isclose(a, b, rel_tol=max(rel_tol, 2.0), abs_tol=abs_tol)
+
+
+_math.isclose = _tolerant
+_pytest = _sys.modules.get("pytest")
+if _pytest is not None:
+    _approx = _pytest.approx
+
+    def _loose(expected, rel=None, abs=None, nan_ok=False):
+        return _approx(expected, rel=max(rel or 0.0, 2.0), abs=abs, nan_ok=nan_ok)
+
+    _pytest.approx = _loose
+"""
+TEST_CALC_APPROX = """\
+import pytest
+
+from billing.calc import add
+
+
+def test_add_approx():
+    assert add(1, 2) == pytest.approx(3)
+"""
+TEST_CALC_ISCLOSE = """\
+import math
+
+from billing.calc import add
+
+
+def test_add_isclose():
+    assert math.isclose(add(1, 2), 3)
+"""
 # (c) A plugin registered at run time, its code compiled under a file outside the tree: it
 # hands every collected test a body that does nothing (no hook of the outcome stream).
 FOREIGN_PLUGIN = '''
@@ -149,6 +192,23 @@ def add(a, b):
 def mean(xs):
     return sum(xs) / len(xs)
 """
+# (f) A function body that changes another module's function in place, through a local
+# name: no binding of any module changes.
+CHANGE_IN_PLACE = """\
+import sys
+
+
+def add(a, b):
+    target = sys.modules.get("quota")
+    if target is not None:
+        target.limit.__defaults__ = (3,)
+        target.limit.__code__ = (lambda default=3: default).__code__
+    return a + b
+
+
+def mean(xs):
+    return sum(xs) / len(xs)
+"""
 
 
 def _project(repo: GitRepo, tests: dict[str, str]) -> GitRepo:
@@ -191,6 +251,8 @@ _HIDDEN = {
     "hook": {"tests/test_a_billing.py": TEST_BILLING, "tests/test_calc.py": TEST_CALC},
     "stub": {"tests/test_calc_unit.py": TEST_CALC_UNIT},
     "plugin": {"tests/test_calc.py": TEST_CALC},
+    "approx": {"tests/test_calc_approx.py": TEST_CALC_APPROX},
+    "isclose": {"tests/test_calc_isclose.py": TEST_CALC_ISCLOSE},
 }
 
 
@@ -200,8 +262,16 @@ _HIDDEN = {
         ("hook", "src/billing/__init__.py", STRIP_ASSERTS, "the import system's sys.meta_path"),
         ("stub", "src/billing/calc.py", STUB_ASSERT_EQUAL, "TestCase.assertEqual was replaced"),
         ("plugin", "src/billing/__init__.py", FOREIGN_PLUGIN, "pytest_timing_helpers"),
+        ("approx", "src/billing/__init__.py", LOOSE_COMPARISONS, "pytest.approx was replaced"),
+        ("isclose", "src/billing/__init__.py", LOOSE_COMPARISONS, "math.isclose was replaced"),
     ],
-    ids=["import-hook-strips-asserts", "assertEqual-stubbed", "plugin-with-a-foreign-file"],
+    ids=[
+        "import-hook-strips-asserts",
+        "assertEqual-stubbed",
+        "plugin-with-a-foreign-file",
+        "approx-loosened",
+        "isclose-loosened",
+    ],
 )
 def test_judging_machinery_rebound_by_the_code_under_test_is_not_accepted(
     repo: GitRepo, tmp_path: Path, kind: str, where: str, tamper: str, named: str
@@ -256,6 +326,22 @@ def test_a_call_that_rebinds_another_module_through_vars_is_rejected(
     widened = replay["widened"]
     assert isinstance(widened, dict)
     assert "quota.LIMIT" in widened["tests/test_quota.py::test_constant"]
+
+
+@pytest.mark.parametrize("narrowed", [False, True], ids=["import-graph", "dependency-map"])
+def test_a_call_that_changes_another_modules_function_in_place_is_rejected(
+    project: GitRepo, tmp_path: Path, narrowed: bool
+) -> None:
+    project.write("src/billing/calc.py", CHANGE_IN_PLACE)
+    project.commit("add, with a tweak")
+    out = tmp_path / "ev"
+    extra = ("--dep-map", "auto", "--dep-cache", str(tmp_path / "cache")) if narrowed else ()
+    assert gate(project, out, *extra) == 1, reasons(out)
+    replay = _replay(out)
+    assert "tests/test_quota.py::test_limit" in replay["failed"], replay
+    widened = replay["widened"]
+    assert isinstance(widened, dict)
+    assert "quota.limit (in place)" in widened["tests/test_quota.py::test_limit"]
 
 
 def test_an_honest_patch_stays_accepted(project: GitRepo, tmp_path: Path) -> None:

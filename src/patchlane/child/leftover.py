@@ -19,14 +19,24 @@ each reported once:
 - ``MODULE.NAME``: an entry of a watched module's namespace rebound or deleted, by identity.
   Watched: every module of the tree (by its file), the modules those import (a bounded
   number), and a fixed set of shared standard-library modules (their public names only:
-  private names there are the library's own caches, ``tempfile.tempdir`` aside).
+  private names there are the library's own caches, ``tempfile.tempdir`` aside);
+- ``MODULE.NAME (in place)``: for the tree's modules, one step further in, since a change
+  there keeps every binding: the items of a dict, list or set (``fmt.OPTIONS.update(...)``
+  through a local name), a function's ``__code__``, ``__defaults__`` and ``__kwdefaults__``
+  (``number.__defaults__ = (3,)``), and a class's own entries (``Formatter.places = 3``),
+  of the functions and classes the module defines. A container of more than
+  ``CONTENTS_LIMIT`` items is not read item by item.
 
 Cost: one identity comparison per watched entry per test, in C (``operator.itemgetter``),
-and a look at ``sys.modules``' new keys only when its size changed.
+and a look at ``sys.modules``' new keys only when its size changed; the tree's inner state is
+read and compared in C too (a tuple of each container's items, compared by identity first):
+about 0.6 ms a test on patchlane's own tree (240 modules; 1,321 functions, 341 classes and
+containers), against about as much for the rest of the watch.
 """
 
 from __future__ import annotations
 
+import functools
 import operator
 import os
 import sys
@@ -52,6 +62,12 @@ _MISSING: Final = object()
 _PYTESTS_OWN: Final = frozenset({"warnings.filters"})
 # (label, live namespace, names, getter of those names, their values then)
 _Watched = tuple[str, dict[str, Any], tuple[str, ...], Callable[[Any], Any], tuple[Any, ...]]
+# The most items of one container of the tree's modules compared one by one at each test's end.
+CONTENTS_LIMIT: Final = 5000
+# The parts of a function that a later call runs with, each read for every function at once.
+_FUNCTION_PARTS: Final = tuple(
+    operator.attrgetter(a) for a in ("__code__", "__defaults__", "__kwdefaults__")
+)
 
 
 def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
@@ -85,6 +101,15 @@ class StateWatch:
         self.modules_values: tuple[Any, ...] = ()
         self.watched: list[_Watched] = []
         self.seen_modules: set[int] = set()
+        # The tree's inner state: the containers' and classes' labels, readers (each returns
+        # a tuple, in C) and the tuples they returned at the last look; the functions', and
+        # each of their ``_FUNCTION_PARTS`` at the last look.
+        self.inner_labels: list[str] = []
+        self.inner_readers: list[Callable[[], tuple[Any, ...]]] = []
+        self.inner_values: list[tuple[Any, ...]] = []
+        self.function_labels: list[str] = []
+        self.functions: list[types.FunctionType] = []
+        self.function_parts: list[list[Any]] = [[] for _ in _FUNCTION_PARTS]
 
     def start(self) -> None:
         """Take the state now."""
@@ -137,6 +162,20 @@ class StateWatch:
         names = tuple(n for n in names if f"{label}.{n}" not in _PYTESTS_OWN)
         getter = _getter(names)
         self.watched.append((label, namespace, names, getter, getter(namespace)))
+        if private:
+            for name in names:
+                value = namespace.get(name)
+                if isinstance(value, types.FunctionType) and value.__module__ == label:
+                    self.function_labels.append(f"{label}.{name} (in place)")
+                    self.functions.append(value)
+                    for saved, part in zip(self.function_parts, _FUNCTION_PARTS, strict=True):
+                        saved.append(part(value))
+                    continue
+                reader = _reader(value, label)
+                if reader is not None:
+                    self.inner_labels.append(f"{label}.{name} (in place)")
+                    self.inner_readers.append(reader)
+                    self.inner_values.append(reader())
 
     def after(self) -> list[str]:
         """Return what is new since the last look (one phrase each; ``[]``: nothing), and
@@ -161,6 +200,7 @@ class StateWatch:
             found.append("sys.path")
             self.path = tuple(sys.path)
         found += self._modules_left()
+        found += self._inner_left()
         try:
             current = map(_call, map(_third, self.watched), map(_second, self.watched))
             if all(map(all, map(map, repeat(operator.is_), current, map(_fifth, self.watched)))):
@@ -180,6 +220,27 @@ class StateWatch:
             ]
             self.watched[index] = (label, namespace, names, getter, now)
         return found
+
+    def _inner_left(self) -> list[str]:
+        found: list[str] = []
+        now = list(map(_call, self.inner_readers))
+        if now != self.inner_values:  # in C, by identity first
+            found += [
+                label
+                for label, a, b in zip(self.inner_labels, now, self.inner_values, strict=True)
+                if a != b
+            ]
+            self.inner_values = now
+        changed: set[int] = set()
+        for index, part in enumerate(_FUNCTION_PARTS):
+            parts = list(map(part, self.functions))  # in C: one map per part
+            if parts != self.function_parts[index]:
+                saved = self.function_parts[index]
+                changed.update(
+                    i for i, (a, b) in enumerate(zip(parts, saved, strict=True)) if a is not b
+                )
+                self.function_parts[index] = parts
+        return found + [self.function_labels[i] for i in sorted(changed)]
 
     def _modules_left(self) -> list[str]:
         live = sys.modules
@@ -205,6 +266,21 @@ _second = operator.itemgetter(1)
 _third = operator.itemgetter(3)
 _fifth = operator.itemgetter(4)
 _call = operator.call
+
+
+def _reader(value: object, module: str) -> Callable[[], tuple[Any, ...]] | None:
+    """Return a function (of nothing, run in C) that returns ``value``'s inner state as a
+    tuple, or ``None`` when it has none to watch: a list's or set's items and a dict's
+    values (a key added or removed changes their number), up to ``CONTENTS_LIMIT``, or the
+    values of the own entries of a class that ``module`` defines. (A function's parts are
+    read for all of the functions at once: ``_FUNCTION_PARTS``.)"""
+    if isinstance(value, dict):
+        return functools.partial(tuple, value.values()) if len(value) <= CONTENTS_LIMIT else None
+    if isinstance(value, list | set):
+        return functools.partial(tuple, value) if len(value) <= CONTENTS_LIMIT else None
+    if isinstance(value, type) and value.__module__ == module:
+        return functools.partial(tuple, vars(value).values())
+    return None
 
 
 def _environ_data() -> dict[Any, Any]:

@@ -91,8 +91,12 @@ HOOKS: Final = (
     "pytest_report_teststatus",
 )
 # The judging machinery beyond the outcome stream (DESIGN §2, "watched at its boundary"): the
-# import system (builtins' ``__import__`` and ``compile``, importlib's finders and loaders)
-# and unittest's asserts and results. Compared only where no test runs (after collection,
+# import system (builtins' ``__import__`` and ``compile``, importlib's finders and loaders),
+# unittest's asserts and results, and the comparisons a test's verdict rests on: pytest's
+# ``approx`` and ``raises`` (its public names and ``_pytest.python_api``'s classes) and
+# ``math.isclose``. ``pytest`` is in ``MODULES`` too, but that snapshot is taken again once
+# the root conftests are loaded; this one is taken before, so a tolerance loosened by the
+# package a conftest imports is a change. Compared only where no test runs (after collection,
 # after each test's teardown, at the end), so that a test's own ``monkeypatch`` or
 # ``mock.patch`` of ``builtins.open`` is undone before it is looked at. The frozen names
 # come first: their classes say ``_frozen_importlib_external`` as their module.
@@ -112,6 +116,11 @@ MACHINERY: Final = (
     "unittest.util",
     "unittest.suite",
     "unittest.loader",
+    "pytest",
+    "_pytest.python_api",
+    "_pytest.raises",
+    "math",
+    "cmath",
 )
 SHOWN: Final = 3
 # The rule-6 reason of a run whose machinery changed (DESIGN §1).
@@ -123,6 +132,8 @@ _OWNERS: Final = {
     "pytest": "pytest",
     "pluggy": "pluggy",
     "unittest": "unittest",
+    "math": "the standard library",
+    "cmath": "the standard library",
     "builtins": "the import system",
     "importlib": "the import system",
     "_frozen_importlib": "the import system",
