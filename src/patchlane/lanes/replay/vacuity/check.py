@@ -18,6 +18,7 @@ A variant that passes at the base (an assertion the test never reaches, one insi
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -29,7 +30,7 @@ from patchlane.formats.depmap import DependencyMap
 from patchlane.infra import git
 from patchlane.inputs.paths import to_fs
 from patchlane.lanes.replay.mapselect import changed_functions
-from patchlane.lanes.replay.run import FAILED, PASSED, TestRun, run_tests
+from patchlane.lanes.replay.run import FAILED, PASSED, Also, TestRun, run_tests
 from patchlane.lanes.replay.vacuity.variants import REPEAT, VARIANT, Generated, extend
 from patchlane.project.build import Build, built
 
@@ -56,6 +57,11 @@ class Outcome:
     cannot_fail: tuple[TestNote, ...]
     order_dependent: tuple[TestNote, ...]
     counts: Mapping[str, int]
+    # The watched functions' calls each side's run recorded (``TestRun.calls``) and its
+    # ``sys.path``, for the witness (``witness``): (base's, head's).
+    calls: tuple[tuple[tuple[str, str, str, str], ...], ...] = ((), ())
+    sys_paths: tuple[tuple[str, ...], ...] = ((), ())
+    roots: tuple[str, str] = ("", "")
 
 
 def chosen_tests(
@@ -105,9 +111,18 @@ class Sides:
     build: Build | None
 
 
-def judge(sides: Sides, nodeids: Sequence[str], *, hash_seed: int, timeout_s: float) -> Outcome:
+def judge(
+    sides: Sides,
+    nodeids: Sequence[str],
+    *,
+    hash_seed: int,
+    timeout_s: float,
+    watch: Mapping[str, Sequence[str]] | None = None,
+) -> Outcome:
     """Extend the test files of ``nodeids`` with repeats and variants, run them at the base
     and at the head (one process each, under ``hash_seed``), and return the ``Outcome``.
+    With ``watch`` (path -> qualified names), each run also records the calls its tests
+    make to those functions (``Outcome.calls``, for the witness).
     Raises ``GitError`` when a commit cannot be checked out, ``BuildFailed`` when a
     build fails, ``OSError`` when a child cannot be started."""
     with (
@@ -130,13 +145,22 @@ def judge(sides: Sides, nodeids: Sequence[str], *, hash_seed: int, timeout_s: fl
 
         def run(tree: Path, where: str) -> TestRun:
             built(sides.build, tree, where)
-            return run_tests(tree, nodeids=ids, hash_seed=hash_seed, timeout_s=timeout_s)
+            return run_tests(
+                tree, nodeids=ids, hash_seed=hash_seed, timeout_s=timeout_s, also=Also(watch=watch)
+            )
 
         at_base, at_head = (
             pool.submit(run, trees[0], "base"),
             pool.submit(run, trees[1], "head, again"),
         )
-        return compare(nodeids, generated, at_base.result(), at_head.result())
+        base_run, head_run = at_base.result(), at_head.result()
+        judged = compare(nodeids, generated, base_run, head_run)
+        return dataclasses.replace(
+            judged,
+            calls=(base_run.calls, head_run.calls),
+            sys_paths=(base_run.sys_path, head_run.sys_path),
+            roots=(base_run.root, head_run.root),
+        )
 
 
 def _extended(trees: tuple[Path, Path], nodeids: Sequence[str]) -> list[Generated]:

@@ -18,8 +18,9 @@ from patchlane.formats.status import Status
 from patchlane.infra import git
 from patchlane.infra.ui import Output
 from patchlane.lanes.replay.compiled import build_of
-from patchlane.lanes.replay.vacuity.check import Sides, chosen_tests, judge
+from patchlane.lanes.replay.vacuity.check import Outcome, Sides, chosen_tests, judge
 from patchlane.lanes.replay.vacuity.copied import COPIED_LIMIT, scan
+from patchlane.lanes.replay.vacuity.witness import Where, compare, recorded, watched, witnessed
 from patchlane.project.classify import Classification
 from patchlane.project.harness import module_patterns_at
 from patchlane.project.testmodules import is_suite_path
@@ -67,6 +68,61 @@ def _test_sources(repo: Path, cls: Classification) -> list[bytes]:
     return list(git.read_blobs(repo, oids))
 
 
+def _witness(
+    repo: Path,
+    cls: Classification,
+    found: Outcome,
+    *,
+    hash_seed: int,
+    timeout_s: float,
+    out: Output,
+) -> tuple[dict[str, int], tuple[str, ...], str]:
+    """Make the calls the head's run recorded again outside the tests (``witness``) and, when
+    an answer differs or the witness cannot run, the base's recorded calls at the base; return
+    the counts, the calls that differ at the head alone (shown) and the review event (empty
+    for none). Raises what ``witness.witnessed`` raises."""
+    calls = recorded(found.calls[1])
+    if not calls:
+        return {"calls_recorded": 0, "calls_witnessed": 0, "calls_differing": 0}, (), ""
+    roots = cls.map_source.review_map.replay.tests
+    patterns = module_patterns_at(repo, cls.merge_base)
+    build = build_of(cls)
+    out.progress(f"replay: making {len(calls)} call(s) of the changed code again outside its tests")
+    at_head = witnessed(
+        Where(repo, cls.head, build, roots, patterns),
+        calls,
+        found.sys_paths[1],
+        found.roots[1],
+        hash_seed=hash_seed,
+        timeout_s=timeout_s,
+    )
+    judged = compare(at_head)
+    if not judged.differences and not at_head.problem:
+        return dict(judged.counts), (), ""
+    # Something the base may share (state its tests set up, an environment the witness
+    # cannot give): its own recorded calls, witnessed at the base.
+    at_base = witnessed(
+        Where(repo, cls.merge_base, build, roots, patterns),
+        recorded(found.calls[0]),
+        found.sys_paths[0],
+        found.roots[0],
+        hash_seed=hash_seed,
+        timeout_s=timeout_s,
+    )
+    judged = compare(at_head, at_base)
+    shown = tuple(c.shown() for c in judged.unexcused)
+    if shown:
+        event = (
+            "the changed code answers differently outside its tests "
+            f"({_quote(list(dict.fromkeys(shown)), 3)})"
+        )
+    elif at_head.problem and not at_base.problem:
+        event = f"the changed code does not run outside its tests ({at_head.problem})"
+    else:
+        event = ""
+    return dict(judged.counts), shown, event
+
+
 def checked(
     repo: Path,
     cls: Classification,
@@ -93,18 +149,27 @@ def checked(
     cannot_fail: tuple[JudgedTest, ...] = ()
     order: tuple[JudgedTest, ...] = ()
     counts: dict[str, int] = {"tests": 0}
+    differing: tuple[str, ...] = ()
     if nodeids:
         out.progress(
             f"replay: {len(nodeids)} test(s) ran the changed code; running their impossible "
             "variants and repeats at the base and the head"
         )
+        watch = watched(code)
         found = judge(
             Sides(repo, cls.merge_base, cls.head, build_of(cls)),
             nodeids,
             hash_seed=hash_seed,
             timeout_s=timeout_s,
+            watch=watch,
         )
         counts = dict(found.counts)
+        if watch:
+            witness_counts, differing, event = _witness(
+                repo, cls, found, hash_seed=hash_seed, timeout_s=timeout_s, out=out
+            )
+            counts.update(witness_counts)
+            events += [event] if event else []
         cannot_fail = tuple(JudgedTest(n.nodeid, n.why) for n in found.cannot_fail)
         order = tuple(JudgedTest(n.nodeid, n.why) for n in found.order_dependent)
     if cannot_fail:
@@ -138,6 +203,7 @@ def checked(
         cannot_fail=cannot_fail,
         order_dependent=order,
         copied_values=shown,
+        witness_differing=differing,
         vacuity_events=tuple(events),
     )
     return report
