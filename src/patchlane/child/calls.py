@@ -31,6 +31,9 @@ from patchlane.child.witness import dumped
 
 # At most this many calls of each watched function are kept (the first ones the tests make).
 PER_FUNCTION = 5
+# And at most this many bytes of pickles in all (a patch that adds hundreds of functions
+# keeps the record small: the rest are not recorded).
+TOTAL_LIMIT = 2 * 1024 * 1024
 _NOT_PLAIN = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
@@ -72,7 +75,7 @@ class CallRecorder:
         # id(frame) -> (module, qualname, pickled arguments) of a call whose return is awaited
         self.pending: dict[int, tuple[str, str, bytes]] = {}
         self.codes: dict[types.CodeType, tuple[str, str] | None] = {}
-        self.full = 0
+        self.size = 0
 
     def _key(self, frame: types.FrameType) -> tuple[str, str] | None:
         code = frame.f_code
@@ -93,7 +96,7 @@ class CallRecorder:
     def _profile(self, frame: types.FrameType, event: str, arg: Any) -> None:
         if event == "call":
             key = self._key(frame)
-            if key is None or self.kept.get(key, 0) >= PER_FUNCTION:
+            if key is None or self.kept.get(key, 0) >= PER_FUNCTION or self.size > TOTAL_LIMIT:
                 return
             data = dumped(arguments(frame))
             if data is not None:
@@ -109,6 +112,7 @@ class CallRecorder:
             if result is None:
                 return
             self.kept[(module, qualname)] = self.kept.get((module, qualname), 0) + 1
+            self.size += len(args) + len(result)
             self.calls.append([module, qualname, _text(args), _text(result)])
 
     @pytest.hookimpl(wrapper=True)
