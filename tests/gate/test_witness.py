@@ -260,3 +260,25 @@ def test_nondeterministic_answers_and_unpicklable_arguments_are_not_judged(
     # does not pickle, so its call (deterministic: it would be witnessed) is never recorded.
     assert counts["calls_recorded"] >= 1, counts
     assert counts["calls_witnessed"] == 0 and counts["calls_differing"] == 0, counts
+
+
+ENDS_OUTSIDE_TESTS = """\
+import os
+import sys
+
+
+def add(a, b):
+    if "pytest" not in sys.modules:
+        os._exit(0)  # no answer at all where no test runs
+    return a + b
+"""
+
+
+def test_code_that_ends_the_process_outside_its_tests_is_undecided(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    patched(project, ENDS_OUTSIDE_TESTS)
+    gate(project, tmp_path)
+    assert verdict(tmp_path) == "undecided", reasons(tmp_path)
+    found = vacuity_reasons(tmp_path)
+    assert any("does not run outside its tests" in m for m in found), found
