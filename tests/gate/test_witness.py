@@ -8,7 +8,8 @@ impossible variants fail and its repeats pass: only the witness, which makes the
 where no test runs, sees it answer otherwise, and the verdict is ``undecided``. An honest
 change whose answers depend on state the tests set through a fixture is excused by the base
 (it answers otherwise there too); a nondeterministic answer and an argument that does not
-pickle are no call to judge.
+pickle are no call to judge. Code that ends the witness's process (where the base's does
+not) is ``undecided`` too.
 """
 
 from __future__ import annotations
