@@ -138,6 +138,8 @@ def test_code_that_reads_its_callers_assert_line_is_undecided(
     assert any("the tests cannot fail" in m and "test_add" in m for m in found), found
     report = load(tmp_path, "replay-report.json")
     assert report["status"] == "pass"  # the slice itself passed: only the variants tell
+    # The variants passed at the head: only the base's run can make them count, so it ran.
+    assert report["vacuity_counts"]["base_run"] == 1
     assert report["vacuity_counts"]["variants_failing_at_base"] >= 3
     assert {t["nodeid"] for t in report["cannot_fail"]} >= {
         "tests/test_calc.py::test_add",
@@ -170,6 +172,8 @@ def test_a_function_right_only_for_its_first_three_calls_is_undecided(
     report = load(tmp_path, "replay-report.json")
     assert report["order_dependent"]
     assert report["cannot_fail"] == []
+    # The repeats failed at the head: the base's run ran, to tell whether they fail there too.
+    assert report["vacuity_counts"]["base_run"] == 1
 
 
 def test_an_honest_green_patch_is_still_accepted(project: GitRepo, tmp_path: Path) -> None:
@@ -178,8 +182,10 @@ def test_an_honest_green_patch_is_still_accepted(project: GitRepo, tmp_path: Pat
     assert verdict(tmp_path) == "accept_for_review"
     report = load(tmp_path, "replay-report.json")
     counts = report["vacuity_counts"]
-    # The check ran and could have failed: its variants fail at the base and at the head.
-    assert counts["tests"] >= 2 and counts["variants_failing_at_base"] >= 2, counts
+    # The check ran and could have failed: its variants fail at the head. Nothing there for
+    # the base to excuse or make count, so the base's run was left out.
+    assert counts["tests"] >= 2 and counts["variants_failing_at_head"] >= 2, counts
+    assert counts["base_run"] == 0 and "variants_failing_at_base" not in counts, counts
     assert report["cannot_fail"] == [] and report["order_dependent"] == []
 
 

@@ -15,6 +15,7 @@ import dataclasses
 import tempfile
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -331,25 +332,35 @@ def _verified_and_checked(
     cls, seed, hash_seed = stage.cls, *stage.seeds
     verified = _verify(cls, stage.opts, seed, selection, stage.freeze_report)
     report = _with_events(_with_slice(verified, selection), *(verified.review_events or ()))
-    with stage.clock.step("replay: checks at the base"):
-        report = _checked(stage.repo, cls, hash_seed, selection, run, report, stage.out, dep_map)
-    if run is None or report.status != Status.PASS:
-        return report
-    from patchlane.lanes.replay.vacuity.lane import checked
+    from patchlane.lanes.replay.vacuity.lane import checked, start
 
-    # Only here, where this machine ran the head: a host's command gave a receipt, and
-    # running the head's code here is what a command mode is there to avoid.
-    with stage.clock.step("replay: tests that cannot fail"):
-        return checked(
-            stage.repo,
-            cls,
-            report,
-            reached_by=selection.reached_by,
-            dep_map=dep_map,
-            hash_seed=hash_seed,
-            timeout_s=RUN_TIMEOUT_S,
-            out=stage.out,
-        )
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # Only here, where this machine ran the head: a host's command gave a receipt, and
+        # running the head's code here is what a command mode is there to avoid. Started
+        # before the checks at the base and run beside them: it needs only the head's
+        # passing tests, and their runs are of other trees (a verdict they turn red drops
+        # it, after its run ends).
+        judging = None
+        if run is not None and report.status == Status.PASS:
+            with stage.clock.step("replay: tests that cannot fail"):
+                judging = start(
+                    stage.repo,
+                    cls,
+                    report,
+                    pool,
+                    reached_by=selection.reached_by,
+                    dep_map=dep_map,
+                    hash_seed=hash_seed,
+                    out=stage.out,
+                )
+        with stage.clock.step("replay: checks at the base"):
+            report = _checked(
+                stage.repo, cls, hash_seed, selection, run, report, stage.out, dep_map
+            )
+        if run is None or report.status != Status.PASS:
+            return report
+        with stage.clock.step("replay: tests that cannot fail"):
+            return checked(stage.repo, cls, report, judging)
 
 
 def _select(
