@@ -5,12 +5,22 @@ outcomes count. The real runs at the base and the head: tests/gate/test_vacuity.
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 import pytest
 
+from patchlane.errors import GitError
 from patchlane.lanes.replay import run as replay_run
 from patchlane.lanes.replay.run import FAILED, PASSED, SKIPPED, NodeResult
-from patchlane.lanes.replay.vacuity.check import MAX_TESTS, chosen_tests, compare, to_excuse
+from patchlane.lanes.replay.vacuity.check import (
+    MAX_TESTS,
+    HeadRun,
+    Sides,
+    chosen_tests,
+    compare,
+    finish,
+    to_excuse,
+)
 from patchlane.lanes.replay.vacuity.copied import COPIED_LIMIT, scan, significant
 from patchlane.lanes.replay.vacuity.variants import (
     REPEAT,
@@ -303,3 +313,26 @@ def test_each_changed_file_keeps_a_judged_test_when_many_ran_the_change() -> Non
     assert all(len(d) == MAX_TESTS and rare in d for d in draws)
     assert len({tuple(d) for d in draws}) > 1  # the rest is drawn at random
     assert chosen_tests(changed, [*wide[:5], rare], None, reached) == sorted([*wide[:5], rare])
+
+
+def test_a_run_started_beside_the_slice_judges_only_the_tests_that_passed_there(
+    tmp_path: Path,
+) -> None:
+    t, rt, vt = f"{PATH}::test_a", f"{PATH}::test_a_2", f"{PATH}::test_a_3"
+    u, ru, vu = f"{PATH}::test_b", f"{PATH}::test_b_2", f"{PATH}::test_b_3"
+    generated = (
+        Generated(rt, REPEAT, t, "again"),
+        Generated(ru, REPEAT, u, "again"),
+        Generated(vt, VARIANT, t, "line 2: 3 -> 4"),
+        Generated(vu, VARIANT, u, "line 5: 1 -> 2"),
+    )
+    # test_b's repeat fails and its variant passes at the head: only the base can tell.
+    at_head = _run({t: PASSED, u: PASSED, rt: PASSED, ru: FAILED, vt: FAILED, vu: PASSED})
+    head = HeadRun((t, u), (), generated, at_head)
+    # No repository there: a run at the base would raise.
+    sides = Sides(tmp_path / "absent", "0" * 40, "1" * 40, None)
+    kept = finish(sides, head, keep={t}, hash_seed=1, timeout_s=60)
+    assert (kept.cannot_fail, kept.order_dependent) == ((), ())
+    assert kept.counts["tests"] == 1 and kept.counts["base_run"] == 0
+    with pytest.raises(GitError):
+        finish(sides, head, keep={t, u}, hash_seed=1, timeout_s=60)

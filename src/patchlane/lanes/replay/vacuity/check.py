@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import secrets
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,6 +79,31 @@ def chosen_tests(
     tests whose file reaches it (``reached_by``: imports, names or is it). At most
     ``MAX_TESTS``, drawn (``_drawn``) so that each changed function, or file, that a
     candidate ran keeps one of them."""
+    units = _units(changed, candidates, dep_map, reached_by)
+    return _chosen(units or [])
+
+
+def chosen_from_map(
+    changed: Mapping[str, tuple[bytes | None, bytes]],
+    candidates: Sequence[str],
+    dep_map: DependencyMap,
+) -> list[str] | None:
+    """``chosen_tests`` before the slice ran (``candidates``: the tests the base's map saw
+    pass, in files the patch leaves alone), from ``dep_map`` alone; ``None`` when it cannot
+    speak for a changed file (a new file, one no test ran at the base): only the slice's
+    ``reached_by`` can, after the head's collection."""
+    units = _units(changed, candidates, dep_map, None)
+    return None if units is None else _chosen(units)
+
+
+def _units(
+    changed: Mapping[str, tuple[bytes | None, bytes]],
+    candidates: Sequence[str],
+    dep_map: DependencyMap | None,
+    reached_by: Mapping[str, frozenset[str]] | None,
+) -> list[set[str]] | None:
+    """The candidates that ran each changed function (or file), one set each, empty sets
+    left out; ``None`` when a file needs ``reached_by`` and it is ``None``."""
     by_file: dict[str, list[str]] = {}
     for nodeid in candidates:
         by_file.setdefault(nodeid.split("::", 1)[0], []).append(nodeid)
@@ -93,12 +118,16 @@ def chosen_tests(
             else:
                 ran = [set(dep_map.ran_file(path))]
         if not any(ran):
+            if reached_by is None:
+                return None
             ran = [{n for f in reached_by.get(path, ()) for n in by_file.get(f, ())}]
         units += [unit & known for unit in ran if unit & known]
+    return units
+
+
+def _chosen(units: Sequence[set[str]]) -> list[str]:
     chosen = sorted(set().union(*units))
-    if len(chosen) > MAX_TESTS:
-        chosen = _drawn(units, chosen)
-    return chosen
+    return _drawn(units, chosen) if len(chosen) > MAX_TESTS else chosen
 
 
 def _drawn(units: Sequence[set[str]], chosen: Sequence[str]) -> list[str]:
@@ -130,12 +159,23 @@ class Sides:
     build: Build | None
 
 
-def judge(sides: Sides, nodeids: Sequence[str], *, hash_seed: int, timeout_s: float) -> Outcome:
-    """Extend the test files of ``nodeids`` with repeats and variants, run them at the head
-    and, when the head shows something only the base can excuse (``to_excuse``), at the base
-    too (one process each, under ``hash_seed``), and return the ``Outcome``. Raises
-    ``GitError`` when a commit cannot be checked out, ``BuildFailed`` when a build fails,
-    ``OSError`` when a child cannot be started."""
+@dataclass(frozen=True)
+class HeadRun:
+    """The head's run of the judged tests (``run_head``): their node ids, the text appended
+    to their files (path, text), the tests it added, and the run (``None`` when nothing
+    was added: no test of a file that parses, or only Hypothesis tests)."""
+
+    nodeids: tuple[str, ...]
+    appended: tuple[tuple[str, str], ...]
+    generated: tuple[Generated, ...]
+    at_head: TestRun | None
+
+
+def run_head(sides: Sides, nodeids: Sequence[str], *, hash_seed: int, timeout_s: float) -> HeadRun:
+    """Extend the test files of ``nodeids`` with repeats and variants in a fresh checkout
+    of the head and run them there in one process, under ``hash_seed``. Raises
+    ``GitError`` when the head cannot be checked out, ``BuildFailed`` when its build
+    fails, ``OSError`` when the child cannot be started."""
     with tempfile.TemporaryDirectory(prefix="patchlane-vacuity-") as tmp:
         head = Path(tmp) / "head"
         # A fresh checkout, never the replay's own tree: the patch's code ran there with
@@ -144,17 +184,52 @@ def judge(sides: Sides, nodeids: Sequence[str], *, hash_seed: int, timeout_s: fl
         git.checkout_detached(sides.repo, sides.head, head)
         appended, generated = _extensions(head, nodeids)
         if not generated:
-            return Outcome((), (), {"tests": 0})
+            return HeadRun(tuple(nodeids), (), (), None)
         ids = [*nodeids, *(g.nodeid for g in generated)]
         at_head = _run(sides, head, "head, again", appended, ids, hash_seed, timeout_s)
-        if not to_excuse(nodeids, generated, at_head):
-            # Nothing at the head that the base could make count or excuse: the verdict is
-            # the one the base's run would give, so that run is left out (half the cost).
-            return compare(nodeids, generated, None, at_head)
+        return HeadRun(tuple(nodeids), tuple(appended), tuple(generated), at_head)
+
+
+def finish(
+    sides: Sides,
+    head: HeadRun,
+    *,
+    keep: Collection[str] | None = None,
+    hash_seed: int,
+    timeout_s: float,
+) -> Outcome:
+    """Judge ``head`` (``run_head``'s) on its tests in ``keep`` (all without it: a run
+    started before the slice's outcome was known judges only the tests that passed
+    there), running the same node ids at the base first when the head shows something
+    only the base can excuse (``to_excuse``). Raises what ``run_head`` raises, at the
+    base."""
+    if head.at_head is None:
+        return Outcome((), (), {"tests": 0})
+    nodeids = [n for n in head.nodeids if keep is None or n in keep]
+    generated = [g for g in head.generated if g.original in nodeids]
+    if not generated:
+        return Outcome((), (), {"tests": 0})
+    if not to_excuse(nodeids, generated, head.at_head):
+        # Nothing at the head that the base could make count or excuse: the verdict is
+        # the one the base's run would give, so that run is left out (half the cost).
+        return compare(nodeids, generated, None, head.at_head)
+    with tempfile.TemporaryDirectory(prefix="patchlane-vacuity-") as tmp:
         base = Path(tmp) / "base"
         git.checkout_detached(sides.repo, sides.base, base)
-        at_base = _run(sides, base, "base", appended, ids, hash_seed, timeout_s)
-        return compare(nodeids, generated, at_base, at_head)
+        # The same node ids as the head's process ran: the same tests around each.
+        ids = [*head.nodeids, *(g.nodeid for g in head.generated)]
+        at_base = _run(sides, base, "base", head.appended, ids, hash_seed, timeout_s)
+    return compare(nodeids, generated, at_base, head.at_head)
+
+
+def judge(sides: Sides, nodeids: Sequence[str], *, hash_seed: int, timeout_s: float) -> Outcome:
+    """Extend the test files of ``nodeids`` with repeats and variants, run them at the head
+    and, when the head shows something only the base can excuse (``to_excuse``), at the base
+    too (one process each, under ``hash_seed``), and return the ``Outcome``. Raises
+    ``GitError`` when a commit cannot be checked out, ``BuildFailed`` when a build fails,
+    ``OSError`` when a child cannot be started."""
+    head = run_head(sides, nodeids, hash_seed=hash_seed, timeout_s=timeout_s)
+    return finish(sides, head, hash_seed=hash_seed, timeout_s=timeout_s)
 
 
 def _run(
