@@ -40,8 +40,8 @@ from patchlane.project.build import Build, built
 # At most this many tests of the slice are judged, drawn when more ran the changed code
 # (each changed function keeps one: ``_drawn``), and at most this many variants run: 2 a
 # test, so none is cut. Measured on honest history (docs/architecture.md §2, "A test that
-# cannot fail"): 1 to 3 changed functions or files a commit, every variant failing at the
-# head, and each judged test costing its run twice plus its variants in the head's process.
+# cannot fail"): 1 to 4 changed functions or files a commit, 213 of 214 variants failing at
+# the head, and each judged test costing its run twice plus its variants in one process.
 MAX_TESTS = 20
 MAX_VARIANTS = 2 * MAX_TESTS
 
@@ -135,7 +135,8 @@ def _drawn(units: Sequence[set[str]], chosen: Sequence[str]) -> list[str]:
     or file: the tests that ran it) that has none yet, the units in a random order, then
     the rest at random. A unit reached by few tests is judged as surely as one that every
     test runs: a patch games the function it cannot write, not the one beside it."""
-    # Drawn after the slice passed, from os.urandom: code cannot be tuned to the draw.
+    # From os.urandom, in this process: the code under test can neither see nor be tuned
+    # to the draw (made before the slice runs when the map chooses, after it otherwise).
     draw = secrets.SystemRandom()
     picked: set[str] = set()
     for unit in draw.sample(list(units), len(units)):
