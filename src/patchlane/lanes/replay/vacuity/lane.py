@@ -1,15 +1,21 @@
 """The replay lane's step for tests that cannot fail: after the head's slice passed.
 
-``checked`` adds to a passing report what ``check.judge`` and ``copied.scan`` found, and a
-review event (``vacuity_events``, rule 6) for each thing that keeps the verdict at
-``undecided``: a variant that passes at the head, an outcome that changes when the tests run
-again, copied values past the threshold.
+``start_early`` chooses the tests that ran the changed code from the base's dependency map
+and starts their run at the head (``check.run_head``) beside the head's slice; without a
+map that can choose, ``start`` does it after the slice passed, beside the checks at the
+base. Neither depends on the other's runs. ``checked`` adds to a passing
+report what ``check.judge`` and ``copied.scan`` found, and a review event
+(``vacuity_events``, rule 6) for each thing that keeps the verdict at ``undecided``: a
+variant that passes at the head, an outcome that changes when the tests run again, copied
+values past the threshold.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass
 from pathlib import Path
 
 from patchlane.formats.depmap import DependencyMap
@@ -18,10 +24,18 @@ from patchlane.formats.status import Status
 from patchlane.infra import git
 from patchlane.infra.ui import Output
 from patchlane.lanes.replay.compiled import build_of
-from patchlane.lanes.replay.vacuity.check import Sides, chosen_tests, judge
+from patchlane.lanes.replay.vacuity.check import (
+    HeadRun,
+    Sides,
+    chosen_from_map,
+    chosen_tests,
+    finish,
+    run_head,
+)
 from patchlane.lanes.replay.vacuity.copied import COPIED_LIMIT, scan
 from patchlane.project.classify import Classification
 from patchlane.project.harness import module_patterns_at
+from patchlane.project.replay_command import RUN_TIMEOUT_S
 from patchlane.project.testmodules import is_suite_path
 
 
@@ -67,44 +81,126 @@ def _test_sources(repo: Path, cls: Classification) -> list[bytes]:
     return list(git.read_blobs(repo, oids))
 
 
-def checked(
+@dataclass(frozen=True)
+class Judging:
+    """The judgement of the tests that ran the changed code, under way (``start``,
+    ``start_early``): the changed code, the two sides, the head's run to come (``None``:
+    no test ran the changed code), and whether it started beside the slice."""
+
+    code: dict[str, tuple[bytes | None, bytes]]
+    sides: Sides
+    head: Future[HeadRun] | None
+    beside_slice: bool = False
+
+
+def start_early(
+    repo: Path,
+    cls: Classification,
+    dep_map: DependencyMap | None,
+    pool: Executor,
+    *,
+    hash_seed: int,
+    out: Output,
+) -> Judging | None:
+    """Start the head's run (``check.run_head``) in ``pool`` before the head's slice runs,
+    beside it, on the tests the base's ``dep_map`` chose (``check.chosen_from_map``);
+    ``checked`` judges only those that pass in the slice. ``None`` when it cannot be
+    started yet (no map, no changed code, a changed file the map cannot speak for, no test
+    that ran the change): ``start`` does it after the slice. Raises ``GitError``."""
+    if dep_map is None:
+        return None
+    code = changed_code(repo, cls)
+    if not code:
+        return None
+    own = cls.changed_paths
+    candidates = [n for n in sorted(dep_map.passed_at_base) if n.split("::", 1)[0] not in own]
+    nodeids = chosen_from_map(code, candidates, dep_map)
+    if not nodeids:
+        return None
+    out.progress(
+        f"replay: {len(nodeids)} test(s) ran the changed code at the base; running their "
+        "impossible variants and repeats at the head, beside the slice"
+    )
+    return dataclasses.replace(
+        _started(repo, cls, code, nodeids, pool, hash_seed), beside_slice=True
+    )
+
+
+def start(
     repo: Path,
     cls: Classification,
     report: ReplayReport,
+    pool: Executor,
     *,
     reached_by: dict[str, frozenset[str]],
     dep_map: DependencyMap | None,
     hash_seed: int,
-    timeout_s: float,
     out: Output,
-) -> ReplayReport:
-    """Return the passing ``report`` with what the tests that ran the changed code show
-    (the module docstring); any other report unchanged. Raises ``GitError``,
-    ``BuildFailed``, ``OSError`` as ``check.judge`` does."""
+) -> Judging | None:
+    """Start the head's run (``check.run_head``) in ``pool`` on the tests of the passing
+    ``report`` that ran the changed code (``check.chosen_tests``); return what ``checked``
+    finishes, ``None`` for a report that is not a pass or a patch that changes no code
+    under test. Raises ``GitError``; the run's errors come with its result."""
     if report.status != Status.PASS:
-        return report
+        return None
     code = changed_code(repo, cls)
     if not code:
-        return report
+        return None
     own = cls.changed_paths
     candidates = [n for n in report.passed if "::" in n and n.split("::", 1)[0] not in own]
     nodeids = chosen_tests(code, candidates, dep_map, reached_by)
+    if not nodeids:
+        return Judging(code, Sides(repo, cls.merge_base, cls.head, build_of(cls)), None)
+    out.progress(
+        f"replay: {len(nodeids)} test(s) ran the changed code; running their impossible "
+        "variants and repeats at the head (and at the base if the head needs it)"
+    )
+    return _started(repo, cls, code, nodeids, pool, hash_seed)
+
+
+def _started(
+    repo: Path,
+    cls: Classification,
+    code: dict[str, tuple[bytes | None, bytes]],
+    nodeids: Sequence[str],
+    pool: Executor,
+    hash_seed: int,
+) -> Judging:
+    sides = Sides(repo, cls.merge_base, cls.head, build_of(cls))
+    head = pool.submit(run_head, sides, nodeids, hash_seed=hash_seed, timeout_s=RUN_TIMEOUT_S)
+    return Judging(code, sides, head)
+
+
+def checked(
+    repo: Path,
+    cls: Classification,
+    report: ReplayReport,
+    judging: Judging | None,
+    *,
+    reached_by: dict[str, frozenset[str]],
+    hash_seed: int,
+) -> ReplayReport:
+    """Return the passing ``report`` with what its tests that ran the changed code show
+    (the module docstring), once ``judging``'s head run is done (and the base's, when the
+    head needs it: ``check.finish``); ``report`` unchanged when it is not a pass or
+    ``judging`` is ``None``. Only tests that passed in ``report`` are judged. Raises
+    ``GitError``, ``BuildFailed``, ``OSError`` as ``check.run_head`` does."""
+    if report.status != Status.PASS or judging is None:
+        return report
+    code = judging.code
     events: list[str] = []
     cannot_fail: tuple[JudgedTest, ...] = ()
     order: tuple[JudgedTest, ...] = ()
     counts: dict[str, int] = {"tests": 0}
-    if nodeids:
-        out.progress(
-            f"replay: {len(nodeids)} test(s) ran the changed code; running their impossible "
-            "variants and repeats at the base and the head"
-        )
-        found = judge(
-            Sides(repo, cls.merge_base, cls.head, build_of(cls)),
-            nodeids,
+    if judging.head is not None:
+        found = finish(
+            judging.sides,
+            judging.head.result(),
+            keep=frozenset(report.passed),
             hash_seed=hash_seed,
-            timeout_s=timeout_s,
+            timeout_s=RUN_TIMEOUT_S,
         )
-        counts = dict(found.counts)
+        counts = {**found.counts, "beside_slice": int(judging.beside_slice)}
         cannot_fail = tuple(JudgedTest(n.nodeid, n.why) for n in found.cannot_fail)
         order = tuple(JudgedTest(n.nodeid, n.why) for n in found.order_dependent)
     if cannot_fail:
