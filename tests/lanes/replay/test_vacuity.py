@@ -5,6 +5,7 @@ outcomes count. The real runs at the base and the head: tests/gate/test_vacuity.
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
 
 import pytest
@@ -336,3 +337,32 @@ def test_a_run_started_beside_the_slice_judges_only_the_tests_that_passed_there(
     assert kept.counts["tests"] == 1 and kept.counts["base_run"] == 0
     with pytest.raises(GitError):
         finish(sides, head, keep={t, u}, hash_seed=1, timeout_s=60)
+
+
+@pytest.mark.slow
+def test_the_checks_run_sees_its_tree_where_the_slices_run_does(tmp_path: Path) -> None:
+    """The check's run is not one the code under test can tell from the slice's: its tree
+    is on the repository's branch and shown at the repository's path, as the slice's is."""
+    from patchlane.lanes.replay.vacuity.check import run_head
+    from tests.gitrepo import GitRepo
+
+    repo = GitRepo(tmp_path / "proj")
+    where = os.fspath(repo.path.resolve())
+    repo.write("pkg/__init__.py", "def three():\n    return 3\n")
+    repo.write(
+        PATH,
+        "import os\nimport subprocess\n\nfrom pkg import three\n\n\n"
+        "def test_where():\n"
+        f"    assert os.getcwd() == {where!r}\n"
+        "    branch = subprocess.run(['git', 'rev-parse', '--abbrev-ref', 'HEAD'],\n"
+        "                            capture_output=True, text=True).stdout.strip()\n"
+        "    assert branch == 'main'\n"
+        "    assert three() == 3\n",
+    )
+    commit = repo.commit("base")
+    sides = Sides(repo.path, commit, commit, None)
+    head = run_head(sides, [f"{PATH}::test_where"], hash_seed=1, timeout_s=120)
+    assert head.at_head is not None
+    outcomes = {n: r.outcome for n, r in head.at_head.results.items()}
+    assert outcomes[f"{PATH}::test_where"] == PASSED, head.at_head.results
+    assert outcomes[f"{PATH}::test_where_2"] == PASSED  # the repeat, in the same place

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchlane.formats.depmap import DependencyMap
-from patchlane.infra import git
+from patchlane.infra import git, sandbox
 from patchlane.inputs.paths import to_fs
 from patchlane.lanes.replay.mapselect import changed_functions
 from patchlane.lanes.replay.run import FAILED, PASSED, TestRun, run_tests
@@ -182,7 +182,7 @@ def run_head(sides: Sides, nodeids: Sequence[str], *, hash_seed: int, timeout_s:
         # A fresh checkout, never the replay's own tree: the patch's code ran there with
         # the tree writable, and could have left a conftest.py or a changed test behind
         # for this run to load.
-        git.checkout_detached(sides.repo, sides.head, head)
+        _checkout(sides.repo, sides.head, head)
         appended, generated = _extensions(head, nodeids)
         if not generated:
             return HeadRun(tuple(nodeids), (), (), None)
@@ -216,7 +216,7 @@ def finish(
         return compare(nodeids, generated, None, head.at_head)
     with tempfile.TemporaryDirectory(prefix="patchlane-vacuity-") as tmp:
         base = Path(tmp) / "base"
-        git.checkout_detached(sides.repo, sides.base, base)
+        _checkout(sides.repo, sides.base, base)
         # The same node ids as the head's process ran: the same tests around each.
         ids = [*head.nodeids, *(g.nodeid for g in head.generated)]
         at_base = _run(sides, base, "base", head.appended, ids, hash_seed, timeout_s)
@@ -376,3 +376,12 @@ def _first_per_test(notes: Sequence[TestNote]) -> list[TestNote]:
             seen.add(note.nodeid)
             kept.append(note)
     return kept
+
+
+def _checkout(repo: Path, commit: str, tree: Path) -> None:
+    """Check ``commit`` out into ``tree`` as the slice's run has its tree: on the branch a
+    plain checkout would be on, and shown at the repository's path (``sandbox.judged``).
+    Otherwise the check's run would be one the code under test can tell from the slice's
+    (its working directory, its branch) and behave honestly in alone. Raises ``GitError``."""
+    git.checkout_detached(repo, commit, tree, branch=git.branch_for(repo, commit))
+    sandbox.judged(tree, repo)
