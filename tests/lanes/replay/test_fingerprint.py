@@ -55,12 +55,11 @@ lanes:
   replay:
     tests: ["tests/"]
 """
-# The project's own configuration: the rerun plugin installed here is not one it uses (the
-# replay never loads rerun plugins: trust-model.md, "declared differences").
+# The project's own configuration. The rerun plugin installed here (pytest-rerunfailures)
+# stays loaded in the replay, its reruns taken away: its threads and options are a plain run's.
 PYPROJECT = """\
 [tool.pytest.ini_options]
 testpaths = ["tests"]
-addopts = "-p no:rerunfailures"
 """
 
 

@@ -36,6 +36,8 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
+import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -60,6 +62,21 @@ DECLARED: Mapping[str, str] = {
     "no-new-privileges, its id maps and mounts",
     "net.interfaces": "no network: loopback only",
     "home.writable": "the home directory is shown read-only (credential files empty)",
+    "dev.listing": "bwrap's own /dev (null, zero, full, random, urandom, tty, pts, shm, ...): "
+    "the host's devices are not the test's to reach",
+    "tmp.entries": "the temporary directories are empty ones of the run's own: other programs' "
+    "temporary files are not the test's to read",
+    "fs.cwd_is_mount": "the tree under judgement is bound at the repository's path",
+    "fs.prefix_readonly": "the whole file system is read-only but the tree and the temporary "
+    "directories (bubblewrap 0.8 has no overlay to make a writable view of it)",
+    "ns.user": "the kernel sandbox: a user namespace of its own",
+    "ns.mnt": "the kernel sandbox: its mounts",
+    "ns.net": "no network: a network namespace of its own",
+    "ns.uts": "the kernel sandbox: a uts namespace of its own (the host name is the host's)",
+    "ns.ipc": "the kernel sandbox: no System V IPC or POSIX message queue of the host's",
+    "ns.cgroup": "the kernel sandbox: a cgroup namespace of its own",
+    "machinery.replaced": "pytest's cached rewritten test modules below the tree are never "
+    "read (its ``_read_pyc`` is patchlane's there): bytecode in the tree never runs",
 }
 
 
@@ -112,6 +129,8 @@ def observe() -> dict[str, Any]:
     seen["hostname"] = socket.gethostname()
     seen["net.interfaces"] = sorted(name for _, name in socket.if_nameindex())
     seen.update(_status())
+    seen.update(_file_system(cwd))
+    seen.update(_in_process())
     return seen
 
 
@@ -252,6 +271,7 @@ def _git(cwd: str) -> dict[str, Any]:
         return proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else None
 
     toplevel = ask("rev-parse", "--show-toplevel")
+    hooks = ask("rev-parse", "--git-path", "hooks")
     return {
         "git.commits": ask("rev-list", "--count", "HEAD"),
         "git.branch": ask("rev-parse", "--abbrev-ref", "HEAD"),
@@ -261,13 +281,144 @@ def _git(cwd: str) -> dict[str, Any]:
         "git.toplevel": toplevel,
         "git.toplevel_is_cwd": toplevel is not None and os.path.samefile(toplevel, cwd),
         "git.shallow": ask("rev-parse", "--is-shallow-repository"),
+        "git.reflog": _count_lines(ask("reflog")),
+        "git.hooks": _listing(os.path.join(cwd, hooks)) if hooks else None,
     }
+
+
+def _count_lines(text: str | None) -> int | None:
+    return None if text is None else len(text.splitlines())
 
 
 def _loaded_outside_stdlib() -> set[str]:
     stdlib = set(sys.stdlib_module_names) | set(sys.builtin_module_names)
     tops = {name.partition(".")[0] for name in list(sys.modules)}
     return {t for t in tops if t not in stdlib and not t.startswith("_")}
+
+
+def _file_system(cwd: str) -> dict[str, Any]:
+    """The file system as a test sees it: ``/dev``'s listing, whether the temporary
+    directories are empty, whether the working directory is a mount point, which places
+    are read-only (the interpreter's install, the working directory), the namespaces."""
+    seen: dict[str, Any] = {
+        "dev.listing": _listing("/dev"),
+        "tmp.entries": [_coarse(_listing(p)) for p in ("/tmp", tempfile.gettempdir())],  # noqa: S108
+        "fs.cwd_is_mount": os.path.ismount(cwd),
+        "fs.prefix_readonly": _readonly(sys.prefix),
+        "fs.cwd_readonly": _readonly(cwd),
+    }
+    for name in ("user", "mnt", "net", "uts", "ipc", "cgroup", "pid", "time"):
+        seen[f"ns.{name}"] = _read_link(f"/proc/self/ns/{name}") or None
+    return seen
+
+
+def _coarse(listing: list[str] | None) -> str | None:
+    """How many entries, in steps (the count moves with what else runs on the machine)."""
+    if listing is None:
+        return None
+    return "none" if not listing else "1-4" if len(listing) < 5 else "5+"
+
+
+def _readonly(path: str) -> bool | None:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return None
+
+
+def _in_process() -> dict[str, Any]:
+    """What patchlane could add inside the test process: the threads, the import system's
+    hooks, patchlane's pytest plugin module (loaded in every run: its names and what they
+    hold) and every module loaded (by name)."""
+    seen: dict[str, Any] = {
+        "threads.count": threading.active_count(),
+        "threads.names": sorted(t.name for t in threading.enumerate()),
+        "import.path_hooks": [_describe(h) for h in sys.path_hooks],
+        "import.meta_path": [_describe(f) for f in sys.meta_path],
+        "import.finder_types": sorted(
+            {_describe(f) for f in list(sys.path_importer_cache.values())}
+        ),
+        "import.tree_loaders": sorted(
+            {_describe(getattr(m, "__loader__", None)) for m in _modules_below(os.getcwd())}
+        ),
+        "machinery.replaced": _replaced(),
+        "modules.count": len(sys.modules),
+        "modules.loaded": sorted(sys.modules),
+    }
+    plugin = sys.modules.get("patchlane.pytest_plugin")
+    seen["plugin_module"] = None if plugin is None else _module_shape(plugin)
+    return seen
+
+
+def _modules_below(top: str) -> list[types.ModuleType]:
+    """The loaded modules whose file is below ``top`` (the project's and its tests')."""
+    inside = top.rstrip(os.sep) + os.sep
+    found = []
+    for module in list(sys.modules.values()):
+        where = getattr(module, "__file__", None)
+        if isinstance(where, str) and os.path.abspath(where).startswith(inside):
+            found.append(module)
+    return found
+
+
+# The judging machinery a run's harness could patch: pytest's, pluggy's and the import system's.
+_MACHINERY = ("pytest", "_pytest", "pluggy", "importlib", "unittest")
+
+
+def _replaced() -> list[str]:
+    """``module.name: where`` for each function in a machinery module (``_MACHINERY``) that
+    was defined in a module of another package that is not the standard library's: one
+    the harness put in place of the module's own."""
+    stdlib = set(sys.stdlib_module_names)
+    found = []
+    for name, module in list(sys.modules.items()):
+        family = name.partition(".")[0]
+        if family not in _MACHINERY:
+            continue
+        for attr, value in list(getattr(module, "__dict__", {}).items()):
+            if not isinstance(value, types.FunctionType):
+                continue
+            where = str(value.__module__)
+            top = where.partition(".")[0]
+            if top.lstrip("_") == family.lstrip("_") or top in stdlib or where == name:
+                continue
+            found.append(f"{name}.{attr}: {where}")
+    return sorted(found)
+
+
+def _describe(thing: object) -> str:
+    """A hook, finder or loader by kind: a function's module and qualified name, else its
+    type's (never an address: those differ between two plain runs)."""
+    if isinstance(thing, types.FunctionType | types.BuiltinFunctionType | types.MethodType):
+        return f"{thing.__module__}.{thing.__qualname__}"
+    kind = type(thing) if not isinstance(thing, type) else thing
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _module_shape(module: types.ModuleType) -> dict[str, Any]:
+    """Each name of ``module``'s own dict with what it holds: the value's type, and for a
+    function what its closure cells and defaults hold (by type): state kept there is as
+    visible to a test as a module global."""
+    shape: dict[str, Any] = {}
+    for name, value in sorted(vars(module).items()):
+        if name in ("__builtins__", "__cached__", "__file__", "__loader__", "__spec__"):
+            continue
+        held = [type(value).__name__]
+        if isinstance(value, types.FunctionType):
+            cells = [c.cell_contents for c in value.__closure__ or () if _filled(c)]
+            held += [type(v).__name__ for v in (*cells, *(value.__defaults__ or ()))]
+        elif value is None or isinstance(value, bool | int | str | bytes):
+            held.append(repr(value))
+        shape[name] = held
+    return shape
+
+
+def _filled(cell: types.CellType) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
 
 
 def _status() -> dict[str, Any]:
