@@ -75,14 +75,18 @@ DECLARED: Mapping[str, str] = {
     "ns.uts": "the kernel sandbox: a uts namespace of its own (the host name is the host's)",
     "ns.ipc": "the kernel sandbox: no System V IPC or POSIX message queue of the host's",
     "ns.cgroup": "the kernel sandbox: a cgroup namespace of its own",
+    "pytest.plugins": "the replay's own pytest plugins (the slice it runs, the outcome stream, "
+    "the Hypothesis seed, the rerun plugins' reruns taken out) are registered with pytest: "
+    "they are how the run is made and reported",
     "machinery.replaced": "pytest's cached rewritten test modules below the tree are never "
     "read (its ``_read_pyc`` is patchlane's there): bytecode in the tree never runs",
 }
 
 
-def observe() -> dict[str, Any]:
+def observe(pluginmanager: Any = None) -> dict[str, Any]:
     """Return what this process looks like to a test (see the module docstring), as flat
-    ``key -> value`` pairs whose values are JSON (str, int, bool, lists, ``None``).
+    ``key -> value`` pairs whose values are JSON (str, int, bool, lists, ``None``); given
+    pytest's ``pluginmanager`` (``request.config.pluginmanager``), its plugins by kind too.
     Raises nothing: a fact that cannot be read is recorded as ``None``."""
     seen: dict[str, Any] = {}
     cwd = os.getcwd()
@@ -131,7 +135,26 @@ def observe() -> dict[str, Any]:
     seen.update(_status())
     seen.update(_file_system(cwd))
     seen.update(_in_process())
+    if pluginmanager is not None:
+        seen["pytest.plugins"] = _plugins(pluginmanager)
     return seen
+
+
+def _plugins(pluginmanager: Any) -> list[str]:
+    """pytest's registered plugins by kind: a module by its name, any other object by its
+    type (the names pluggy gives unnamed plugins are addresses)."""
+    kinds = []
+    for plugin in list(pluginmanager.get_plugins()):
+        if isinstance(plugin, types.ModuleType):
+            kinds.append(_shape_path(plugin.__name__))
+        else:
+            kinds.append(_describe(plugin))
+    return sorted(kinds)
+
+
+def _shape_path(name: str) -> str:
+    """A conftest module's name is its path: the checkout's differs between two places."""
+    return _shape(name, os.getcwd())
 
 
 def undeclared(plain: Mapping[str, Any], replay: Mapping[str, Any]) -> list[str]:
