@@ -328,9 +328,10 @@ def test_a_checkout_has_the_users_hooks_and_reflog(repo: GitRepo, tmp_path: Path
     theirs = repo.git("reflog").splitlines()
     assert len(theirs) >= 5
     assert git_at(dest, "reflog").splitlines() == theirs
-    assert git_at(dest, "reflog", "show", "feature").splitlines() == repo.git(
-        "reflog", "show", "feature"
-    ).splitlines()
+    assert (
+        git_at(dest, "reflog", "show", "feature").splitlines()
+        == repo.git("reflog", "show", "feature").splitlines()
+    )
     listing = sorted(p.name for p in (repo.path / ".git/hooks").iterdir())
     assert "post-checkout" in listing
     assert sorted(p.name for p in (dest / ".git/hooks").iterdir()) == listing

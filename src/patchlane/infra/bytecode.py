@@ -127,10 +127,9 @@ def source_only_below(root: Path) -> None:
     interpreter that builds it otherwise), falls back to ``import_tree_from_source``.
     ``sys.path_importer_cache`` is cleared. Returns ``None``; raises nothing."""
     real = os.path.realpath(root)
-    inside = real.rstrip(os.sep) + os.sep
     for hook in sys.path_hooks:
         code = getattr(hook, "__code__", None)
-        cells = getattr(hook, "__closure__", None) or ()
+        cells: tuple[Any, ...] = getattr(hook, "__closure__", None) or ()
         if code is None or code.co_freevars != ("cls", "loader_details") or len(cells) != 2:
             continue
         if cells[0].cell_contents is not FileFinder:
@@ -142,21 +141,28 @@ def source_only_below(root: Path) -> None:
             if not issubclass(loader, SourcelessFileLoader)
         )
 
-        class _PerDirectory(FileFinder):
-            """Makes the plain ``FileFinder`` for a directory (see ``source_only_below``)."""
-
-            def __new__(cls, path: str, *given: Any) -> FileFinder:  # type: ignore[misc]
-                where = os.path.realpath(path or os.curdir)
-                if where == real or where.startswith(inside):
-                    return FileFinder(path, *below)
-                return FileFinder(path, *given)
-
-        cells[0].cell_contents = _PerDirectory
+        cells[0].cell_contents = _per_directory(real, below)
         sys.path_importer_cache.clear()
         _no_cache_below(Path(real))
         _no_cache_below(Path(os.path.abspath(root)))  # noqa: PTH100 - lexical: as sys.path has it
         return
     import_tree_from_source(root)
+
+
+def _per_directory(real: str, below: tuple[tuple[Any, list[str]], ...]) -> type[FileFinder]:
+    """The class ``source_only_below`` puts in the default path hook's closure: calling it
+    makes a plain ``FileFinder``, with the loaders ``below`` for a directory at or below
+    ``real`` and with the hook's own elsewhere."""
+    inside = real.rstrip(os.sep) + os.sep
+
+    class _PerDirectory(FileFinder):
+        def __new__(cls, path: str, *given: Any) -> FileFinder:  # type: ignore[misc]
+            where = os.path.realpath(path or os.curdir)
+            if where == real or where.startswith(inside):
+                return FileFinder(path, *below)
+            return FileFinder(path, *given)
+
+    return _PerDirectory
 
 
 def _source_only(fullname: str, path: str) -> SourceFileLoader:

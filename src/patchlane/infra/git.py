@@ -504,7 +504,9 @@ def _copy_local_history(repo: Path, common: Path, git_dir: Path, branch: str | N
             theirs = source.read_bytes()
             mine = target.read_bytes() if target.is_file() else b""
             last = theirs.splitlines()[-1].split(b" ")[1] if theirs.strip() else b""
-            ahead = [line for line in mine.splitlines(keepends=True) if line.split(b" ")[1:2] != [last]]
+            ahead = [
+                line for line in mine.splitlines(keepends=True) if line.split(b" ")[1:2] != [last]
+            ]
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(theirs + b"".join(ahead))
     except (OSError, IndexError):

@@ -9,7 +9,13 @@ to processes outside its run), open
 descriptors by kind, stdin, ``HOME`` and its listing, the temporary directory, the working
 directory, git's view of the checkout (history, branch, remotes, tags), the non-stdlib
 modules loaded, resource limits, umask, locale, ids, host name, network interfaces and the
-process's status (capabilities, no-new-privileges, seccomp, signal masks, id maps, mounts).
+process's status (capabilities, no-new-privileges, seccomp, signal masks, id maps, mounts);
+the file system (``/dev``'s listing, the temporary directories, whether the working
+directory is a mount point, read-only mounts, the namespaces), git's reflog and hooks, and
+what patchlane could add inside the process: threads, ``sys.path_hooks``/``sys.meta_path``,
+the finders and the project's loaders, functions of pytest's, pluggy's and the import
+system's modules defined elsewhere, patchlane's plugin module (its names and what its
+functions hold), every module loaded and, given pytest's plugin manager, its plugins.
 
 ``undeclared(plain, replay)`` names every key whose value differs and that ``DECLARED`` does
 not allow, each with both values: the fingerprint test (tests/lanes/replay/test_fingerprint.py)
@@ -22,7 +28,7 @@ Standard library only: the probe runs inside the replay's test process.
 """
 
 # The probe asks as test code does, with ``os`` calls on strings.
-# ruff: noqa: PTH109, PTH111, PTH115, PTH121, PTH208
+# ruff: noqa: PTH100, PTH109, PTH111, PTH115, PTH118, PTH121, PTH208
 
 from __future__ import annotations
 
