@@ -21,8 +21,9 @@ patchlane starts ``python -m pytest`` exactly as the project runs it, no argumen
 its own, with a socket as stdin that begins with ``JOB_MAGIC``. At import this module looks at fd 0
 only when it is a socket, and only with a non-blocking, non-consuming peek: a plain run's stdin is
 never read. With the header there, it takes the job, puts ``/dev/null`` on fd 0 and hands the job to
-``patchlane.child.replay_run``, whose plugins it registers when pytest registers this module
-(``pytest_addhooks``: before any conftest, before the options are parsed).
+``patchlane.child.replay_run``, which registers its plugins on the plugin manager importing this
+module (before any conftest, before the options are parsed). This module keeps nothing of the
+job: its names and what its functions hold are the same in a plain run and in the replay.
 
 A report that is not strictly well formed is a usage error (pytest exit code 4) naming the file:
 the report decides what a host may leave unrun, so a doubtful one grants nothing rather than
@@ -41,8 +42,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pytest is only ever imported lazily (see the module docstring)
     import pytest
-
-    from patchlane.child.replay_run import Started
 
 REPORT_OPTION = "--patchlane-freeze-report"
 RECORD_OPTION = "--patchlane-skip-record"
@@ -155,34 +154,28 @@ def _recv_exactly(sock: Any, size: int) -> bytearray:
     return data
 
 
-def _start_replay() -> Started | None:
+def _start_replay() -> None:
+    """In a replay's test process (a job on stdin): set its run up and register its plugins
+    on the plugin manager that is importing this module. Nothing of the run is kept in this
+    module: its names, and what its functions hold, are those of a plain run's (the
+    fingerprint compares them)."""
     job = take_job()
     if job is None:
-        return None
-    from patchlane.child.replay_run import start
+        return
+    import sys
 
-    return start(job)  # type: ignore[arg-type]  # checked where it is read: a bad one fails
+    before = frozenset(sys.modules)
+    from patchlane.child.replay_run import attach, start
+
+    attach(start(job), before)  # type: ignore[arg-type]  # checked where it is read
 
 
 # Plugins load before any conftest or test module: the run is set up here, before the
 # project's code, from patchlane's own modules only.
-_REPLAY = _start_replay()
+_start_replay()
 
 
 # --- the pytest hooks --------------------------------------------------------------------------
-
-
-def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    """In a replay's test process: register its plugins, block the rerun plugins."""
-    if _REPLAY is not None:
-        _REPLAY.register(pluginmanager)
-
-
-def pytest_load_initial_conftests(args: list[str]) -> None:
-    """In a replay's test process: add the job's options to pytest's (never to ``sys.argv``,
-    which a plain run has as it is)."""
-    if _REPLAY is not None:
-        args[:] = [*_REPLAY.args, *args, *_REPLAY.paths]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

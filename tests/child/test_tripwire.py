@@ -116,13 +116,19 @@ for _obj in gc.get_objects():
         _obj._inner_hookexec = _green
 """
 
-# Tries to blind the check first: its module's functions, json and os.write.
+# Tries to blind the check first: its module's functions, json and os.write. The module in
+# use is off ``sys.modules`` (``replay_run.unlist``: a plain run has none), so it is found
+# as hostile code would find it, among the interpreter's objects.
 _SILENCE = """
+import gc
 import json
 import os
-import sys
+import types
 
-_tw = sys.modules["patchlane.child.tripwire"]
+_tw = next(
+    o for o in gc.get_objects()
+    if isinstance(o, types.ModuleType) and o.__name__ == "patchlane.child.tripwire"
+)
 _tw.compare = lambda *a, **k: []
 _tw.describe = lambda phrases: ""
 json.dumps = lambda *a, **k: "{}"

@@ -124,20 +124,40 @@ def patched(repo: GitRepo, calc: str) -> None:
     repo.commit("the agent's patch")
 
 
+# Without the base's dependency map the tests are chosen after the slice ran, from what it
+# reached, and judged beside the checks at the base; with it, from the map, beside the slice.
+MAPS = pytest.mark.parametrize("dep_map", ["off", "auto"])
+
+
+def gated(project: GitRepo, out: Path, dep_map: str) -> int:
+    """``gate`` with ``--dep-map dep_map`` (its cache beside ``out``)."""
+    cache = ["--dep-cache", str(out.parent / f"{out.name}-cache")] if dep_map == "auto" else []
+    return gate(project, out, "--dep-map", dep_map, *cache)
+
+
+def beside_slice(out: Path, dep_map: str) -> None:
+    counts = load(out, "replay-report.json")["vacuity_counts"]
+    assert counts["beside_slice"] == (dep_map == "auto"), counts
+
+
 def vacuity_reasons(out: Path) -> list[str]:
     return [r["message"] for r in load(out, "verdict.json")["reasons"] if r["lane"] == "vacuity"]
 
 
+@MAPS
 def test_code_that_reads_its_callers_assert_line_is_undecided(
-    project: GitRepo, tmp_path: Path
+    project: GitRepo, tmp_path: Path, dep_map: str
 ) -> None:
     patched(project, READS_CALLER)
-    gate(project, tmp_path)
+    gated(project, tmp_path, dep_map)
+    beside_slice(tmp_path, dep_map)
     assert verdict(tmp_path) == "undecided"
     found = vacuity_reasons(tmp_path)
     assert any("the tests cannot fail" in m and "test_add" in m for m in found), found
     report = load(tmp_path, "replay-report.json")
     assert report["status"] == "pass"  # the slice itself passed: only the variants tell
+    # The variants passed at the head: only the base's run can make them count, so it ran.
+    assert report["vacuity_counts"]["base_run"] == 1
     assert report["vacuity_counts"]["variants_failing_at_base"] >= 3
     assert {t["nodeid"] for t in report["cannot_fail"]} >= {
         "tests/test_calc.py::test_add",
@@ -159,27 +179,37 @@ def test_a_lookup_table_of_the_tests_inputs_is_undecided(project: GitRepo, tmp_p
     assert "values the patch copied from the tests into the code" in note
 
 
+@MAPS
 def test_a_function_right_only_for_its_first_three_calls_is_undecided(
-    project: GitRepo, tmp_path: Path
+    project: GitRepo, tmp_path: Path, dep_map: str
 ) -> None:
     patched(project, FIRST_CALLS)
-    gate(project, tmp_path)
+    gated(project, tmp_path, dep_map)
+    beside_slice(tmp_path, dep_map)
     assert verdict(tmp_path) == "undecided"
     found = vacuity_reasons(tmp_path)
     assert any("run again or in another order" in m and "test_add" in m for m in found), found
     report = load(tmp_path, "replay-report.json")
     assert report["order_dependent"]
     assert report["cannot_fail"] == []
+    # The repeats failed at the head: the base's run ran, to tell whether they fail there too.
+    assert report["vacuity_counts"]["base_run"] == 1
 
 
-def test_an_honest_green_patch_is_still_accepted(project: GitRepo, tmp_path: Path) -> None:
+@MAPS
+def test_an_honest_green_patch_is_still_accepted(
+    project: GitRepo, tmp_path: Path, dep_map: str
+) -> None:
     patched(project, HONEST_GREEN)
-    assert gate(project, tmp_path) == 0, reasons(tmp_path)
+    assert gated(project, tmp_path, dep_map) == 0, reasons(tmp_path)
+    beside_slice(tmp_path, dep_map)
     assert verdict(tmp_path) == "accept_for_review"
     report = load(tmp_path, "replay-report.json")
     counts = report["vacuity_counts"]
-    # The check ran and could have failed: its variants fail at the base and at the head.
-    assert counts["tests"] >= 2 and counts["variants_failing_at_base"] >= 2, counts
+    # The check ran and could have failed: its variants fail at the head. Nothing there for
+    # the base to excuse or make count, so the base's run was left out.
+    assert counts["tests"] >= 1 and counts["variants_failing_at_head"] >= 1, counts
+    assert counts["base_run"] == 0 and "variants_failing_at_base" not in counts, counts
     assert report["cannot_fail"] == [] and report["order_dependent"] == []
 
 

@@ -209,6 +209,10 @@ def test_an_honest_change_reading_state_its_tests_set_is_excused_by_the_base(
     # for the same call: excused, not counted.
     assert counts["calls_witnessed"] >= 1 and counts["calls_differing"] == 0, counts
     assert report.get("witness_differing", []) == []
+    # The head's variants all fail and its tests pass twice: only the witness's difference
+    # asked for the base's run (and its witness).
+    assert counts["variants_failing_at_head"] == counts["variants"] >= 1, counts
+    assert counts["base_run"] == 1, counts
 
 
 SKIPPED_CALC = """\
@@ -261,6 +265,8 @@ def test_nondeterministic_answers_and_unpicklable_arguments_are_not_judged(
     # does not pickle, so its call (deterministic: it would be witnessed) is never recorded.
     assert counts["calls_recorded"] >= 1, counts
     assert counts["calls_witnessed"] == 0 and counts["calls_differing"] == 0, counts
+    # Nothing at the head for the base to excuse: its run and witness are left out.
+    assert counts["base_run"] == 0, counts
 
 
 ENDS_OUTSIDE_TESTS = """\
@@ -283,3 +289,5 @@ def test_code_that_ends_the_process_outside_its_tests_is_undecided(
     assert verdict(tmp_path) == "undecided", reasons(tmp_path)
     found = vacuity_reasons(tmp_path)
     assert any("does not run outside its tests" in m for m in found), found
+    # The witness that died at the head asked for the base's run, whose witness runs.
+    assert load(tmp_path, "replay-report.json")["vacuity_counts"]["base_run"] == 1

@@ -368,3 +368,60 @@ def test_bytecode_the_trees_own_code_plants_in_the_prefix_is_not_read(repo: GitR
 )
 def test_what_counts_as_bytecode(path: str, expected: bool) -> None:
     assert is_bytecode(path) is expected
+
+
+SOURCE_ONLY_BELOW = """
+import importlib.machinery as m
+import os
+import sys
+from pathlib import Path
+
+from patchlane.infra.bytecode import source_only_below
+
+hooks, last = list(sys.path_hooks), sys.path_hooks[-1]
+source_only_below(Path("tree"))
+# The import system's lists are a plain run's: the same entries, the same objects.
+assert sys.path_hooks == hooks and sys.path_hooks[-1] is last, sys.path_hooks
+sys.path[:0] = ["tree", "outside"]
+import mod  # its committed unchecked-hash bytecode says "bytecode"
+assert mod.WHERE == "source", mod.WHERE
+assert type(mod.__loader__) is m.SourceFileLoader, type(mod.__loader__)
+assert type(sys.path_importer_cache["tree"]) is m.FileFinder
+try:
+    import sourceless
+except ImportError:
+    pass
+else:
+    raise AssertionError("a sourceless module below the tree was imported")
+import elsewhere  # outside the tree: the default loaders, sourceless bytecode included
+assert elsewhere.WHERE == "elsewhere"
+print("ok")
+"""
+
+
+def test_the_replays_source_only_imports_leave_the_import_hooks_as_a_plain_run_has_them(
+    tmp_path: Path,
+) -> None:
+    # The replay's test process (bench/redteam h47): committed bytecode below the tree never
+    # runs, and sys.path_hooks, the finders and the loaders are those of a plain run.
+    tree, outside = tmp_path / "tree", tmp_path / "outside"
+    (tree / "__pycache__").mkdir(parents=True)
+    outside.mkdir()
+    (tree / "mod.py").write_text('WHERE = "bytecode"\n')
+    tag = sys.implementation.cache_tag
+    py_compile.compile(
+        os.fspath(tree / "mod.py"),
+        cfile=os.fspath(tree / "__pycache__" / f"mod.{tag}.pyc"),
+        invalidation_mode=PycInvalidationMode.UNCHECKED_HASH,
+    )
+    (tree / "mod.py").write_text('WHERE = "source"\n')
+    for where, name in ((tree, "sourceless"), (outside, "elsewhere")):
+        (where / f"{name}.py").write_text(f'WHERE = "{name}"\n')
+        py_compile.compile(os.fspath(where / f"{name}.py"), cfile=os.fspath(where / f"{name}.pyc"))
+        (where / f"{name}.py").unlink()
+    proc = subprocess.run(
+        [sys.executable, "-c", SOURCE_ONLY_BELOW],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )  # fmt: skip
+    assert proc.stdout.strip() == "ok", proc.stderr[-2000:]

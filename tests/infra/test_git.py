@@ -305,6 +305,55 @@ def test_a_detached_checkout_is_a_repository_of_its_own_at_the_commit(
     assert repo.git("worktree", "list", "--porcelain").count("worktree ") == 1
 
 
+def test_a_checkout_has_the_users_hooks_and_reflog(repo: GitRepo, tmp_path: Path) -> None:
+    # A developer's clone has a hooks directory and a reflog of its moves; a checkout made
+    # for the run has them too (bench/redteam h45, h56), and git's own commands there
+    # (patchlane's fetch and checkout) ran none of the hooks.
+    ran = tmp_path / "hook-ran"
+    hook = repo.path / ".git" / "hooks" / "post-checkout"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    hook.chmod(0o755)
+    for n in range(3):
+        repo.write("a.txt", f"{n}\n")
+        repo.commit(f"commit {n}")
+    repo.branch("feature")
+    repo.checkout("feature")
+    ran.unlink(missing_ok=True)  # the user's own checkout ran it
+    repo.write("a.txt", "head\n")
+    head = repo.commit("the head")
+    dest = tmp_path / "run"
+    git.checkout_detached(repo.path, head, dest, branch=git.current_branch(repo.path))
+    assert not ran.exists()
+    theirs = repo.git("reflog").splitlines()
+    assert len(theirs) >= 5
+    assert git_at(dest, "reflog").splitlines() == theirs
+    assert (
+        git_at(dest, "reflog", "show", "feature").splitlines()
+        == repo.git("reflog", "show", "feature").splitlines()
+    )
+    listing = sorted(p.name for p in (repo.path / ".git/hooks").iterdir())
+    assert "post-checkout" in listing
+    assert sorted(p.name for p in (dest / ".git/hooks").iterdir()) == listing
+    assert os.access(dest / ".git/hooks/post-checkout", os.X_OK)
+
+
+def test_a_checkout_of_another_commit_adds_its_own_move_to_the_reflog(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.write("a.txt", "base\n")
+    repo.commit("base")
+    repo.branch("agent")
+    repo.write("a.txt", "head\n")
+    head = repo.commit("the head")
+    repo.checkout("main")  # the user stands elsewhere: the checkout moved to the head
+    dest = tmp_path / "run"
+    git.checkout_detached(repo.path, head, dest)
+    theirs = repo.git("reflog", "--format=%H %gs").splitlines()
+    mine = git_at(dest, "reflog", "--format=%H %gs").splitlines()
+    assert mine[1:] == theirs and mine[0].startswith(head)
+
+
 def test_a_checkout_on_the_users_branch_has_its_history_and_tags(
     repo: GitRepo, tmp_path: Path
 ) -> None:

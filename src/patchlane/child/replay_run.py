@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import os
 import sys
@@ -57,51 +58,72 @@ from patchlane.child.channel import (
 from patchlane.child.leftover import StateWatch, phrases, preload
 from patchlane.child.messages import ReplayJob
 from patchlane.child.origins import module_origins
-from patchlane.infra.bytecode import import_tree_from_source
+from patchlane.infra.bytecode import source_only_below
 
 # Plugins that rerun a failing test until it passes: suite retries are ignored by the replay
-# (a failed attempt is a failure), so they are not loaded. Their options and marker are
-# accepted and do nothing, so a project whose configuration names them still runs.
-RERUN_PLUGINS = ("rerunfailures", "flaky", "pytest-retry", "pytest_retry.retry_plugin")
-_RERUN_OPTIONS: tuple[tuple[str, bool], ...] = (
-    # (option, takes a value)
-    ("--reruns", True),
-    ("--reruns-delay", True),
-    ("--only-rerun", True),
-    ("--rerun-except", True),
-    ("--fail-on-flaky", False),
-    ("--force-flaky", False),
-    ("--max-runs", True),
-    ("--min-passes", True),
-    ("--no-flaky-report", False),
-    ("--no-success-flaky-report", False),
-    ("--retries", True),
-    ("--retry-delay", True),
-    ("--cumulative-timing", True),
+# (a failed attempt is a failure). pytest-rerunfailures stays loaded, as in a plain run (its
+# options, its marker, its status server's thread when xdist is installed), and only the hook
+# implementations that rerun are taken from it (``_NoRerun``). The others are not loaded: their
+# options and marker are accepted and do nothing, so a project whose configuration names them
+# still runs.
+DISARMED_RERUN_PLUGINS = ("rerunfailures", "pytest_rerunfailures")
+# The hooks through which pytest-rerunfailures reruns a test (its protocol runs the test again;
+# its teardown holds the fixtures back for a rerun).
+_RERUN_HOOKS = ("pytest_runtest_protocol", "pytest_runtest_teardown")
+BLOCKED_RERUN_PLUGINS = ("flaky", "pytest-retry", "pytest_retry.retry_plugin")
+_RERUN_OPTIONS: tuple[tuple[str, str, bool], ...] = (
+    # (the module that defines it, the option, whether it takes a value)
+    ("flaky", "--force-flaky", False),
+    ("flaky", "--max-runs", True),
+    ("flaky", "--min-passes", True),
+    ("flaky", "--no-flaky-report", False),
+    ("flaky", "--no-success-flaky-report", False),
+    ("pytest_retry", "--retries", True),
+    ("pytest_retry", "--retry-delay", True),
+    ("pytest_retry", "--cumulative-timing", True),
 )
 
 
 class _NoRerun:
-    """Accepts the rerun plugins' options and marker, which then do nothing."""
+    """Takes the reruns out of pytest-rerunfailures (loaded as in a plain run), and accepts
+    the blocked rerun plugins' options and marker, which then do nothing (only where such a
+    plugin is installed: elsewhere a plain run has no such option either)."""
 
     def pytest_addoption(self, parser: pytest.Parser) -> None:
+        installed = [r for r in _RERUN_OPTIONS if importlib.util.find_spec(r[0]) is not None]
+        if not installed:
+            return
         group = parser.getgroup("patchlane-no-rerun", "rerun options (ignored by patchlane replay)")
         taken = _defined_options(parser)
-        for option, takes_value in _RERUN_OPTIONS:
+        for _, option, takes_value in installed:
             if option in taken:
-                continue  # a rerun plugin loaded before it was blocked keeps its definition
+                continue
             try:
                 if takes_value:
                     group.addoption(option, action="append", default=[], dest=f"_pl_{option}")
                 else:
                     group.addoption(option, action="store_true", dest=f"_pl_{option}")
             except (ValueError, argparse.ArgumentError):
-                # Some plugin defines it (loaded, then blocked: ``Started.register``): its
-                # definition stays, and nothing reads it.
-                continue
+                continue  # some plugin defines it: its definition stays, and nothing reads it
 
+    @pytest.hookimpl(trylast=True)
     def pytest_configure(self, config: pytest.Config) -> None:
-        config.addinivalue_line("markers", "flaky: rerun marker (ignored by patchlane replay)")
+        manager = config.pluginmanager
+        kept = [p for n in DISARMED_RERUN_PLUGINS if (p := manager.get_plugin(n)) is not None]
+        for plugin in kept:
+            for hook in _RERUN_HOOKS:
+                caller = getattr(manager.hook, hook, None)
+                remove = getattr(caller, "_remove_plugin", None)
+                if remove is None:
+                    continue
+                try:
+                    remove(plugin)
+                except ValueError:
+                    continue  # it implements no such hook
+        blocked = any(importlib.util.find_spec(m) is not None for m in ("flaky", "pytest_retry"))
+        named = (str(m).split(":")[0].split("(")[0].strip() for m in config.getini("markers"))
+        if blocked and "flaky" not in named:
+            config.addinivalue_line("markers", "flaky: rerun marker (ignored by patchlane replay)")
 
 
 def _defined_options(parser: pytest.Parser) -> set[str]:
@@ -264,7 +286,7 @@ class _SliceRunner:
         # Every plugin of the environment and pytest's own are configured; no test module
         # has been imported yet.
         plugins = session.config.pluginmanager.get_plugins()
-        ours = [p for p in plugins if isinstance(p, _NoRerun | _HypothesisAsInPytest)]
+        ours = [p for p in plugins if isinstance(p, _NoRerun | _HypothesisAsInPytest | Started)]
         self._hooks(session.config.pluginmanager, [self, self.writer, *ours])
         self._check()
 
@@ -450,27 +472,84 @@ def _guard(writer: ResultWriter, fd: int, token: str) -> Guard:
     return tripwire.arm(counted)
 
 
-@dataclass
+@dataclass(eq=False)  # a plugin: hashed by identity
 class Started:
     """A replay's run, set up in ``patchlane.pytest_plugin`` at its import (before any code of
     the tree): the ``plugins`` to register, the options to add to pytest's (``args``, never
-    ``sys.argv``) and the ``paths`` to collect."""
+    ``sys.argv``) and the ``paths`` to collect. Registered as a plugin itself (``attach``):
+    it adds them when pytest loads the initial conftests."""
 
     plugins: list[object]
     args: list[str]
     paths: list[str]
+    # ``replay map``: coverage traces the run, and its modules stay as they are (``unlist``).
+    keep_modules: bool = False
 
     def register(self, pluginmanager: pytest.PytestPluginManager) -> None:
-        """Block the rerun plugins (unregistered if one loaded first: its options stay,
-        doing nothing) and register the run's own."""
-        for name in RERUN_PLUGINS:
+        """Block the rerun plugins that cannot be kept loaded without rerunning
+        (``BLOCKED_RERUN_PLUGINS``) and ``pytest-randomly``, and register the run's own
+        plugins and this object. pytest-rerunfailures stays loaded, as in a plain run (its
+        options, its marker, its threads): ``_NoRerun`` takes only its reruns away."""
+        for name in BLOCKED_RERUN_PLUGINS:
             for spelling in (name, f"pytest_{name}"):
                 pluginmanager.set_blocked(spelling)
         for name in ("randomly", "pytest_randomly"):
             pluginmanager.set_blocked(name)
-        for plugin in self.plugins:
+        for plugin in [*self.plugins, self]:
             if not pluginmanager.is_registered(plugin):
                 pluginmanager.register(plugin)
+
+    def pytest_load_initial_conftests(self, args: list[str]) -> None:
+        """Add the job's options to pytest's (never to ``sys.argv``, which a plain run has
+        as it is)."""
+        args[:] = [*self.args, *args, *self.paths]
+
+
+def attach(started: Started, before: frozenset[str]) -> None:
+    """Register ``started`` on the plugin manager that is loading ``patchlane.pytest_plugin``
+    (an entry point or ``-p``: pytest's own import of plugins, in a caller's frame), so that
+    the plugin module itself keeps nothing of the run; then take the modules the run's set-up
+    loaded since ``before`` off ``sys.modules`` (``unlist``). Raises ``RuntimeError`` when no
+    plugin manager is importing it (the run then reports nothing: nothing passes)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            if isinstance(value, _pytest.config.PytestPluginManager):
+                started.register(value)
+                if not started.keep_modules:
+                    unlist(before)
+                return
+        frame = frame.f_back  # type: ignore[assignment]
+    raise RuntimeError("patchlane.pytest_plugin was not imported by pytest's plugin manager")
+
+
+# What the run's set-up loads that a plain run does not: patchlane's own modules (below the
+# package: ``patchlane`` and its plugin module load in every run) and ``ctypes``
+# (``channel.erase_startup_entry``).
+_SETUP_ONLY = ("patchlane.", "ctypes", "_ctypes")
+
+
+def unlist(before: frozenset[str]) -> list[str]:
+    """Take off ``sys.modules`` (and off their parent packages) the modules of
+    ``_SETUP_ONLY`` loaded since ``before`` (the run's set-up: no code of the tree has run
+    yet), so that the tests see the modules a plain run has. What they define stays alive
+    through the run's objects, and the tripwire holds their namespaces (``tripwire.arm``);
+    a test that imports one gets a fresh copy, as it would in a plain run. Returns the names
+    taken off, sorted. Never raises."""
+    taken = sorted(
+        name
+        for name in list(sys.modules)
+        if name not in before
+        and name != "patchlane.pytest_plugin"
+        and (name.startswith(_SETUP_ONLY[0]) or name.partition(".")[0] in _SETUP_ONLY[1:])
+    )
+    for name in taken:
+        module = sys.modules.pop(name, None)
+        parent, _, child = name.rpartition(".")
+        package = sys.modules.get(parent) if parent else None
+        if module is not None and package is not None and vars(package).get(child) is module:
+            del vars(package)[child]  # ``patchlane.child``: an import made it an attribute
+    return taken
 
 
 class _Finish:
@@ -526,7 +605,7 @@ def start(job: ReplayJob) -> Started:
     writer = ResultWriter(int(job["result_fd"]), str(job["token"]))
     # Below the root, modules come from source only: a committed ``.pyc`` never runs. Its
     # path hook is in place before the guard takes the import system as it is.
-    import_tree_from_source(root)
+    source_only_below(root)
     guard = _guard(writer, int(job["result_fd"]), str(job["token"]))
     plugins: list[object] = []
     record = job.get("record")
@@ -564,4 +643,5 @@ def start(job: ReplayJob) -> Started:
     # (its testpaths, or the rootdir), as ``collect`` does.
     paths = [] if "answer_fd" in job else [str(root)]
     args = [*job["args"], *without_xdist()]
-    return Started([runner, _NoRerun(), hypothesis, *plugins, _Finish(writer)], args, paths)
+    plugins = [runner, _NoRerun(), hypothesis, *plugins, _Finish(writer)]
+    return Started(plugins, args, paths, keep_modules=bool(record))

@@ -195,13 +195,17 @@ def _nothing(_live: Mapping[str, Any]) -> tuple[Any, ...]:
     return ()
 
 
-def take(modules: Iterable[str] = MODULES) -> tuple[tuple[Space, ...], Functions]:
-    """Return the snapshot of the loaded ``modules`` (see the module docstring)."""
+def take(
+    modules: Iterable[str] = MODULES, held: Mapping[str, types.ModuleType] | None = None
+) -> tuple[tuple[Space, ...], Functions]:
+    """Return the snapshot of the loaded ``modules`` (see the module docstring); a name in
+    ``held`` is that module, whatever ``sys.modules`` holds (patchlane's own modules, which
+    the replay takes off ``sys.modules``: ``replay_run.unlist``)."""
     spaces: list[Space] = []
     found: dict[int, tuple[str, types.FunctionType]] = {}
     seen: set[int] = set()
     for key in modules:
-        module = sys.modules.get(key)
+        module = (held or {}).get(key) or sys.modules.get(key)
         if not isinstance(module, types.ModuleType) or id(module) in seen:
             continue
         seen.add(id(module))
@@ -470,6 +474,13 @@ def arm(
     raises. Their state is in their closure, not in an object the code under test could
     find and reset."""
     spaces, functions = take()
+    # patchlane's own modules as loaded now: the replay takes them off ``sys.modules``
+    # before any code of the tree runs, and the second snapshot still holds them.
+    held = {
+        k: m
+        for k in MODULES
+        if k.startswith("patchlane.") and isinstance(m := sys.modules.get(k), types.ModuleType)
+    }
     # The judging machinery as it is before pytest starts, so that what a root conftest's
     # import of the package does to it is a change too (pytest's own assertion rewriter,
     # put first on ``sys.meta_path`` when it configures, aside).
@@ -490,6 +501,7 @@ def arm(
         _instances: Callable[[str, Iterable[Any]], tuple[Space, ...]] = instances,
         _take: Callable[..., tuple[tuple[Space, ...], Functions]] = take,
         _boundary: Any = boundary,
+        _modules: tuple[str, ...] = tuple(MODULES),
     ) -> None:
         if state[0] is None:
             state[0] = pluginmanager
@@ -498,7 +510,7 @@ def arm(
             # so may the root conftests and what they import, which are the test harness (a
             # patch that changes them is undecided whatever the replay says). No test
             # module has run yet.
-            now, now_functions = _take()
+            now, now_functions = _take(_modules, held)
             hooked = _hooks(pluginmanager)
             more = (
                 *_instances("pluggy", [pluginmanager, *(h[1] for h in hooked)]),

@@ -260,7 +260,9 @@ class ReplayReport:
     vacuity_counts: Mapping[str, int] | None = _key(
         None,
         "the tests that ran the changed code judged for vacuity, their impossible variants "
-        "run, those that fail at the base (the ones that count), and repeats run; the "
+        "run, those that fail at the head, repeats run, whether the base's run was needed "
+        "(base_run) and, when it ran, the variants that fail at the base (the ones that "
+        "count), and whether the head's run started beside the slice (beside_slice); the "
         "witness's calls to the changed functions recorded, witnessed (made again outside "
         "the tests with a deterministic answer) and differing",
         write="notnone",

@@ -402,13 +402,19 @@ def _vacuity_note(replay: ReplayReport) -> Text:
     their variants (and how many count), repeats, the witness's calls (made again outside
     the tests) and the values copied from the tests."""
     counts = replay.vacuity_counts or {}
+    at_base = (
+        fmt("; {} fail at the base and count", counts["variants_failing_at_base"])
+        if "variants_failing_at_base" in counts
+        else fmt("; the base's run was not needed")
+    )
     line = fmt(
         "tests that cannot fail: {} test(s) that ran the changed code judged; {} impossible "
-        "variant(s) ({} fail at the base and count), {} repeat(s); {} passing at the head, "
+        "variant(s) ({} fail at the head{}), {} repeat(s); {} passing at the head, "
         "{} changing on a second run",
         counts.get("tests", 0),
         counts.get("variants", 0),
-        counts.get("variants_failing_at_base", 0),
+        counts.get("variants_failing_at_head", 0),
+        at_base,
         counts.get("repeats", 0),
         len(replay.cannot_fail or ()),
         len(replay.order_dependent or ()),

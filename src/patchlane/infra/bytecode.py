@@ -38,6 +38,7 @@ from importlib.machinery import (
     ExtensionFileLoader,
     FileFinder,
     SourceFileLoader,
+    SourcelessFileLoader,
 )
 from pathlib import Path
 from types import CodeType
@@ -109,6 +110,72 @@ def import_tree_from_source(root: Path) -> None:
     sys.path_importer_cache.clear()
     _no_cache_below(Path(real))
     _no_cache_below(Path(os.path.abspath(root)))  # noqa: PTH100 - lexical: as sys.path has it
+
+
+def source_only_below(root: Path) -> None:
+    """Make every directory at or below ``root`` importable from source only, from now on,
+    as ``import_tree_from_source`` does, but leaving ``sys.path_hooks`` as a plain run has
+    it (the replay's test process: docs/architecture.md §2, the replay cannot be told apart).
+
+    The default path hook (``FileFinder.path_hook``'s, last on ``sys.path_hooks``) stays in
+    its place, the same function object; the class its closure makes finders with is
+    replaced by one that makes plain ``FileFinder`` objects: for a directory inside ``root``
+    (after resolving links) with no sourceless loader, and with source loaders that never
+    read or write bytecode (``SourceFileLoader`` objects, their ``path_stats`` raising);
+    elsewhere with the hook's own loaders. Modules below the tree are then ``FileFinder``-found
+    and ``SourceFileLoader``-loaded as in a plain run. When no such hook is there (an
+    interpreter that builds it otherwise), falls back to ``import_tree_from_source``.
+    ``sys.path_importer_cache`` is cleared. Returns ``None``; raises nothing."""
+    real = os.path.realpath(root)
+    for hook in sys.path_hooks:
+        code = getattr(hook, "__code__", None)
+        cells: tuple[Any, ...] = getattr(hook, "__closure__", None) or ()
+        if code is None or code.co_freevars != ("cls", "loader_details") or len(cells) != 2:
+            continue
+        if cells[0].cell_contents is not FileFinder:
+            continue
+        details = tuple(cells[1].cell_contents)
+        below = tuple(
+            (_source_only if issubclass(loader, SourceFileLoader) else loader, suffixes)
+            for loader, suffixes in details
+            if not issubclass(loader, SourcelessFileLoader)
+        )
+
+        cells[0].cell_contents = _per_directory(real, below)
+        sys.path_importer_cache.clear()
+        _no_cache_below(Path(real))
+        _no_cache_below(Path(os.path.abspath(root)))  # noqa: PTH100 - lexical: as sys.path has it
+        return
+    import_tree_from_source(root)
+
+
+def _per_directory(real: str, below: tuple[tuple[Any, list[str]], ...]) -> type[FileFinder]:
+    """The class ``source_only_below`` puts in the default path hook's closure: calling it
+    makes a plain ``FileFinder``, with the loaders ``below`` for a directory at or below
+    ``real`` and with the hook's own elsewhere."""
+    inside = real.rstrip(os.sep) + os.sep
+
+    class _PerDirectory(FileFinder):
+        def __new__(cls, path: str, *given: Any) -> FileFinder:  # type: ignore[misc]
+            where = os.path.realpath(path or os.curdir)
+            if where == real or where.startswith(inside):
+                return FileFinder(path, *below)
+            return FileFinder(path, *given)
+
+    return _PerDirectory
+
+
+def _source_only(fullname: str, path: str) -> SourceFileLoader:
+    """A ``SourceFileLoader`` that compiles ``path`` every time: its ``path_stats`` raises,
+    so no bytecode is looked for or written (``SourceOnlyLoader``'s behaviour, on an object
+    of the loader type a plain run has)."""
+    loader = SourceFileLoader(fullname, path)
+    loader.path_stats = _no_stats  # type: ignore[method-assign]
+    return loader
+
+
+def _no_stats(path: str) -> NoReturn:
+    raise OSError("patchlane: modules of the tree are compiled from source")
 
 
 def _no_cache_below(root: Path) -> None:

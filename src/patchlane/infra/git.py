@@ -479,6 +479,38 @@ def checkout_detached(repo: Path, commit: str, dest: Path, *, branch: str | None
         if proc.returncode != 0:
             verb = next(a for a in args if a in ("fetch", "checkout"))
             raise GitError(f"git {verb} of {commit[:12]} failed: {_last(proc)}")
+    _copy_local_history(repo, common, git_dir, branch)
+
+
+def _copy_local_history(repo: Path, common: Path, git_dir: Path, branch: str | None) -> None:
+    """Give ``git_dir`` (a checkout of ``repo``, made) what a developer's clone has beside its
+    objects and refs: ``repo``'s hooks directory (copied after every git command of
+    patchlane's in the checkout, which run with no hooks) and its reflogs (``HEAD``'s and the
+    branch's, with the checkout's own entries after them when it moved elsewhere). A
+    repository's hooks and reflog are no secret: a test in the user's checkout reads them.
+    Never raises: what cannot be copied stays as ``git init`` made it."""
+    own = run(repo, "rev-parse", "--path-format=absolute", "--git-dir")
+    here = Path(os.fsdecode(own.stdout.strip())) if own.returncode == 0 else common
+    pairs = [(here / "logs" / "HEAD", git_dir / "logs" / "HEAD")]
+    if branch:
+        log = Path("logs", "refs", "heads", *branch.split("/"))
+        pairs.append((common / log, git_dir / log))
+    try:
+        if (common / "hooks").is_dir() and not (git_dir / "hooks").exists():
+            shutil.copytree(common / "hooks", git_dir / "hooks", symlinks=True)
+        for source, target in pairs:
+            if not source.is_file():
+                continue
+            theirs = source.read_bytes()
+            mine = target.read_bytes() if target.is_file() else b""
+            last = theirs.splitlines()[-1].split(b" ")[1] if theirs.strip() else b""
+            ahead = [
+                line for line in mine.splitlines(keepends=True) if line.split(b" ")[1:2] != [last]
+            ]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(theirs + b"".join(ahead))
+    except (OSError, IndexError):
+        return
 
 
 def _copy_remotes(repo: Path, git_dir: Path) -> None:

@@ -15,6 +15,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import types
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +41,8 @@ from patchlane.lanes.replay import fingerprint
 EXPECTED = pathlib.Path({expected!r})
 
 
-def test_fingerprint():
-    seen = fingerprint.observe()
+def test_fingerprint(request):
+    seen = fingerprint.observe(request.config.pluginmanager)
     if not EXPECTED.exists():  # the plain run: record
         EXPECTED.write_text(json.dumps(seen, indent=1, sort_keys=True))
         return
@@ -55,12 +58,11 @@ lanes:
   replay:
     tests: ["tests/"]
 """
-# The project's own configuration: the rerun plugin installed here is not one it uses (the
-# replay never loads rerun plugins: trust-model.md, "declared differences").
+# The project's own configuration. The rerun plugin installed here (pytest-rerunfailures)
+# stays loaded in the replay, its reruns taken away: its threads and options are a plain run's.
 PYPROJECT = """\
 [tool.pytest.ini_options]
 testpaths = ["tests"]
-addopts = "-p no:rerunfailures"
 """
 
 
@@ -246,3 +248,61 @@ def test_observe_sees_this_process() -> None:
     assert seen["home.path"] == os.fspath(Path.home())
     assert "pytest" in seen["modules"] and "os" not in seen["modules"]
     assert isinstance(seen["umask"], int) and seen["process.pid_below_100"] in (True, False)
+
+
+# Facts patchlane closed (compared: a difference fails the probe), and those it declares (the
+# sandbox's own and the replay's plugins: each with its reason in trust-model.md).
+CLOSED = (
+    "plugin_module", "import.path_hooks", "import.meta_path", "import.finder_types",
+    "import.tree_loaders", "threads.count", "threads.names", "modules.count", "modules.loaded",
+    "git.reflog", "git.hooks", "fs.cwd_readonly", "ns.pid", "ns.time",
+)  # fmt: skip
+SANDBOX = (
+    "dev.listing", "tmp.entries", "fs.cwd_is_mount", "fs.prefix_readonly", "ns.user", "ns.mnt",
+    "ns.net", "ns.uts", "ns.ipc", "ns.cgroup", "machinery.replaced", "pytest.plugins",
+)  # fmt: skip
+
+
+def test_the_probe_records_every_tell_found(request: pytest.FixtureRequest) -> None:
+    seen = fingerprint.observe(request.config.pluginmanager)
+    assert set(CLOSED) | set(SANDBOX) <= set(seen)
+    assert "null" in seen["dev.listing"] and seen["tmp.entries"][0] in ("none", "1-4", "5+")
+    assert seen["fs.prefix_readonly"] in (True, False) and seen["fs.cwd_is_mount"] is False
+    assert seen["ns.user"].startswith("user:[")
+    assert seen["threads.count"] == threading.active_count()
+    assert "MainThread" in seen["threads.names"]
+    assert seen["import.path_hooks"] == [
+        f"{h.__module__}.{getattr(h, '__qualname__', type(h).__qualname__)}" for h in sys.path_hooks
+    ]
+    assert seen["modules.count"] == len(seen["modules.loaded"]) >= len(sys.stdlib_module_names) / 20
+    assert "patchlane.lanes.replay.fingerprint" in seen["modules.loaded"]
+    # patchlane's plugin is loaded in every pytest run of this environment (pytest11).
+    assert seen["plugin_module"]["take_job"] == ["function", "int"]  # its default fd
+    assert "_frozen_importlib_external.SourceFileLoader" in seen["import.tree_loaders"]
+    assert seen["git.reflog"] is None or seen["git.reflog"] >= 1
+    assert "patchlane.pytest_plugin" in seen["pytest.plugins"]
+    assert "_pytest.config.PytestPluginManager" in seen["pytest.plugins"]
+
+
+def test_a_closed_tell_fails_the_probe_and_the_sandboxs_own_are_declared() -> None:
+    for key in CLOSED:
+        assert fingerprint.undeclared({key: 1}, {key: 2}) != [], key
+    for key in SANDBOX:
+        assert fingerprint.undeclared({key: 1}, {key: 2}) == [], key
+
+
+def test_job_state_a_module_holds_is_seen_wherever_it_is_kept() -> None:
+    # h46: a global holding the job, or a function's closure or default holding it.
+    def shape(**names: object) -> object:
+        module = types.ModuleType("m")
+        vars(module).update(names)
+        return fingerprint._module_shape(module)
+
+    def hook(job: object) -> Callable[[], object]:
+        return lambda: job
+
+    plain = shape(_REPLAY=None, f=hook(None), g=lambda j=None: j)
+    assert shape(_REPLAY=None, f=hook(None), g=lambda j=None: j) == plain
+    assert shape(_REPLAY=object(), f=hook(None), g=lambda j=None: j) != plain
+    assert shape(_REPLAY=None, f=hook(object()), g=lambda j=None: j) != plain
+    assert shape(_REPLAY=None, f=hook(None), g=lambda j=object(): j) != plain  # noqa: B008

@@ -5,12 +5,23 @@ outcomes count. The real runs at the base and the head: tests/gate/test_vacuity.
 from __future__ import annotations
 
 import ast
+import os
+from pathlib import Path
 
 import pytest
 
+from patchlane.errors import GitError
 from patchlane.lanes.replay import run as replay_run
-from patchlane.lanes.replay.run import FAILED, PASSED, NodeResult
-from patchlane.lanes.replay.vacuity.check import compare
+from patchlane.lanes.replay.run import FAILED, PASSED, SKIPPED, NodeResult
+from patchlane.lanes.replay.vacuity.check import (
+    MAX_TESTS,
+    HeadRun,
+    Sides,
+    chosen_tests,
+    compare,
+    finish,
+    to_excuse,
+)
 from patchlane.lanes.replay.vacuity.copied import COPIED_LIMIT, scan, significant
 from patchlane.lanes.replay.vacuity.variants import (
     REPEAT,
@@ -240,7 +251,14 @@ def test_only_what_differs_at_the_head_alone_counts() -> None:
         [t, u], generated, base, _run({t: PASSED, u: PASSED, r: PASSED, v: FAILED, w: PASSED})
     )
     assert (honest.cannot_fail, honest.order_dependent) == ((), ())
-    assert honest.counts == {"tests": 2, "variants": 2, "variants_failing_at_base": 1, "repeats": 1}
+    assert honest.counts == {
+        "tests": 2,
+        "variants": 2,
+        "variants_failing_at_head": 1,
+        "repeats": 1,
+        "base_run": 1,
+        "variants_failing_at_base": 1,
+    }
     gamed = compare(
         [t, u], generated, base, _run({t: PASSED, u: PASSED, r: FAILED, v: PASSED, w: PASSED})
     )
@@ -250,3 +268,118 @@ def test_only_what_differs_at_the_head_alone_counts() -> None:
     # A repeat that fails at the base as well is the suite's own, not the patch's.
     both = _run({t: PASSED, u: PASSED, r: FAILED, v: FAILED, w: PASSED})
     assert compare([t, u], generated, both, both).order_dependent == ()
+
+
+def test_the_base_runs_only_when_the_head_shows_something_it_could_excuse() -> None:
+    t, v, r = f"{PATH}::test_a", f"{PATH}::test_a_3", f"{PATH}::test_a_2"
+    u, w = f"{PATH}::test_b", f"{PATH}::test_b_3"
+    generated = [
+        Generated(r, REPEAT, t, "again"),
+        Generated(v, VARIANT, t, "line 2: 3 -> 4"),
+        Generated(w, VARIANT, u, "line 5: 1 -> 2"),
+    ]
+    honest = {t: PASSED, u: PASSED, r: PASSED, v: FAILED, w: FAILED}
+    head = _run(honest)
+    assert not to_excuse([t, u], generated, head)
+    alone = compare([t, u], generated, None, head)
+    assert (alone.cannot_fail, alone.order_dependent) == ((), ())
+    assert alone.counts["base_run"] == 0 and alone.counts["variants_failing_at_head"] == 2
+    assert "variants_failing_at_base" not in alone.counts
+    # Whatever the base would have done, the two runs give the same verdict.
+    for outcome in (PASSED, FAILED, SKIPPED):
+        base = _run({n: outcome for n in honest})
+        both = compare([t, u], generated, base, head)
+        assert (both.cannot_fail, both.order_dependent) == ((), ())
+    # A variant passing, a repeat or an original not passing, a test not run at all: each
+    # counts against the patch only with the base's outcome, so the base must run.
+    for node, outcome in ((v, PASSED), (r, FAILED), (u, SKIPPED), (t, "")):
+        outcomes = {n: o for n, o in {**honest, node: outcome}.items() if o}  # "": not run
+        shows = _run(outcomes)
+        assert to_excuse([t, u], generated, shows), (node, outcome)
+        with pytest.raises(ValueError, match="needs the base"):
+            compare([t, u], generated, None, shows)
+
+
+def test_each_changed_file_keeps_a_judged_test_when_many_ran_the_change() -> None:
+    # 100 tests reach the widely used module, one the module the patch may game: a plain
+    # draw of MAX_TESTS would leave that one out four times in five.
+    changed = {"src/wide.py": (b"X = 1\n", b"X = 2\n"), "src/rare.py": (b"Y = 1\n", b"Y = 2\n")}
+    wide = [f"tests/test_wide.py::test_{i}" for i in range(100)]
+    rare = "tests/test_rare.py::test_only"
+    reached = {
+        "src/wide.py": frozenset({"tests/test_wide.py"}),
+        "src/rare.py": frozenset({"tests/test_rare.py"}),
+    }
+    draws = [chosen_tests(changed, [*wide, rare], None, reached) for _ in range(30)]
+    assert all(len(d) == MAX_TESTS and rare in d for d in draws)
+    assert len({tuple(d) for d in draws}) > 1  # the rest is drawn at random
+    assert chosen_tests(changed, [*wide[:5], rare], None, reached) == sorted([*wide[:5], rare])
+
+
+def test_a_run_started_beside_the_slice_judges_only_the_tests_that_passed_there(
+    tmp_path: Path,
+) -> None:
+    t, rt, vt = f"{PATH}::test_a", f"{PATH}::test_a_2", f"{PATH}::test_a_3"
+    u, ru, vu = f"{PATH}::test_b", f"{PATH}::test_b_2", f"{PATH}::test_b_3"
+    generated = (
+        Generated(rt, REPEAT, t, "again"),
+        Generated(ru, REPEAT, u, "again"),
+        Generated(vt, VARIANT, t, "line 2: 3 -> 4"),
+        Generated(vu, VARIANT, u, "line 5: 1 -> 2"),
+    )
+    # test_b's repeat fails and its variant passes at the head: only the base can tell.
+    at_head = _run({t: PASSED, u: PASSED, rt: PASSED, ru: FAILED, vt: FAILED, vu: PASSED})
+    head = HeadRun((t, u), (), generated, at_head)
+    # No repository there: a run at the base would raise.
+    sides = Sides(tmp_path / "absent", "0" * 40, "1" * 40, None)
+    kept = finish(sides, head, keep={t}, hash_seed=1, timeout_s=60)
+    assert (kept.cannot_fail, kept.order_dependent) == ((), ())
+    assert kept.counts["tests"] == 1 and kept.counts["base_run"] == 0
+    with pytest.raises(GitError):
+        finish(sides, head, keep={t, u}, hash_seed=1, timeout_s=60)
+
+
+def test_the_witness_asks_for_the_base_run_an_honest_head_would_not_need(
+    tmp_path: Path,
+) -> None:
+    t, rt, vt = f"{PATH}::test_a", f"{PATH}::test_a_2", f"{PATH}::test_a_3"
+    generated = (Generated(rt, REPEAT, t, "again"), Generated(vt, VARIANT, t, "line 2: 3 -> 4"))
+    honest = HeadRun((t,), (), generated, _run({t: PASSED, rt: PASSED, vt: FAILED}))
+    # No repository there: a run at the base would raise.
+    sides = Sides(tmp_path / "absent", "0" * 40, "1" * 40, None)
+    alone = finish(sides, honest, hash_seed=1, timeout_s=60)
+    assert alone.counts["base_run"] == 0 and alone.at_base is None
+    # The head's witness found a difference (or died): the base runs, whatever the
+    # variants show, even when no judged test is left to compare.
+    for keep in (None, set()):
+        with pytest.raises(GitError):
+            finish(sides, honest, keep=keep, excuse=True, hash_seed=1, timeout_s=60)
+
+
+@pytest.mark.slow
+def test_the_checks_run_sees_its_tree_where_the_slices_run_does(tmp_path: Path) -> None:
+    """The check's run is not one the code under test can tell from the slice's: its tree
+    is on the repository's branch and shown at the repository's path, as the slice's is."""
+    from patchlane.lanes.replay.vacuity.check import run_head
+    from tests.gitrepo import GitRepo
+
+    repo = GitRepo(tmp_path / "proj")
+    where = os.fspath(repo.path.resolve())
+    repo.write("pkg/__init__.py", "def three():\n    return 3\n")
+    repo.write(
+        PATH,
+        "import os\nimport subprocess\n\nfrom pkg import three\n\n\n"
+        "def test_where():\n"
+        f"    assert os.getcwd() == {where!r}\n"
+        "    branch = subprocess.run(['git', 'rev-parse', '--abbrev-ref', 'HEAD'],\n"
+        "                            capture_output=True, text=True).stdout.strip()\n"
+        "    assert branch == 'main'\n"
+        "    assert three() == 3\n",
+    )
+    commit = repo.commit("base")
+    sides = Sides(repo.path, commit, commit, None)
+    head = run_head(sides, [f"{PATH}::test_where"], hash_seed=1, timeout_s=120)
+    assert head.at_head is not None
+    outcomes = {n: r.outcome for n, r in head.at_head.results.items()}
+    assert outcomes[f"{PATH}::test_where"] == PASSED, head.at_head.results
+    assert outcomes[f"{PATH}::test_where_2"] == PASSED  # the repeat, in the same place

@@ -178,3 +178,35 @@ def test_recorded_calls_are_made_again_outside_any_test_run(repo: GitRepo, tmp_p
     # Only the code that tells a test run apart answers otherwise where none runs.
     assert [c.qualname for c in judged.unexcused] == ["tell"]
     assert judged.counts["calls_witnessed"] == len(calls)
+
+
+@pytest.mark.slow
+def test_the_witness_sees_its_tree_where_the_checks_run_does(repo: GitRepo, tmp_path: Path) -> None:
+    """The witness's tree is shown at the repository's path, as the check's run's is: an
+    honest function that answers with its working directory answers the same there."""
+    from patchlane.lanes.replay.vacuity.check import checkout
+
+    repo.write("pytest.ini", "[pytest]\npythonpath = src\n")
+    repo.write("src/pkg/__init__.py", "")
+    repo.write("src/pkg/place.py", "import os\n\n\ndef where(n):\n    return (n, os.getcwd())\n")
+    repo.write(
+        "tests/test_place.py",
+        "from pkg.place import where\n\n\ndef test_where():\n    assert where(1)[0] == 1\n",
+    )
+    commit = repo.commit("a module that answers with its place")
+    tree = tmp_path / "tree"
+    checkout(repo.path, commit, tree)
+    run = run_tests(
+        tree,
+        nodeids=["tests/test_place.py::test_where"],
+        hash_seed=7,
+        timeout_s=60,
+        also=Also(watch={"src/pkg/place.py": ["where"]}),
+    )
+    calls = recorded(run.calls)
+    assert [c.qualname for c in calls] == ["where"]
+    where = Where(repo.path, commit, None, ("tests",), DEFAULT_PATTERNS)
+    found = witnessed(where, calls, run.sys_path, run.root, hash_seed=7, timeout_s=60)
+    assert found.problem == ""
+    judged = compare(found)
+    assert judged.counts["calls_witnessed"] == 1 and judged.unexcused == (), judged

@@ -9,7 +9,13 @@ to processes outside its run), open
 descriptors by kind, stdin, ``HOME`` and its listing, the temporary directory, the working
 directory, git's view of the checkout (history, branch, remotes, tags), the non-stdlib
 modules loaded, resource limits, umask, locale, ids, host name, network interfaces and the
-process's status (capabilities, no-new-privileges, seccomp, signal masks, id maps, mounts).
+process's status (capabilities, no-new-privileges, seccomp, signal masks, id maps, mounts);
+the file system (``/dev``'s listing, the temporary directories, whether the working
+directory is a mount point, read-only mounts, the namespaces), git's reflog and hooks, and
+what patchlane could add inside the process: threads, ``sys.path_hooks``/``sys.meta_path``,
+the finders and the project's loaders, functions of pytest's, pluggy's and the import
+system's modules defined elsewhere, patchlane's plugin module (its names and what its
+functions hold), every module loaded and, given pytest's plugin manager, its plugins.
 
 ``undeclared(plain, replay)`` names every key whose value differs and that ``DECLARED`` does
 not allow, each with both values: the fingerprint test (tests/lanes/replay/test_fingerprint.py)
@@ -22,7 +28,7 @@ Standard library only: the probe runs inside the replay's test process.
 """
 
 # The probe asks as test code does, with ``os`` calls on strings.
-# ruff: noqa: PTH109, PTH111, PTH115, PTH121, PTH208
+# ruff: noqa: PTH100, PTH109, PTH111, PTH115, PTH118, PTH121, PTH208
 
 from __future__ import annotations
 
@@ -36,6 +42,8 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
+import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -60,12 +68,31 @@ DECLARED: Mapping[str, str] = {
     "no-new-privileges, its id maps and mounts",
     "net.interfaces": "no network: loopback only",
     "home.writable": "the home directory is shown read-only (credential files empty)",
+    "dev.listing": "bwrap's own /dev (null, zero, full, random, urandom, tty, pts, shm, ...): "
+    "the host's devices are not the test's to reach",
+    "tmp.entries": "the temporary directories are empty ones of the run's own: other programs' "
+    "temporary files are not the test's to read",
+    "fs.cwd_is_mount": "the tree under judgement is bound at the repository's path",
+    "fs.prefix_readonly": "the whole file system is read-only but the tree and the temporary "
+    "directories (bubblewrap 0.8 has no overlay to make a writable view of it)",
+    "ns.user": "the kernel sandbox: a user namespace of its own",
+    "ns.mnt": "the kernel sandbox: its mounts",
+    "ns.net": "no network: a network namespace of its own",
+    "ns.uts": "the kernel sandbox: a uts namespace of its own (the host name is the host's)",
+    "ns.ipc": "the kernel sandbox: no System V IPC or POSIX message queue of the host's",
+    "ns.cgroup": "the kernel sandbox: a cgroup namespace of its own",
+    "pytest.plugins": "the replay's own pytest plugins (the slice it runs, the outcome stream, "
+    "the Hypothesis seed, the rerun plugins' reruns taken out) are registered with pytest: "
+    "they are how the run is made and reported",
+    "machinery.replaced": "pytest's cached rewritten test modules below the tree are never "
+    "read (its ``_read_pyc`` is patchlane's there): bytecode in the tree never runs",
 }
 
 
-def observe() -> dict[str, Any]:
+def observe(pluginmanager: Any = None) -> dict[str, Any]:
     """Return what this process looks like to a test (see the module docstring), as flat
-    ``key -> value`` pairs whose values are JSON (str, int, bool, lists, ``None``).
+    ``key -> value`` pairs whose values are JSON (str, int, bool, lists, ``None``); given
+    pytest's ``pluginmanager`` (``request.config.pluginmanager``), its plugins by kind too.
     Raises nothing: a fact that cannot be read is recorded as ``None``."""
     seen: dict[str, Any] = {}
     cwd = os.getcwd()
@@ -112,7 +139,28 @@ def observe() -> dict[str, Any]:
     seen["hostname"] = socket.gethostname()
     seen["net.interfaces"] = sorted(name for _, name in socket.if_nameindex())
     seen.update(_status())
+    seen.update(_file_system(cwd))
+    seen.update(_in_process())
+    if pluginmanager is not None:
+        seen["pytest.plugins"] = _plugins(pluginmanager)
     return seen
+
+
+def _plugins(pluginmanager: Any) -> list[str]:
+    """pytest's registered plugins by kind: a module by its name, any other object by its
+    type (the names pluggy gives unnamed plugins are addresses)."""
+    kinds = []
+    for plugin in list(pluginmanager.get_plugins()):
+        if isinstance(plugin, types.ModuleType):
+            kinds.append(_shape_path(plugin.__name__))
+        else:
+            kinds.append(_describe(plugin))
+    return sorted(kinds)
+
+
+def _shape_path(name: str) -> str:
+    """A conftest module's name is its path: the checkout's differs between two places."""
+    return _shape(name, os.getcwd())
 
 
 def undeclared(plain: Mapping[str, Any], replay: Mapping[str, Any]) -> list[str]:
@@ -252,6 +300,7 @@ def _git(cwd: str) -> dict[str, Any]:
         return proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else None
 
     toplevel = ask("rev-parse", "--show-toplevel")
+    hooks = ask("rev-parse", "--git-path", "hooks")
     return {
         "git.commits": ask("rev-list", "--count", "HEAD"),
         "git.branch": ask("rev-parse", "--abbrev-ref", "HEAD"),
@@ -261,13 +310,144 @@ def _git(cwd: str) -> dict[str, Any]:
         "git.toplevel": toplevel,
         "git.toplevel_is_cwd": toplevel is not None and os.path.samefile(toplevel, cwd),
         "git.shallow": ask("rev-parse", "--is-shallow-repository"),
+        "git.reflog": _count_lines(ask("reflog")),
+        "git.hooks": _listing(os.path.join(cwd, hooks)) if hooks else None,
     }
+
+
+def _count_lines(text: str | None) -> int | None:
+    return None if text is None else len(text.splitlines())
 
 
 def _loaded_outside_stdlib() -> set[str]:
     stdlib = set(sys.stdlib_module_names) | set(sys.builtin_module_names)
     tops = {name.partition(".")[0] for name in list(sys.modules)}
     return {t for t in tops if t not in stdlib and not t.startswith("_")}
+
+
+def _file_system(cwd: str) -> dict[str, Any]:
+    """The file system as a test sees it: ``/dev``'s listing, whether the temporary
+    directories are empty, whether the working directory is a mount point, which places
+    are read-only (the interpreter's install, the working directory), the namespaces."""
+    seen: dict[str, Any] = {
+        "dev.listing": _listing("/dev"),
+        "tmp.entries": [_coarse(_listing(p)) for p in ("/tmp", tempfile.gettempdir())],  # noqa: S108
+        "fs.cwd_is_mount": os.path.ismount(cwd),
+        "fs.prefix_readonly": _readonly(sys.prefix),
+        "fs.cwd_readonly": _readonly(cwd),
+    }
+    for name in ("user", "mnt", "net", "uts", "ipc", "cgroup", "pid", "time"):
+        seen[f"ns.{name}"] = _read_link(f"/proc/self/ns/{name}") or None
+    return seen
+
+
+def _coarse(listing: list[str] | None) -> str | None:
+    """How many entries, in steps (the count moves with what else runs on the machine)."""
+    if listing is None:
+        return None
+    return "none" if not listing else "1-4" if len(listing) < 5 else "5+"
+
+
+def _readonly(path: str) -> bool | None:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return None
+
+
+def _in_process() -> dict[str, Any]:
+    """What patchlane could add inside the test process: the threads, the import system's
+    hooks, patchlane's pytest plugin module (loaded in every run: its names and what they
+    hold) and every module loaded (by name)."""
+    seen: dict[str, Any] = {
+        "threads.count": threading.active_count(),
+        "threads.names": sorted(t.name for t in threading.enumerate()),
+        "import.path_hooks": [_describe(h) for h in sys.path_hooks],
+        "import.meta_path": [_describe(f) for f in sys.meta_path],
+        "import.finder_types": sorted(
+            {_describe(f) for f in list(sys.path_importer_cache.values())}
+        ),
+        "import.tree_loaders": sorted(
+            {_describe(getattr(m, "__loader__", None)) for m in _modules_below(os.getcwd())}
+        ),
+        "machinery.replaced": _replaced(),
+        "modules.count": len(sys.modules),
+        "modules.loaded": sorted(sys.modules),
+    }
+    plugin = sys.modules.get("patchlane.pytest_plugin")
+    seen["plugin_module"] = None if plugin is None else _module_shape(plugin)
+    return seen
+
+
+def _modules_below(top: str) -> list[types.ModuleType]:
+    """The loaded modules whose file is below ``top`` (the project's and its tests')."""
+    inside = top.rstrip(os.sep) + os.sep
+    found = []
+    for module in list(sys.modules.values()):
+        where = getattr(module, "__file__", None)
+        if isinstance(where, str) and os.path.abspath(where).startswith(inside):
+            found.append(module)
+    return found
+
+
+# The judging machinery a run's harness could patch: pytest's, pluggy's and the import system's.
+_MACHINERY = ("pytest", "_pytest", "pluggy", "importlib", "unittest")
+
+
+def _replaced() -> list[str]:
+    """``module.name: where`` for each function in a machinery module (``_MACHINERY``) that
+    was defined in a module of another package that is not the standard library's: one
+    the harness put in place of the module's own."""
+    stdlib = set(sys.stdlib_module_names)
+    found = []
+    for name, module in list(sys.modules.items()):
+        family = name.partition(".")[0]
+        if family not in _MACHINERY:
+            continue
+        for attr, value in list(getattr(module, "__dict__", {}).items()):
+            if not isinstance(value, types.FunctionType):
+                continue
+            where = str(value.__module__)
+            top = where.partition(".")[0]
+            if top.lstrip("_") == family.lstrip("_") or top in stdlib or where == name:
+                continue
+            found.append(f"{name}.{attr}: {where}")
+    return sorted(found)
+
+
+def _describe(thing: object) -> str:
+    """A hook, finder or loader by kind: a function's module and qualified name, else its
+    type's (never an address: those differ between two plain runs)."""
+    if isinstance(thing, types.FunctionType | types.BuiltinFunctionType | types.MethodType):
+        return f"{thing.__module__}.{thing.__qualname__}"
+    kind = type(thing) if not isinstance(thing, type) else thing
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _module_shape(module: types.ModuleType) -> dict[str, Any]:
+    """Each name of ``module``'s own dict with what it holds: the value's type, and for a
+    function what its closure cells and defaults hold (by type): state kept there is as
+    visible to a test as a module global."""
+    shape: dict[str, Any] = {}
+    for name, value in sorted(vars(module).items()):
+        if name in ("__builtins__", "__cached__", "__file__", "__loader__", "__spec__"):
+            continue
+        held = [type(value).__name__]
+        if isinstance(value, types.FunctionType):
+            cells = [c.cell_contents for c in value.__closure__ or () if _filled(c)]
+            held += [type(v).__name__ for v in (*cells, *(value.__defaults__ or ()))]
+        elif value is None or isinstance(value, bool | int | str | bytes):
+            held.append(repr(value))
+        shape[name] = held
+    return shape
+
+
+def _filled(cell: types.CellType) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
 
 
 def _status() -> dict[str, Any]:

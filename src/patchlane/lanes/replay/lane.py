@@ -15,6 +15,7 @@ import dataclasses
 import tempfile
 import time
 from collections.abc import Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from patchlane.lanes.replay.collect import Collected, CollectionError
     from patchlane.lanes.replay.run import RunResult, TestRun
     from patchlane.lanes.replay.select import Selection, SlicePlan, SliceRequest
+    from patchlane.lanes.replay.vacuity.lane import Judging
     from patchlane.lanes.replay.widen import Widened
     from patchlane.project.build import Build, BuildResult
 
@@ -323,31 +325,51 @@ def _unsplit_host_run(
 
 
 def _verified_and_checked(
-    stage: _Stage, selection: Selection, run: RunResult | None, dep_map: DependencyMap | None
+    stage: _Stage,
+    selection: Selection,
+    run: RunResult | None,
+    dep_map: DependencyMap | None,
+    judging: tuple[Executor, Judging | None] | None = None,
 ) -> ReplayReport:
     """The receipt verified against the slice (under ``stage.seeds``: the public seed it
     answers to, and the hash seed of the gate's own children), then the gate's own checks
-    (``_checked``)."""
+    (``_checked``) and, after a local run (``judging``: its pool, and the judgement of the
+    tests that cannot fail if ``vacuity.start_early`` started it), the tests that cannot
+    fail (``vacuity``)."""
     cls, seed, hash_seed = stage.cls, *stage.seeds
     verified = _verify(cls, stage.opts, seed, selection, stage.freeze_report)
     report = _with_events(_with_slice(verified, selection), *(verified.review_events or ()))
+    from patchlane.lanes.replay.vacuity.lane import checked, start
+
+    # Only after a local run, where this machine ran the head: a host's command gave a
+    # receipt, and running the head's code here is what a command mode is there to avoid.
+    # Not started yet: started now, before the checks at the base and beside them, which it
+    # does not depend on (a verdict they turn red drops it, after its run ends).
+    pool, started = judging if judging is not None else (None, None)
+    if pool is not None and started is None and report.status == Status.PASS:
+        with stage.clock.step("replay: tests that cannot fail"):
+            started = start(
+                stage.repo,
+                cls,
+                report,
+                pool,
+                reached_by=selection.reached_by,
+                dep_map=dep_map,
+                hash_seed=hash_seed,
+                out=stage.out,
+            )
     with stage.clock.step("replay: checks at the base"):
         report = _checked(stage.repo, cls, hash_seed, selection, run, report, stage.out, dep_map)
-    if run is None or report.status != Status.PASS:
+    if run is None or pool is None or report.status != Status.PASS:
         return report
-    from patchlane.lanes.replay.vacuity.lane import checked
-
-    # Only here, where this machine ran the head: a host's command gave a receipt, and
-    # running the head's code here is what a command mode is there to avoid.
     with stage.clock.step("replay: tests that cannot fail"):
         return checked(
             stage.repo,
             cls,
             report,
+            started,
             reached_by=selection.reached_by,
-            dep_map=dep_map,
             hash_seed=hash_seed,
-            timeout_s=RUN_TIMEOUT_S,
             out=stage.out,
         )
 
@@ -750,8 +772,15 @@ def _replay_here(stage: _Stage) -> ReplayReport:
     (``chosen``), under the drawn hash seed of ``stage.seeds`` (the public seed, the hash seed);
     the patch's own test files are collected and run in processes of their own
     (``split``). The receipt is built, signed when a key is configured, then verified like
-    any other.
+    any other. The tests that cannot fail (``vacuity``) are judged in a thread of their own
+    beside the slice, or beside the checks at the base.
     Raises what ``replay`` raises."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return _replay_here_with(stage, pool)
+
+
+def _replay_here_with(stage: _Stage, pool: Executor) -> ReplayReport:
+    """``_replay_here`` with its thread ``pool`` for the tests that cannot fail."""
     from patchlane.formats.receipt import utc_stamp
     from patchlane.lanes.replay.collect import CollectionError
     from patchlane.lanes.replay.runprogress import shown
@@ -781,6 +810,14 @@ def _replay_here(stage: _Stage) -> ReplayReport:
         out.progress(plan.progress)
         # Built where the tests run: the checkout (selection read the copy beside it).
         head_build = _build_head(cls, Path(tmp) / "run", out, clock)
+        from patchlane.lanes.replay.vacuity.lane import start_early
+
+        # Beside the slice's run: it needs only the base's map and the head's commit, in a
+        # checkout of its own; only the tests that pass in the slice are judged.
+        early = None
+        if dep_map is not None:
+            with clock.step("replay: tests that cannot fail"):
+                early = start_early(repo, cls, dep_map, pool, hash_seed=hash_seed, out=out)
 
         def choose(collected: Collected) -> tuple[str, ...] | None:
             chosen.append(decide_slice(plan, collected))
@@ -812,7 +849,7 @@ def _replay_here(stage: _Stage) -> ReplayReport:
     if ran.run is None:
         return _with_slice(_empty(opts.mode), selection)
     result = _local_receipt(cls, opts, stage.seeds, selection, ran.run, started)
-    report = _verified_and_checked(stage, selection, result, dep_map)
+    report = _verified_and_checked(stage, selection, result, dep_map, (pool, early))
     from patchlane.lanes.replay.widen import with_widened
 
     return _with_build_events(with_widened(report, widened), head_build)

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from patchlane.formats.replay_report import ReplayOutcome, ReplayReport
 from patchlane.formats.status import Status
-from patchlane.infra import git
+from patchlane.infra import git, sandbox
 from patchlane.lanes.replay.run import FAILED, Also, TestRun, file_part, run_tests
 from patchlane.project.build import Build, built
 
@@ -93,7 +93,11 @@ def widen(
         return None
     with tempfile.TemporaryDirectory(prefix="patchlane-widen-") as tmp:
         base = Path(tmp) / "base"
-        git.checkout_detached(sides.repo, sides.merge_base, base)
+        # As the slice's run has its tree: on its branch, shown at the repository's path.
+        git.checkout_detached(
+            sides.repo, sides.merge_base, base, branch=git.branch_for(sides.repo, sides.merge_base)
+        )
+        sandbox.judged(base, sides.repo)
         built(sides.build, base, "base")
         after = frozenset(head.left.values())
         firsts = [n for n in slice_ids if n in after]

@@ -1,15 +1,25 @@
 """The replay lane's step for tests that cannot fail: after the head's slice passed.
 
-``checked`` adds to a passing report what ``check.judge`` and ``copied.scan`` found, and a
-review event (``vacuity_events``, rule 6) for each thing that keeps the verdict at
-``undecided``: a variant that passes at the head, an outcome that changes when the tests run
-again, copied values past the threshold.
+``start_early`` chooses the tests that ran the changed code from the base's dependency map
+and starts their run at the head (``check.run_head``) beside the head's slice; without a
+map that can choose, ``start`` does it after the slice passed, beside the checks at the
+base. Neither depends on the other's runs. The head's run records the calls its tests
+make to the changed functions (``witness.watched``). ``checked`` then, in one line of
+steps: the witness at the head (those calls made again outside the tests), the base's run
+when the head's run or its witness shows something the base could excuse
+(``check.finish``), the base's witness after it, ``copied.scan``; it adds what they found
+to a passing report, and a review event (``vacuity_events``, rule 6) for each thing that
+keeps the verdict at ``undecided``: a variant that passes at the head, an outcome that
+changes when the tests run again, an answer that differs outside the tests, copied values
+past the threshold.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass
 from pathlib import Path
 
 from patchlane.formats.depmap import DependencyMap
@@ -18,11 +28,28 @@ from patchlane.formats.status import Status
 from patchlane.infra import git
 from patchlane.infra.ui import Output
 from patchlane.lanes.replay.compiled import build_of
-from patchlane.lanes.replay.vacuity.check import Outcome, Sides, chosen_tests, judge
+from patchlane.lanes.replay.run import TestRun
+from patchlane.lanes.replay.vacuity.check import (
+    HeadRun,
+    Sides,
+    chosen_from_map,
+    chosen_tests,
+    finish,
+    run_head,
+)
 from patchlane.lanes.replay.vacuity.copied import COPIED_LIMIT, scan
-from patchlane.lanes.replay.vacuity.witness import Where, compare, recorded, watched, witnessed
+from patchlane.lanes.replay.vacuity.witness import (
+    Judged,
+    Where,
+    Witnessed,
+    compare,
+    recorded,
+    watched,
+    witnessed,
+)
 from patchlane.project.classify import Classification
 from patchlane.project.harness import module_patterns_at
+from patchlane.project.replay_command import RUN_TIMEOUT_S
 from patchlane.project.testmodules import is_suite_path
 
 
@@ -68,107 +95,196 @@ def _test_sources(repo: Path, cls: Classification) -> list[bytes]:
     return list(git.read_blobs(repo, oids))
 
 
-def _witness(
+def _witness_at(
+    repo: Path, cls: Classification, run: TestRun, commit: str, *, hash_seed: int
+) -> Witnessed:
+    """Make the calls ``run`` recorded again outside the tests, at ``commit``
+    (``witness.witnessed``); return the answers. Raises what ``witnessed`` raises."""
+    where = Where(
+        repo,
+        commit,
+        build_of(cls),
+        cls.map_source.review_map.replay.tests,
+        module_patterns_at(repo, cls.merge_base),
+    )
+    return witnessed(
+        where,
+        recorded(run.calls),
+        run.sys_path,
+        run.root,
+        hash_seed=hash_seed,
+        timeout_s=RUN_TIMEOUT_S,
+    )
+
+
+def _witness_event(at_head: Witnessed, at_base: Witnessed | None) -> tuple[Judged, str]:
+    """Judge the head's witness (excused by the base's, when it ran) and return it with
+    the review event it calls for (empty for none)."""
+    judged = compare(at_head, at_base)
+    shown = list(dict.fromkeys(c.shown() for c in judged.unexcused))
+    if shown:
+        return (
+            judged,
+            f"the changed code answers differently outside its tests ({_quote(shown, 3)})",
+        )
+    if at_head.problem and at_base is not None and not at_base.problem:
+        return judged, f"the changed code does not run outside its tests ({at_head.problem})"
+    return judged, ""
+
+
+@dataclass(frozen=True)
+class Judging:
+    """The judgement of the tests that ran the changed code, under way (``start``,
+    ``start_early``): the changed code, the two sides, the head's run to come (``None``:
+    no test ran the changed code), and whether it started beside the slice."""
+
+    code: dict[str, tuple[bytes | None, bytes]]
+    sides: Sides
+    head: Future[HeadRun] | None
+    beside_slice: bool = False
+
+
+def start_early(
     repo: Path,
     cls: Classification,
-    found: Outcome,
+    dep_map: DependencyMap | None,
+    pool: Executor,
     *,
     hash_seed: int,
-    timeout_s: float,
     out: Output,
-) -> tuple[dict[str, int], tuple[str, ...], str]:
-    """Make the calls the head's run recorded again outside the tests (``witness``) and, when
-    an answer differs or the witness cannot run, the base's recorded calls at the base; return
-    the counts, the calls that differ at the head alone (shown) and the review event (empty
-    for none). Raises what ``witness.witnessed`` raises."""
-    calls = recorded(found.calls[1])
-    if not calls:
-        return {"calls_recorded": 0, "calls_witnessed": 0, "calls_differing": 0}, (), ""
-    roots = cls.map_source.review_map.replay.tests
-    patterns = module_patterns_at(repo, cls.merge_base)
-    build = build_of(cls)
-    out.progress(f"replay: making {len(calls)} call(s) of the changed code again outside its tests")
-    at_head = witnessed(
-        Where(repo, cls.head, build, roots, patterns),
-        calls,
-        found.sys_paths[1],
-        found.roots[1],
-        hash_seed=hash_seed,
-        timeout_s=timeout_s,
+) -> Judging | None:
+    """Start the head's run (``check.run_head``) in ``pool`` before the head's slice runs,
+    beside it, on the tests the base's ``dep_map`` chose (``check.chosen_from_map``);
+    ``checked`` judges only those that pass in the slice. ``None`` when it cannot be
+    started yet (no map, no changed code, a changed file the map cannot speak for, no test
+    that ran the change): ``start`` does it after the slice. Raises ``GitError``."""
+    if dep_map is None:
+        return None
+    code = changed_code(repo, cls)
+    if not code:
+        return None
+    own = cls.changed_paths
+    candidates = [n for n in sorted(dep_map.passed_at_base) if n.split("::", 1)[0] not in own]
+    nodeids = chosen_from_map(code, candidates, dep_map)
+    if not nodeids:
+        return None
+    out.progress(
+        f"replay: {len(nodeids)} test(s) ran the changed code at the base; running their "
+        "impossible variants and repeats at the head, beside the slice"
     )
-    judged = compare(at_head)
-    if not judged.differences and not at_head.problem:
-        return dict(judged.counts), (), ""
-    # Something the base may share (state its tests set up, an environment the witness
-    # cannot give): its own recorded calls, witnessed at the base.
-    at_base = witnessed(
-        Where(repo, cls.merge_base, build, roots, patterns),
-        recorded(found.calls[0]),
-        found.sys_paths[0],
-        found.roots[0],
-        hash_seed=hash_seed,
-        timeout_s=timeout_s,
+    return dataclasses.replace(
+        _started(repo, cls, code, nodeids, pool, hash_seed), beside_slice=True
     )
-    judged = compare(at_head, at_base)
-    shown = tuple(c.shown() for c in judged.unexcused)
-    if shown:
-        event = (
-            "the changed code answers differently outside its tests "
-            f"({_quote(list(dict.fromkeys(shown)), 3)})"
-        )
-    elif at_head.problem and not at_base.problem:
-        event = f"the changed code does not run outside its tests ({at_head.problem})"
-    else:
-        event = ""
-    return dict(judged.counts), shown, event
+
+
+def start(
+    repo: Path,
+    cls: Classification,
+    report: ReplayReport,
+    pool: Executor,
+    *,
+    reached_by: dict[str, frozenset[str]],
+    dep_map: DependencyMap | None,
+    hash_seed: int,
+    out: Output,
+) -> Judging | None:
+    """Start the head's run (``check.run_head``) in ``pool`` on the tests of the passing
+    ``report`` that ran the changed code (``check.chosen_tests``); return what ``checked``
+    finishes, ``None`` for a report that is not a pass or a patch that changes no code
+    under test. Raises ``GitError``; the run's errors come with its result."""
+    if report.status != Status.PASS:
+        return None
+    code = changed_code(repo, cls)
+    if not code:
+        return None
+    own = cls.changed_paths
+    candidates = [n for n in report.passed if "::" in n and n.split("::", 1)[0] not in own]
+    nodeids = chosen_tests(code, candidates, dep_map, reached_by)
+    if not nodeids:
+        return Judging(code, Sides(repo, cls.merge_base, cls.head, build_of(cls)), None)
+    out.progress(
+        f"replay: {len(nodeids)} test(s) ran the changed code; running their impossible "
+        "variants and repeats at the head (and at the base if the head needs it)"
+    )
+    return _started(repo, cls, code, nodeids, pool, hash_seed)
+
+
+def _started(
+    repo: Path,
+    cls: Classification,
+    code: dict[str, tuple[bytes | None, bytes]],
+    nodeids: Sequence[str],
+    pool: Executor,
+    hash_seed: int,
+) -> Judging:
+    sides = Sides(repo, cls.merge_base, cls.head, build_of(cls))
+    # The head's run records the calls its tests make to the changed functions, for the
+    # witness (``checked``).
+    head = pool.submit(
+        run_head,
+        sides,
+        nodeids,
+        hash_seed=hash_seed,
+        timeout_s=RUN_TIMEOUT_S,
+        watch=watched(code) or None,
+    )
+    return Judging(code, sides, head)
 
 
 def checked(
     repo: Path,
     cls: Classification,
     report: ReplayReport,
+    judging: Judging | None,
     *,
     reached_by: dict[str, frozenset[str]],
-    dep_map: DependencyMap | None,
     hash_seed: int,
-    timeout_s: float,
     out: Output,
 ) -> ReplayReport:
-    """Return the passing ``report`` with what the tests that ran the changed code show
-    (the module docstring); any other report unchanged. Raises ``GitError``,
-    ``BuildFailed``, ``OSError`` as ``check.judge`` does."""
-    if report.status != Status.PASS:
+    """Return the passing ``report`` with what its tests that ran the changed code show
+    (the module docstring), once ``judging``'s head run is done (and the base's, when the
+    head needs it: ``check.finish``); ``report`` unchanged when it is not a pass or
+    ``judging`` is ``None``. Only tests that passed in ``report`` are judged. Raises
+    ``GitError``, ``BuildFailed``, ``OSError`` as ``check.run_head`` does."""
+    if report.status != Status.PASS or judging is None:
         return report
-    code = changed_code(repo, cls)
-    if not code:
-        return report
-    own = cls.changed_paths
-    candidates = [n for n in report.passed if "::" in n and n.split("::", 1)[0] not in own]
-    nodeids = chosen_tests(code, candidates, dep_map, reached_by)
+    code = judging.code
     events: list[str] = []
     cannot_fail: tuple[JudgedTest, ...] = ()
     order: tuple[JudgedTest, ...] = ()
     counts: dict[str, int] = {"tests": 0}
     differing: tuple[str, ...] = ()
-    if nodeids:
-        out.progress(
-            f"replay: {len(nodeids)} test(s) ran the changed code; running their impossible "
-            "variants and repeats at the base and the head"
-        )
-        watch = watched(code)
-        found = judge(
-            Sides(repo, cls.merge_base, cls.head, build_of(cls)),
-            nodeids,
-            hash_seed=hash_seed,
-            timeout_s=timeout_s,
-            watch=watch,
-        )
-        counts = dict(found.counts)
-        if watch:
-            witness_counts, differing, event = _witness(
-                repo, cls, found, hash_seed=hash_seed, timeout_s=timeout_s, out=out
+    if judging.head is not None:
+        head = judging.head.result()
+        # The witness at the head first: an answer that differs there, or a witness that
+        # cannot run, is something the base may share (state its tests set through a
+        # fixture, an environment the witness cannot give), so it calls for the base's run
+        # as the head's own run may.
+        witness = Witnessed((), ())
+        if head.watch and head.at_head is not None and head.at_head.calls:
+            out.progress(
+                f"replay: making {len(recorded(head.at_head.calls))} call(s) of the changed "
+                "code again outside its tests"
             )
-            counts.update(witness_counts)
+            witness = _witness_at(repo, cls, head.at_head, cls.head, hash_seed=hash_seed)
+        suspect = bool(compare(witness).differences or witness.problem)
+        found = finish(
+            judging.sides,
+            head,
+            keep=frozenset(report.passed),
+            excuse=suspect,
+            hash_seed=hash_seed,
+            timeout_s=RUN_TIMEOUT_S,
+        )
+        counts = {**found.counts, "beside_slice": int(judging.beside_slice)}
+        if head.watch:
+            at_base = None
+            if suspect and found.at_base is not None:
+                # The base's own recorded calls, witnessed at the base.
+                at_base = _witness_at(repo, cls, found.at_base, cls.merge_base, hash_seed=hash_seed)
+            judged, event = _witness_event(witness, at_base)
+            counts.update(judged.counts)
+            differing = tuple(c.shown() for c in judged.unexcused)
             events += [event] if event else []
         cannot_fail = tuple(JudgedTest(n.nodeid, n.why) for n in found.cannot_fail)
         order = tuple(JudgedTest(n.nodeid, n.why) for n in found.order_dependent)

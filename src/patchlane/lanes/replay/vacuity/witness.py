@@ -31,8 +31,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchlane.infra import git
 from patchlane.lanes.replay.run import plain_env, presented, run_confinement
+from patchlane.lanes.replay.vacuity.check import checkout
 from patchlane.project.build import Build, built
 from patchlane.project.testmodules import ModulePatterns, is_suite_path
 
@@ -144,7 +144,9 @@ def witnessed(
         return Witnessed((), ())
     with tempfile.TemporaryDirectory(prefix="patchlane-witness-") as tmp:
         tree = Path(tmp) / "tree"
-        git.checkout_detached(where.repo, where.commit, tree)
+        # On the repository's branch and shown at its path, as the slice's run is
+        # (``check.checkout``): a run the code under test could tell apart is no witness.
+        checkout(where.repo, where.commit, tree)
         built(where.build, tree, "witness")
         _hide_suite(tree, where.roots, where.patterns)
         env = plain_env(hash_seed)
