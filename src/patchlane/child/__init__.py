@@ -7,6 +7,8 @@
 - ``replay_collect`` and ``replay_run``: the replay's collection and run children, with
   ``tripwire`` (the run child's check of its own outcome machinery) and ``channel`` (the
   outcome stream to the parent); ``recorder`` and ``importstart``: the dependency recorder;
+  ``calls`` (the changed functions' calls a vacuity run records) and ``witness`` (the child
+  that makes them again where no test runs: ``python -m patchlane.child.witness``);
 - ``guard`` and ``reads``: the in-child audit hook, and the log of what a run reads;
 - ``launch``: the launcher a replay's test process starts under when it sees the host's
   process table (run by path, never imported: a Landlock domain, then the test process);

@@ -65,7 +65,8 @@ class ReplayJob(TypedDict):
     whose modules' origins the run child reports (``child.origins``). ``then_files``: every
     test of these files that ``nodeids`` does not name runs after those (a slice widened by
     what it left behind, in one process: ``lanes.replay.widen``). ``preload``: files of the
-    tree imported before the tests run (``child.leftover.preload``).
+    tree imported before the tests run (``child.leftover.preload``). ``calls``: the changed
+    functions whose calls the run records for the witness (``child.calls``).
     """
 
     args: list[str]
@@ -84,6 +85,9 @@ class ReplayJob(TypedDict):
     # The run's Hypothesis seed (the drawn hash seed): in the job, never in the environment.
     seed: NotRequired[int]
     project: NotRequired[list[str]]
+    # Files (as the child sees them) -> qualified names of the functions whose calls the
+    # run records for the witness (``child.calls``; the vacuity check's run only).
+    calls: NotRequired[dict[str, list[str]]]
 
 
 # A JSON value as the child wrote it (a failing case's arguments, made JSON-safe).

@@ -615,6 +615,12 @@ def start(job: ReplayJob) -> Started:
         from patchlane.child.recorder import Recorder
 
         plugins.append(Recorder(root, Path(record)))
+    calls = job.get("calls")
+    if calls:
+        # The vacuity check's run: the changed functions' calls, for the witness.
+        from patchlane.child.calls import CallRecorder
+
+        plugins.append(CallRecorder(os.fspath(root), calls, writer.emit))
     runner = (
         _AskThenRun(writer, root, job, guard)
         if "answer_fd" in job

@@ -262,7 +262,9 @@ class ReplayReport:
         "the tests that ran the changed code judged for vacuity, their impossible variants "
         "run, those that fail at the head, repeats run, whether the base's run was needed "
         "(base_run) and, when it ran, the variants that fail at the base (the ones that "
-        "count), and whether the head's run started beside the slice (beside_slice)",
+        "count), and whether the head's run started beside the slice (beside_slice); the "
+        "witness's calls to the changed functions recorded, witnessed (made again outside "
+        "the tests with a deterministic answer) and differing",
         write="notnone",
         lo=0,
         dump=_sorted_counts,
@@ -282,6 +284,10 @@ class ReplayReport:
     copied_values: tuple[str, ...] | None = _listed(
         "literals the patch adds to the code that stand in the base's test files, and "
         "added tables most of whose values do"
+    )
+    witness_differing: tuple[str, ...] | None = _listed(
+        "calls the tests made to the changed functions whose answer differs when the same "
+        "call is made outside the tests (a difference the base shows too is not listed)"
     )
     vacuity_events: tuple[str, ...] | None = _listed(
         "why the tests that ran the changed code are no evidence (each keeps the verdict "

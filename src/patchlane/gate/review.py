@@ -399,7 +399,8 @@ def _canary_note(canary: Canary) -> Text:
 
 def _vacuity_note(replay: ReplayReport) -> Text:
     """The note's line about the tests that ran the changed code: how many were judged,
-    their variants (and how many count), repeats, and the values copied from the tests."""
+    their variants (and how many count), repeats, the witness's calls (made again outside
+    the tests) and the values copied from the tests."""
     counts = replay.vacuity_counts or {}
     at_base = (
         fmt("; {} fail at the base and count", counts["variants_failing_at_base"])
@@ -418,6 +419,14 @@ def _vacuity_note(replay: ReplayReport) -> Text:
         len(replay.cannot_fail or ()),
         len(replay.order_dependent or ()),
     )
+    if "calls_recorded" in counts:
+        line += fmt(
+            "; {} call(s) of the changed code made again outside the tests ({} compared, "
+            "{} answering otherwise)",
+            counts.get("calls_recorded", 0),
+            counts.get("calls_witnessed", 0),
+            counts.get("calls_differing", 0),
+        )
     copied = replay.copied_values or ()
     if copied:
         shown = join(", ", (fmt("{}", v) for v in copied[:_COPIED_SHOWN]))

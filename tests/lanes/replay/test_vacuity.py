@@ -339,6 +339,23 @@ def test_a_run_started_beside_the_slice_judges_only_the_tests_that_passed_there(
         finish(sides, head, keep={t, u}, hash_seed=1, timeout_s=60)
 
 
+def test_the_witness_asks_for_the_base_run_an_honest_head_would_not_need(
+    tmp_path: Path,
+) -> None:
+    t, rt, vt = f"{PATH}::test_a", f"{PATH}::test_a_2", f"{PATH}::test_a_3"
+    generated = (Generated(rt, REPEAT, t, "again"), Generated(vt, VARIANT, t, "line 2: 3 -> 4"))
+    honest = HeadRun((t,), (), generated, _run({t: PASSED, rt: PASSED, vt: FAILED}))
+    # No repository there: a run at the base would raise.
+    sides = Sides(tmp_path / "absent", "0" * 40, "1" * 40, None)
+    alone = finish(sides, honest, hash_seed=1, timeout_s=60)
+    assert alone.counts["base_run"] == 0 and alone.at_base is None
+    # The head's witness found a difference (or died): the base runs, whatever the
+    # variants show, even when no judged test is left to compare.
+    for keep in (None, set()):
+        with pytest.raises(GitError):
+            finish(sides, honest, keep=keep, excuse=True, hash_seed=1, timeout_s=60)
+
+
 @pytest.mark.slow
 def test_the_checks_run_sees_its_tree_where_the_slices_run_does(tmp_path: Path) -> None:
     """The check's run is not one the code under test can tell from the slice's: its tree

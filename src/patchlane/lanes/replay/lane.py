@@ -364,7 +364,13 @@ def _verified_and_checked(
         return report
     with stage.clock.step("replay: tests that cannot fail"):
         return checked(
-            stage.repo, cls, report, started, reached_by=selection.reached_by, hash_seed=hash_seed
+            stage.repo,
+            cls,
+            report,
+            started,
+            reached_by=selection.reached_by,
+            hash_seed=hash_seed,
+            out=stage.out,
         )
 
 

@@ -114,6 +114,13 @@ class TestRun:
     # Project modules the run imported from outside the tree under judgement, one line
     # each (``infra.origins.foreign``): non-empty, the run is no evidence.
     foreign: tuple[str, ...] = ()
+    # The changed functions' calls the run recorded for the witness (``child.calls``):
+    # (module, qualified name, pickled arguments, pickled result; base64), and the run's
+    # ``sys.path`` as the child had it. Empty unless the run was asked to record.
+    calls: tuple[tuple[str, str, str, str], ...] = ()
+    sys_path: tuple[str, ...] = ()
+    # The tree's root as that child saw it (``sys_path``'s places below it move with it).
+    root: str = ""
 
     def ids(self, outcome: str) -> tuple[str, ...]:
         """The node ids with ``outcome``, sorted."""
@@ -268,16 +275,16 @@ def run_tests(
     timeout_s: float,
     freeze_report: Path | None = None,
     record: Path | None = None,
-    then_files: Sequence[str] = (),
+    also: Also | None = None,
 ) -> TestRun:
     """Run ``nodeids`` (and every test of ``files``) with pytest in ``tree``; fold the stream.
 
     ``hash_seed`` is the run's ``PYTHONHASHSEED`` and Hypothesis seed (``child_env``).
     ``freeze_report`` (a file) is handed to the child's pytest plugin, which skips what it
     grants. With ``record`` (a path in a directory the caller made), the child also records
-    what each test depended on and writes it there (``child.recorder``). With
-    ``then_files``, every other test of those files runs after ``nodeids`` in the same
-    process, and counts as wanted (``lanes.replay.widen``). Never raises
+    what each test depended on and writes it there (``child.recorder``). ``also``: the
+    tests run after ``nodeids`` and the functions whose calls the run records (``Also``).
+    Never raises
     for anything pytest or the tests do; raises ``ReportError`` for a malformed freeze
     report, ``OSError`` only when the child cannot be started.
     """
@@ -286,6 +293,8 @@ def run_tests(
 
     # Inside ``runprogress.shown``: tests done and failed so far, every few seconds.
     progress = counter(len(nodeids), from_collection=bool(files))
+    also = also or Also()
+    then_files, watch = also.then_files, also.watch
     env = plain_env(hash_seed)
     shown = presented(tree, env)
     with tempfile.TemporaryDirectory(prefix="patchlane-replay-") as tmp:
@@ -302,6 +311,8 @@ def run_tests(
         }
         if then_files:
             job["then_files"] = list(then_files)
+        if watch:
+            job["calls"] = watched_files(tree, shown, watch)
         launch = process.Launch(
             child_argv(),
             job,
@@ -320,6 +331,38 @@ def run_tests(
         run.records, nodeids, [*files, *then_files], allowed, run, shown=shown,
     )  # fmt: skip
     return checked_origins(folded)
+
+
+@dataclass(frozen=True)
+class Also:
+    """What a test run does besides its node ids: with ``then_files``, every other test of
+    those files runs after ``nodeids`` in the same process, and counts as wanted
+    (``lanes.replay.widen``); with ``watch`` (repository path -> qualified names of
+    functions in it), the run records their calls for the witness (``TestRun.calls``;
+    ``vacuity.witness``)."""
+
+    then_files: Sequence[str] = ()
+    watch: Mapping[str, Sequence[str]] | None = None
+
+
+def watched_files(
+    tree: Path, shown: Presentation, watch: Mapping[str, Sequence[str]]
+) -> dict[str, list[str]]:
+    """Return ``watch`` (repository path -> qualified names) keyed by every file name the
+    child can see each path under: below the tree as presented, and below a place the
+    tree's copy is bound over (a regular install)."""
+    found: dict[str, list[str]] = {}
+    for path, names in watch.items():
+        host = tree / path
+        seen = {os.fspath(shown.child_path(host))}
+        for copy, dest in shown.over:
+            try:
+                seen.add(os.fspath(dest / host.resolve().relative_to(copy.resolve())))
+            except ValueError:
+                continue
+        for name in seen:
+            found[name] = sorted(set(names))
+    return found
 
 
 def freeze_setup(
@@ -360,7 +403,10 @@ def fold(
 
     state = _Fold()
     for record in records:
-        state.take(record)
+        if isinstance(record.get("calls"), list):
+            state.take_calls(record)
+        else:
+            state.take(record)
     wanted = list(dict.fromkeys(nodeids))
     file_set = frozenset(files)
     wanted += [n for n in state.collected if n.split("::", 1)[0] in file_set and n not in wanted]
@@ -419,6 +465,9 @@ def fold(
         plugin_files=tuple(sorted(state.plugins)),
         left=dict(state.left),
         foreign=_foreign(state, shown),
+        calls=tuple(state.calls),
+        sys_path=tuple(state.sys_path),
+        root=state.root,
     )
 
 
@@ -452,6 +501,9 @@ class _Fold:
     # Where the project's modules came from (``child.origins``, every record merged), or
     # None when the run sent no such record.
     origins: dict[str, list[str]] | None = None
+    calls: list[tuple[str, str, str, str]] = field(default_factory=list)
+    sys_path: list[str] = field(default_factory=list)
+    root: str = ""
 
     def take(self, record: Mapping[str, Any]) -> None:
         if isinstance(record.get("tamper"), list) and self.tamper is None:
@@ -494,6 +546,20 @@ class _Fold:
             self.exit_code = record["exit"]
         elif isinstance(record.get("raised"), str):
             self.raised = record["raised"]
+
+    def take_calls(self, record: Mapping[str, Any]) -> None:
+        """Keep a ``calls`` record (``child.calls``): the well-formed calls, and the
+        run's ``sys.path``."""
+        self.calls = [
+            (c[0], c[1], c[2], c[3])
+            for c in record["calls"]
+            if isinstance(c, list) and len(c) == 4 and all(isinstance(x, str) for x in c)
+        ]
+        where = record.get("sys_path")
+        if isinstance(where, list):
+            self.sys_path = [p for p in where if isinstance(p, str)]
+        root = record.get("root")
+        self.root = root if isinstance(root, str) else ""
 
     def failed_before(self, nodeid: str) -> bool:
         """Whether a report taken (before any tamper record) failed ``nodeid``."""

@@ -37,7 +37,7 @@ from pathlib import Path
 from patchlane.formats.replay_report import ReplayOutcome, ReplayReport
 from patchlane.formats.status import Status
 from patchlane.infra import git, sandbox
-from patchlane.lanes.replay.run import FAILED, TestRun, file_part, run_tests
+from patchlane.lanes.replay.run import FAILED, Also, TestRun, file_part, run_tests
 from patchlane.project.build import Build, built
 
 # How many items of what was left behind a rule names.
@@ -130,7 +130,7 @@ def _run(sides: Sides, tree: Path, nodeids: Sequence[str], then: Sequence[str] =
     return run_tests(
         tree,
         nodeids=nodeids,
-        then_files=then,
+        also=Also(then_files=then),
         hash_seed=sides.hash_seed,
         timeout_s=sides.timeout_s,
         freeze_report=sides.freeze_report,

@@ -16,13 +16,16 @@ A variant that passes at the base (an assertion the test never reaches, one insi
 ``pytest.raises``) or a repeat that fails there proves nothing either way and is left out.
 So the base's run (the same text appended to the same files in a checkout of the base, the
 same node ids, one process) can only excuse what the head shows: it runs only when the head
-has a variant that passes or an original or repeat that does not (``to_excuse``). An honest
+has a variant that passes or an original or repeat that does not (``to_excuse``), or when
+its caller asks (``finish``'s ``excuse``: the head's witness found something the base's
+recorded calls may excuse, ``witness``). An honest
 head, whose variants fail and whose tests pass twice, is judged by its own run alone, with
 the verdict the two runs would give (docs/architecture.md §4, "Tests that cannot fail").
 """
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import tempfile
 from collections.abc import Collection, Mapping, Sequence
@@ -33,7 +36,7 @@ from patchlane.formats.depmap import DependencyMap
 from patchlane.infra import git, sandbox
 from patchlane.inputs.paths import to_fs
 from patchlane.lanes.replay.mapselect import changed_functions
-from patchlane.lanes.replay.run import FAILED, PASSED, TestRun, run_tests
+from patchlane.lanes.replay.run import FAILED, PASSED, Also, TestRun, run_tests
 from patchlane.lanes.replay.vacuity.variants import REPEAT, VARIANT, Generated, extend
 from patchlane.project.build import Build, built
 
@@ -64,6 +67,9 @@ class Outcome:
     cannot_fail: tuple[TestNote, ...]
     order_dependent: tuple[TestNote, ...]
     counts: Mapping[str, int]
+    # The base's run when it ran (``finish``): the calls it recorded, for the witness at
+    # the base (``witness``).
+    at_base: TestRun | None = None
 
 
 def chosen_tests(
@@ -164,17 +170,28 @@ class Sides:
 class HeadRun:
     """The head's run of the judged tests (``run_head``): their node ids, the text appended
     to their files (path, text), the tests it added, and the run (``None`` when nothing
-    was added: no test of a file that parses, or only Hypothesis tests)."""
+    was added: no test of a file that parses, or only Hypothesis tests); ``watch``: the
+    functions whose calls it recorded (``TestRun.calls``), as the base's run will."""
 
     nodeids: tuple[str, ...]
     appended: tuple[tuple[str, str], ...]
     generated: tuple[Generated, ...]
     at_head: TestRun | None
+    watch: Mapping[str, Sequence[str]] | None = None
 
 
-def run_head(sides: Sides, nodeids: Sequence[str], *, hash_seed: int, timeout_s: float) -> HeadRun:
+def run_head(
+    sides: Sides,
+    nodeids: Sequence[str],
+    *,
+    hash_seed: int,
+    timeout_s: float,
+    watch: Mapping[str, Sequence[str]] | None = None,
+) -> HeadRun:
     """Extend the test files of ``nodeids`` with repeats and variants in a fresh checkout
-    of the head and run them there in one process, under ``hash_seed``. Raises
+    of the head and run them there in one process, under ``hash_seed``; with ``watch``
+    (path -> qualified names), the run records the calls its tests make to those
+    functions (``TestRun.calls``, for the witness). Raises
     ``GitError`` when the head cannot be checked out, ``BuildFailed`` when its build
     fails, ``OSError`` when the child cannot be started."""
     with tempfile.TemporaryDirectory(prefix="patchlane-vacuity-") as tmp:
@@ -182,13 +199,13 @@ def run_head(sides: Sides, nodeids: Sequence[str], *, hash_seed: int, timeout_s:
         # A fresh checkout, never the replay's own tree: the patch's code ran there with
         # the tree writable, and could have left a conftest.py or a changed test behind
         # for this run to load.
-        _checkout(sides.repo, sides.head, head)
+        checkout(sides.repo, sides.head, head)
         appended, generated = _extensions(head, nodeids)
         if not generated:
-            return HeadRun(tuple(nodeids), (), (), None)
+            return HeadRun(tuple(nodeids), (), (), None, watch)
         ids = [*nodeids, *(g.nodeid for g in generated)]
-        at_head = _run(sides, head, "head, again", appended, ids, hash_seed, timeout_s)
-        return HeadRun(tuple(nodeids), tuple(appended), tuple(generated), at_head)
+        at_head = _run(sides, head, "head, again", appended, ids, watch, hash_seed, timeout_s)
+        return HeadRun(tuple(nodeids), tuple(appended), tuple(generated), at_head, watch)
 
 
 def finish(
@@ -196,31 +213,37 @@ def finish(
     head: HeadRun,
     *,
     keep: Collection[str] | None = None,
+    excuse: bool = False,
     hash_seed: int,
     timeout_s: float,
 ) -> Outcome:
     """Judge ``head`` (``run_head``'s) on its tests in ``keep`` (all without it: a run
     started before the slice's outcome was known judges only the tests that passed
     there), running the same node ids at the base first when the head shows something
-    only the base can excuse (``to_excuse``). Raises what ``run_head`` raises, at the
-    base."""
+    only the base can excuse: in its run (``to_excuse``), or elsewhere (``excuse``: the
+    head's witness found an answer that differs, or could not run). The base's run, when
+    it ran, comes with the ``Outcome`` (``at_base``). Raises what ``run_head`` raises, at
+    the base."""
     if head.at_head is None:
         return Outcome((), (), {"tests": 0})
     nodeids = [n for n in head.nodeids if keep is None or n in keep]
     generated = [g for g in head.generated if g.original in nodeids]
+    at_base: TestRun | None = None
+    if excuse or (generated and to_excuse(nodeids, generated, head.at_head)):
+        with tempfile.TemporaryDirectory(prefix="patchlane-vacuity-") as tmp:
+            base = Path(tmp) / "base"
+            checkout(sides.repo, sides.base, base)
+            # The same node ids as the head's process ran: the same tests around each.
+            ids = [*head.nodeids, *(g.nodeid for g in head.generated)]
+            at_base = _run(
+                sides, base, "base", head.appended, ids, head.watch, hash_seed, timeout_s
+            )
+    # Without the base's run nothing at the head could be made to count or excused: the
+    # verdict is the one that run would give, so it is left out (half the cost).
+    judged = compare(nodeids, generated, at_base, head.at_head)
     if not generated:
-        return Outcome((), (), {"tests": 0})
-    if not to_excuse(nodeids, generated, head.at_head):
-        # Nothing at the head that the base could make count or excuse: the verdict is
-        # the one the base's run would give, so that run is left out (half the cost).
-        return compare(nodeids, generated, None, head.at_head)
-    with tempfile.TemporaryDirectory(prefix="patchlane-vacuity-") as tmp:
-        base = Path(tmp) / "base"
-        _checkout(sides.repo, sides.base, base)
-        # The same node ids as the head's process ran: the same tests around each.
-        ids = [*head.nodeids, *(g.nodeid for g in head.generated)]
-        at_base = _run(sides, base, "base", head.appended, ids, hash_seed, timeout_s)
-    return compare(nodeids, generated, at_base, head.at_head)
+        judged = Outcome((), (), {"tests": 0} if at_base is None else {"tests": 0, "base_run": 1})
+    return dataclasses.replace(judged, at_base=at_base)
 
 
 def judge(sides: Sides, nodeids: Sequence[str], *, hash_seed: int, timeout_s: float) -> Outcome:
@@ -239,16 +262,19 @@ def _run(
     where: str,
     appended: Sequence[tuple[str, str]],
     ids: Sequence[str],
+    watch: Mapping[str, Sequence[str]] | None,
     hash_seed: int,
     timeout_s: float,
 ) -> TestRun:
     """Append ``appended`` (path, text) to the test files of ``tree``, build it and run
-    ``ids`` there in one process."""
+    ``ids`` there in one process (recording the calls to ``watch``'s functions)."""
     for path, text in appended:
         with to_fs(tree, path).open("a", encoding="utf-8") as f:
             f.write(text)
     built(sides.build, tree, where)
-    return run_tests(tree, nodeids=ids, hash_seed=hash_seed, timeout_s=timeout_s)
+    return run_tests(
+        tree, nodeids=ids, hash_seed=hash_seed, timeout_s=timeout_s, also=Also(watch=watch)
+    )
 
 
 def _extensions(
@@ -378,7 +404,7 @@ def _first_per_test(notes: Sequence[TestNote]) -> list[TestNote]:
     return kept
 
 
-def _checkout(repo: Path, commit: str, tree: Path) -> None:
+def checkout(repo: Path, commit: str, tree: Path) -> None:
     """Check ``commit`` out into ``tree`` as the slice's run has its tree: on the branch a
     plain checkout would be on, and shown at the repository's path (``sandbox.judged``).
     Otherwise the check's run would be one the code under test can tell from the slice's

@@ -3,11 +3,15 @@
 ``start_early`` chooses the tests that ran the changed code from the base's dependency map
 and starts their run at the head (``check.run_head``) beside the head's slice; without a
 map that can choose, ``start`` does it after the slice passed, beside the checks at the
-base. Neither depends on the other's runs. ``checked`` adds to a passing
-report what ``check.judge`` and ``copied.scan`` found, and a review event
-(``vacuity_events``, rule 6) for each thing that keeps the verdict at ``undecided``: a
-variant that passes at the head, an outcome that changes when the tests run again, copied
-values past the threshold.
+base. Neither depends on the other's runs. The head's run records the calls its tests
+make to the changed functions (``witness.watched``). ``checked`` then, in one line of
+steps: the witness at the head (those calls made again outside the tests), the base's run
+when the head's run or its witness shows something the base could excuse
+(``check.finish``), the base's witness after it, ``copied.scan``; it adds what they found
+to a passing report, and a review event (``vacuity_events``, rule 6) for each thing that
+keeps the verdict at ``undecided``: a variant that passes at the head, an outcome that
+changes when the tests run again, an answer that differs outside the tests, copied values
+past the threshold.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from patchlane.formats.status import Status
 from patchlane.infra import git
 from patchlane.infra.ui import Output
 from patchlane.lanes.replay.compiled import build_of
+from patchlane.lanes.replay.run import TestRun
 from patchlane.lanes.replay.vacuity.check import (
     HeadRun,
     Sides,
@@ -33,6 +38,15 @@ from patchlane.lanes.replay.vacuity.check import (
     run_head,
 )
 from patchlane.lanes.replay.vacuity.copied import COPIED_LIMIT, scan
+from patchlane.lanes.replay.vacuity.witness import (
+    Judged,
+    Where,
+    Witnessed,
+    compare,
+    recorded,
+    watched,
+    witnessed,
+)
 from patchlane.project.classify import Classification
 from patchlane.project.harness import module_patterns_at
 from patchlane.project.replay_command import RUN_TIMEOUT_S
@@ -79,6 +93,43 @@ def _test_sources(repo: Path, cls: Classification) -> list[bytes]:
         and is_suite_path(e.path, roots, patterns)
     ]
     return list(git.read_blobs(repo, oids))
+
+
+def _witness_at(
+    repo: Path, cls: Classification, run: TestRun, commit: str, *, hash_seed: int
+) -> Witnessed:
+    """Make the calls ``run`` recorded again outside the tests, at ``commit``
+    (``witness.witnessed``); return the answers. Raises what ``witnessed`` raises."""
+    where = Where(
+        repo,
+        commit,
+        build_of(cls),
+        cls.map_source.review_map.replay.tests,
+        module_patterns_at(repo, cls.merge_base),
+    )
+    return witnessed(
+        where,
+        recorded(run.calls),
+        run.sys_path,
+        run.root,
+        hash_seed=hash_seed,
+        timeout_s=RUN_TIMEOUT_S,
+    )
+
+
+def _witness_event(at_head: Witnessed, at_base: Witnessed | None) -> tuple[Judged, str]:
+    """Judge the head's witness (excused by the base's, when it ran) and return it with
+    the review event it calls for (empty for none)."""
+    judged = compare(at_head, at_base)
+    shown = list(dict.fromkeys(c.shown() for c in judged.unexcused))
+    if shown:
+        return (
+            judged,
+            f"the changed code answers differently outside its tests ({_quote(shown, 3)})",
+        )
+    if at_head.problem and at_base is not None and not at_base.problem:
+        return judged, f"the changed code does not run outside its tests ({at_head.problem})"
+    return judged, ""
 
 
 @dataclass(frozen=True)
@@ -167,7 +218,16 @@ def _started(
     hash_seed: int,
 ) -> Judging:
     sides = Sides(repo, cls.merge_base, cls.head, build_of(cls))
-    head = pool.submit(run_head, sides, nodeids, hash_seed=hash_seed, timeout_s=RUN_TIMEOUT_S)
+    # The head's run records the calls its tests make to the changed functions, for the
+    # witness (``checked``).
+    head = pool.submit(
+        run_head,
+        sides,
+        nodeids,
+        hash_seed=hash_seed,
+        timeout_s=RUN_TIMEOUT_S,
+        watch=watched(code) or None,
+    )
     return Judging(code, sides, head)
 
 
@@ -179,6 +239,7 @@ def checked(
     *,
     reached_by: dict[str, frozenset[str]],
     hash_seed: int,
+    out: Output,
 ) -> ReplayReport:
     """Return the passing ``report`` with what its tests that ran the changed code show
     (the module docstring), once ``judging``'s head run is done (and the base's, when the
@@ -192,15 +253,39 @@ def checked(
     cannot_fail: tuple[JudgedTest, ...] = ()
     order: tuple[JudgedTest, ...] = ()
     counts: dict[str, int] = {"tests": 0}
+    differing: tuple[str, ...] = ()
     if judging.head is not None:
+        head = judging.head.result()
+        # The witness at the head first: an answer that differs there, or a witness that
+        # cannot run, is something the base may share (state its tests set through a
+        # fixture, an environment the witness cannot give), so it calls for the base's run
+        # as the head's own run may.
+        witness = Witnessed((), ())
+        if head.watch and head.at_head is not None and head.at_head.calls:
+            out.progress(
+                f"replay: making {len(recorded(head.at_head.calls))} call(s) of the changed "
+                "code again outside its tests"
+            )
+            witness = _witness_at(repo, cls, head.at_head, cls.head, hash_seed=hash_seed)
+        suspect = bool(compare(witness).differences or witness.problem)
         found = finish(
             judging.sides,
-            judging.head.result(),
+            head,
             keep=frozenset(report.passed),
+            excuse=suspect,
             hash_seed=hash_seed,
             timeout_s=RUN_TIMEOUT_S,
         )
         counts = {**found.counts, "beside_slice": int(judging.beside_slice)}
+        if head.watch:
+            at_base = None
+            if suspect and found.at_base is not None:
+                # The base's own recorded calls, witnessed at the base.
+                at_base = _witness_at(repo, cls, found.at_base, cls.merge_base, hash_seed=hash_seed)
+            judged, event = _witness_event(witness, at_base)
+            counts.update(judged.counts)
+            differing = tuple(c.shown() for c in judged.unexcused)
+            events += [event] if event else []
         cannot_fail = tuple(JudgedTest(n.nodeid, n.why) for n in found.cannot_fail)
         order = tuple(JudgedTest(n.nodeid, n.why) for n in found.order_dependent)
     if cannot_fail:
@@ -234,6 +319,7 @@ def checked(
         cannot_fail=cannot_fail,
         order_dependent=order,
         copied_values=shown,
+        witness_differing=differing,
         vacuity_events=tuple(events),
     )
     return report
