@@ -11,14 +11,11 @@ plugin starts one (h57), a checkout whose reflog has one entry (h45) or no hooks
 from __future__ import annotations
 
 import importlib.util
-import os
-import runpy
 from pathlib import Path
 
 import pytest
 
-from tests.gate.evidence import gate, load, verdict
-from tests.gate.test_run_process_tree import MAP, PROP, PYTEST_INI, SCENARIOS, own_pytest
+from tests.gate.test_run_process_tree import gated_red_scenario
 from tests.gitrepo import GitRepo
 
 pytestmark = pytest.mark.slow  # the gate end to end, with a real local replay
@@ -43,22 +40,4 @@ THREADS = all(importlib.util.find_spec(m) for m in ("pytest_rerunfailures", "xdi
 def test_a_patch_that_tells_the_replay_from_inside_is_rejected(
     repo: GitRepo, tmp_path: Path, name: str
 ) -> None:
-    scenario = runpy.run_path(os.fspath(SCENARIOS / f"{name}.py"))
-    repo.write("pytest.ini", PYTEST_INI)
-    repo.write("review-map.yml", MAP)
-    repo.write("checks/__init__.py", "")
-    repo.write("checks/props.py", PROP)
-    repo.write(".gitignore", "__pycache__/\n.pytest_cache/\n.hypothesis/\n")
-    for path, text in scenario["BASE"].items():
-        repo.write(path, text)
-    repo.commit("base")
-    repo.branch("agent")
-    for path, text in scenario["PATCH"].items():
-        repo.write(path, text)
-    repo.commit("the agent's patch")
-    assert own_pytest(repo) == 1  # red, as the project runs it
-    out = tmp_path / "ev"
-    assert gate(repo, out) == 1
-    assert verdict(out) == "reject"
-    failed = load(out, "receipt.json")["failed_nodeids"]
-    assert "tests/test_money.py::test_cents_rounds_half_up" in failed
+    gated_red_scenario(repo, tmp_path, name)

@@ -58,10 +58,10 @@ def own_pytest(repo: GitRepo) -> int:
     return proc.returncode
 
 
-@pytest.mark.parametrize("name", ["h01_tell_pid", "h02_tell_pid1_bwrap", "h03_tell_proc_count"])
-def test_a_patch_that_tells_the_replay_by_its_process_tree_is_rejected(
-    repo: GitRepo, tmp_path: Path, name: str
-) -> None:
+def gated_red_scenario(repo: GitRepo, tmp_path: Path, name: str) -> None:
+    """Build the tell scenario ``name`` of bench/redteam/scenarios in ``repo`` (base, then the
+    agent's patch on a branch), check that its own plain ``python -m pytest`` is red, and
+    that the gate rejects it for the test the tell was meant to get past."""
     scenario = runpy.run_path(os.fspath(SCENARIOS / f"{name}.py"))
     repo.write("pytest.ini", PYTEST_INI)
     repo.write("review-map.yml", MAP)
@@ -81,6 +81,13 @@ def test_a_patch_that_tells_the_replay_by_its_process_tree_is_rejected(
     assert verdict(out) == "reject"
     failed = load(out, "receipt.json")["failed_nodeids"]
     assert "tests/test_money.py::test_cents_rounds_half_up" in failed
+
+
+@pytest.mark.parametrize("name", ["h01_tell_pid", "h02_tell_pid1_bwrap", "h03_tell_proc_count"])
+def test_a_patch_that_tells_the_replay_by_its_process_tree_is_rejected(
+    repo: GitRepo, tmp_path: Path, name: str
+) -> None:
+    gated_red_scenario(repo, tmp_path, name)
 
 
 OUTSIDE = """\
