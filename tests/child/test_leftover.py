@@ -107,6 +107,28 @@ def test_state_changed_in_place_through_a_local_name_is_seen_once(
     assert watch.after() == []
 
 
+def test_a_test_case_class_that_unittest_writes_is_left_to_it(tree: Path) -> None:
+    """unittest writes a TestCase's own entries as it runs the class (at the base as at the
+    head): reading them in place would only ever find the framework. Another class of the
+    same module changed in place still shows."""
+    (tree / "shared_case.py").write_text(
+        "import unittest\n\n\nclass Plain:\n    n = 1\n\n\n"
+        "class Case(unittest.TestCase):\n    def test_one(self):\n        pass\n",
+        encoding="utf-8",
+    )
+    module = importlib.import_module("shared_case")
+    try:
+        watch = StateWatch(str(tree))
+        watch.start()
+        module.Case.doClassCleanups()  # unittest sets Case.tearDown_exceptions
+        assert "tearDown_exceptions" in vars(module.Case)
+        assert watch.after() == []
+        module.Plain.n = 2
+        assert watch.after() == ["shared_case.Plain (in place)"]
+    finally:
+        sys.modules.pop("shared_case", None)
+
+
 def test_a_big_table_is_not_read_item_by_item(tree: Path) -> None:
     (tree / "shared_table.py").write_text("TABLE = dict.fromkeys(range(6000))\n", encoding="utf-8")
     module = importlib.import_module("shared_table")

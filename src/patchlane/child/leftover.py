@@ -278,9 +278,20 @@ def _reader(value: object, module: str) -> Callable[[], tuple[Any, ...]] | None:
         return functools.partial(tuple, value.values()) if len(value) <= CONTENTS_LIMIT else None
     if isinstance(value, list | set):
         return functools.partial(tuple, value) if len(value) <= CONTENTS_LIMIT else None
-    if isinstance(value, type) and value.__module__ == module:
+    if isinstance(value, type) and value.__module__ == module and not _framework_class(value):
         return functools.partial(tuple, vars(value).values())
     return None
+
+
+def _framework_class(cls: type) -> bool:
+    """Whether ``cls`` is a ``unittest.TestCase``: unittest itself writes such a class's own
+    entries as its tests run (``tearDown_exceptions``, ``_classSetupFailed``, at the base as
+    at the head), so reading them in place would only ever find the framework. Without
+    ``unittest`` loaded there is no such class (and none is imported for the question: a
+    plain run's ``sys.modules`` stays as it is)."""
+    unittest = sys.modules.get("unittest")
+    case = getattr(unittest, "TestCase", None)
+    return isinstance(case, type) and issubclass(cls, case)
 
 
 def _environ_data() -> dict[Any, Any]:
