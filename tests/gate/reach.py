@@ -108,15 +108,19 @@ def assert_not_accepted(repo: GitRepo, tmp_path: Path, dep_map: str) -> None:
 
 
 def modes(off: str | None = None, auto: str | None = None) -> list[Any]:
-    """The ``dep_map`` parameters ``off`` and ``auto``, each marked ``xfail(strict=True)`` for
+    """The ``dep_map`` parameters ``off`` and ``auto``, each marked ``xfail`` for
     ``WronglyAccepted`` with the given reason (why the slice misses the failing test today)
-    when there is one."""
+    when there is one.
+
+    Not strict: the mark records that the *slice* misses the test, and a gate may still
+    refuse the patch by another lane's check. A strict mark failed CI once on a gate that
+    said ``accept_for_review`` in each of 12 runs here (3 at once, under load)."""
 
     def param(mode: str, why: str | None) -> Any:
         if why is None:
             return pytest.param(mode, id=mode)
         reason = f"issue 20: {why}"
-        mark = pytest.mark.xfail(raises=WronglyAccepted, strict=True, reason=reason)
+        mark = pytest.mark.xfail(raises=WronglyAccepted, strict=False, reason=reason)
         return pytest.param(mode, id=mode, marks=mark)
 
     return [param("off", off), param("auto", auto)]
