@@ -58,7 +58,7 @@ def add_gate_options(p: argparse.ArgumentParser) -> None:
         "--seed",
         type=seed_value,
         metavar="N",
-        help="property seed (default: the map's lanes.property.seed)",
+        help="property seed (default: the map's lanes.property.seed, else lanes.replay.seed)",
     )
     p.add_argument(
         "--cases", type=int, metavar="N", help="property cases (default: the map's, else 200)"

@@ -183,7 +183,7 @@ def _add_verify(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
         "--seed",
         type=seed_value,
         metavar="N",
-        help="expected seed (default: the map's lanes.property.seed)",
+        help="expected seed (default: the map's lanes.property.seed, else lanes.replay.seed)",
     )
     verify.add_argument(
         "--head", metavar="REF", default="HEAD", help="expected head commit (default: HEAD)"
@@ -249,7 +249,7 @@ def _add_map(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
         "--seed",
         type=seed_value,
         metavar="N",
-        help="PYTHONHASHSEED for the run (default: the map's lanes.property.seed, else 0)",
+        help="PYTHONHASHSEED for the run (default: the map's lanes.property.seed, else lanes.replay.seed, else 0)",
     )
     record.add_argument(
         "--timeout",

@@ -92,6 +92,6 @@ def main_map(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _map_seed(review_map: ReviewMap) -> int:
-    """The review map's property seed, which ``replay run`` and the gate use; else 0."""
-    lane = review_map.property
-    return lane.seed if lane is not None and lane.seed is not None else 0
+    """The review map's seed (``ReviewMap.seed``), which ``replay run`` and the gate use;
+    else 0."""
+    return review_map.seed if review_map.seed is not None else 0

@@ -188,9 +188,11 @@ def main_verify(args: argparse.Namespace, ctx: Context) -> int:
     review_map = _work_tree_map(repo, ctx)
     seed = args.seed
     if seed is None:
-        if review_map.property is None or review_map.property.seed is None:
-            raise UsageError("--seed is required: the map has no lanes.property.seed")
-        seed = review_map.property.seed
+        if review_map.seed is None:
+            raise UsageError(
+                "--seed is required: the map has no lanes.property.seed or lanes.replay.seed"
+            )
+        seed = review_map.seed
     head = git.resolve_commit(repo, args.head)
     verification = verify_receipt(
         slice_bytes,

@@ -131,9 +131,9 @@ def _warn_about(selection: Selection, cls: Classification) -> None:
 
 
 def review_map_seed(cls: Classification) -> int | None:
-    """The map's property seed, the default ``--seed`` of a replay run (``None``: none)."""
-    lane = cls.map_source.review_map.property
-    return lane.seed if lane is not None else None
+    """The map's seed (``ReviewMap.seed``), the default ``--seed`` of a replay run
+    (``None``: none)."""
+    return cls.map_source.review_map.seed
 
 
 def _print_summary(selection: Selection, ctx: Context) -> None:

@@ -479,7 +479,7 @@ def _replay_options(
 
 def _seed_and_cases(opts: GateOptions, review_map: ReviewMap) -> tuple[int | None, int]:
     lane = review_map.property
-    seed = opts.seed if opts.seed is not None else (lane.seed if lane else None)
+    seed = opts.seed if opts.seed is not None else review_map.seed
     cases = opts.cases if opts.cases is not None else (lane.cases if lane else DEFAULT_CASES)
     if lane is not None and seed is None:
         raise UsageError("no seed: pass --seed N or set lanes.property.seed in the review map")

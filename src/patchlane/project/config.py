@@ -96,6 +96,13 @@ class ReplayLane:
     # The random sample of the tests outside the slice that runs with it (``canary``);
     # ``None``: not written (``canary.setting_for`` gives the default).
     canary: CanarySetting | None = None
+    # Code the replay alone judges (no property oracle covers it): the diff's paths under
+    # these are covered (no "map incomplete"), and the note says the code was judged by the
+    # base's tests alone. ``init`` writes it when it finds no properties.
+    paths: tuple[str, ...] = ()
+    # The seed of a map without a property lane (``ReviewMap.seed``): the gate's default
+    # ``--seed``, so that a map with the replay alone still runs ``gate`` as written.
+    seed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +127,14 @@ class ReviewMap:
     # ``required``: a gate whose children ran without the kernel sandbox is ``undecided``
     # (docs/architecture.md §2); ``preferred``: the fallback runs and the note says so.
     isolation: str = "preferred"
+
+    @property
+    def seed(self) -> int | None:
+        """The map's seed, the default ``--seed`` of every command: ``lanes.property.seed``,
+        else ``lanes.replay.seed``; ``None`` when neither is written."""
+        if self.property is not None and self.property.seed is not None:
+            return self.property.seed
+        return self.replay.seed
 
 
 def parse_review_map(text: str, label: str) -> ReviewMap:
@@ -312,7 +327,18 @@ def _replay(lanes: Fields) -> ReplayLane:
     r = lanes.mapping("replay", default=None)
     if r is None:
         return ReplayLane(tests=DEFAULT_REPLAY_TESTS, private=(), require_signature=False)
-    r.only(("build", "build_timeout_s", "canary", "private", "require_signature", "tests"))
+    r.only(
+        (
+            "build",
+            "build_timeout_s",
+            "canary",
+            "paths",
+            "private",
+            "require_signature",
+            "seed",
+            "tests",
+        )
+    )
     tests = _paths(r, "tests", DEFAULT_REPLAY_TESTS)
     if not tests:
         raise r.fail("tests", "expected at least one test path")
@@ -323,6 +349,8 @@ def _replay(lanes: Fields) -> ReplayLane:
         build=r.text("build", expected="a shell command", default=None),
         build_timeout_s=_seconds(r, "build_timeout_s", DEFAULT_BUILD_TIMEOUT_S),
         canary=_canary(r),
+        paths=_paths(r, "paths"),
+        seed=r.integer("seed", lo=0, hi=MAX_SEED, default=None),
     )
 
 
