@@ -6,6 +6,8 @@ duplicate keys, bad YAML, unsafe paths) is a ``MapError`` naming the file and li
 
 from __future__ import annotations
 
+import builtins
+
 import re
 from dataclasses import dataclass, field
 
@@ -128,7 +130,8 @@ class ReviewMap:
     # (docs/architecture.md §2); ``preferred``: the fallback runs and the note says so.
     isolation: str = "preferred"
 
-    @property
+    # ``builtins``: the field ``property`` above shadows the decorator's name in this body.
+    @builtins.property
     def seed(self) -> int | None:
         """The map's seed, the default ``--seed`` of every command: ``lanes.property.seed``,
         else ``lanes.replay.seed``; ``None`` when neither is written."""

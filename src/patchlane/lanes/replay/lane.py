@@ -241,7 +241,9 @@ def _replay(
         return _no_evidence("none", ReplayOutcome.NOT_RUN, "replay not run (--replay none)")
     seed = opts.seed
     if seed is None:
-        raise UsageError("--replay needs a seed: pass --seed N or set lanes.replay.seed in the review map")
+        raise UsageError(
+            "--replay needs a seed: pass --seed N or set lanes.replay.seed in the review map"
+        )
     from patchlane.lanes.replay.collect import CollectionError
     from patchlane.lanes.replay.run import draw_hash_seed
 
