@@ -7,7 +7,6 @@ duplicate keys, bad YAML, unsafe paths) is a ``MapError`` naming the file and li
 from __future__ import annotations
 
 import builtins
-
 import re
 from dataclasses import dataclass, field
 
