@@ -391,7 +391,7 @@ def _replay_field(report: ReplayReport | None) -> Field:
         extra = fmt("")
         sized = report.slice_text()  # patchlane's own wording and numbers only
         if sized is not None:
-            extra += fmt("; slice {}", sized)
+            extra += fmt(f"; slice {sized}")
             if report.slice_rules:
                 rules = join(
                     ", ", (fmt("{} {}", r, n) for r, n in sorted(report.slice_rules.items()))
