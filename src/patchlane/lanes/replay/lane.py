@@ -175,6 +175,7 @@ def _with_slice(report: ReplayReport, selection: Selection) -> ReplayReport:
         slice_sha256=selection.sha256,
         slice_count=len(selection.nodeids),
         suite_size=selection.suite_size,
+        slice_added=len(selection.added),
         private=tuple(PrivateFile(path, why) for path, why in selection.private),
         slice_rules=dict(selection.rule_counts),
         dependency_map=selection.dependency_map,
