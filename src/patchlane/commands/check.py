@@ -74,6 +74,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         fixtures=not args.no_fixtures,
         use_cache=not args.no_cache,
     )
+    result = _with_map_paths(repo, result)
     if ctx.out.json:
         from patchlane.inputs.jsonio import dumps_report
 
@@ -83,6 +84,42 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if result.status == "error":
         return Exit.BAD_INPUT
     return Exit.RED if result.status == "fail" else Exit.GREEN
+
+
+def _with_map_paths(repo: Path, result: CheckResult) -> CheckResult:
+    """``result`` with a problem for each map path that is a placeholder or names nothing
+    (``check_paths``), when the map was read."""
+    import dataclasses
+
+    from patchlane.commands.check_paths import checked_paths
+
+    label = next((f for f, what in result.checked if what == "review map"), None)
+    if label is None:
+        return result
+    text = _map_text(repo, label, result.commit)
+    if text is None:
+        return result
+    problems, note = checked_paths(repo, label, text, result.commit)
+    return dataclasses.replace(
+        result,
+        problems=tuple(sorted((*result.problems, *problems), key=lambda p: (p.file, p.line or 0))),
+        notes=(*result.notes, *([note] if note else [])),
+    )
+
+
+def _map_text(repo: Path, label: str, commit: str | None) -> str | None:
+    """The text of the map ``check`` has just read and parsed (``None``: gone since)."""
+    from patchlane.errors import MapError
+    from patchlane.inputs.committed import read_committed_text
+    from patchlane.inputs.paths import to_fs
+
+    try:
+        if commit is not None:
+            return read_committed_text(repo, commit, label, MapError, "")
+        path = Path(label) if Path(label).is_absolute() else to_fs(repo, label)
+        return path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError, MapError):
+        return None
 
 
 def _repo(ctx: Context) -> Path:
