@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchlane.errors import PatchlaneError
 from patchlane.formats.property_report import MODULE_LEVEL, PropertyReport
 from patchlane.infra.ui import Output, one_line
 from patchlane.project.config import DEFAULT_TIMEOUT_S, PropertyLane, ReplayLane, ReviewMap
@@ -72,38 +71,13 @@ def adopt(
     """Run the candidates once at the work tree and return what holds (``Adopted``).
 
     ``paths`` are the code paths (the lane's ``paths``), ``module`` the property module's
-    dotted name (or ``None``), ``test_files`` the test files with ``@given`` tests. Raises
-    nothing for what a candidate does: a lane run that stops on one candidate (a missing
-    third-party package, a file that cannot be read) is run again per candidate, and the
-    one that stops it is left out with the lane's message."""
-    candidates: list[tuple[str | None, tuple[str, ...]]] = []
-    if module is not None:
-        candidates.append((module, ()))
-    candidates += [(None, (f,)) for f in test_files]
-    if not candidates:
+    dotted name (or ``None``), ``test_files`` the test files with ``@given`` tests. What a
+    candidate does (fail, error, hang, not import) is a reason to leave it out, never an
+    error; raises what the property lane raises for its own input (``PatchlaneError``)."""
+    if module is None and not test_files:
         return Adopted(None, (), ())
-    try:
-        report = _run(repo, paths, module, test_files, seed, cases, out)
-    except PatchlaneError:
-        report = None
-    if report is not None:
-        return _judge(report, module, test_files)
-    # One candidate stops the lane: run each alone, so that the others still count.
-    kept_module: str | None = None
-    tests: list[str] = []
-    left: list[LeftOut] = []
-    for one_module, files in candidates:
-        try:
-            alone = _run(repo, paths, one_module, files, seed, cases, out)
-        except PatchlaneError as e:
-            name = one_module if one_module is not None else files[0]
-            left.append(LeftOut(name, f"does not run at the base: {_short(str(e))}"))
-            continue
-        judged = _judge(alone, one_module, files)
-        kept_module = kept_module or judged.module
-        tests += judged.tests
-        left += judged.left_out
-    return Adopted(kept_module, tuple(tests), tuple(left))
+    report = _run(repo, paths, module, test_files, seed, cases, out)
+    return _judge(report, module, test_files)
 
 
 def _run(
