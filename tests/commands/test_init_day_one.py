@@ -79,8 +79,11 @@ def test_init_then_the_readme_gate_command_accepts_a_green_patch(
     gate = run_patchlane("gate", "--replay", "local", "--patch", diff, cwd=repo.path)
     said = gate.stdout.decode()
     assert gate.returncode == 0, said + gate.stderr.decode()
-    assert said.startswith("verdict: accept_for_review\n")
+    assert "verdict: accept_for_review" in said.splitlines(), said
     assert "map incomplete" not in said
+    # The note says how the code was judged.
+    note = (repo.path / ".patchlane" / "review.md").read_text("utf-8")
+    assert "judged by the base's tests alone" in note, note
     verdict = json.loads((repo.path / ".patchlane" / "verdict.json").read_text("utf-8"))
     assert verdict["verdict"] == "accept_for_review"
     # The evidence folder is ignored by the .gitignore init appended to.
