@@ -24,7 +24,9 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         help=help_text,
         parents=parents,
         description="Validate the control files without running anything (for pre-commit "
-        "hooks and CI): the review map; the freeze registry, every record (the audit's rules "
+        "hooks and CI): the review map, and that every path it names (lane paths, test "
+        "roots, node ids' files, ignore entries) names something in the work tree or the "
+        "--rev commit and is no placeholder such as PACKAGE/; the freeze registry, every record (the audit's rules "
         "1 and 2, and whether rules 3 and 4 can hold: each required property is a prop_* "
         "function of a property module, each fixture_lock a lock of the map); every fixture "
         "lock; and the fixture bytes against their locks, as 'fixture check' does. Every "
