@@ -76,13 +76,13 @@ def map_paths(text: str, label: str) -> Iterator[tuple[str, int | None, str]]:
 
 
 def _in_worktree(repo: Path, path: str) -> str:
-    """``dir``, ``file`` (anything else that is there) or ``""`` for ``path`` in the work
-    tree; nothing on its way is followed when it is a link."""
+    """``dir``, ``link`` (a link on its way), ``file`` (anything else that is there) or
+    ``""`` for ``path`` in the work tree; no link is followed."""
     rel = path.rstrip("/")
     if not rel:
         return "dir"
     if symlink_on_way(repo, rel) is not None:
-        return "file"  # there, as a link: not this check's to judge
+        return "link"  # there, as a link (never followed): the lanes refuse it themselves
     try:
         mode = os.lstat(to_fs(repo, rel)).st_mode
     except OSError:
@@ -124,7 +124,7 @@ def path_problems(repo: Path, label: str, text: str, commit: str | None) -> list
         if not kind:
             why = f"{field}: {path!r} names nothing {where}"
             out.append(Problem(label, line, why, INPUT))
-        elif path.endswith("/") and kind != "dir":
+        elif path.endswith("/") and kind == "file":
             why = f"{field}: {path!r} ends in '/' but is a file {where}"
             out.append(Problem(label, line, why, INPUT))
     return out

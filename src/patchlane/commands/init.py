@@ -195,7 +195,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         ctx.out.say(left.line())
     for note in notes:
         ctx.out.say(f"note: {note}")
-    say_next(ctx.out, repo, map_label, True)
+    say_next(ctx.out, repo, map_label)
     return Exit.GREEN
 
 
@@ -251,7 +251,7 @@ def _json(
         "fixture_roots": list(found.fixture_roots),
         "notes": notes,
         # The gate command the human output's next: line prints (a shell line).
-        "next": next_command(repo, True)[1],
+        "next": next_command(repo)[1],
     }
     write_stdout(dumps_report(data))
 
@@ -270,6 +270,11 @@ def _is_real_dir(path: Path) -> bool:
         return stat.S_ISDIR(os.lstat(path).st_mode)
     except OSError:
         return False
+
+
+def _writable(rel: str) -> bool:
+    """Whether a found path can be written into a review map as it is."""
+    return path_problem(rel) is None and rel.isprintable()
 
 
 def _checked_rel(rel: str, what: str) -> str:
@@ -353,7 +358,8 @@ def survey(repo: Path, fixtures: list[str] | None) -> Survey:
                     raise UsageError(f"--fixtures: {b} lies inside {a}; give each root once")
     else:
         roots = find_fixture_roots(repo)
-    test_roots = tuple(_checked_rel(r, r) for r in find_test_roots(repo, packages))
+    # A root whose name a map cannot hold (unprintable, unsafe) is left to the user.
+    test_roots = tuple(r for r in find_test_roots(repo, packages) if _writable(r)) or ("tests/",)
     registry = registry_folder(test_roots, packages) + REGISTRY_NAME
     taken = (*packages, *test_roots, *roots)
     return Survey(
@@ -363,7 +369,7 @@ def survey(repo: Path, fixtures: list[str] | None) -> Survey:
         fixture_roots=roots,
         test_roots=test_roots,
         registry=registry,
-        ignores=find_prose(repo, taken),
+        ignores=tuple(i for i in find_prose(repo, taken) if _writable(i.path)),
     )
 
 

@@ -180,34 +180,31 @@ def scaffold_base(repo: Path) -> Base:
     return Base(current, "the current branch", default.found)
 
 
-def gate_command(base: str | None, with_seed: bool) -> str:
+def gate_command(base: str | None) -> str:
     """Return the ``patchlane gate`` command line the ``next:`` line prints, quoted for a
     POSIX shell: ``--base`` only when ``base`` is not the default the gate finds itself
-    (``None``), ``--replay local`` so that it can reach a verdict on its own, and a seed
-    when the map has no property lane to hold one (the replay needs it)."""
+    (``None``), and ``--replay local`` so that it can reach a verdict on its own. No
+    ``--seed``: the map ``init`` writes always holds one (``lanes.property.seed``, else
+    ``lanes.replay.seed``)."""
     argv = ["patchlane", "gate", *(["--base", base] if base is not None else [])]
-    argv += ["--replay", "local"]
-    if with_seed:
-        argv += ["--seed", str(DEFAULT_SEED)]
-    return shlex.join(argv)
+    return shlex.join([*argv, "--replay", "local"])
 
 
-def next_command(repo: Path, with_property: bool) -> tuple[Base, str]:
-    """Return the base branch and the gate command ``init`` proposes for ``repo`` (whose map
-    has a property lane, holding a seed and a case count, when ``with_property``)."""
+def next_command(repo: Path) -> tuple[Base, str]:
+    """Return the base branch and the gate command ``init`` proposes for ``repo``."""
     base = scaffold_base(repo)
     default = default_base(repo)
     given = None if default.found and default.ref == base.ref else base.ref
-    return base, gate_command(given, not with_property)
+    return base, gate_command(given)
 
 
-def say_next(out: Output, repo: Path, map_label: str, with_property: bool) -> None:
+def say_next(out: Output, repo: Path, map_label: str) -> None:
     """Print the ``next:`` line: everything after ``run:`` is a command that works as
     printed once the scaffold is committed on the branch it names and a patch is committed
     on a branch of its own."""
     from patchlane.infra.ui import show
 
-    base, command = next_command(repo, with_property)
+    base, command = next_command(repo)
     if not base.found:
         out.say(
             "note: no origin/HEAD, main or master branch: --base below is the current "

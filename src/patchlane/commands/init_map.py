@@ -140,9 +140,10 @@ def _no_property(c: MapContent) -> list[str]:
     else:
         why = "no properties were found"
     lines = [
-        f"  # No property lane: {why}. To add properties later, write deterministic",
-        "  # functions prop_NAME(seed: int, n: int = 200) in checks/props.py that call the",
-        "  # code and assert its contract (or Hypothesis @given tests), then add:",
+        f"  # No property lane: {why}.",
+        "  # To add properties later, write deterministic functions",
+        "  # prop_NAME(seed: int, n: int = 200) in checks/props.py that call the code and",
+        "  # assert its contract (or Hypothesis @given tests), then add:",
         "  # property:",
     ]
     if c.packages:
