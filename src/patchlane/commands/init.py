@@ -6,7 +6,7 @@ rather than guessing. It finds the code (``init_layout``), where the tests are
 module (``checks.props``) and the project's Hypothesis ``@given`` tests (``init_given``).
 It runs those once at the work tree, as the property lane would, and keeps only what holds
 there (``init_trial``); without any, the code is judged by the base's tests alone
-(``lanes.replay.paths``) and the seed goes in ``lanes.replay.seed``, so the printed gate
+(``lanes.replay.paths``) and its seed goes in ``lanes.replay.seed``, so the printed gate
 command works as written. Every file is rendered and validated before the first is
 written, and nothing existing is overwritten without ``--force``.
 """
@@ -107,7 +107,7 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         "hold test modules), the properties that hold at the work tree (a checks.props module "
         "and Hypothesis @given tests, each run once in the sandbox; one that fails there or "
         "needs pytest fixtures is left out with a line saying why), else the code in "
-        "lanes.replay.paths (judged by the base's tests alone) with the seed in "
+        "lanes.replay.paths (judged by the base's tests alone) with its seed in "
         "lanes.replay.seed; the prose (top-level changelog, authors, readme and licence files, "
         "documentation folders) as "
         "ignore entries; fixture roots from --fixtures or tests/fixtures/*/. Also writes an "

@@ -3,7 +3,7 @@
 Every lane the map keeps is one ``init`` found evidence for, and each choice is explained
 in a comment beside it: the property lane only with properties that held at the base
 (``init_trial``), else the code in ``lanes.replay.paths`` (judged by the base's tests
-alone) with the seed in ``lanes.replay.seed``; the fixture lane with its roots; the replay's
+alone) with its seed in ``lanes.replay.seed``; the fixture lane with its roots; the replay's
 test roots where the tests are; prose as ``ignore`` entries, each deletable. No
 placeholder path is ever written, not even in a comment (``check`` refuses one).
 """
