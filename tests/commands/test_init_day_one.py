@@ -69,11 +69,6 @@ def test_init_then_the_readme_gate_command_accepts_a_green_patch(
     )
     repo.checkout("main")
     data = json.loads(classified.stdout) if classified.stdout else {}
-    if data.get("unmapped") == ["shop/__init__.py"]:
-        pytest.xfail(
-            "classify does not cover lanes.replay.paths yet (issue 30's change to "
-            "project/classify.py, on another branch)"
-        )
     assert data.get("unmapped") == [], classified.stdout
 
     gate = run_patchlane("gate", "--replay", "local", "--patch", diff, cwd=repo.path)
