@@ -137,3 +137,26 @@ def test_a_bad_test_timeout_is_exit_2_one_line(repo: GitRepo, value: str) -> Non
         lines = stderr_lines(proc)
         assert proc.returncode == 2, lines
         assert len(lines) == 1 and "--test-timeout" in lines[0], lines
+
+
+@pytest.mark.slow
+def test_after_a_test_ran_past_its_bound_the_patch_s_own_tests_are_not_run_nor_judged(
+    repo: GitRepo,
+) -> None:
+    import json
+
+    _project(repo)
+    repo.write("pkg/core.py", LOOPING)
+    repo.write("tests/test_added.py", "def test_added():\n    assert True\n")
+    repo.commit("loop, and a test of its own")
+    code, lines, seconds = _gate(repo, "--test-timeout", "5")
+    assert code == 1, lines
+    assert seconds < 60  # one bound at the head (not one more for the patch's own tests)
+    evidence = repo.path / ".patchlane"
+    receipt = json.loads((evidence / "receipt.json").read_text(encoding="utf-8"))
+    # Covered by the receipt (never missing: a refusal), failed (never a pass) ...
+    assert "tests/test_added.py::test_added" in receipt["failed_nodeids"]
+    # ... and left out of the evidence against the patch: the looping test is.
+    report = json.loads((evidence / "replay-report.json").read_text(encoding="utf-8"))
+    assert report["failed"] == [NODE]
+    assert any("not judged" in e for e in report["review_events"])

@@ -40,6 +40,7 @@ from patchlane.lanes.replay.run import (
     file_part,
     run_tests,
 )
+from patchlane.lanes.replay.testbound import unjudged
 from patchlane.project.testmodules import CONFTEST, ModulePatterns
 
 # The patch's test code judged in the second process, in the problems it reports.
@@ -146,6 +147,10 @@ def split_and_run(
         return ChosenRun(None, collect_s, ran.choose_s)
     if not second:
         return ChosenRun(ran.run, collect_s, ran.choose_s)
+    if ran.run.overran is not None:
+        # A test ran past its bound: a red verdict needs no more evidence, and the patch's
+        # own tests, not run, are not judged (``testbound``).
+        return ChosenRun(unjudged(ran.run, second), collect_s, ran.choose_s)
     both = _own_then_together(
         tree, ran.run, second, everything, hash_seed, timeout_s, freeze_report
     )

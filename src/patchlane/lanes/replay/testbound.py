@@ -217,6 +217,23 @@ def listener(
     return listen
 
 
+def unjudged(run: TestRun, nodeids: Sequence[str]) -> TestRun:
+    """``run`` (stopped by a node past its bound) with ``nodeids``, which it never ran,
+    failed as not judged, as the run's own are."""
+    from patchlane.infra.ui import one_line
+    from patchlane.lanes.replay.run import FAILED, NodeResult
+
+    if run.overran is None or run.bound_s is None:
+        return run
+    why = not_judged_why(one_line(run.overran)[:200], run.bound_s)
+    added = [n for n in nodeids if n not in run.results]
+    return dataclasses.replace(
+        run,
+        results={**run.results, **{n: NodeResult(FAILED, why) for n in added}},
+        not_judged=(*run.not_judged, *added),
+    )
+
+
 def timed_out_why(bound_s: float) -> str:
     """The failure of a node that ran past ``bound_s``."""
     return f"timed out after {bound_s:g} s (its bound; the run was stopped there)"
