@@ -105,7 +105,7 @@ def add_gate_options(p: argparse.ArgumentParser) -> None:
     add_dep_map_options(p)
     add_test_timeout_option(
         p,
-        "default: 10 x the slowest test of the base's dependency map, at least 60; 300 without one",
+        "default: 10 x the slowest test of the base's dependency map, at least 60; 120 without one",
     )
     add_property_cache_option(p)
 

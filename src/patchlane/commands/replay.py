@@ -151,7 +151,7 @@ def _add_run(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="wall clock for the whole run",
     )
-    add_test_timeout_option(run, "default: 300")
+    add_test_timeout_option(run, "default: 120")
     run.add_argument(
         "--out", type=Path, required=True, metavar="FILE", help="write receipt.json here"
     )

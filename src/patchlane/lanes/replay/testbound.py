@@ -56,9 +56,11 @@ if TYPE_CHECKING:
 FACTOR = 10.0
 FLOOR_S = 60.0
 # No recorded duration (no dependency map, one recorded before durations were kept, a host's
-# ``replay run``): five minutes, longer than any one test of a unit suite should take, and a
-# looping patch then costs at most about twice that (the head, then the base).
-FALLBACK_S = 300.0
+# ``replay run``): two minutes, twice the floor and longer than one test of a unit suite
+# should take; a looping patch then costs about twice that (the head, then the base), so a
+# verdict still comes within five minutes. A suite with a longer test says so (exit 2, pass
+# --test-timeout) rather than spending half an hour on every hanging patch.
+FALLBACK_S = 120.0
 
 
 @dataclass(frozen=True)
