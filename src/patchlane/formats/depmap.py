@@ -224,7 +224,7 @@ class DependencyMap:
             "whole_files": list(self.whole_files),
             "shared": list(self.shared),
             "passed": list(self.passed),
-            **({} if self.slowest_s is None else {"slowest_s": round(self.slowest_s, 3)}),
+            **({} if self.slowest_s is None else {"slowest_s": self.slowest_s}),
         }
 
     def to_bytes(self) -> bytes:
@@ -315,7 +315,8 @@ def from_recording(
         whole_files=contexts(recording.get("whole_files", [])),
         shared=contexts(FIXTURE + f for f in recording.get("shared", [])),
         passed=tuple(sorted({index[t] for t in passed if t in index and index[t] < len(test_ids)})),
-        slowest_s=slowest_s,
+        # Milliseconds: what the file keeps, so that a map reads back as it was recorded.
+        slowest_s=None if slowest_s is None else round(slowest_s, 3),
     )
 
 
