@@ -29,7 +29,9 @@ from patchlane.infra.ui import one_line
 if TYPE_CHECKING:
     from patchlane.infra.ui import Output
 
-EVERY_S = 10.0
+# Nine, not ten: the docs promise a line at least every 10 s, and the loop that prints it
+# wakes a little late under load (10.1 s measured on rich with other work running).
+EVERY_S = 9.0
 _PASSED_OR_SKIPPED = ("passed", "skipped")
 
 Say = Callable[[str], None]
