@@ -7,19 +7,21 @@ repeat. Each such node therefore runs again, alone (one pytest process for it, n
 before it), in a fresh detached checkout of the head and, with the base's code only, in one
 of the base:
 
-- it fails again alone at the head and passes alone at the base: the failure repeats and
-  counts against the patch (``reject`` stays);
-- it passes alone at the head: the failure does not repeat; the replay gives no evidence
-  (``undecided``, "flaky at the head: freeze it or fix it"), never a pass;
+- it fails again alone at the head (``HEAD_TRIES`` times, each in a fresh checkout) and
+  passes alone at the base: the failure repeats and counts against the patch (``reject``
+  stays);
+- it passes alone at the head (once is enough): the failure does not repeat; the replay
+  gives no evidence (``undecided``, "flaky at the head: freeze it or fix it"), never a pass;
 - it fails alone at the base too (the base collects it and it fails there): the node fails
   without the tests that ran before it, at the base as at the head, which is no evidence
   about the patch either (``fails_at_base``, as the base check says).
 
 A patch can use this only to reach ``undecided``: a rerun never turns a failure into a pass,
 and a node's failure that is not shown not to repeat keeps counting. It is bounded: at most
-``RERUN_CAP`` nodes run again (two processes each); with more, the failures stand. Only
-after a local run: after a ``--replay COMMAND`` the host's run is the evidence, and running
-the head's code here is what a command mode is there to avoid.
+``RERUN_CAP`` nodes run again (up to ``HEAD_TRIES`` + 1 processes each); with more, the
+failures stand, as does a node that timed out (a hang is not run again). Only after a local
+run: after a ``--replay COMMAND`` the host's run is the evidence, and running the head's
+code here is what a command mode is there to avoid.
 """
 
 from __future__ import annotations
@@ -43,6 +45,10 @@ from patchlane.project.classify import Classification
 # How many failing nodes run again: each costs two pytest processes, and a patch that fails
 # more tests than this is not one whose verdict hangs on a race.
 RERUN_CAP = 5
+# How many times a node runs again alone at the head before its failure counts as one that
+# repeats: a race lost one time in five would still repeat once in 25 gates after a single
+# rerun (a reject that does not repeat either), once in 125 after two.
+HEAD_TRIES = 2
 FLAKY = "flaky at the head: freeze it or fix it"
 
 
@@ -80,7 +86,8 @@ def rerun_alone(
     build: Build | None = None,
 ) -> Rerun:
     """Run each of ``nodeids`` (failed at the head, passing at the base) again alone: at the
-    ``head`` in a fresh detached checkout of it, and at ``merge_base`` with the base's code
+    ``head`` in a fresh detached checkout of it (up to ``HEAD_TRIES`` times, until it
+    passes), and at ``merge_base`` with the base's code
     only (``basecheck.failures_at_base``, one node at a time). Returns the ``Rerun``; with
     more than ``RERUN_CAP`` nodes, an empty one (nothing ran). Raises ``GitError`` when a
     commit cannot be checked out, ``BuildFailed`` when a build fails."""
@@ -91,16 +98,20 @@ def rerun_alone(
     repeats: list[str] = []
     with tempfile.TemporaryDirectory(prefix="patchlane-rerun-") as tmp:
         for i, nodeid in enumerate(nodeids):
-            # A checkout per node: nothing one node's run wrote can meet the next.
-            tree = Path(tmp) / f"head-{i}"
-            git.checkout_detached(repo, head, tree, branch=git.branch_for(repo, head))
-            sandbox.judged(tree, repo)  # shown at the repository's path (infra.origins)
-            built(build, tree, "head, again")
-            run = run_tests(tree, nodeids=[nodeid], hash_seed=hash_seed, timeout_s=timeout_s)
+            passes = False
+            for attempt in range(HEAD_TRIES):
+                # A checkout per run: nothing one run wrote can meet the next.
+                tree = Path(tmp) / f"head-{i}-{attempt}"
+                git.checkout_detached(repo, head, tree, branch=git.branch_for(repo, head))
+                sandbox.judged(tree, repo)  # shown at the repository's path (infra.origins)
+                built(build, tree, "head, again")
+                run = run_tests(tree, nodeids=[nodeid], hash_seed=hash_seed, timeout_s=timeout_s)
+                if passes := passed_alone(run, nodeid):
+                    break
             base_fails = failures_at_base(
                 repo, merge_base, [nodeid], hash_seed=hash_seed, timeout_s=timeout_s, build=build
             )
-            if passed_alone(run, nodeid):
+            if passes:
                 flaky.append(nodeid)
             elif base_fails:
                 at_base.append(nodeid)
@@ -137,6 +148,9 @@ def judged_again(
     failing = [n for n in report.failed if n not in excused]
     if not failing or set(failing) & set(report.skipped_but_pass_at_base or ()):
         return report  # a skip the patch added is no race: it stands
+    whys = report.failed_why or {}
+    if any("timed out" in whys.get(n, "") for n in failing):
+        return report  # a hang stands: running it again would spend its bound again
     if len(failing) > RERUN_CAP:
         out.progress(
             f"replay: {len(failing)} node(s) fail at the head only; more than {RERUN_CAP}: "
