@@ -120,7 +120,7 @@ def test_a_deterministic_red_still_rejects_after_its_rerun(
     assert replay["failed"] == ["tests/test_calc.py::test_negative"]
     assert replay["reran_alone"] == ["tests/test_calc.py::test_negative"]
     assert replay["flaky_at_head"] == []
-    assert "run again alone, 1 fail(s) at the head again" in replay["reason"]
+    assert "run again alone, 1 fail(s) at the head again and not at the base" in replay["reason"]
     assert load(out, "verdict.json")["reasons"][0]["rule"] == 4
 
 

@@ -179,7 +179,7 @@ def judged_again(
         return dataclasses.replace(
             report,
             reason=f"{report.reason}; run again alone, {len(again.repeats)} fail(s) at the "
-            "head again and pass at the base",
+            "head again and not at the base",
         )
     if again.flaky:
         return dataclasses.replace(
