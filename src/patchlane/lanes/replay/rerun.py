@@ -125,6 +125,23 @@ def _quote(ids: Sequence[str], limit: int = 3) -> str:
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
+def to_run_again(report: ReplayReport) -> tuple[str, ...]:
+    """Return the failed nodes of ``report`` whose failure may not repeat: those that do not
+    fail at the base too; none (``()``) unless it failed, or when one of them stands on its
+    own: a skip the patch added (no race) or a node that timed out (a hang, whose rerun would
+    spend its bound again). May hold more than ``RERUN_CAP`` nodes."""
+    if report.status != Status.FAIL:
+        return ()
+    excused = set(report.fail_at_base_too or ())
+    failing = tuple(n for n in report.failed if n not in excused)
+    if set(failing) & set(report.skipped_but_pass_at_base or ()):
+        return ()
+    whys = report.failed_why or {}
+    if any("timed out" in whys.get(n, "") for n in failing):
+        return ()
+    return failing
+
+
 def judged_again(
     repo: Path,
     cls: Classification,
@@ -142,15 +159,9 @@ def judged_again(
     ``fails_at_base`` when each failed alone at the base too. Unchanged for any other
     report. The reruns are of ``cls``'s head and merge base, built with the map's build
     command. Raises ``GitError``, ``BuildFailed``."""
-    if report.status != Status.FAIL:
+    failing = to_run_again(report)
+    if not failing:
         return report
-    excused = set(report.fail_at_base_too or ())
-    failing = [n for n in report.failed if n not in excused]
-    if not failing or set(failing) & set(report.skipped_but_pass_at_base or ()):
-        return report  # a skip the patch added is no race: it stands
-    whys = report.failed_why or {}
-    if any("timed out" in whys.get(n, "") for n in failing):
-        return report  # a hang stands: running it again would spend its bound again
     if len(failing) > RERUN_CAP:
         out.progress(
             f"replay: {len(failing)} node(s) fail at the head only; more than {RERUN_CAP}: "
