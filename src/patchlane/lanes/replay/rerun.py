@@ -59,7 +59,8 @@ class Rerun:
     ``reran``: the nodes run again (at most ``RERUN_CAP``; none when more failed);
     ``flaky``: those that passed alone at the head (their failure does not repeat);
     ``fail_alone_at_base``: those that failed alone at the head and at the base alike;
-    ``repeats``: those that failed alone at the head and passed alone at the base.
+    ``repeats``: those that failed alone at the head and not at the base (passed there, or
+    a node the base does not have).
     """
 
     reran: tuple[str, ...] = ()
@@ -87,8 +88,8 @@ def rerun_alone(
 ) -> Rerun:
     """Run each of ``nodeids`` (failed at the head, passing at the base) again alone: at the
     ``head`` in a fresh detached checkout of it (up to ``HEAD_TRIES`` times, until it
-    passes), and at ``merge_base`` with the base's code
-    only (``basecheck.failures_at_base``, one node at a time). Returns the ``Rerun``; with
+    passes), and at ``merge_base`` with the base's code only (``basecheck.failures_at_base``,
+    one node at a time). Returns the ``Rerun``; with
     more than ``RERUN_CAP`` nodes, an empty one (nothing ran). Raises ``GitError`` when a
     commit cannot be checked out, ``BuildFailed`` when a build fails."""
     if not nodeids or len(nodeids) > RERUN_CAP:
