@@ -1,4 +1,4 @@
-"""A failure that does not repeat is no evidence (DESIGN §1 rule 6, docs/architecture.md §2).
+"""A failure that does not repeat is no evidence (docs/architecture.md §1 rule 6, §2).
 
 A node that failed in the replay at the head and passes at the base (``basecheck``) would
 make the verdict ``reject``. A racy test (two processes and a pipe, a timer, a port) can
