@@ -199,8 +199,7 @@ def judged_again(
             status=Status.ERROR,
             outcome=ReplayOutcome.FLAKY_AT_HEAD,
             reason=f"{FLAKY}: {_quote(again.flaky)} failed in the replay and passed when run "
-            "again alone at the head (it passes at the base): a failure that does not repeat "
-            "is no evidence either way",
+            "again alone at the head: a failure that does not repeat is no evidence either way",
         )
     return dataclasses.replace(
         report,
