@@ -44,8 +44,9 @@ class ReplayOutcome(StrEnum):
     head passes at the base); every other outcome is no evidence (``error``): the receipt is
     ``refused`` or holds ``no_evidence``, the replay was ``not_run``, the slice was
     ``empty`` or needs a ``private`` file, the host was ``unreachable``, the head's build
-    failed (``build_failed``), every failure ``fails_at_base`` too, or the replay was
-    ``skipped`` because an earlier lane is red (nothing a reject's summary needs to show).
+    failed (``build_failed``), every failure ``fails_at_base`` too, a failure passed when
+    run again alone at the head (``flaky_at_head``), or the replay was ``skipped`` because
+    an earlier lane is red (nothing a reject's summary needs to show).
     """
 
     PASS = "pass"  # noqa: S105 - an outcome word, not a password
@@ -58,6 +59,7 @@ class ReplayOutcome(StrEnum):
     UNREACHABLE = "unreachable"
     BUILD_FAILED = "build_failed"
     FAILS_AT_BASE = "fails_at_base"
+    FLAKY_AT_HEAD = "flaky_at_head"
     SKIPPED = "skipped"
 
 
@@ -240,6 +242,15 @@ class ReplayReport:
         "node ids skipped at the head that pass at the base"
     )
     fail_at_base_too: tuple[str, ...] | None = _listed("failed node ids that fail at the base too")
+    # Failed nodes that passed at the base, run again alone at both (``lanes.replay.rerun``).
+    reran_alone: tuple[str, ...] | None = _listed(
+        "failed node ids that pass at the base, run again alone at the head and at the base "
+        "(empty: more failed than are run again)"
+    )
+    flaky_at_head: tuple[str, ...] | None = _listed(
+        "failed node ids that passed when run again alone at the head: their failure does not "
+        "repeat (flaky at the head: freeze it or fix it)"
+    )
     # Failed or skipped nodes whose base outcome came from the dependency map's recording
     # (they passed when the base's whole suite ran), not from a run at the base now.
     base_from_map: tuple[str, ...] | None = _listed(

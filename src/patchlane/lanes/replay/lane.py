@@ -476,6 +476,10 @@ def _checked(
         )
     if report.status == Status.FAIL:
         report = with_first_failure(_failures_at_base(repo, cls, hash_seed, report, out, known))
+    if report.status == Status.FAIL and run is not None:  # a local run: its failures run again
+        from patchlane.lanes.replay.rerun import judged_again
+
+        report = judged_again(repo, cls, report, out, hash_seed=hash_seed, timeout_s=RUN_TIMEOUT_S)
     if report.status != Status.FAIL:
         report = _test_changes(repo, cls, hash_seed, selection, report, out)
     unreached = unreached_code(cls, selection, frozenset(report.passed))
