@@ -199,7 +199,8 @@ def judged_again(
             status=Status.ERROR,
             outcome=ReplayOutcome.FLAKY_AT_HEAD,
             reason=f"{FLAKY}: {_quote(again.flaky)} failed in the replay and passed when run "
-            "again alone at the head: a failure that does not repeat is no evidence either way",
+            "again alone at the head (a race, or a dependence on the tests that ran before "
+            "it): a failure that does not repeat alone is no evidence either way",
         )
     return dataclasses.replace(
         report,
