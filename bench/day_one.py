@@ -40,6 +40,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -60,6 +61,8 @@ SEED_LINE = re.compile(r"--seed (\d+)")
 # tests alone"); matched loosely so a rewording still counts, a blank field never does.
 TESTS_ALONE = re.compile(r"(?i)tests alone")
 EMPTY_OVERLAY = trial.Overlay({}, [])
+# How the report names rule 5 when the path no lane covers is the project's code.
+WANT_OF_PROPERTIES = "rule 5 map incomplete, code unmapped (want of properties)"
 
 
 @dataclass(frozen=True)
@@ -251,9 +254,10 @@ def gate(
     return data, fate, proc.seconds
 
 
-def why(verdict: dict[str, Any], expected: str) -> str:
+def why(verdict: dict[str, Any], expected: str, unmapped: Sequence[str], code: list[str]) -> str:
     """Why the verdict is not ``expected``: the first reason of the verdict's own effect, as
-    ``rule N: message`` (rule 5 is "map incomplete", the want of properties)."""
+    ``rule N: message``. Rule 5 ("map incomplete") is the want of properties when a path no
+    lane covers is code (under ``code``); otherwise it names the unmapped paths."""
     if verdict.get("verdict") == expected:
         return ""
     effect = verdict.get("verdict")
@@ -261,7 +265,9 @@ def why(verdict: dict[str, Any], expected: str) -> str:
         if r.get("effect") == effect and r.get("rule") is not None:
             message = str(r.get("message", ""))
             if r.get("rule") == 5:
-                return f"rule 5 map incomplete: {message.removeprefix('map incomplete: ')[:70]}"
+                if any(trial.under(u, code) for u in unmapped) or not unmapped:
+                    return f"{WANT_OF_PROPERTIES}: {', '.join(unmapped)[:70]}"
+                return f"rule 5 unmapped, not code: {', '.join(unmapped)[:70]}"
             return f"rule {r['rule']}: {message[:90]}"
     reasons = verdict.get("reasons") or [{}]
     return str(reasons[0].get("message", effect))[:100]
@@ -349,6 +355,9 @@ class DayOne:
         review_md = evidence / "gate" / "review.md"
         review = review_md.read_text(encoding="utf-8") if review_md.is_file() else ""
         replay = hh._read(evidence / "gate" / "replay-report.json")
+        unmapped = [
+            str(u) for u in hh._read(evidence / "gate" / "classify.json").get("unmapped", [])
+        ]
         truth, brief = suite.truth, suite.brief
         if suite.exit is None:
             # A suite that never finishes is a red head to its user (a test that hangs).
@@ -365,7 +374,9 @@ class DayOne:
             suite_seconds=suite.seconds,
             verdict=str(verdict.get("verdict")),
             expected=expected,
-            why=why(verdict, expected) if expected else "truth: " + brief,
+            why=why(verdict, expected, unmapped, list(self.spec.project.packages))
+            if expected
+            else "truth: " + brief,
             reasons=trial.reason_lines(verdict),
             readme_command=fate,
             property_field=property_field(review),
@@ -409,11 +420,13 @@ def summary(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> list[dict[s
                 "green_rejected": sum(
                     r["truth"] == "green" and r["verdict"] == "reject" for r in sub
                 ),
-                "undecided_rule5": sum(
-                    r["verdict"] == "undecided" and r["why"].startswith("rule 5") for r in code
+                "undecided_no_props": sum(
+                    r["verdict"] == "undecided" and r["why"].startswith(WANT_OF_PROPERTIES)
+                    for r in code
                 ),
                 "undecided_other": sum(
-                    r["verdict"] == "undecided" and not r["why"].startswith("rule 5") for r in code
+                    r["verdict"] == "undecided" and not r["why"].startswith(WANT_OF_PROPERTIES)
+                    for r in code
                 ),
                 "note_tests_alone": sum(r["tests_alone"] for r in code),
                 "readme_command_works": sum(r["readme_command"] == "works" for r in sub),
@@ -459,13 +472,15 @@ def render(payload: dict[str, Any]) -> str:
             "",
             f"Done when (issue 30), this run: code patches whose verdict matches the plain "
             f"suite {_pct(t['match'], judged)}; red accepted {t['red_accepted']} (must be 0); "
-            f"undecided for want of properties (rule 5) {_pct(t['undecided_rule5'], judged)} "
+            f"undecided for want of properties (rule 5) {_pct(t['undecided_no_props'], judged)} "
             f"(must be 0); undecided for another reason {t['undecided_other']}; green rejected "
             f"{t['green_rejected']}; the note says 'tests alone' on "
             f"{_pct(t['note_tests_alone'], t['code_patches'])}; the README's gate command "
             f"works as written on {_pct(t['readme_command_works'], t['patches'])}; whitespace "
             f"patches accepted {t['whitespace_accepted']}/{t['whitespace']}.",
         ]
+    held = Counter(r["why"].split(":")[0] for r in rows if r["verdict"] == "undecided")
+    lines += [f"undecided, why: {w}: {n}" for w, n in held.most_common()]
     fates = sorted({r["readme_command"] for r in rows if r["readme_command"] != "works"})
     lines += [f"README command stopped: {f}" for f in fates]
     for project, said in payload["init_output"].items():
