@@ -123,7 +123,10 @@ def adopt(python: Path, repo: Path, base: str, env: dict[str, str]) -> tuple[str
         raise trial.TrialError(f"patchlane init exited {proc.returncode}: {said[-400:]}")
     trial.git(repo, "add", "-A")
     trial.git(repo, "commit", "-q", "--allow-empty", "-m", "patchlane: review map and scaffold")
-    return trial.git(repo, "rev-parse", "HEAD").strip(), said
+    scaffold = trial.git(repo, "rev-parse", "HEAD").strip()
+    # What the commit holds, as a user's `git add` would take it: init's files and nothing else.
+    changed = trial.git(repo, "diff", "--name-status", "--no-renames", base, scaffold).strip()
+    return scaffold, f"{said}\n\n$ git diff --name-status (the scaffold commit)\n{changed}"
 
 
 def whitespace_tree(spec: hh.Spec, tree: Path, dest: Path) -> tuple[Path, str]:
