@@ -96,6 +96,7 @@ class Outcome:
     readme_command: str  # "works", or what stopped it
     property_field: str  # the note's property line
     tests_alone: bool
+    property_lane: str  # classify.json's property lane status: applicable when a property covers
     slice: str
     seconds: float
 
@@ -358,9 +359,10 @@ class DayOne:
         review_md = evidence / "gate" / "review.md"
         review = review_md.read_text(encoding="utf-8") if review_md.is_file() else ""
         replay = hh._read(evidence / "gate" / "replay-report.json")
-        unmapped = [
-            str(u) for u in hh._read(evidence / "gate" / "classify.json").get("unmapped", [])
-        ]
+        classify = hh._read(evidence / "gate" / "classify.json")
+        unmapped = [str(u) for u in classify.get("unmapped", [])]
+        lanes = classify.get("lanes") if isinstance(classify.get("lanes"), dict) else {}
+        prop = lanes.get("property") if isinstance(lanes.get("property"), dict) else {}
         truth, brief = suite.truth, suite.brief
         if suite.exit is None:
             # A suite that never finishes is a red head to its user (a test that hangs).
@@ -384,6 +386,7 @@ class DayOne:
             readme_command=fate,
             property_field=property_field(review),
             tests_alone=bool(TESTS_ALONE.search(review)),
+            property_lane=str(prop.get("status", "")),
             slice=f"{replay.get('slice_count', '-')}/{replay.get('suite_size', '-')}",
             seconds=round(seconds, 1),
         )
@@ -431,7 +434,11 @@ def summary(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> list[dict[s
                     r["verdict"] == "undecided" and not r["why"].startswith(WANT_OF_PROPERTIES)
                     for r in code
                 ),
-                "note_tests_alone": sum(r["tests_alone"] for r in code),
+                # Of the code patches no property covers, those whose note says so.
+                "no_property": sum(r.get("property_lane") != "applicable" for r in code),
+                "note_tests_alone": sum(
+                    r["tests_alone"] for r in code if r.get("property_lane") != "applicable"
+                ),
                 "readme_command_works": sum(r["readme_command"] == "works" for r in sub),
                 "whitespace_accepted": sum(
                     r["kind"] == "whitespace" and r["verdict"] == "accept_for_review" for r in sub
@@ -477,8 +484,9 @@ def render(payload: dict[str, Any]) -> str:
             f"suite {_pct(t['match'], judged)}; red accepted {t['red_accepted']} (must be 0); "
             f"undecided for want of properties (rule 5) {_pct(t['undecided_no_props'], judged)} "
             f"(must be 0); undecided for another reason {t['undecided_other']}; green rejected "
-            f"{t['green_rejected']}; the note says 'tests alone' on "
-            f"{_pct(t['note_tests_alone'], t['code_patches'])}; the README's gate command "
+            f"{t['green_rejected']}; of the code patches no property covers, the note says "
+            f"'tests alone' on {_pct(t['note_tests_alone'], t['no_property'])}; the README's "
+            f"gate command "
             f"works as written on {_pct(t['readme_command_works'], t['patches'])}; whitespace "
             f"patches accepted {t['whitespace_accepted']}/{t['whitespace']}.",
         ]
