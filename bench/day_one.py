@@ -24,7 +24,8 @@ The patch (``git diff --binary`` of the project's change) is then gated with the
 command exactly, ``patchlane gate --replay local --patch FILE`` (the evidence into
 ``--out-dir``); when that stops at exit 2 the failure is recorded ("README command") and the
 gate runs again with the ``--seed`` that ``init``'s ``next:`` line names. The truth is
-``python -m pytest`` over the project's tests at the head, from a clean export.
+``python -m pytest`` over the project's tests at the head, from a clean export; a head whose
+failing tests all fail at the base too is ``env-red`` (the environment's) and not scored.
 
 Exit 1 when a red head got ``accept_for_review``, 2 when the trial could not be set up, else 0.
 """
@@ -294,6 +295,7 @@ class DayOne:
         self.repo = self.root / "repo"
         self.env = hh.bench_env(work)
         self.bases: dict[str, tuple[str, str]] = {}  # project commit -> (trial base, scaffold)
+        self.base_failed: dict[str, set[str]] = {}  # project commit -> the base's failed tests
         self.init_output: dict[str, str] = {}
         self.last: str | None = None
 
@@ -326,11 +328,21 @@ class DayOne:
         """The trial's commit of ``p``'s base and its scaffold commit (adopted once)."""
         if p.base_key not in self.bases:
             b = staged_commit(self.spec, self.repo, p.base_tree, self.last, p.base_key[:12])
+            self.base_failed[p.base_key] = set(self.suite(b).failed)
             scaffold, said = adopt(self.python, self.repo, b, self.env)
             self.bases[p.base_key] = (b, scaffold)
             self.init_output[p.base_key] = said
             self.last = scaffold
         return self.bases[p.base_key]
+
+    def suite(self, commit: str) -> hh.Suite:
+        """The plain full suite at ``commit`` of the trial repository, from a clean export."""
+        checkout = self.root / "checkout"
+        shutil.rmtree(checkout, ignore_errors=True)
+        trial.export_commit(self.repo / ".git", commit, checkout)
+        suite = hh.plain_suite(self.spec, self.python, checkout, self.env, self.args.suite_timeout)
+        shutil.rmtree(checkout)
+        return suite
 
     def one(self, p: Planned) -> Outcome:
         b, scaffold = self.base(p)
@@ -340,11 +352,7 @@ class DayOne:
         diff = evidence / "agent.diff"
         diff.write_text(trial.git(self.repo, "diff", "--binary", b, head), encoding="utf-8")
         files = trial.changed_paths(self.repo, b, head)
-        checkout = self.root / "checkout"
-        shutil.rmtree(checkout, ignore_errors=True)
-        trial.export_commit(self.repo / ".git", head, checkout)
-        suite = hh.plain_suite(self.spec, self.python, checkout, self.env, self.args.suite_timeout)
-        shutil.rmtree(checkout)
+        suite = self.suite(head)
         trial.git(self.repo, "checkout", "-q", "-f", "-B", "main", scaffold)
         seed = SEED_LINE.search(self.init_output[p.base_key])
         verdict, fate, seconds = gate(
@@ -364,6 +372,13 @@ class DayOne:
         lanes = classify.get("lanes") if isinstance(classify.get("lanes"), dict) else {}
         prop = lanes.get("property") if isinstance(lanes.get("property"), dict) else {}
         truth, brief = suite.truth, suite.brief
+        if (
+            suite.truth == "red"
+            and suite.failed
+            and set(suite.failed) <= self.base_failed[p.base_key]
+        ):
+            # Tests that fail at the base as well: this environment's, not the patch's.
+            truth, brief = "env-red", f"{brief} (every one fails at the base too)"
         if suite.exit is None:
             # A suite that never finishes is a red head to its user (a test that hangs).
             truth, brief = "red", f"timed out after {self.args.suite_timeout:.0f} s (a hang)"
@@ -418,7 +433,7 @@ def summary(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> list[dict[s
                 "code_patches": len(code),
                 "green_heads": sum(r["truth"] == "green" for r in code),
                 "red_heads": sum(r["truth"] == "red" for r in code),
-                "truth_errors": sum(not r["expected"] for r in code),
+                "unscored": sum(not r["expected"] for r in code),
                 "match": sum(r["verdict"] == r["expected"] for r in judged),
                 "red_accepted": sum(
                     r["truth"] == "red" and r["verdict"] == "accept_for_review" for r in sub
@@ -477,7 +492,7 @@ def render(payload: dict[str, Any]) -> str:
     lines += ["| " + " | ".join(str(s[k]) for k in keys) + " |" for s in payload["summary"]]
     if payload["summary"]:
         t = payload["summary"][-1]
-        judged = t["code_patches"] - t["truth_errors"]
+        judged = t["code_patches"] - t["unscored"]
         lines += [
             "",
             f"Done when (issue 30), this run: code patches whose verdict matches the plain "
