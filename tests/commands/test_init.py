@@ -21,8 +21,10 @@ INIT_REASON = "initial lock by patchlane init"
 
 
 def _project(
-    repo: GitRepo, *, props: bool = True, fixture_roots: tuple[str, ...] = ("billing",)
+    repo: GitRepo, *, props: bool = False, fixture_roots: tuple[str, ...] = ("billing",)
 ) -> None:
+    """A src-layout project; ``props``: with a property module (init runs it once in the
+    sandbox, which takes a second: only the tests about the property lane ask for it)."""
     repo.write("src/billing/__init__.py", "def apply_refund(c, r):\n    return c - r\n")
     repo.write("src/quota/__init__.py", "LIMIT = 10\n")
     repo.write("src/notes/README.txt", "not a package: no __init__.py\n")
@@ -45,10 +47,11 @@ def _map(repo: GitRepo) -> tuple[str, ReviewMap]:
     return text, parse_review_map(text, "review-map.yml")
 
 
+@pytest.mark.slow
 def test_scaffolds_map_registry_and_a_verified_lock(
     repo: GitRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _project(repo)
+    _project(repo, props=True)
     assert _init(repo) == 0
     out = capsys.readouterr().out
     for written in ("review-map.yml", "tests/flaky-freeze.yml", "tests/fixtures/billing/LOCK.json"):
@@ -160,16 +163,25 @@ def test_bad_fixtures_option_is_exit_2(
     assert not (repo.path / "review-map.yml").exists()
 
 
-def test_without_a_property_module_the_lane_is_a_comment(
+def test_without_properties_the_code_is_judged_by_its_tests_and_the_map_holds_the_seed(
     repo: GitRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _project(repo, props=False)
     assert _init(repo) == 0
-    assert "no property module checks.props found" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    [note] = [line for line in out.splitlines() if "judged by the base's tests alone" in line]
+    assert note.startswith("note: no properties found: the code (src/billing/, src/quota/)")
+    assert "to add properties later, write prop_NAME(seed, n) functions" in note
+    assert out.count("to add properties later") == 1  # said once
     text, review_map = _map(repo)
     assert review_map.property is None
-    assert "# property:" in text
+    assert review_map.replay.paths == ("src/billing/", "src/quota/")
+    assert review_map.replay.seed == 20260924 and review_map.seed == 20260924
+    # The comment above the paths says what they mean; the lane to add is in a comment.
+    assert "# No property oracle covers this code: a patch to it is judged by the" in text
     assert '#   paths: ["src/billing/", "src/quota/"]' in text
+    # The seed is in the map: the next command needs no --seed.
+    assert out.splitlines()[-1].endswith("run: patchlane gate --replay local")
 
 
 def test_json_property_is_null_when_the_lane_is_left_out(
@@ -177,9 +189,14 @@ def test_json_property_is_null_when_the_lane_is_left_out(
 ) -> None:
     _project(repo, props=False)
     assert _init(repo, "--json") == 0
-    assert json.loads(capsys.readouterr().out)["property"] is None
+    data = json.loads(capsys.readouterr().out)
+    assert data["property"] is None
+    assert data["replay_paths"] == ["src/billing/", "src/quota/"]
+    assert data["left_out"] == []
+    assert data["next"] == "patchlane gate --replay local"
 
 
+@pytest.mark.slow
 def test_without_fixtures_the_fixture_lane_is_a_comment(repo: GitRepo) -> None:
     repo.write("src/app/__init__.py", "")
     repo.write("checks/props.py", "def prop_ok(seed, n=200):\n    pass\n")
@@ -189,7 +206,7 @@ def test_without_fixtures_the_fixture_lane_is_a_comment(repo: GitRepo) -> None:
     assert review_map.fixture is None
     assert review_map.property is not None
     assert review_map.property.paths == ("src/app/",)
-    assert "# fixture:" in text
+    assert "# fixture lane left out: no fixture directory was found" in text
     assert sorted(p.name for p in repo.path.rglob("LOCK.json")) == []
 
 
@@ -224,8 +241,9 @@ def test_second_run_refuses_then_force_rewrites(
     assert review_map.fixture is not None
 
 
+@pytest.mark.slow
 def test_json_lists_what_it_wrote(repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
-    _project(repo)
+    _project(repo, props=True)
     assert _init(repo, "--json") == 0
     data = json.loads(capsys.readouterr().out)
     assert data["wrote"] == [
@@ -234,6 +252,7 @@ def test_json_lists_what_it_wrote(repo: GitRepo, capsys: pytest.CaptureFixture[s
         {"path": "review-map.yml", "kind": "review map"},
     ]
     assert data["property"] == {"paths": ["src/billing/", "src/quota/"], "module": "checks.props"}
+    assert data["replay_paths"] == []  # the property lane covers the code
     assert data["fixture_roots"] == ["tests/fixtures/billing/"]
     assert any(".gitignore" in note for note in data["notes"])
 
@@ -244,8 +263,11 @@ def test_no_gitignore_note_when_evidence_is_already_ignored(
     _project(repo)
     repo.write(".gitignore", "/.patchlane/\n")
     assert _init(repo, "--json") == 0
-    notes = json.loads(capsys.readouterr().out)["notes"]
-    assert notes == []
+    data = json.loads(capsys.readouterr().out)
+    assert not any(".gitignore" in note for note in data["notes"])
+    # Already ignored: not appended again.
+    assert ".gitignore" not in [w["path"] for w in data["wrote"]]
+    assert (repo.path / ".gitignore").read_text() == "/.patchlane/\n"
 
 
 def test_never_writes_through_a_symlink_even_with_force(
@@ -288,7 +310,8 @@ def test_outside_a_git_repository_is_exit_2(
     [
         ("version:", "", KEY),
         ("lanes:", "  ", f"lanes.{KEY}"),
-        ("  property:", "    ", f"lanes.property.{KEY}"),
+        # The property lane needs a property module, which init runs once: slow.
+        pytest.param("  property:", "    ", f"lanes.property.{KEY}", marks=pytest.mark.slow),
         ("  fixture:", "    ", f"lanes.fixture.{KEY}"),
         ("  freeze:", "    ", f"lanes.freeze.{KEY}"),
         ("  replay:", "    ", f"lanes.replay.{KEY}"),
@@ -298,7 +321,7 @@ def test_outside_a_git_repository_is_exit_2(
 def test_the_scaffolded_map_with_an_unknown_key_is_refused_naming_its_line(
     repo: GitRepo, after: str, indent: str, field: str
 ) -> None:
-    _project(repo)
+    _project(repo, props=after == "  property:")
     assert _init(repo, "--json") == 0
     _map(repo)  # as written, it loads
     line = add_yaml_key(repo.path / "review-map.yml", after, indent)

@@ -45,14 +45,15 @@ def prop_double_is_twice(seed, n=200):
 """
 
 
-def _flat_package(repo: GitRepo) -> None:
+def _flat_package(repo: GitRepo, *, props: bool = True) -> None:
     repo.write("pkg/__init__.py", "")
     repo.write("pkg/core.py", "def add(a, b):\n    return a + b\n")
     repo.write("tests/__init__.py", "")
     repo.write("tests/test_core.py", "from pkg.core import add\n\n\ndef test_add():\n"
                "    assert add(1, 2) == 3\n")  # fmt: skip
-    repo.write("checks/__init__.py", "")
-    repo.write("checks/props.py", PACKAGE_PROPS)
+    if props:  # init runs the property module once in the sandbox: a second
+        repo.write("checks/__init__.py", "")
+        repo.write("checks/props.py", PACKAGE_PROPS)
     # Not code under test: a build script, helper folders with an __init__.py.
     repo.write("setup.py", "from setuptools import setup\nsetup()\n")
     repo.write("scripts/__init__.py", "")
@@ -188,7 +189,7 @@ def test_a_local_commit_of_the_scaffold_is_on_the_base_next_names(
 
 
 def test_init_on_another_branch_names_it_as_the_base(repo: GitRepo) -> None:
-    _flat_package(repo)
+    _flat_package(repo, props=False)
     repo.branch("setup-patchlane")  # the scaffold is committed here, not on main
     stdout = _init_output(repo)
     assert "commit the scaffold to setup-patchlane;" in stdout
@@ -241,14 +242,14 @@ def test_default_branch_order(repo: GitRepo, tmp_path: Path) -> None:
 
 
 def test_without_a_default_branch_the_note_says_so(repo: GitRepo) -> None:
-    _flat_package(repo)
+    _flat_package(repo, props=False)
     repo.git("branch", "-m", "trunk")
     stdout = _init_output(repo)
     assert "note: no origin/HEAD, main or master branch" in stdout
     assert _next_argv(stdout)[2:4] == ["--base", "trunk"]
 
 
-def test_next_has_a_seed_only_without_a_property_lane(
+def test_next_needs_no_seed_without_a_property_lane(
     repo: GitRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo.write("pkg/__init__.py", "")
@@ -256,13 +257,14 @@ def test_next_has_a_seed_only_without_a_property_lane(
     repo.commit("no property module")
     assert main(["--repo", os.fspath(repo.path), "init"]) == 0
     out = capsys.readouterr().out
-    # The lane is left out, and the note says what that means for a patch to pkg/.
-    assert "until then a patch to pkg/ is undecided: map incomplete" in out
-    # The replay needs a seed, and the map has no property lane to hold one.
-    assert _next_argv(out)[2:] == ["--replay", "local", "--seed", "20260924"]
+    # No lane: the code is judged by its tests, and the seed is in the map.
+    assert "the code (pkg/) is judged by the base's tests alone" in out
+    assert _next_argv(out)[2:] == ["--replay", "local"]
+    review_map = parse_review_map((repo.path / "review-map.yml").read_text("utf-8"), "m")
+    assert (review_map.property, review_map.seed) == (None, 20260924)
     assert main(["--repo", os.fspath(repo.path), "--json", "init", "--force"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["next"] == "patchlane gate --replay local --seed 20260924"
+    assert data["next"] == "patchlane gate --replay local"
 
 
 def test_src_layout_wins_over_top_level_modules(repo: GitRepo) -> None:
@@ -272,6 +274,7 @@ def test_src_layout_wins_over_top_level_modules(repo: GitRepo) -> None:
     repo.write("flat/__init__.py", "")
     assert find_code_paths(repo.path) == ("src/lib/", "src/single.py")
     (repo.path / "src").rename(repo.path / "elsewhere")
+    # elsewhere/ has no __init__.py: at the top level it is not taken for a namespace.
     assert find_code_paths(repo.path) == ("flat/", "tools.py")
 
 
@@ -287,7 +290,7 @@ def test_symlinked_package_is_not_code(repo: GitRepo, tmp_path: Path) -> None:
 
 def test_tests_inside_the_package_make_the_package_the_replay_root(repo: GitRepo) -> None:
     # networkx's layout: no top-level tests/, test folders inside the package.
-    from patchlane.commands.init_layout import find_test_roots
+    from patchlane.commands.init_roots import find_test_roots
 
     repo.write("pkg/__init__.py", "")
     repo.write("pkg/core.py", "def add(a, b):\n    return a + b\n")
@@ -302,6 +305,7 @@ def test_tests_inside_the_package_make_the_package_the_replay_root(repo: GitRepo
     assert done.returncode == 0, done.stderr
     text = (repo.path / "review-map.yml").read_text()
     assert parse_review_map(text, "review-map.yml").replay.tests == ("pkg/",)
-    assert b"the tests live inside the package" in done.stdout + done.stderr
+    assert b"note: the tests are in pkg/: lanes.replay.tests" in done.stdout
     repo.write("tests/test_top.py", "def test_top():\n    assert True\n")
-    assert find_test_roots(repo.path) == ("tests/",)
+    # Both hold tests: both are roots (the package's test folders are still the suite).
+    assert find_test_roots(repo.path) == ("pkg/", "tests/")

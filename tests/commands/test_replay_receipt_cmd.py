@@ -482,3 +482,24 @@ def test_run_never_takes_a_failing_git_status_for_a_clean_tree(
     assert run_cmd(project, f) == 2
     assert "git status failed" in capsys.readouterr().err
     assert not f["receipt"].exists()
+
+
+@pytest.mark.slow
+def test_run_on_a_host_bounds_each_test_a_loop_fails_timed_out(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    import time
+
+    loops = TESTS + "\ndef test_loops():\n    while True:\n        pass\n"
+    repo.write("tests/test_x.py", loops)
+    repo.write("review-map.yml", review_map())
+    repo.commit("a test that loops")
+    looping = "tests/test_x.py::test_loops"
+    f = files(tmp_path, [GOOD, looping, OTHER])
+    begun = time.monotonic()
+    assert run_cmd(repo, f, "--test-timeout", "3") == 1
+    assert time.monotonic() - begun < 60  # not --timeout's 1,800 s
+    receipt = json.loads(f["receipt"].read_text())
+    # The looping test and what the stopped run left unjudged: failed, never passed.
+    assert looping in receipt["failed_nodeids"] and receipt["passed_nodeids"] == []
+    assert repo.head() == receipt["head"]

@@ -704,3 +704,39 @@ def test_a_module_level_change_that_makes_a_function_keep_state_selects_every_te
     repo.write("pkg/m.py", head)
     repo.commit("h lowers the other module's limit")
     assert "tests/test_other.py::test_limit" in set(_select(repo, base, dep).nodeids)
+
+
+# --- durations -------------------------------------------------------------------------------
+
+
+def _sealed(path: Path, doc: dict[str, object], base: str, cache_key: CacheKey) -> Path:
+    """Write ``doc`` as a map of ``base`` (in the folder ``path``, named by its bytes), with
+    a MAC that verifies."""
+    data = (json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n").encode()
+    out = path / f"{hashlib.sha256(data).hexdigest()}.json"
+    out.write_bytes(data)
+    depmap.mac_path(out).write_bytes(cache_key.mac(depmap.PURPOSE, base, data).encode() + b"\n")
+    return out
+
+
+@pytest.mark.slow
+def test_the_recording_keeps_the_slowest_test_s_duration_and_an_older_map_reads_without_it(
+    repo: GitRepo, tmp_path: Path, cache_key: CacheKey
+) -> None:
+    repo.write("review-map.yml", MAP)
+    repo.write(
+        "tests/test_slow.py",
+        "import time\n\n\ndef test_slow():\n    time.sleep(0.6)\n\n\ndef test_fast():\n    pass\n",
+    )
+    base = repo.commit("a slow test")
+    dep = maprecord.record(repo.path, REVIEW_MAP, base, seed=3)
+    # Timed by the parent, from the test's start to its end: what the bound derives from.
+    assert dep.slowest_s is not None and dep.slowest_s >= 0.6
+    path = dep.write(tmp_path, cache_key)
+    assert depmap.read(path, cache_key) == dep
+    doc = json.loads(path.read_bytes())
+    older = {k: v for k, v in doc.items() if k != "slowest_s"}
+    folder = path.parent  # the base's own folder: the MAC is bound to it
+    assert depmap.read(_sealed(folder, older, base, cache_key), cache_key).slowest_s is None
+    with pytest.raises(DependencyMapError, match="slowest_s"):
+        depmap.read(_sealed(folder, {**doc, "slowest_s": -1}, base, cache_key), cache_key)

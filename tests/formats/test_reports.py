@@ -10,6 +10,7 @@ validate against the shipped schemas, which refuse the unknown key too.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import date
 from pathlib import Path
@@ -222,13 +223,33 @@ def test_the_early_versions_not_built_is_still_no_unknown_key(lane: str) -> None
     jsonschema.validate(data, load_schema(f"{lane}-report"))
 
 
+def test_a_slice_is_counted_against_the_suite_it_was_drawn_from() -> None:
+    # 15 node ids in the slice, 3 of them the patch's own: 12 of the base's 488.
+    report = ReplayReport(
+        Status.ERROR, "x", mode="local", slice_sha256="d" * 64, slice_count=15,
+        suite_size=488, slice_added=3,
+    )  # fmt: skip
+    assert report.slice_text() == "12 of 488 tests (+3 added by the patch)"
+    assert ReplayReport.from_json(report.to_json(), "r.json") == report
+    plain = dataclasses.replace(report, slice_added=0, slice_count=12)
+    assert plain.slice_text() == "12 of 488 tests"
+    # A report with the key is held to it: a slice drawn from a suite it outgrows is refused.
+    bad = {**report.to_json(), "slice_count": 492}
+    with pytest.raises(ReportError, match="'slice_added': a slice of 492 with 3 added tests"):
+        ReplayReport.from_json(bad, "r.json")
+    # One written before the key (which could say 489 of 488) is still read.
+    old = {k: v for k, v in bad.items() if k != "slice_added"}
+    assert ReplayReport.from_json(old, "r.json").slice_added == 0
+
+
 def test_the_replay_report_writes_its_keys_in_one_order_each_when_it_has_it() -> None:
     # The recorded reports (tests/recorded) hold this order: a receipt's fields, then the
     # slice's, then the rest; ``hash_seed`` follows the receipt's others.
     assert list(REPLAY.to_json()) == [
         *("lane", "status", "reason", "outcome", "slice_sha256", "receipt_sha256", "seed"),
         *("head", "failed", "skipped_by_freeze", "skipped_by_suite", "passed", "signature"),
-        *("refusals", "hash_seed", "mode", "slice_count", "suite_size", "private"),
+        *("refusals", "hash_seed", "mode", "slice_count", "suite_size", "slice_added"),
+        "private",
         *("slice_rules", "dependency_map", "canary", "plugin_files", "run_problems"),
         *("failed_why", "skipped_but_pass_at_base", "fail_at_base_too", "base_from_map"),
         *("deleted_tests", "edited_expectations", "review_events", "unreached"),
@@ -246,6 +267,7 @@ def test_the_replay_report_writes_its_keys_in_one_order_each_when_it_has_it() ->
         "slice_sha256": "d" * 64,
         "slice_count": 0,
         "suite_size": None,
+        "slice_added": 0,
         "private": [],
     }
     assert list(unverified.to_json())[3:5] == ["mode", "slice_sha256"]

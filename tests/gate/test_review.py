@@ -152,6 +152,38 @@ def test_a_missing_report_makes_the_note_say_not_reviewed(lane: str) -> None:
     assert n.to_markdown().splitlines()[2].startswith(f"**{NOT_REVIEWED}**")
 
 
+def test_code_the_tests_alone_judge_is_named_in_the_property_field_never_blank() -> None:
+    # lanes.replay.paths: no property covers the change; the field says what judged it.
+    alone = {**CLASSIFY, "tests_alone": ["src/legacy/a.py", "src/legacy/b_c.py"]}
+    skipped = {**PROPERTY, "status": "not_applicable", "reason": "no property covers ..."}
+    n = note(classify=alone, property=skipped)
+    field = n.fields[0]
+    assert field.filled
+    assert (
+        field.text == "none: judged by the base's tests alone (src/legacy/a.py, src/legacy/b_c.py)"
+    )
+    assert "every property holds" not in field.text
+    # Beside properties that ran for the rest of the patch: both are said.
+    mixed = note(classify=alone, property=PROPERTY).fields[0]
+    assert mixed.text == (
+        "seed 20260924, 200 cases: every property holds; for the rest, none: judged by the "
+        "base's tests alone (src/legacy/a.py, src/legacy/b_c.py)"
+    )
+    # Evidence that is missing stays missing: no report is not reviewed, whatever the map.
+    assert not note(classify=alone, property=None).fields[0].filled
+    # The Markdown escapes the repository's paths; the wording is patchlane's own.
+    many = {**CLASSIFY, "tests_alone": [f"src/m{i}.py" for i in range(12)]}
+    text = note(classify=many, property=skipped).fields[0].markdown
+    assert text.endswith("src/m9.py and 2 more (classify.json lists them))")
+
+
+def test_the_replay_field_counts_the_slice_against_its_suite() -> None:
+    sized = {**REPLAY, "slice_sha256": "cd" * 32, "slice_count": 15, "suite_size": 488}
+    text = note(replay={**sized, "slice_added": 3}).fields[3].text
+    assert "slice 12 of 488 tests (+3 added by the patch)" in text
+    assert "slice 15 of 488 tests" in note(replay=sized).fields[3].text
+
+
 def test_a_property_report_in_error_without_a_seed_is_not_reviewed() -> None:
     prop = dict(PROPERTY, status="error", reason="no seed", seed=None)
     n = note(property=prop)

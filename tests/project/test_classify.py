@@ -677,3 +677,70 @@ def test_classify_json_with_an_unknown_key_is_refused_naming_its_line(
     with pytest.raises(ReportError) as info:
         ClassificationSummary.read(path)
     assert str(info.value).startswith(f"{path}:{line}: {field_name((*at, KEY))}: unknown key")
+
+
+# --- lanes.replay.paths: code judged by the base's tests alone --------------------------------
+
+# The classify map with ``src/`` left to the replay: ``src/billing/`` keeps its properties.
+ALONE_MAP = CLASSIFY_MAP.replace(
+    "lanes:\n", 'lanes:\n  replay:\n    paths: ["src/"]\n    seed: 5\n', 1
+)
+
+
+def test_code_under_replay_paths_is_covered_and_named_as_judged_by_tests_alone(
+    repo: GitRepo,
+) -> None:
+    make_project(repo, ALONE_MAP)
+    start_patch(repo)
+    repo.write("src/legacy/old.py", "X = 1\n")
+    repo.write("src/billing/core.py", "def net(charge, refund):\n    return refund\n")
+    repo.commit("patch")
+    result = run(repo)
+    assert result["unmapped"] == []
+    assert result["map_complete"] is True
+    assert entry(result, "src/legacy/old.py")["lanes"] == ["replay"]
+    # Under a property lane's paths too: the properties judge it, not the tests alone.
+    assert entry(result, "src/billing/core.py")["lanes"] == ["property", "replay"]
+    assert result["tests_alone"] == ["src/legacy/old.py"]
+    # The property lane runs for src/billing/ (its reason is its own).
+    assert result["lanes"]["property"]["status"] == "applicable"
+    summary = ClassificationSummary.from_json(result, "classify.json")
+    assert summary.tests_alone == ("src/legacy/old.py",)
+
+
+def test_the_property_lane_names_the_paths_the_tests_alone_judge(repo: GitRepo) -> None:
+    make_project(repo, ALONE_MAP)
+    start_patch(repo)
+    repo.write("src/legacy/old.py", "X = 1\n")
+    repo.commit("patch")
+    result = run(repo)
+    assert result["lanes"]["property"] == {
+        "status": "not_applicable",
+        "reason": "no property covers src/legacy/old.py: lanes.replay.paths names them, so "
+        "the base's tests alone judge them (the replay)",
+        "files": [],
+    }
+    # A map with no property lane at all says the same.
+    repo.checkout("main")
+    repo.write("review-map.yml", 'version: 1\nlanes:\n  replay:\n    paths: ["src/"]\n')
+    repo.commit("the replay alone")
+    repo.git("branch", "-f", "patch", "main")
+    repo.checkout("patch")
+    repo.write("src/legacy/old.py", "X = 2\n")
+    repo.commit("patch")
+    result = run(repo)
+    assert result["map_complete"] is True
+    assert result["lanes"]["property"]["reason"].startswith("no property covers src/legacy/old.py")
+
+
+def test_a_patch_outside_replay_paths_is_unmapped_and_has_no_tests_alone_key(
+    repo: GitRepo,
+) -> None:
+    make_project(repo, ALONE_MAP)
+    start_patch(repo)
+    repo.write("tools/helper.py", "X = 1\n")
+    repo.commit("patch")
+    result = run(repo)
+    assert result["unmapped"] == ["tools/helper.py"]
+    assert "tests_alone" not in result
+    assert "under lanes.replay.paths to judge it by the base's tests alone" in result["map_reason"]

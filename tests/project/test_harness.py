@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from patchlane.project.classify import classify
+from patchlane.project.classify import EXTEND_THE_MAP, classify
 from patchlane.project.facts import HARNESS
 from tests.gitrepo import GitRepo, add_symlink, make_project, start_patch
 
@@ -378,9 +378,8 @@ def test_a_conftest_that_only_puts_src_on_sys_path_imports_no_new_module(repo: G
     assert result["unmapped"] == ["src/other/tool.py"]
     assert result["map_complete"] is False
     reasons = _reasons(repo)
-    assert reasons == [
-        (5, "map incomplete: 1 changed path(s) no lane or ignore entry covers: extend the map")
-    ]
+    covers = "1 changed path(s) no lane, lanes.replay.paths or ignore entry covers"
+    assert reasons == [(5, f"map incomplete: {covers}: {EXTEND_THE_MAP}")]
 
 
 def test_after_a_sys_path_edit_an_import_resolves_under_any_directory(repo: GitRepo) -> None:

@@ -108,7 +108,12 @@ def test_the_unmapped_reason_sends_the_user_to_the_map() -> None:
     ev = evidence("unmapped-undecided")
     assert ev.classification is not None
     assert ev.classification.unmapped == ("scripts/deploy.sh",)
-    assert decided(ev).reasons[0].message.endswith("extend the map")
+    # The three ways, not only "add an ignore entry": properties, the base's tests alone,
+    # or an ignore entry with a reason.
+    message = decided(ev).reasons[0].message
+    assert "extend the map: name each under lanes.property.paths" in message
+    assert "under lanes.replay.paths to judge it by the base's tests alone" in message
+    assert message.endswith("or in ignore with a reason")
 
 
 @pytest.mark.parametrize(("name", "rule"), [("unmapped-undecided", 5), ("harness-undecided", 6)])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -62,3 +63,9 @@ def test_files_are_written_with_jsonl_in_the_given_order(tmp_path: Path) -> None
     assert [r["name"] for r in got] == [r.name for r in ROWS]
     assert got[0] == ROWS[0].to_json()
     assert (tmp_path / "triage.md").read_text("utf-8") == to_markdown(ROWS)
+
+
+def test_the_slice_column_counts_added_tests_apart() -> None:
+    added = dataclasses.replace(row("a", "accept_for_review", 0), slice_count=5, slice_added=2)
+    assert "| 3 of 9 (+2 added) |" in to_markdown([added])
+    assert added.to_json()["slice_added"] == 2

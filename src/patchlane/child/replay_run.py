@@ -15,8 +15,9 @@ of its directories, and keeps exactly the wanted items (a node id with ``[``, ``
 or non-ASCII text, or a file with ``[`` in its name, runs like any other).
 
 Every report is sent as it happens, one JSON line with the token: a collection error, each
-phase of each test (subtests included), the end of each test's protocol, and at last pytest's
-exit status. The parent folds them, so nothing the tests do afterwards (an ``atexit`` hook, a
+phase of each test (subtests included), the start and the end of each test's protocol (the
+start is what the parent's clock of that test counts from: ``lanes.replay.testbound``), and at
+last pytest's exit status. The parent folds them, so nothing the tests do afterwards (an ``atexit`` hook, a
 finaliser, ``os._exit``) can change what was already sent; the process ends with ``os._exit``
 right after pytest's own unconfigure (``_Finish``), so the project's ``atexit`` handlers never
 run at all.
@@ -376,6 +377,11 @@ class _SliceRunner:
         if self.preload:
             preload(os.fspath(self.root), self.preload)
         self.watch.start()  # the test modules have run: what they set is the suite's set-up
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        # Before its setup: the parent's clock of this test starts here (``testbound``),
+        # and its progress line names it while it runs.
+        self.writer.emit({"start": nodeid})
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         self._check(True)  # after its teardown: its own monkeypatch is undone

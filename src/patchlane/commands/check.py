@@ -24,7 +24,9 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         help=help_text,
         parents=parents,
         description="Validate the control files without running anything (for pre-commit "
-        "hooks and CI): the review map; the freeze registry, every record (the audit's rules "
+        "hooks and CI): the review map, and that every path it names (lane paths, test "
+        "roots, node ids' files, ignore entries) names something in the work tree or the "
+        "--rev commit and is no placeholder such as PACKAGE/; the freeze registry, every record (the audit's rules "
         "1 and 2, and whether rules 3 and 4 can hold: each required property is a prop_* "
         "function of a property module, each fixture_lock a lock of the map); every fixture "
         "lock; and the fixture bytes against their locks, as 'fixture check' does. Every "
@@ -74,6 +76,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         fixtures=not args.no_fixtures,
         use_cache=not args.no_cache,
     )
+    result = _with_map_paths(repo, result)
     if ctx.out.json:
         from patchlane.inputs.jsonio import dumps_report
 
@@ -83,6 +86,42 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if result.status == "error":
         return Exit.BAD_INPUT
     return Exit.RED if result.status == "fail" else Exit.GREEN
+
+
+def _with_map_paths(repo: Path, result: CheckResult) -> CheckResult:
+    """``result`` with a problem for each map path that is a placeholder or names nothing
+    (``check_paths``), when the map was read."""
+    import dataclasses
+
+    from patchlane.commands.check_paths import checked_paths
+
+    label = next((f for f, what in result.checked if what == "review map"), None)
+    if label is None:
+        return result
+    text = _map_text(repo, label, result.commit)
+    if text is None:
+        return result
+    problems, note = checked_paths(repo, label, text, result.commit)
+    return dataclasses.replace(
+        result,
+        problems=tuple(sorted((*result.problems, *problems), key=lambda p: (p.file, p.line or 0))),
+        notes=(*result.notes, *([note] if note else [])),
+    )
+
+
+def _map_text(repo: Path, label: str, commit: str | None) -> str | None:
+    """The text of the map ``check`` has just read and parsed (``None``: gone since)."""
+    from patchlane.errors import MapError
+    from patchlane.inputs.committed import read_committed_text
+    from patchlane.inputs.paths import to_fs
+
+    try:
+        if commit is not None:
+            return read_committed_text(repo, commit, label, MapError, "")
+        path = Path(label) if Path(label).is_absolute() else to_fs(repo, label)
+        return path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError, MapError):
+        return None
 
 
 def _repo(ctx: Context) -> Path:

@@ -13,6 +13,7 @@ from patchlane.commands.options import (
     add_dep_map_options,
     add_diff_options,
     add_property_cache_option,
+    add_test_timeout_option,
     base_ref,
     dep_map_timeout,
     property_cache_enabled,
@@ -52,8 +53,8 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 def add_gate_options(p: argparse.ArgumentParser) -> None:
     """Add the options that shape one gate run (seed, cases, review date, failure log,
-    mutants, replay, public key, out dir, dependency map, property cache); ``triage``
-    takes them too."""
+    mutants, replay, public key, out dir, dependency map, test timeout, property cache);
+    ``triage`` takes them too."""
     p.add_argument(
         "--seed",
         type=seed_value,
@@ -102,6 +103,10 @@ def add_gate_options(p: argparse.ArgumentParser) -> None:
         help="where the evidence goes (default: .patchlane/ in the repo)",
     )
     add_dep_map_options(p)
+    add_test_timeout_option(
+        p,
+        "default: 10 x the slowest test of the base's dependency map, at least 60; 120 without one",
+    )
     add_property_cache_option(p)
 
 
@@ -191,6 +196,7 @@ def gate_options(
         dep_map=args.dep_map,
         dep_cache=args.dep_cache,
         dep_map_timeout_s=dep_map_timeout(args.dep_map_timeout),
+        test_timeout_s=args.test_timeout,
         property_cache=property_cache_enabled(args.property_cache),
     )
 
@@ -252,6 +258,7 @@ def _check_uncommitted(args: argparse.Namespace, ctx: Context, repo: Path, head:
         ("--mutants", args.mutants),
         ("--replay", None if args.replay == "none" else args.replay),
         ("--public-key", args.public_key),
+        ("--test-timeout", args.test_timeout),
         ("--out-dir", args.out_dir),
     ]
     command = GateCommand(

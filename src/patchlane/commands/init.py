@@ -1,45 +1,54 @@
 """``patchlane init``: scaffold a review map, an empty freeze registry and fixture locks.
 
 What it finds decides what it writes, and what it cannot find it leaves out with a comment
-rather than guessing: a property lane needs a property module (``checks.props``) that a
-person wrote, so without one the lane is described in a comment instead of pointing at a
-module that does not exist. Every file is rendered and validated before the first is
+rather than guessing. It finds the code (``init_layout``), where the tests are
+(``init_roots``), the prose (``init_prose``) and the candidate properties: a property
+module (``checks.props``) and the project's Hypothesis ``@given`` tests (``init_given``).
+It runs those once at the work tree, as the property lane would, and keeps only what holds
+there (``init_trial``); without any, the code is judged by the base's tests alone
+(``lanes.replay.paths``) and its seed goes in ``lanes.replay.seed``, so the printed gate
+command works as written. Every file is rendered and validated before the first is
 written, and nothing existing is overwritten without ``--force``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
-from patchlane.commands.init_given import find_given_test_files, given_lines
-from patchlane.commands.init_given import note as given_note
+from patchlane.commands.init_given import find_given_test_files
 from patchlane.commands.init_layout import (
     DEFAULT_CASES,
     DEFAULT_SEED,
     find_code_paths,
-    find_test_roots,
     next_command,
     say_next,
 )
+from patchlane.commands.init_map import LOCK_NAME, MapContent, render
+from patchlane.commands.init_prose import Ignore, find_prose, gitignore_to_append
+from patchlane.commands.init_roots import find_test_roots, registry_folder
+from patchlane.commands.init_trial import Adopted, adopt
 from patchlane.errors import Exit, UsageError
 from patchlane.infra.ui import write_stdout
 from patchlane.inputs.paths import path_problem, symlink_on_way, to_fs
 
 if TYPE_CHECKING:
+    from patchlane.infra.ui import Output
     from patchlane.main import Context
 
 PROPERTY_MODULE = "checks.props"
-REGISTRY = "tests/flaky-freeze.yml"
+REGISTRY_NAME = "flaky-freeze.yml"
 FIXTURES_PARENT = "tests/fixtures"
-LOCK_NAME = "LOCK.json"
 INIT_REASON = "initial lock by patchlane init"
-MAX_AGE_DAYS = 14
+HOW_TO_ADD = (
+    "to add properties later, write prop_NAME(seed, n) functions in checks/props.py (or "
+    "Hypothesis @given tests), add a property lane for that code and take its paths out of "
+    "lanes.replay.paths (docs/how-to/properties.md)"
+)
 
 REGISTRY_TEXT = """\
 # Freeze registry, scaffolded by patchlane init. Empty: no test assertion is frozen.
@@ -52,7 +61,7 @@ REGISTRY_TEXT = """\
 #     expires: "YYYY-MM-DD"               # at most max_age_days after the review date
 #     required_properties:                # must still pass; never empty
 #       - prop_name
-#     fixture_lock: "tests/fixtures/NAME/LOCK.json"   # its fixture check must pass
+#     fixture_lock: "tests/fixtures/billing/LOCK.json"   # its fixture check must pass
 #     failure_log: {ref: "...", sha256: "..."}        # optional: the log behind 'expires'
 # 'patchlane freeze audit' checks every record; the base branch's registry decides.
 freezes: []
@@ -69,19 +78,18 @@ class WrittenFile(TypedDict):
 
 
 @dataclass(frozen=True)
-class Plan:
-    """What ``init`` will write: repo-relative (or absolute, for ``--map``) targets and text."""
+class Survey:
+    """What ``init`` found before running anything: the code's paths, the property module's
+    file (``None``: none), the test files with ``@given`` tests, the fixture roots, the
+    replay's test roots, the registry's path and the prose."""
 
-    map_target: Path
-    map_label: str
-    map_text: str
-    registry: str
-    property_paths: tuple[str, ...]
-    property_module: str | None
+    packages: tuple[str, ...]
+    module_file: str | None
+    given_files: tuple[str, ...]
     fixture_roots: tuple[str, ...]
-    notes: tuple[str, ...]
-    # Test files with Hypothesis (@given) tests, proposed as ``lanes.property.tests``.
-    property_tests: tuple[str, ...] = ()
+    test_roots: tuple[str, ...]
+    registry: str
+    ignores: tuple[Ignore, ...]
 
     def locks(self) -> tuple[str, ...]:
         """Return the repo-relative lock path of each fixture root."""
@@ -93,14 +101,21 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         name,
         help=help_text,
         parents=parents,
-        description="Scaffold review-map.yml (property paths from the packages and modules "
-        "in src/, else at the top level, with a seed and a case count the gate defaults to; "
-        "fixture roots from --fixtures or tests/fixtures/*/), "
-        f"an empty freeze registry ({REGISTRY}) and a LOCK.json for each fixture root, in an "
-        "existing git repository, and print the gate command to run next once the scaffold "
-        "is committed on the current branch (it passes --base only when that branch is not "
-        "the one the gate defaults to). Refuses to overwrite an existing file (exit 2) "
-        "unless --force.",
+        description="Scaffold review-map.yml in an existing git repository: the code's paths "
+        "(packages and modules in src/, else at the top level, namespace packages included), "
+        "where the tests are (pytest's testpaths, else the folders and top-level files that "
+        "hold test modules), the properties that hold at the work tree (a checks.props module "
+        "and Hypothesis @given tests, each run once in the sandbox; one that fails there or "
+        "needs pytest fixtures is left out with a line saying why), else the code in "
+        "lanes.replay.paths (judged by the base's tests alone) with its seed in "
+        "lanes.replay.seed; the prose (top-level changelog, authors, readme and licence files, "
+        "documentation folders) as "
+        "ignore entries; fixture roots from --fixtures or tests/fixtures/*/. Also writes an "
+        "empty freeze registry (flaky-freeze.yml in the tests' folder) and a LOCK.json for "
+        "each fixture root, appends .patchlane/ to an existing .gitignore that lacks it, and "
+        "prints the gate command to run next once the scaffold is committed on the current "
+        "branch (it passes --base only when that branch is not the one the gate defaults "
+        "to). Refuses to overwrite an existing file (exit 2) unless --force.",
     )
     p.add_argument(
         "--fixtures",
@@ -113,8 +128,9 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
+    from patchlane.commands.init_prose import append_evidence_rule
     from patchlane.infra.ui import show
-    from patchlane.inputs.jsonio import atomic_write_text, dumps_report
+    from patchlane.inputs.jsonio import atomic_write_text
     from patchlane.lanes.fixture.lane import write_locks
     from patchlane.project.classify import map_path_in_repo
     from patchlane.project.config import parse_review_map
@@ -123,15 +139,11 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     rel, outside = map_path_in_repo(repo, ctx.map_option)
     map_target = outside if outside is not None else to_fs(repo, rel or "")
     map_label = rel if rel is not None else os.fspath(map_target)
-    plan = make_plan(repo, map_target, map_label, args.fixtures)
+    found = survey(repo, args.fixtures)
 
-    targets = [
-        map_target,
-        to_fs(repo, plan.registry),
-        *(to_fs(repo, lock) for lock in plan.locks()),
-    ]
+    targets = [map_target, to_fs(repo, found.registry), *(to_fs(repo, k) for k in found.locks())]
     # Even with --force, never write through a symlink: it could point out of the repo.
-    for rel_target in (*([rel] if rel is not None else []), plan.registry, *plan.locks()):
+    for rel_target in (*([rel] if rel is not None else []), found.registry, *found.locks()):
         link = symlink_on_way(repo, rel_target)
         if link is not None:
             raise UsageError(f"{show(link)}: is a symlink; init never writes through one")
@@ -140,9 +152,24 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         names = ", ".join(show(_label(repo, t)) for t in existing)
         raise UsageError(f"{names}: already exists; not overwritten (use --force to replace)")
 
+    adopted = _adopt(repo, found, ctx.out)
+    content = MapContent(
+        packages=found.packages,
+        module=adopted.module,
+        tests=adopted.tests,
+        left_out=adopted.left_out,
+        roots=found.fixture_roots,
+        registry=found.registry,
+        test_roots=found.test_roots,
+        ignores=found.ignores,
+        module_name=PROPERTY_MODULE,
+        module_file=found.module_file,
+    )
+    text = render(content)
     # Validate what we are about to write with the same parser every command uses, so a
     # scaffold can never produce a map that patchlane itself refuses.
-    review_map = parse_review_map(plan.map_text, plan.map_label)
+    review_map = parse_review_map(text, map_label)
+    gitignore = gitignore_to_append(repo)
 
     wrote: list[WrittenFile] = []
     # Locks first and the map last: if hashing fails (an unreadable or symlinked fixture),
@@ -150,39 +177,84 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if review_map.fixture is not None:
         for lock, count in write_locks(repo, review_map.fixture, INIT_REASON):
             wrote.append({"path": lock, "kind": "fixture lock", "files": count})
-    atomic_write_text(to_fs(repo, plan.registry), REGISTRY_TEXT)
-    wrote.append({"path": plan.registry, "kind": "freeze registry"})
-    atomic_write_text(map_target, plan.map_text)
-    wrote.append({"path": plan.map_label, "kind": "review map"})
-
+    to_fs(repo, found.registry).parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(to_fs(repo, found.registry), REGISTRY_TEXT)
+    wrote.append({"path": found.registry, "kind": "freeze registry"})
+    atomic_write_text(map_target, text)
+    wrote.append({"path": map_label, "kind": "review map"})
+    if gitignore is not None:
+        append_evidence_rule(gitignore)
+        wrote.append({"path": ".gitignore", "kind": "appended .patchlane/ (gate's evidence)"})
+    notes = _notes(repo, found, content, gitignore is not None)
     if ctx.out.json:
-        data = {
-            "repo": os.fspath(repo),
-            "wrote": wrote,
-            # null when the lane was left out (it is then a comment in the map).
-            "property": (
-                {
-                    "paths": list(plan.property_paths),
-                    "module": plan.property_module,
-                    **({"tests": list(plan.property_tests)} if plan.property_tests else {}),
-                }
-                if review_map.property is not None
-                else None
-            ),
-            "fixture_roots": list(plan.fixture_roots),
-            "notes": list(plan.notes),
-            # The gate command the human output's next: line prints (a shell line).
-            "next": next_command(repo, review_map.property is not None)[1],
-        }
-        write_stdout(dumps_report(data))
+        _json(ctx, repo, found, content, wrote, notes)
         return Exit.GREEN
     for item in wrote:
         extra = f" ({item['files']} file(s) hashed)" if "files" in item else ""
         ctx.out.say(f"wrote {show(item['path'])}: {item['kind']}{extra}")
-    for note in plan.notes:
+    for left in content.left_out:
+        ctx.out.say(left.line())
+    for note in notes:
         ctx.out.say(f"note: {note}")
-    say_next(ctx.out, repo, plan.map_label, review_map.property is not None)
+    say_next(ctx.out, repo, map_label)
     return Exit.GREEN
+
+
+def _adopt(repo: Path, found: Survey, out: Output) -> Adopted:
+    """Run the candidate properties once (``init_trial``) when there is code for a lane to
+    cover; without code, the ``@given`` tests are only proposed in a comment, unrun."""
+    module = PROPERTY_MODULE if found.module_file is not None else None
+    if not found.packages:
+        return Adopted(None, found.given_files, ())
+    if module is None and not found.given_files:
+        return Adopted(None, (), ())
+    out.progress("init: running the candidate properties once at the work tree")
+    return adopt(
+        repo,
+        found.packages,
+        module,
+        found.given_files,
+        seed=DEFAULT_SEED,
+        cases=DEFAULT_CASES,
+        out=out,
+    )
+
+
+def _json(
+    ctx: Context,
+    repo: Path,
+    found: Survey,
+    content: MapContent,
+    wrote: list[WrittenFile],
+    notes: list[str],
+) -> None:
+    from patchlane.inputs.jsonio import dumps_report
+
+    lane = content.property_lane
+    data = {
+        "repo": os.fspath(repo),
+        "wrote": wrote,
+        # null when the lane was left out (it is then a comment in the map).
+        "property": (
+            {
+                "paths": list(content.packages),
+                "module": content.module,
+                **({"tests": list(content.tests)} if content.tests else {}),
+            }
+            if lane
+            else None
+        ),
+        "left_out": [{"name": x.name, "why": x.why} for x in content.left_out],
+        # The code the replay alone judges (lanes.replay.paths), when there is no lane.
+        "replay_paths": [] if lane else list(content.packages),
+        "replay_tests": list(content.test_roots),
+        "ignore": [{"path": i.path, "reason": i.reason} for i in content.ignores],
+        "fixture_roots": list(found.fixture_roots),
+        "notes": notes,
+        # The gate command the human output's next: line prints (a shell line).
+        "next": next_command(repo)[1],
+    }
+    write_stdout(dumps_report(data))
 
 
 def _label(repo: Path, target: Path) -> str:
@@ -201,6 +273,11 @@ def _is_real_dir(path: Path) -> bool:
         return False
 
 
+def _writable(rel: str) -> bool:
+    """Whether a found path can be written into a review map as it is."""
+    return path_problem(rel) is None and rel.isprintable()
+
+
 def _checked_rel(rel: str, what: str) -> str:
     problem = path_problem(rel)
     if problem is not None:
@@ -208,18 +285,6 @@ def _checked_rel(rel: str, what: str) -> str:
     if not rel.isprintable() or any(0xDC80 <= ord(c) <= 0xDCFF for c in rel):
         raise UsageError(f"{what}: {rel!a} cannot be written into a review map; rename it")
     return rel
-
-
-def find_src_packages(repo: Path) -> tuple[str, ...]:
-    """Return ``src/NAME/`` for every package directory (one with ``__init__.py``) in ``src/``."""
-    src = repo / "src"
-    if not _is_real_dir(src):
-        return ()
-    found = []
-    for child in sorted(src.iterdir(), key=lambda p: p.name):
-        if _is_real_dir(child) and (child / "__init__.py").is_file() and child.name.isidentifier():
-            found.append(f"src/{child.name}/")
-    return tuple(found)
 
 
 def find_property_module(repo: Path, module: str = PROPERTY_MODULE) -> str | None:
@@ -282,12 +347,10 @@ def fixture_root_from_option(repo: Path, option: str) -> str:
     return _checked_rel(posix + "/", f"--fixtures {option}")
 
 
-def make_plan(repo: Path, map_target: Path, map_label: str, fixtures: list[str] | None) -> Plan:
-    """Decide what ``init`` writes for ``repo``. Raises ``UsageError`` for a bad ``--fixtures``."""
-    notes: list[str] = []
+def survey(repo: Path, fixtures: list[str] | None) -> Survey:
+    """Find what ``init`` writes the map from, running nothing. Raises ``UsageError`` for a
+    bad ``--fixtures``."""
     packages = find_code_paths(repo, PROPERTY_MODULE.split(".")[0])
-    module_file = find_property_module(repo)
-    tests = find_given_test_files(repo)
     if fixtures:
         roots = tuple(dict.fromkeys(fixture_root_from_option(repo, f) for f in fixtures))
         for a in roots:
@@ -296,157 +359,71 @@ def make_plan(repo: Path, map_target: Path, map_label: str, fixtures: list[str] 
                     raise UsageError(f"--fixtures: {b} lies inside {a}; give each root once")
     else:
         roots = find_fixture_roots(repo)
+    # A root whose name a map cannot hold (unprintable, unsafe) is left to the user.
+    test_roots = tuple(r for r in find_test_roots(repo, packages) if _writable(r)) or ("tests/",)
+    registry = registry_folder(test_roots, packages) + REGISTRY_NAME
+    taken = (*packages, *test_roots, *roots)
+    return Survey(
+        packages=packages,
+        module_file=find_property_module(repo),
+        given_files=find_given_test_files(repo),
+        fixture_roots=roots,
+        test_roots=test_roots,
+        registry=registry,
+        ignores=tuple(i for i in find_prose(repo, taken) if _writable(i.path)),
+    )
 
-    if tests:
-        notes.append(given_note(tests, bool(packages)))
-    if module_file is None and not (tests and packages):
+
+def _notes(repo: Path, found: Survey, content: MapContent, appended: bool) -> list[str]:
+    """The notes ``init`` prints after what it wrote and what it left out."""
+    from patchlane.commands.init_prose import evidence_ignored
+
+    notes: list[str] = []
+    if found.given_files and content.property_lane and content.tests:
         notes.append(
-            f"no property module {PROPERTY_MODULE} found (checks/props.py or src/checks/props.py): "
-            "the property lane is left out; write one and uncomment the lane in the map"
-            + (
-                f" (until then a patch to {', '.join(packages)} is undecided: map incomplete)"
-                if packages
-                else ""
-            )
+            f"Hypothesis (@given) tests that held at the work tree run as properties "
+            f"(lanes.property.tests): {_listed(content.tests)}"
         )
-    elif not packages:
+    if found.given_files and not found.packages:
         notes.append(
-            "no package or module found (in src/ or at the top level): the property lane "
-            "is left out; add its paths to the map"
+            f"found Hypothesis (@given) tests in {_listed(found.given_files)}: proposed as "
+            "lanes.property.tests in a comment (no package or module to give the lane's paths)"
         )
-    if ".patchlane" not in _read_text(repo / ".gitignore"):
+    if not found.packages:
+        notes.append(
+            "no package or module found (in src/ or at the top level): name the code's "
+            "folders in lanes.replay.paths (or a property lane), or every code patch is "
+            "undecided (map incomplete)"
+        )
+    elif not content.property_lane:
+        why = "no property held at the base" if content.left_out else "no properties found"
+        notes.append(
+            f"{why}: the code ({_listed(found.packages)}) is judged by the base's tests alone "
+            f"(lanes.replay.paths); {HOW_TO_ADD}"
+        )
+    if not appended and not evidence_ignored(repo):
         notes.append(
             "'patchlane gate' writes its evidence into .patchlane/ by default: "
             "add .patchlane/ to .gitignore"
         )
-    if not roots:
+    if not found.fixture_roots:
         notes.append(
             f"no fixture root ({FIXTURES_PARENT}/*/ or --fixtures DIR): "
             "the fixture lane is left out"
         )
-    test_roots = find_test_roots(repo)
-    if test_roots != ("tests/",) and test_roots != ("test/",):
+    if found.test_roots not in (("tests/",), ("test/",)):
+        inside = [r for r in found.test_roots if r in found.packages]
+        where = ", ".join(found.test_roots)
+        tail = " (a package's test folders are the suite, its modules source)" if inside else ""
+        notes.append(f"the tests are in {where}: lanes.replay.tests{tail}")
+    if content.ignores:
+        paths = ", ".join(i.path for i in content.ignores)
         notes.append(
-            f"the tests live inside the package: replay.tests is {', '.join(test_roots)} "
-            "(its modules are source, its test folders the suite)"
+            f"prose written as ignore entries ({paths}): delete any whose changes you want reviewed"
         )
-    text = render_map(packages, module_file, roots, tests, test_roots)
-    return Plan(
-        map_target=map_target,
-        map_label=map_label,
-        map_text=text,
-        registry=REGISTRY,
-        property_paths=packages,
-        property_module=PROPERTY_MODULE if module_file is not None and packages else None,
-        fixture_roots=roots,
-        notes=tuple(notes),
-        property_tests=tests,
-    )
+    return notes
 
 
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
-def _q(text: str) -> str:
-    # A JSON string is a valid YAML double-quoted scalar, escapes included.
-    return json.dumps(text)
-
-
-def _flow(items: tuple[str, ...]) -> str:
-    return "[" + ", ".join(_q(i) for i in items) + "]"
-
-
-def _lane_tail(indent: str, tests: tuple[str, ...]) -> list[str]:
-    # The defaults of --seed and --cases (docs/architecture.md §4): the gate needs neither
-    # flag. Then the @given test files, if any.
-    return [
-        f"{indent}seed: {DEFAULT_SEED}  # default for --seed (the replay's too)",
-        f"{indent}cases: {DEFAULT_CASES}  # default for --cases",
-        *given_lines(tests, indent),
-    ]
-
-
-def render_map(
-    packages: tuple[str, ...],
-    module_file: str | None,
-    roots: tuple[str, ...],
-    tests: tuple[str, ...] = (),
-    test_roots: tuple[str, ...] = ("tests/",),
-) -> str:
-    """Return the text of the scaffolded review map (loads with ``parse_review_map``).
-
-    ``packages`` are the property paths, ``module_file`` the file of ``checks.props`` (or
-    ``None``: the lane is then only described in a comment), ``roots`` the fixture roots,
-    ``tests`` the test files with ``@given`` tests (they make the lane, module or not),
-    ``test_roots`` the ``replay.tests`` roots (``init_layout.find_test_roots``)."""
-    has_module = module_file is not None
-    lines = [
-        "# review-map.yml, scaffolded by patchlane init: edit per repository.",
-        "# The base branch's copy decides for every patch; a patch that edits this file is",
-        "# listed as a control-plane change and still judged by the base's map.",
-        "version: 1",
-        "lanes:",
-    ]
-    if (has_module or tests) and packages:
-        if has_module:
-            lines += [
-                f"  # Properties live in {module_file}: functions prop_NAME(seed, n) run with a",
-                "  # pinned seed and case count against the patched code.",
-            ]
-        lines += ["  property:", f"    paths: {_flow(packages)}"]
-        if has_module:
-            lines.append(f"    module: {_q(PROPERTY_MODULE)}")
-        lines += _lane_tail("    ", tests)
-    else:
-        why = (
-            f"no module {PROPERTY_MODULE} was found"
-            if not has_module
-            else "no package or module was found"
-        )
-        example_paths = _flow(packages) if packages else '["PACKAGE/"]'
-        lines += [
-            f"  # property lane left out: {why}.",
-            "  # Write deterministic property functions prop_NAME(seed: int, n: int = 200)",
-            "  # in checks/props.py (they call the code under test and assert its contract),",
-            "  # then uncomment:",
-            "  # property:",
-            f"  #   paths: {example_paths}",
-            f"  #   module: {_q(PROPERTY_MODULE)}",
-            *_lane_tail("  #   ", tests),
-        ]
-    if len(roots) == 1:
-        lines += [
-            "  fixture:",
-            f"    paths: {_flow(roots)}",
-            f"    lock: {_q(roots[0] + LOCK_NAME)}",
-        ]
-    elif roots:
-        lines += ["  fixture:", "    roots:"]
-        for root in roots:
-            lines += [f"      - path: {_q(root)}", f"        lock: {_q(root + LOCK_NAME)}"]
-    else:
-        lines += [
-            "  # fixture lane left out: no fixture directory was found. For one, add:",
-            "  # fixture:",
-            '  #   paths: ["tests/fixtures/NAME/"]',
-            '  #   lock: "tests/fixtures/NAME/LOCK.json"',
-            '  # and run: patchlane fixture lock --reason "initial lock"',
-        ]
-    lines += [
-        "  freeze:",
-        f"    registry: {_q(REGISTRY)}",
-        f"    max_age_days: {MAX_AGE_DAYS}",
-        "  replay:",
-        f"    tests: {_flow(test_roots)}",
-        "    # compiled code (C, Cython, Rust): the command that builds it in place",
-        '    # build: "python setup.py build_ext --inplace"',
-        "# Paths no lane needs, each with a one-line reason; an unmapped change is undecided:",
-        "# ignore:",
-        '#   - path: "docs/"',
-        '#     reason: "prose only"',
-    ]
-    return "\n".join(lines) + "\n"
+def _listed(items: tuple[str, ...], shown: int = 3) -> str:
+    listed = ", ".join(items[:shown])
+    return listed + (f" and {len(items) - shown} more" if len(items) > shown else "")

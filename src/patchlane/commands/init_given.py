@@ -12,7 +12,6 @@ tests as skipped.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -63,30 +62,3 @@ def _defines_given(path: Path, rel: str) -> bool:
         return bool(pytests.scan(text, rel).given)
     except SyntaxError:
         return False
-
-
-def note(files: tuple[str, ...], lane_active: bool) -> str:
-    """The note ``init`` prints about the ``@given`` tests it found."""
-    listed = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
-    if lane_active:
-        return (
-            f"found Hypothesis (@given) tests in {listed}: the property lane runs them "
-            "(lanes.property.tests) from the base's version and the head's"
-        )
-    return (
-        f"found Hypothesis (@given) tests in {listed}: proposed as lanes.property.tests "
-        "in a comment (no package or module to give the lane's paths)"
-    )
-
-
-def given_lines(files: tuple[str, ...], indent: str) -> list[str]:
-    """The map's ``tests:`` line for ``files`` and its comment, each line starting with
-    ``indent`` (``"    "`` in the lane, ``"  #   "`` in a commented-out lane)."""
-    if not files:
-        return []
-    listed = "[" + ", ".join(json.dumps(f) for f in files) + "]"
-    return [
-        f"{indent}# Hypothesis (@given) tests found by init, run as properties from the",
-        f"{indent}# base's version and the head's (their other tests are listed as skipped):",
-        f"{indent}tests: {listed}",
-    ]

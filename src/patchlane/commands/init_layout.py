@@ -41,6 +41,9 @@ NOT_CODE_MODULES = frozenset(
     }
 )  # fmt: skip
 
+# How many namespace folders deep (``src/a/b/pkg/``) init looks for packages.
+NAMESPACE_DEPTH = 3
+
 DEFAULT_SEED = 20260924
 DEFAULT_CASES = 200
 
@@ -67,8 +70,10 @@ def _is_test_module(stem: str) -> bool:
     return stem.startswith("test_") or stem.endswith("_test")
 
 
-def _code_in(folder: Path, prefix: str, skip: frozenset[str]) -> list[str]:
-    """Return ``PREFIX NAME/`` for each package and ``PREFIX NAME.py`` for each module."""
+def _code_in(folder: Path, prefix: str, skip: frozenset[str], *, in_src: bool) -> list[str]:
+    """Return ``PREFIX NAME/`` for each package and ``PREFIX NAME.py`` for each module, and
+    the packages inside each namespace package (a folder without ``__init__.py``:
+    ``_namespace``)."""
     if _kind(folder) != "dir":
         return []
     found = []
@@ -78,6 +83,8 @@ def _code_in(folder: Path, prefix: str, skip: frozenset[str]) -> list[str]:
         if kind == "dir" and name.isidentifier() and name not in skip:
             if _kind(child / "__init__.py") == "file":
                 found.append(f"{prefix}{name}/")
+            elif in_src:
+                found.extend(_namespace(child, f"{prefix}{name}/", NAMESPACE_DEPTH))
         elif kind == "file" and name.endswith(".py"):
             stem = name[:-3]
             if stem.isidentifier() and stem not in NOT_CODE_MODULES and not _is_test_module(stem):
@@ -85,46 +92,47 @@ def _code_in(folder: Path, prefix: str, skip: frozenset[str]) -> list[str]:
     return found
 
 
+def _namespace(folder: Path, prefix: str, depth: int) -> list[str]:
+    """The code in a folder of ``src/`` without ``__init__.py`` (a PEP 420 namespace
+    package such as ``src/ns/`` holding ``src/ns/pkg/``): the folder itself when it holds
+    modules of its own; else every regular package below it (``PREFIX pkg/``), through at
+    most ``depth`` namespace levels. Only under ``src/``: at the top level a folder without
+    ``__init__.py`` is as often scripts or data as a namespace."""
+    if depth <= 0:
+        return []
+    children = sorted(folder.iterdir(), key=lambda p: p.name)
+    if any(
+        _kind(c) == "file"
+        and c.name.endswith(".py")
+        and c.name[:-3].isidentifier()
+        and not _is_test_module(c.name[:-3])
+        for c in children
+    ):
+        return [prefix]
+    found = []
+    for child in children:
+        name = child.name
+        if _kind(child) != "dir" or not name.isidentifier() or name in NOT_CODE_DIRS:
+            continue
+        if _kind(child / "__init__.py") == "file":
+            found.append(f"{prefix}{name}/")
+        else:
+            found.extend(_namespace(child, f"{prefix}{name}/", depth - 1))
+    return found
+
+
 def find_code_paths(repo: Path, property_package: str = "checks") -> tuple[str, ...]:
     """Return the repo-relative paths of the code a property lane covers.
 
-    ``src/NAME/`` and ``src/NAME.py`` when ``src/`` holds any; otherwise the top-level
-    packages (``NAME/`` with an ``__init__.py``) and modules (``NAME.py``), leaving out
-    tests, ``property_package`` (the property module's own package), build scripts and
-    documentation folders. Directories end in ``/``.
+    ``src/NAME/`` and ``src/NAME.py`` when ``src/`` holds any (the packages of a namespace
+    package ``src/ns/`` as ``src/ns/pkg/``); otherwise the top-level packages (``NAME/``
+    with an ``__init__.py``) and modules (``NAME.py``), leaving out tests, ``property_package`` (the property module's
+    own package), build scripts and documentation folders. Directories end in ``/``.
     """
-    in_src = _code_in(repo / "src", "src/", frozenset())
+    in_src = _code_in(repo / "src", "src/", NOT_CODE_DIRS, in_src=True)
     if in_src:
         return tuple(in_src)
-    return tuple(_code_in(repo, "", NOT_CODE_DIRS | {property_package}))
-
-
-def find_test_roots(repo: Path) -> tuple[str, ...]:
-    """Return the ``replay.tests`` roots: ``tests/`` or ``test/`` at the top when there is
-    one; else, for a project whose tests live inside its package (``networkx/algorithms/
-    tests/``), every code package that holds a ``tests``/``test`` folder with a test module;
-    else ``tests/``. Directories end in ``/``."""
-    for name in ("tests", "test"):
-        if _kind(repo / name) == "dir":
-            return (f"{name}/",)
-    inside = tuple(
-        path
-        for path in find_code_paths(repo)
-        if path.endswith("/") and _holds_test_folder(repo / path.rstrip("/"))
-    )
-    return inside or ("tests/",)
-
-
-def _holds_test_folder(package: Path) -> bool:
-    """Whether a ``tests``/``test`` folder with a test module lies anywhere in ``package``
-    (symlinks not followed)."""
-    for dirpath, dirnames, filenames in os.walk(package):
-        dirnames[:] = sorted(d for d in dirnames if _kind(Path(dirpath) / d) == "dir")
-        if Path(dirpath).name in ("tests", "test") and any(
-            f.endswith(".py") and _is_test_module(f[:-3]) for f in filenames
-        ):
-            return True
-    return False
+    return tuple(_code_in(repo, "", NOT_CODE_DIRS | {property_package}, in_src=False))
 
 
 def _exists(repo: Path, ref: str) -> bool:
@@ -172,34 +180,31 @@ def scaffold_base(repo: Path) -> Base:
     return Base(current, "the current branch", default.found)
 
 
-def gate_command(base: str | None, with_seed: bool) -> str:
+def gate_command(base: str | None) -> str:
     """Return the ``patchlane gate`` command line the ``next:`` line prints, quoted for a
     POSIX shell: ``--base`` only when ``base`` is not the default the gate finds itself
-    (``None``), ``--replay local`` so that it can reach a verdict on its own, and a seed
-    when the map has no property lane to hold one (the replay needs it)."""
+    (``None``), and ``--replay local`` so that it can reach a verdict on its own. No
+    ``--seed``: the map ``init`` writes always holds one (``lanes.property.seed``, else
+    ``lanes.replay.seed``)."""
     argv = ["patchlane", "gate", *(["--base", base] if base is not None else [])]
-    argv += ["--replay", "local"]
-    if with_seed:
-        argv += ["--seed", str(DEFAULT_SEED)]
-    return shlex.join(argv)
+    return shlex.join([*argv, "--replay", "local"])
 
 
-def next_command(repo: Path, with_property: bool) -> tuple[Base, str]:
-    """Return the base branch and the gate command ``init`` proposes for ``repo`` (whose map
-    has a property lane, holding a seed and a case count, when ``with_property``)."""
+def next_command(repo: Path) -> tuple[Base, str]:
+    """Return the base branch and the gate command ``init`` proposes for ``repo``."""
     base = scaffold_base(repo)
     default = default_base(repo)
     given = None if default.found and default.ref == base.ref else base.ref
-    return base, gate_command(given, not with_property)
+    return base, gate_command(given)
 
 
-def say_next(out: Output, repo: Path, map_label: str, with_property: bool) -> None:
+def say_next(out: Output, repo: Path, map_label: str) -> None:
     """Print the ``next:`` line: everything after ``run:`` is a command that works as
     printed once the scaffold is committed on the branch it names and a patch is committed
     on a branch of its own."""
     from patchlane.infra.ui import show
 
-    base, command = next_command(repo, with_property)
+    base, command = next_command(repo)
     if not base.found:
         out.say(
             "note: no origin/HEAD, main or master branch: --base below is the current "

@@ -83,7 +83,7 @@ DEP_MAP_ENV = "PATCHLANE_DEP_MAP"
 DEP_MAP_TIMEOUT_ENV = "PATCHLANE_DEP_MAP_TIMEOUT"
 
 
-def _seconds(text: str) -> float:
+def seconds_value(text: str) -> float:
     """argparse type for a positive number of seconds. Raises ``ArgumentTypeError``."""
     try:
         value = float(text)
@@ -107,7 +107,7 @@ def dep_map_timeout(value: float | None) -> float:
     if not text:
         return RECORD_TIMEOUT_S
     try:
-        return _seconds(text)
+        return seconds_value(text)
     except argparse.ArgumentTypeError as e:
         raise UsageError(f"${DEP_MAP_TIMEOUT_ENV}={text[:40]!r}: {e}") from None
 
@@ -127,7 +127,7 @@ def add_dep_map_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--dep-map-timeout",
-        type=_seconds,
+        type=seconds_value,
         default=None,
         metavar="SECONDS",
         help="wall-clock limit for recording a missing map; when it runs out the slice "
@@ -139,6 +139,20 @@ def add_dep_map_options(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="where dependency maps are kept (default: $PATCHLANE_CACHE_DIR, else "
         "$XDG_CACHE_HOME/patchlane, else ~/.cache/patchlane)",
+    )
+
+
+def add_test_timeout_option(p: argparse.ArgumentParser, default_help: str) -> None:
+    """Add ``--test-timeout``: each replayed test's own wall clock (``testbound``);
+    ``default_help`` says what it is when not given."""
+    p.add_argument(
+        "--test-timeout",
+        type=seconds_value,
+        default=None,
+        metavar="SECONDS",
+        help="wall clock of each test the replay runs, kept by patchlane (the test cannot "
+        "stop it): a test past it fails, 'timed out', and the run stops there; one past it "
+        f"at the base as well is this machine's (exit 2) ({default_help})",
     )
 
 

@@ -15,6 +15,7 @@ from patchlane.commands.options import (
     add_base_option,
     add_dep_map_options,
     add_diff_options,
+    add_test_timeout_option,
     seed_value,
 )
 
@@ -150,6 +151,7 @@ def _add_run(actions: Any, parents: list[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="wall clock for the whole run",
     )
+    add_test_timeout_option(run, "default: 120")
     run.add_argument(
         "--out", type=Path, required=True, metavar="FILE", help="write receipt.json here"
     )

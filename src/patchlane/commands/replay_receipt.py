@@ -56,7 +56,8 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.inputs.jsonio import atomic_write_bytes
     from patchlane.lanes.replay import signing
     from patchlane.lanes.replay.run import HostRun, draw_hash_seed, run_slice
-    from patchlane.lanes.replay.runprogress import shown
+    from patchlane.lanes.replay.runprogress import logged, shown
+    from patchlane.lanes.replay.testbound import bounded, default_bound
 
     data = _read(args.slice, slicefile.SliceError)
     nodeids = slicefile.parse(data, os.fspath(args.slice))
@@ -78,7 +79,9 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
     ctx.out.progress(
         f"replay run: {len(nodeids)} node id(s), seed {args.seed}, hash seed {hash_seed}"
     )
-    with shown(ctx.out.progress):  # tests done of the slice, every 10 s
+    bound = default_bound(args.test_timeout, None)  # no map here: the fallback
+    # Tests done of the slice and the one running, every 10 s.
+    with shown(logged(ctx.out)), bounded(bound):
         result = run_slice(
             repo,
             nodeids,

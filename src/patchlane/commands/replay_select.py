@@ -140,9 +140,12 @@ def _print_summary(selection: Selection, ctx: Context) -> None:
     """The sha256 first (scripts read the first line), then the counts and reasons."""
     out = ctx.out
     out.say(selection.sha256)
-    size = selection.suite_size
-    share = f" ({len(selection.nodeids) / size:.0%} of {size})" if size else f" (of {size})"
-    out.say(f"slice: {len(selection.nodeids)} node ids{share}")
+    size, added = selection.suite_size, len(selection.added)
+    drawn = len(selection.nodeids) - added
+    # Counted against the suite the slice was drawn from; the patch's own tests apart.
+    share = f" ({drawn / size:.0%} of {size})" if size else f" (of {size})"
+    more = f" (+{added} added by the patch)" if added else ""
+    out.say(f"slice: {drawn} node ids{share}{more}")
     rules = ", ".join(f"{rule} {n}" for rule, n in sorted(selection.rule_counts.items()))
     out.say(f"selected by: {rules or 'nothing'}; dependency map: {selection.dependency_map}")
     if selection.canary is not None:

@@ -225,7 +225,7 @@ def _replay_findings(rep: ReplayReport | None) -> list[str]:
         drawn = 0 if rep.canary is None else len(rep.canary.nodeids)
         chosen = f" ({rep.slice_count - drawn} selected, {drawn} canary)" if drawn else ""
         lines.append(
-            f"replay slice: {rep.slice_count} of {rep.suite_size} tests{chosen}, "
+            f"replay slice: {rep.slice_text()}{chosen}, "
             f"sha256 {str(rep.slice_sha256)[:16]}..., outcome {rep.outcome}"
         )
     if rep.receipt_sha256 is not None:

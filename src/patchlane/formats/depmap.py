@@ -51,6 +51,8 @@ _KEYS = (
     "lines", "import_lines", "opened", "opened_at_import", "listed", "listed_at_import",
     "imported", "uses", "blind", "blind_reasons", "whole_files", "shared", "passed",
 )  # fmt: skip
+# Optional: a map recorded before durations were kept has none (the bound then falls back).
+_OPTIONAL = ("slowest_s",)
 
 
 class UnverifiedMapError(DependencyMapError):
@@ -105,6 +107,10 @@ class DependencyMap:
     # Blind context -> why (a process it started, and which; a start while a module was
     # imported, and that module), for selection's notes.
     blind_reasons: Mapping[int, str] = field(default_factory=dict)
+    # The longest any one test took in the recording run (start of its setup to the end of
+    # its teardown, as the parent saw it), in seconds; ``None``: not recorded. The default
+    # per-test bound of a replay is derived from it (``lanes.replay.testbound``).
+    slowest_s: float | None = None
 
     # --- reading ------------------------------------------------------------------------
 
@@ -218,6 +224,7 @@ class DependencyMap:
             "whole_files": list(self.whole_files),
             "shared": list(self.shared),
             "passed": list(self.passed),
+            **({} if self.slowest_s is None else {"slowest_s": self.slowest_s}),
         }
 
     def to_bytes(self) -> bytes:
@@ -244,10 +251,15 @@ def mac_path(path: Path) -> Path:
 
 
 def from_recording(
-    binding: Binding, tests: Iterable[str], recording: Any, passed: Iterable[str] = ()
+    binding: Binding,
+    tests: Iterable[str],
+    recording: Any,
+    passed: Iterable[str] = (),
+    slowest_s: float | None = None,
 ) -> DependencyMap:
     """Return the map of one recording run (``child.recorder``'s JSON document, which
-    the base's own code wrote) over the collected ``tests``, of which ``passed`` passed.
+    the base's own code wrote) over the collected ``tests``, of which ``passed`` passed;
+    ``slowest_s``: the longest any test took (``DependencyMap.slowest_s``).
 
     Contexts the recording names that are neither a collected test nor a fixture (a test
     pytest ran but the collection did not list) are dropped. Raises nothing.
@@ -303,6 +315,8 @@ def from_recording(
         whole_files=contexts(recording.get("whole_files", [])),
         shared=contexts(FIXTURE + f for f in recording.get("shared", [])),
         passed=tuple(sorted({index[t] for t in passed if t in index and index[t] < len(test_ids)})),
+        # Milliseconds: what the file keeps, so that a map reads back as it was recorded.
+        slowest_s=None if slowest_s is None else round(slowest_s, 3),
     )
 
 
@@ -359,7 +373,7 @@ def read(path: Path, key: CacheKey) -> DependencyMap:
 
 
 def _parse(top: Fields) -> DependencyMap:
-    top.only(_KEYS)
+    top.only((*_KEYS, *_OPTIONAL))
     top.require(*_KEYS)
     if top.text("format") != FORMAT:
         raise top.fail("format", f"expected {FORMAT!r}")
@@ -400,6 +414,7 @@ def _parse(top: Fields) -> DependencyMap:
         whole_files=_indexes(top, "whole_files", top.get("whole_files"), len(tests)),
         shared=_shared(top, len(tests), size),
         passed=_indexes(top, "passed", top.get("passed"), len(tests)),
+        slowest_s=top.number("slowest_s", lo=0, expected="a number of seconds", default=None),
     )
 
 

@@ -44,8 +44,9 @@ class ReplayOutcome(StrEnum):
     head passes at the base); every other outcome is no evidence (``error``): the receipt is
     ``refused`` or holds ``no_evidence``, the replay was ``not_run``, the slice was
     ``empty`` or needs a ``private`` file, the host was ``unreachable``, the head's build
-    failed (``build_failed``), every failure ``fails_at_base`` too, or the replay was
-    ``skipped`` because an earlier lane is red (nothing a reject's summary needs to show).
+    failed (``build_failed``), every failure ``fails_at_base`` too, a failure passed when
+    run again alone at the head (``flaky_at_head``), or the replay was ``skipped`` because
+    an earlier lane is red (nothing a reject's summary needs to show).
     """
 
     PASS = "pass"  # noqa: S105 - an outcome word, not a password
@@ -58,6 +59,7 @@ class ReplayOutcome(StrEnum):
     UNREACHABLE = "unreachable"
     BUILD_FAILED = "build_failed"
     FAILS_AT_BASE = "fails_at_base"
+    FLAKY_AT_HEAD = "flaky_at_head"
     SKIPPED = "skipped"
 
 
@@ -181,7 +183,22 @@ class ReplayReport:
     )
     mode: str | None = _key(None, write="notnone")
     slice_count: int | None = _key(None, "how many tests the slice holds", when=_SLICE, lo=0)
-    suite_size: int | None = _key(None, "how many tests the suite holds", when=_SLICE, lo=0)
+    suite_size: int | None = _key(
+        None,
+        "how many tests the suite the slice was drawn from holds (with a dependency map, the "
+        "base's recorded tests; without one, the head's collection)",
+        when=_SLICE,
+        lo=0,
+    )
+    # Of ``slice_count``, the tests the suite does not hold (the patch adds them): the slice
+    # drew ``slice_count - slice_added`` of ``suite_size`` (``slice_text``).
+    slice_added: int = _key(
+        0,
+        "how many of the slice's tests the suite does not hold: tests the patch adds "
+        "(slice_count - slice_added of suite_size were drawn from the suite)",
+        when=_SLICE,
+        lo=0,
+    )
     private: tuple[PrivateFile, ...] = _key(
         (),
         "files the slice needs that are private or hold a secret (never handed to a replay "
@@ -225,6 +242,15 @@ class ReplayReport:
         "node ids skipped at the head that pass at the base"
     )
     fail_at_base_too: tuple[str, ...] | None = _listed("failed node ids that fail at the base too")
+    # Failed nodes that passed at the base, run again alone at both (``lanes.replay.rerun``).
+    reran_alone: tuple[str, ...] | None = _listed(
+        "failed node ids that pass at the base, run again alone at the head and at the base "
+        "(empty: more failed than are run again)"
+    )
+    flaky_at_head: tuple[str, ...] | None = _listed(
+        "failed node ids that passed when run again alone at the head: their failure does not "
+        "repeat (flaky at the head: freeze it or fix it)"
+    )
     # Failed or skipped nodes whose base outcome came from the dependency map's recording
     # (they passed when the base's whole suite ran), not from a run at the base now.
     base_from_map: tuple[str, ...] | None = _listed(
@@ -305,6 +331,15 @@ class ReplayReport:
         ``skipped``)."""
         return self.outcome == SKIPPED
 
+    def slice_text(self) -> str | None:
+        """Return the slice's size against the suite it was drawn from, as people read it
+        (``12 of 488 tests (+3 added by the patch)``), or ``None`` without a slice."""
+        if self.slice_count is None:
+            return None
+        drawn = self.slice_count - self.slice_added
+        text = f"{drawn} of {self.suite_size} tests"
+        return f"{text} (+{self.slice_added} added by the patch)" if self.slice_added else text
+
     def to_json(self) -> dict[str, object]:
         """Return the report as JSON-ready data, keys in a fixed order, each written only
         when the report has it (see the class docstring).
@@ -349,4 +384,18 @@ def _moved(data: dict[str, object], key: str, after: str) -> dict[str, object]:
 def _parse(doc: Document, value: object) -> ReplayReport:
     top, status, reason = envelope(doc, value, LANE)
     given = {"status": status, "reason": reason}
-    return from_fields(ReplayReport, top, given=given, extra=ENVELOPE_KEYS)
+    report = from_fields(ReplayReport, top, given=given, extra=ENVELOPE_KEYS)
+    count, added, suite = report.slice_count, report.slice_added, report.suite_size
+    # A report written before ``slice_added`` counted added tests in the slice alone (it
+    # could say 489 of 488): only a report that has the key is held to it.
+    if (
+        isinstance(value, dict)
+        and "slice_added" in value
+        and count is not None
+        and (added > count or (suite is not None and count - added > suite))
+    ):
+        raise top.fail(
+            "slice_added",
+            f"a slice of {count} with {added} added tests is not drawn from a suite of {suite}",
+        )
+    return report

@@ -45,6 +45,10 @@ _SKIPPED_SHOWN = 10
 _COPIED_SHOWN = 8
 # How many changed files the note lists (classify.json lists them all).
 _FILES_SHOWN = 50
+# How many paths judged by the base's tests alone the property field names.
+_ALONE_SHOWN = 10
+# The property field for code no property covers (``lanes.replay.paths``).
+TESTS_ALONE = "none: judged by the base's tests alone"
 
 # Categories shown as escapes: control characters (CR, LF, TAB, ESC and the C1 controls),
 # format characters (bidi overrides such as U+202E, zero-width spaces and joiners, U+FEFF),
@@ -259,7 +263,29 @@ class ReviewNote:
         return "\n".join(lines) + "\n"
 
 
-def _property_field(report: PropertyReport | None) -> Field:
+def _tests_alone_text(paths: tuple[str, ...]) -> Text:
+    """The property field's words for code no property covers that the map leaves to the
+    replay (``lanes.replay.paths``): never blank, never a pass."""
+    shown = join(", ", (fmt("{}", p) for p in paths[:_ALONE_SHOWN]))
+    if len(paths) > _ALONE_SHOWN:
+        shown += fmt(" and {} more (classify.json lists them)", len(paths) - _ALONE_SHOWN)
+    return fmt("{} ({})", TESTS_ALONE, shown)
+
+
+def _property_field(report: PropertyReport | None, tests_alone: tuple[str, ...] = ()) -> Field:
+    """The property field; ``tests_alone``: the changed paths under ``lanes.replay.paths``
+    that no property covers, named as judged by the base's tests alone."""
+    field = _property_run_field(report)
+    if not tests_alone or report is None or not field.filled:
+        return field
+    alone = _tests_alone_text(tests_alone)
+    if report.status == Status.NOT_APPLICABLE:
+        return _field("property", alone, True)
+    text = Text(field.text, field.markdown) + fmt("; for the rest, {}", alone)
+    return _field("property", text, True)
+
+
+def _property_run_field(report: PropertyReport | None) -> Field:
     if report is None:
         return _field("property", fmt(f"{NOT_REVIEWED} (no property report)"), False)
     seed, cases = report.seed, report.cases
@@ -363,8 +389,9 @@ def _replay_field(report: ReplayReport | None) -> Field:
     digest = report.receipt_sha256
     if report.status in (Status.PASS, Status.FAIL) and digest is not None:
         extra = fmt("")
-        if report.slice_count is not None:
-            extra += fmt("; slice {} of {} tests", report.slice_count, report.suite_size)
+        sized = report.slice_text()  # patchlane's own wording and numbers only
+        if sized is not None:
+            extra += fmt(f"; slice {sized}")
             if report.slice_rules:
                 rules = join(
                     ", ", (fmt("{} {}", r, n) for r, n in sorted(report.slice_rules.items()))
@@ -447,8 +474,9 @@ def build_note(
 
     Returns the ``ReviewNote``; its values stay raw until ``to_markdown`` escapes them.
     """
+    alone = () if classification is None else classification.tests_alone
     fields = (
-        _property_field(reports.property),
+        _property_field(reports.property, alone),
         _fixture_field(reports.fixture),
         _freeze_field(reports.freeze),
         _replay_field(reports.replay),

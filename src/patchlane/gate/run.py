@@ -72,6 +72,9 @@ class GateOptions:
     dep_map: str = "off"
     dep_cache: Path | None = None
     dep_map_timeout_s: float = RECORD_TIMEOUT_S
+    # ``--test-timeout``: each replayed test's bound (``None``: derived from the base's
+    # recorded durations, ``lanes.replay.testbound``).
+    test_timeout_s: float | None = None
     # Reuse property runs whose inputs are unchanged (``lanes.property.cache.results``).
     property_cache: bool = True
     # The patch file ``head`` was applied from (``gate --patch``), named in the evidence.
@@ -474,6 +477,7 @@ def _replay_options(
         dep_map=opts.dep_map,
         dep_cache=opts.dep_cache,
         dep_map_timeout_s=opts.dep_map_timeout_s,
+        test_timeout_s=opts.test_timeout_s,
     )
 
 

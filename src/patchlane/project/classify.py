@@ -129,6 +129,8 @@ class ClassificationSummary:
     base: str | None = None
     merge_base: str | None = None
     changed: tuple[ChangedFile, ...] = ()
+    # The changed paths only the base's tests judge (``Classification.tests_alone``).
+    tests_alone: tuple[str, ...] = ()
 
     @property
     def facts(self) -> PatchFacts:
@@ -172,6 +174,7 @@ _SUMMARY_KEYS = (
     "harness_changed",
     "map_complete",
     "map_reason",
+    "tests_alone",
 )
 _FILE_KEYS = ("path", "status", "old_path", "lanes", "ignored", "collected", "control_plane")
 
@@ -238,6 +241,7 @@ def _parse_summary(doc: Document, value: object) -> ClassificationSummary:
         head=top.string("head", default=None),
         applied_from=top.string("applied_from", default=None),
         head_map_problem=head_problem,
+        tests_alone=top.text_list("tests_alone", item=None, default=()),
     )
 
 
@@ -255,6 +259,9 @@ class Classification:
     map_reason: str
     # (path, kind) -> how the rule found it (``imported by tests/conftest.py``).
     control_why: dict[tuple[str, str], str] = field(default_factory=dict)
+    # Changed paths (both sides of renames) under ``lanes.replay.paths`` that no property
+    # lane covers: the base's tests alone judge them (``judged_by_tests_alone``).
+    tests_alone: tuple[str, ...] = ()
     # The patch file the head commit was made from (``gate --patch``), as the user named it.
     applied_from: str | None = None
 
@@ -304,6 +311,7 @@ class Classification:
             base=self.base,
             merge_base=self.merge_base,
             changed=tuple(ChangedFile(f.status, f.path, f.old_path) for f in self.files),
+            tests_alone=self.tests_alone,
         )
 
     def to_json(self) -> dict[str, object]:
@@ -356,6 +364,7 @@ class Classification:
             "harness_changed": bool(self.harness_changed),
             "map_complete": self.map_complete,
             "map_reason": self.map_reason,
+            **({"tests_alone": list(self.tests_alone)} if self.tests_alone else {}),
         }
 
 
@@ -541,9 +550,20 @@ def lanes_for(path: str, review_map: ReviewMap, props: tuple[str, ...]) -> list[
         lanes.append("fixture")
     if review_map.freeze is not None and path == review_map.freeze.registry:
         lanes.append("freeze")
-    if under_any(path, review_map.replay.tests):
+    # ``replay.paths``: code no property covers, judged by the replay alone (the base's
+    # tests that reach it); covered, so rule 5 leaves it alone, never a pass of its own.
+    if under_any(path, review_map.replay.tests) or under_any(path, review_map.replay.paths):
         lanes.append("replay")
     return lanes
+
+
+def judged_by_tests_alone(path: str, review_map: ReviewMap, props: tuple[str, ...]) -> bool:
+    """Return whether ``path`` is code the map leaves to the replay alone: under
+    ``lanes.replay.paths`` and in no property lane's paths (no property oracle judges it,
+    only the base's tests that reach it)."""
+    return under_any(path, review_map.replay.paths) and "property" not in lanes_for(
+        path, review_map, props
+    )
 
 
 def classify(
@@ -586,19 +606,21 @@ def classify(
         review_map = source.review_map
     unmapped = tuple(sorted(set(sorter.unmapped)))
     complete, why = _coverage(files, unmapped, bool(changes))
+    alone = sorted({p for p in touched if judged_by_tests_alone(p, review_map, sorter.props)})
     return Classification(
         base=base,
         head=head,
         merge_base=mb,
         map_source=source,
         files=tuple(files),
-        lanes=_lane_summary(review_map, files),
+        lanes=_lane_summary(review_map, files, tuple(alone)),
         unmapped=unmapped,
         control_plane=tuple(sorted(sorter.control)),
         map_complete=complete,
         map_reason=why,
         control_why=sorter.whys,
         applied_from=applied_from,
+        tests_alone=tuple(alone),
     )
 
 
@@ -693,11 +715,20 @@ def _with_tests(review_map: ReviewMap, paths: list[str]) -> ReviewMap:
     return dataclasses.replace(review_map, replay=dataclasses.replace(replay, tests=tests))
 
 
+# The three ways to cover a path (rule 5's advice): a property oracle, the base's tests
+# alone, or none at all with a reason. Adding an ignore entry is only the last of them.
+EXTEND_THE_MAP = (
+    "extend the map: name each under lanes.property.paths with properties that check it, "
+    "under lanes.replay.paths to judge it by the base's tests alone, or in ignore with a reason"
+)
+
+
 def _coverage(files: list[FileClass], unmapped: tuple[str, ...], changed: bool) -> tuple[bool, str]:
     """Return whether the map covers the diff (rule 5), and why."""
     if unmapped:
         return False, (
-            f"{len(unmapped)} changed path(s) no lane or ignore entry covers: extend the map"
+            f"{len(unmapped)} changed path(s) no lane, lanes.replay.paths or ignore entry "
+            f"covers: {EXTEND_THE_MAP}"
         )
     if not changed:
         return False, "the patch changes no file"
@@ -767,7 +798,34 @@ def _storing_tests(
     return found
 
 
-def _lane_summary(review_map: ReviewMap, files: list[FileClass]) -> dict[str, LaneApplicability]:
+# How many paths the property lane's reason names (classify.json lists them all).
+_ALONE_SHOWN = 10
+
+
+def tests_alone_reason(paths: tuple[str, ...]) -> str:
+    """Return the property lane's reason for a patch whose code ``paths`` only the replay
+    judges (``lanes.replay.paths``): no property covers them."""
+    shown = ", ".join(paths[:_ALONE_SHOWN])
+    if len(paths) > _ALONE_SHOWN:
+        shown += f" and {len(paths) - _ALONE_SHOWN} more"
+    return (
+        f"no property covers {shown}: lanes.replay.paths names them, so the base's tests "
+        "alone judge them (the replay)"
+    )
+
+
+def _on_new_bytes(configured: dict[str, bool], out: dict[str, LaneApplicability]) -> bool:
+    """Whether the property lane runs on changed fixture bytes (it exists, and the fixture
+    lane, summarised first, applies)."""
+    return configured["property"] and out["fixture"].applicable
+
+
+def _lane_summary(
+    review_map: ReviewMap, files: list[FileClass], tests_alone: tuple[str, ...]
+) -> dict[str, LaneApplicability]:
+    """Return each lane's applicability to the changed ``files``; the property lane's reason
+    names the ``tests_alone`` paths (``judged_by_tests_alone``) when it has nothing else to
+    look at."""
     configured = {
         "property": review_map.property is not None,
         "fixture": review_map.fixture is not None,
@@ -780,7 +838,9 @@ def _lane_summary(review_map: ReviewMap, files: list[FileClass]) -> dict[str, La
         hits = tuple(
             sorted({p for f in files if lane in f.lanes for p in (f.path, f.old_path) if p})
         )
-        if not configured[lane]:
+        if lane == "property" and tests_alone and not hits and not _on_new_bytes(configured, out):
+            out[lane] = LaneApplicability(False, tests_alone_reason(tests_alone), ())
+        elif not configured[lane]:
             out[lane] = LaneApplicability(False, f"the map has no {lane} lane", ())
         elif hits:
             out[lane] = LaneApplicability(True, f"{len(hits)} changed path(s) in this lane", hits)

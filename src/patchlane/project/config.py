@@ -101,7 +101,7 @@ class ReplayLane:
     # these are covered (no "map incomplete"), and the note says the code was judged by the
     # base's tests alone. ``init`` writes it when it finds no properties.
     paths: tuple[str, ...] = ()
-    # The seed of a map without a property lane (``ReviewMap.seed``): the gate's default
+    # A map's seed when it has no property lane (``ReviewMap.seed``): the gate's default
     # ``--seed``, so that a map with the replay alone still runs ``gate`` as written.
     seed: int | None = None
 

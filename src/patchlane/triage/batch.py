@@ -253,6 +253,7 @@ def _gated_row(c: Candidate, head: str, result: GateResult, root: Path, seconds:
         suite_size=replay.suite_size if replay is not None else None,
         seconds=seconds,
         evidence=Path(os.path.relpath(result.out_dir, root)).as_posix(),
+        slice_added=replay.slice_added if replay is not None else 0,
     )
 
 

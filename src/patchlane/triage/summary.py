@@ -46,6 +46,8 @@ class Row:
     # The candidate whose gate this row shares (the same head commit: the same
     # patch), or ``None`` when the row's own gate ran (or none did).
     same_as: str | None = None
+    # Of ``slice_count``, the tests the patch adds (not in the suite of ``suite_size``).
+    slice_added: int = 0
 
     def to_json(self) -> dict[str, object]:
         """Return the row as JSON-ready data, keys in a fixed order."""
@@ -59,6 +61,7 @@ class Row:
             "reason": self.reason,
             "slice_count": self.slice_count,
             "suite_size": self.suite_size,
+            "slice_added": self.slice_added,
             "seconds": round(self.seconds, 3),
             "evidence": self.evidence,
             "same_as": self.same_as,
@@ -98,9 +101,11 @@ def to_markdown(rows: Sequence[Row]) -> str:
         "| --- | --- | --- | --- | --- |",
     ]
     for r in ranked(rows):
-        size = "" if r.slice_count is None else str(r.slice_count)
+        size = "" if r.slice_count is None else str(r.slice_count - r.slice_added)
         if r.slice_count is not None and r.suite_size is not None:
             size += f" of {r.suite_size}"
+        if r.slice_count is not None and r.slice_added:
+            size += f" (+{r.slice_added} added)"
         where = md_text(r.name) if r.evidence is None else f"[{md_text(r.name)}]({r.evidence}/)"
         if r.same_as is not None:
             where += f" (the same patch as {md_text(r.same_as)}: one gate)"

@@ -36,11 +36,17 @@ def test_c():
 def test_d():
     time.sleep(0.4)
 """
+COLLECTING = re.compile(r"replay: run: collecting the tests \(\d+ s\)\Z")
 IDS = [f"tests/test_slow.py::test_{x}" for x in "abcd"]
-LINE = re.compile(r"replay: run: (\d+) of 4 tests done, (\d+) failed so far\Z")
+LINE = re.compile(
+    r"replay: run: (\d+) of 4 tests done, (\d+) failed so far"
+    r"(; tests/test_slow\.py::test_[abcd] running for \d+ s)?\Z"
+)
 
 
 def _counts(lines: list[str]) -> list[tuple[int, int]]:
+    # Lines said while the child collected come first, then the counts.
+    lines = [line for line in lines if not COLLECTING.match(line)]
     matched = [LINE.match(line) for line in lines]
     assert all(matched), lines
     return [(int(m.group(1)), int(m.group(2))) for m in matched if m]
@@ -90,7 +96,9 @@ def test_the_counter_counts_ends_of_tests_and_first_failures() -> None:
     counter([{"n": "t::a", "o": "passed", "w": "call"}, {"fin": "t::a"}])
     now[0] = 11.0
     counter([])
-    assert lines == []  # nothing is said before the total is known
+    # Before the total is known: how long the child has been collecting.
+    assert lines == ["replay: run: collecting the tests (11 s)"]
+    lines.clear()
     counter.expect(3)
     counter(
         [{"n": "t::b", "o": "failed", "w": "call"}, {"n": "t::b", "o": "failed", "w": "teardown"}]
@@ -112,3 +120,20 @@ def test_a_run_of_whole_files_counts_what_the_child_collected() -> None:
     now[0] = 2.0
     counter([])
     assert lines == ["replay: run: 1 of 2 tests done, 0 failed so far"]
+
+
+def test_the_line_names_the_running_test_and_how_long_it_has_run() -> None:
+    now = [0.0]
+    lines: list[str] = []
+    running: list[tuple[str, float] | None] = [None]
+    counter = Counter(lines.append, 10.0, 2, clock=lambda: now[0], running=lambda: running[0])
+    now[0] = 10.0
+    counter([])
+    assert lines == ["replay: run: 0 of 2 tests done, 0 failed so far"]  # none running yet
+    running[0] = ("t::loops\x1b[2J\nforged", 42.4)
+    now[0] = 20.0
+    counter([])
+    # The node id is the repository's text: one line, no escape sequence.
+    assert lines[-1].startswith("replay: run: 0 of 2 tests done, 0 failed so far; t::loops")
+    assert lines[-1].endswith(" running for 42 s")
+    assert "\n" not in lines[-1] and "\x1b" not in lines[-1]

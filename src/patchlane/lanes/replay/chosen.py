@@ -93,13 +93,16 @@ def collect_and_run(
     """
     from patchlane.infra import process
     from patchlane.lanes.replay.runprogress import counter
+    from patchlane.lanes.replay.testbound import Clock, current, listener
 
     if not scope.extra_paths:
         return _nothing_to_collect(tree, choose, hash_seed, timeout_s, freeze_report)
     asked: list[Sequence[str] | None] = []
     clock = {"start": time.monotonic(), "asked": 0.0, "chosen": 0.0}
-    # Inside ``runprogress.shown``: once the choice is made, tests done of it every few s.
-    progress = counter(None)
+    # Each test's own wall clock (``testbound``); inside ``runprogress.shown``: collection's
+    # time, then tests done of the choice and the one running, every few s.
+    per_test = Clock(current())
+    progress = counter(None, running=per_test.running)
 
     def answer(records: Sequence[Mapping[str, Any]]) -> bytes:
         clock["asked"] = time.monotonic()
@@ -138,7 +141,9 @@ def collect_and_run(
             result_limit=RESULT_LIMIT,
             job_socket=True,
         )
-        run = process.run_child(launch, answer=answer, listen=progress)
+        run = process.run_child(
+            launch, answer=answer, listen=listener(per_test, progress), stop=per_test.stop
+        )
     if not asked:
         why = (
             f"timed out after {timeout_s:g} s"
@@ -152,7 +157,7 @@ def collect_and_run(
     if chosen is None:
         return ChosenRun(None, collect_s, choose_s)
     folded = fold(
-        run.records, chosen, (), allowed, run, shown=shown,
+        run.records, chosen, (), allowed, run, shown=shown, clock=per_test,
     )  # fmt: skip
     return ChosenRun(checked_origins(folded), collect_s, choose_s)
 

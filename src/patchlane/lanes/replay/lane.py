@@ -69,6 +69,8 @@ class ReplayOptions:
     obtained: tuple[DependencyMap | None, str] | None = None
     # ``mode`` checked (``replay_command.parse_replay``): ``None`` for ``none`` and ``local``.
     command: ReplayCommand | None = None
+    # ``--test-timeout``: each test's bound in seconds (``None``: derived, ``testbound``).
+    test_timeout_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,7 @@ def _with_slice(report: ReplayReport, selection: Selection) -> ReplayReport:
         slice_sha256=selection.sha256,
         slice_count=len(selection.nodeids),
         suite_size=selection.suite_size,
+        slice_added=len(selection.added),
         private=tuple(PrivateFile(path, why) for path, why in selection.private),
         slice_rules=dict(selection.rule_counts),
         dependency_map=selection.dependency_map,
@@ -207,10 +210,13 @@ def replay(
     alike, or for a map's build command that fails at both.
     """
     from patchlane.lanes.replay.compiled import compiled_events, judge_build_failure
+    from patchlane.lanes.replay.testbound import bounded, for_replay
     from patchlane.project.build import BuildFailed
 
+    bound = for_replay(opts.test_timeout_s, opts.obtained[0] if opts.obtained else None)
     try:
-        report = _replay(repo, cls, opts, local_green, freeze_report, out, steps)
+        with bounded(bound):  # every test this lane runs, at the head and the base
+            report = _replay(repo, cls, opts, local_green, freeze_report, out, steps)
     except BuildFailed as e:
         report = judge_build_failure(repo, cls, opts.mode, e.result)
     except ForeignCode as e:
@@ -462,8 +468,18 @@ def _checked(
         known -= frozenset(selection.canary.nodeids)
     if report.status == Status.PASS:
         report = _skips_at_base(repo, cls, hash_seed, report, out, known)
+    if report.status == Status.FAIL and run is not None and run.run.overran is not None:
+        from patchlane.lanes.replay.testbound import judge_overrun
+
+        report = judge_overrun(
+            repo, cls.merge_base, report, run.run, hash_seed=hash_seed, build=_build(cls), out=out
+        )
     if report.status == Status.FAIL:
         report = with_first_failure(_failures_at_base(repo, cls, hash_seed, report, out, known))
+    if report.status == Status.FAIL and run is not None:  # a local run: its failures run again
+        from patchlane.lanes.replay.rerun import judged_again
+
+        report = judged_again(repo, cls, report, out, hash_seed=hash_seed, timeout_s=RUN_TIMEOUT_S)
     if report.status != Status.FAIL:
         report = _test_changes(repo, cls, hash_seed, selection, report, out)
     unreached = unreached_code(cls, selection, frozenset(report.passed))
@@ -777,7 +793,9 @@ def _replay_here(stage: _Stage) -> ReplayReport:
     any other. The tests that cannot fail (``vacuity``) are judged in a thread of their own
     beside the slice, or beside the checks at the base.
     Raises what ``replay`` raises."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    from patchlane.lanes.replay.testbound import carry
+
+    with ThreadPoolExecutor(max_workers=1, initializer=carry()) as pool:  # the bound too
         return _replay_here_with(stage, pool)
 
 
@@ -785,7 +803,7 @@ def _replay_here_with(stage: _Stage, pool: Executor) -> ReplayReport:
     """``_replay_here`` with its thread ``pool`` for the tests that cannot fail."""
     from patchlane.formats.receipt import utc_stamp
     from patchlane.lanes.replay.collect import CollectionError
-    from patchlane.lanes.replay.runprogress import shown
+    from patchlane.lanes.replay.runprogress import logged, shown
     from patchlane.lanes.replay.select import base_collector, decide_slice, plan_slice
     from patchlane.lanes.replay.split import split_and_run
 
@@ -828,7 +846,7 @@ def _replay_here_with(stage: _Stage, pool: Executor) -> ReplayReport:
         started = utc_stamp()
         begun = time.perf_counter()
         try:
-            with shown(out.progress):  # tests done of the slice, every 10 s
+            with shown(logged(out)):  # tests done of the slice and the one running, every 10 s
                 ran = split_and_run(
                     Path(tmp) / "run",
                     _with_preload(plan.scope, dep_map, cls),
@@ -1009,7 +1027,13 @@ def _to_run(
     if not selection.nodeids:
         return None
     _refuse_environment_faults(repo, cls, selection, hash_seed, out)
-    out.progress(f"replay: running {len(selection.nodeids)} node id(s) with pytest")
+    from patchlane.lanes.replay.testbound import in_force
+
+    bound = in_force()
+    out.progress(
+        f"replay: running {len(selection.nodeids)} node id(s) with pytest"
+        + (f", {bound}" if bound else "")
+    )
     return selection.nodeids
 
 

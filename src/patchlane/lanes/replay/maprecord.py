@@ -188,6 +188,7 @@ def record(
     from patchlane.lanes.replay.collect import collect
     from patchlane.lanes.replay.run import PASSED, child_env, run_tests
     from patchlane.lanes.replay.runprogress import shown
+    from patchlane.lanes.replay.testbound import bounded
 
     with tempfile.TemporaryDirectory(prefix="patchlane-map-") as tmp:
         tree = Path(tmp) / "tree"
@@ -205,6 +206,9 @@ def record(
         with contextlib.ExitStack() as progress:
             if out is not None:  # tests done of the suite, every 10 s: a recording is long
                 progress.enter_context(shown(out.progress))
+            # Unbounded per test: the base is trusted, and its durations are what the
+            # replay's bound is derived from (``testbound``).
+            progress.enter_context(bounded(None))
             run = run_tests(
                 tree,
                 nodeids=collected.nodeids,
@@ -221,7 +225,8 @@ def record(
         data = json.loads(recording.read_text(encoding="utf-8"))
         data["blind"] = _blind_at_import(data, tree, review_map, collected.nodeids)
     passed = run.ids(PASSED) if not run.problems else ()
-    return from_recording(Binding.here(base), collected.nodeids, data, passed)
+    slowest = max(run.durations.values(), default=None)
+    return from_recording(Binding.here(base), collected.nodeids, data, passed, slowest)
 
 
 def _blind_at_import(

@@ -17,6 +17,9 @@ per node and writes the receipt (docs/architecture.md, "Replay outcomes"):
 - pytest's exit status must agree with the outcomes: a run that was interrupted, hit an
   internal or usage error, exited 1 with no failed node, or never said how it ended cannot
   pass, so every node it reported as passed is failed, with the reason;
+- a test that runs past its bound (``testbound``: the parent's clock, from the streamed start
+  of each test) stops the run: that node fails, "timed out after N s", and every other node
+  that had not failed by its own report is failed as not judged (``TestRun.not_judged``);
 - a run whose own machinery changed while it ran (the child's ``tripwire``: pytest's reports,
   runner or hooks, pluggy, patchlane's plugin) cannot pass either, and believes no outcome:
   from its tamper record on no report is taken, and every node that had not failed before
@@ -46,6 +49,7 @@ from patchlane.infra.ui import one_line
 
 if TYPE_CHECKING:
     from patchlane.infra.process import ChildRun
+    from patchlane.lanes.replay.testbound import Clock
 
 PASSED, FAILED, SKIPPED, FROZEN = "passed", "failed", "skipped", "frozen"
 # The test process is what the project runs: ``python -m pytest``, no flag and no argument of
@@ -121,6 +125,14 @@ class TestRun:
     sys_path: tuple[str, ...] = ()
     # The tree's root as that child saw it (``sys_path``'s places below it move with it).
     root: str = ""
+    # The node that ran past its bound (``testbound``), which stopped the run, and the bound
+    # (seconds); the nodes that run left without a judgement of their own (every node but
+    # that one and those that failed by their own reports before it).
+    overran: str | None = None
+    bound_s: float | None = None
+    not_judged: tuple[str, ...] = ()
+    # Node -> the seconds from its start to its end, as the parent saw them.
+    durations: Mapping[str, float] = field(default_factory=dict)
 
     def ids(self, outcome: str) -> tuple[str, ...]:
         """The node ids with ``outcome``, sorted."""
@@ -290,9 +302,12 @@ def run_tests(
     """
     from patchlane.infra import process
     from patchlane.lanes.replay.runprogress import counter
+    from patchlane.lanes.replay.testbound import Clock, current, listener
 
-    # Inside ``runprogress.shown``: tests done and failed so far, every few seconds.
-    progress = counter(len(nodeids), from_collection=bool(files))
+    # Each test's own wall clock, kept here (``testbound``); inside ``runprogress.shown``:
+    # tests done and failed so far and the one running, every few seconds.
+    clock = Clock(current())
+    progress = counter(len(nodeids), from_collection=bool(files), running=clock.running)
     also = also or Also()
     then_files, watch = also.then_files, also.watch
     env = plain_env(hash_seed)
@@ -326,9 +341,9 @@ def run_tests(
             result_limit=RESULT_LIMIT,
             job_socket=True,
         )
-        run = process.run_child(launch, listen=progress)
+        run = process.run_child(launch, listen=listener(clock, progress), stop=clock.stop)
     folded = fold(
-        run.records, nodeids, [*files, *then_files], allowed, run, shown=shown,
+        run.records, nodeids, [*files, *then_files], allowed, run, shown=shown, clock=clock,
     )  # fmt: skip
     return checked_origins(folded)
 
@@ -388,6 +403,7 @@ def fold(
     child: ChildRun | None = None,
     *,
     shown: Presentation | None = None,
+    clock: Clock | None = None,
 ) -> TestRun:
     """Fold the child's records into one ``NodeResult`` per node (see the module docstring).
 
@@ -398,7 +414,8 @@ def fold(
     that fails the run is taken from it; one that would pass never is. With ``shown`` (how
     the child saw the tree), the run's ``foreign`` lists the project modules its record says
     came from outside the tree (``infra.origins.foreign``), and a run that reported its exit
-    status but no record of them is listed too."""
+    status but no record of them is listed too. With ``clock`` (the parent's clock of each
+    test, ``testbound.Clock``), a run it stopped is folded as the module docstring says."""
     from patchlane.pytest_plugin import skip_reason
 
     state = _Fold()
@@ -431,8 +448,10 @@ def fold(
             n: r if r.outcome == FAILED and state.failed_before(n) else NodeResult(FAILED, why)
             for n, r in results.items()
         }
-    if timed_out:
-        problems.append("the run timed out; nodes without an outcome failed")
+    stop = _stop_problem(clock)
+    problems += (
+        [stop] if stop else ["the run timed out; nodes without an outcome failed"] * timed_out
+    )
     code = state.exit_code
     if code is None and returncode not in (None, 0, 1, 5) and not timed_out:
         code = returncode
@@ -454,6 +473,7 @@ def fold(
         }
     if code == 0 and failed:
         problems.append("pytest exited 0 although a node failed")
+    results, not_judged = _stopped_at(results, state, clock if stop else None)
     return TestRun(
         results=results,
         collected=tuple(n for n in state.collected if n in results),
@@ -468,7 +488,53 @@ def fold(
         calls=tuple(state.calls),
         sys_path=tuple(state.sys_path),
         root=state.root,
+        overran=clock.overran if stop and clock is not None else None,
+        bound_s=clock.bound_s if clock is not None else None,
+        not_judged=tuple(not_judged),
+        durations=dict(clock.durations) if clock is not None else {},
     )
+
+
+def _stop_problem(clock: Clock | None) -> str | None:
+    """Why the run cannot pass when ``clock`` stopped it (a test past its bound, or no test
+    named when it stopped), else ``None``."""
+    if clock is None or clock.bound_s is None or not clock.stop.is_set():
+        return None
+    from patchlane.lanes.replay.testbound import stalled_problem
+
+    if clock.overran is None:
+        return stalled_problem(clock.bound_s)
+    return (
+        f"{one_line(clock.overran)[:200]} ran past its bound of {clock.bound_s:g} s; the run "
+        "was stopped there"
+    )
+
+
+def _stopped_at(
+    results: Mapping[str, NodeResult], state: _Fold, clock: Clock | None
+) -> tuple[dict[str, NodeResult], list[str]]:
+    """``results`` of a run ``clock`` stopped when a node ran past its bound: that node
+    failed, timed out; every other node that did not fail by its own report (a skip stays
+    one) failed as not judged. Returns them and the not-judged node ids (``results`` as
+    they are, and none, when no node ran past its bound, or when the run's machinery
+    changed: then no report is believed and that node fails with the rest)."""
+    from patchlane.lanes.replay.testbound import not_judged_why, timed_out_why
+
+    out: dict[str, NodeResult] = {}
+    not_judged: list[str] = []
+    overran = clock.overran if clock is not None else None
+    bound_s = clock.bound_s if clock is not None else None
+    if overran is None or bound_s is None or state.tamper is not None:
+        return dict(results), not_judged
+    for nodeid, result in results.items():
+        if nodeid == overran:
+            out[nodeid] = NodeResult(FAILED, timed_out_why(bound_s))
+        elif result.outcome in (SKIPPED, FROZEN) or state.failed_before(nodeid):
+            out[nodeid] = result
+        else:
+            out[nodeid] = NodeResult(FAILED, not_judged_why(one_line(overran)[:200], bound_s))
+            not_judged.append(nodeid)
+    return out, not_judged
 
 
 def _foreign(state: _Fold, shown: Presentation | None) -> tuple[str, ...]:

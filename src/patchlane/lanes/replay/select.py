@@ -81,7 +81,10 @@ class Selection:
 
     ``reasons``: node id -> why it is in the slice (one line each). ``private``: (path, why)
     for every needed file that keeps the slice off shared hosts. ``suite_size``: the number
-    of tests pytest collects under ``replay.tests``. ``files_needed``: the selected test
+    of tests in the suite the slice was drawn from (with a dependency map, the base's tests
+    it recorded; without one, what pytest collects under ``replay.tests`` at the head);
+    ``added``: the slice's node ids that suite does not hold (tests the patch adds), so
+    that ``len(nodeids) - len(added) <= suite_size``. ``files_needed``: the selected test
     files, their ``conftest.py`` files, the project modules they import (transitively) and
     the data files they name. ``notes``: what a reviewer should know (e.g. a failure-log
     node id that pytest no longer collects).
@@ -95,6 +98,7 @@ class Selection:
     suite_size: int
     files_needed: tuple[str, ...]
     notes: tuple[str, ...] = field(default=())
+    added: tuple[str, ...] = field(default=())
     # Every node id pytest collected at the head, and the test files it could not collect.
     collected: tuple[str, ...] = field(default=())
     collect_errors: tuple[CollectError, ...] = field(default=())
@@ -123,6 +127,7 @@ class Selection:
             "sha256": self.sha256,
             "count": len(self.nodeids),
             "suite_size": self.suite_size,
+            "added": len(self.added),
             "private": [{"path": p, "why": w} for p, w in self.private],
             "reasons": {n: list(self.reasons[n]) for n in self.nodeids},
             "rules": dict(sorted(self.rule_counts.items())),
@@ -593,15 +598,20 @@ def decide_slice(plan: SlicePlan, result: Collected) -> Selection:
     data = slicefile.render(nodeids, "<collected node ids>")
     needed = selector.needed(nodeids, graph)
     private = selector.private(needed)
+    # The suite the slice was drawn from: the base's recorded tests, else the head's
+    # collection. A test the patch adds is in the slice but not in the base's suite: counted
+    # apart, so that a slice is never "489 of 488".
+    suite = frozenset(result.nodeids) if map_plan is None else frozenset(map_plan.depmap.tests)
     return Selection(
         nodeids=nodeids,
         slice_bytes=data,
         sha256=slicefile.sha256(data),
         private=tuple(private),
         reasons={n: selector.reasons[n] for n in nodeids},
-        suite_size=len(set(result.nodeids)) if map_plan is None else len(map_plan.depmap.tests),
+        suite_size=len(suite),
         files_needed=tuple(needed),
         notes=tuple(selector.notes),
+        added=tuple(n for n in nodeids if n not in suite),
         collected=tuple(result.nodeids),
         collect_errors=tuple(broken.values()),
         reached_by={p: frozenset(t) for p, t in selector.reached_by.items()},

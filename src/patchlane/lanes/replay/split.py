@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from patchlane.inputs.paths import to_fs, under_any
 from patchlane.lanes.replay.chosen import Choose, ChosenRun, Scope, collect_and_run
@@ -39,6 +40,7 @@ from patchlane.lanes.replay.run import (
     file_part,
     run_tests,
 )
+from patchlane.lanes.replay.testbound import unjudged
 from patchlane.project.testmodules import CONFTEST, ModulePatterns
 
 # The patch's test code judged in the second process, in the problems it reports.
@@ -145,6 +147,10 @@ def split_and_run(
         return ChosenRun(None, collect_s, ran.choose_s)
     if not second:
         return ChosenRun(ran.run, collect_s, ran.choose_s)
+    if ran.run.overran is not None:
+        # A test ran past its bound: a red verdict needs no more evidence, and the patch's
+        # own tests, not run, are not judged (``testbound``).
+        return ChosenRun(unjudged(ran.run, second), collect_s, ran.choose_s)
     both = _own_then_together(
         tree, ran.run, second, everything, hash_seed, timeout_s, freeze_report
     )
@@ -180,6 +186,8 @@ def worst(apart: TestRun, together: TestRun) -> TestRun:
     same node ids in one process) failed, with why; the problems of both."""
     results = dict(apart.results)
     for nodeid, result in together.results.items():
+        if nodeid in together.not_judged:
+            continue  # that run stopped before it: no word on it (``testbound``)
         if result.outcome == FAILED and results.get(nodeid, result).outcome != FAILED:
             why = f"{_TOGETHER}: {result.why}" if result.why else _TOGETHER
             results[nodeid] = NodeResult(FAILED, why)
@@ -192,6 +200,7 @@ def worst(apart: TestRun, together: TestRun) -> TestRun:
         problems=(*apart.problems, *(f"{_TOGETHER}: {p}" for p in together.problems)),
         timed_out=apart.timed_out or together.timed_out,
         left={**together.left, **apart.left},
+        **_stops(apart, together),
     )
 
 
@@ -253,4 +262,20 @@ def union(first: TestRun, second: TestRun) -> TestRun:
         output_tail=first.output_tail + second.output_tail,
         plugin_files=tuple(sorted({*first.plugin_files, *second.plugin_files})),
         left={**second.left, **first.left},
+        **_stops(first, second),
     )
+
+
+def _stops(first: TestRun, second: TestRun) -> dict[str, Any]:
+    """The ``testbound`` fields of two runs as one: the first node that ran past its bound
+    (and that bound), every node either left unjudged but that one, every duration."""
+    overran, bound = next(
+        ((r.overran, r.bound_s) for r in (first, second) if r.overran is not None), (None, None)
+    )
+    not_judged = sorted({*first.not_judged, *second.not_judged} - {overran})
+    return {
+        "overran": overran,
+        "bound_s": bound if bound is not None else first.bound_s or second.bound_s,
+        "not_judged": tuple(not_judged),
+        "durations": {**second.durations, **first.durations},
+    }
