@@ -90,6 +90,7 @@ class Outcome:
     truth: str  # green, red, error
     suite: str
     suite_seconds: float
+    suite_failed: list[str]  # the plain suite's failed node ids (a flaky one shows here)
     verdict: str
     expected: str  # accept_for_review / reject (from the truth), "" when the truth errored
     why: str  # why not the expected verdict ("" when it matches)
@@ -392,6 +393,7 @@ class DayOne:
             truth=truth,
             suite=brief,
             suite_seconds=suite.seconds,
+            suite_failed=suite.failed,
             verdict=str(verdict.get("verdict")),
             expected=expected,
             why=why(verdict, expected, unmapped, list(self.spec.project.packages))
