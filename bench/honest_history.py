@@ -143,7 +143,9 @@ SPECS: dict[str, Spec] = {
             "rich",
             ("rich/",),
             imports=("rich",),
-            deps=("pytest", "pygments", "markdown-it-py", "attrs", "typing-extensions"),
+            # rich's tip (2026-02) renders syntax as Pygments 2.19 does: with 2.20 and later
+            # 7 tests (test_syntax, test_card) fail at every commit, base and head alike.
+            deps=("pytest", "pygments<2.20", "markdown-it-py", "attrs", "typing-extensions"),
             note="flat layout, ~900 tests; suite ~10 s",
         ),
         "Textualize/rich",
