@@ -142,3 +142,41 @@ def test_a_symlinked_gitignore_is_never_written_through(
     out = _init(repo, capsys)
     assert "wrote .gitignore" not in out
     assert outside.read_text() == "*.pyc\n"
+
+
+def test_tool_folders_and_build_files_no_code_or_test_names_are_ignore_entries(
+    repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _base(repo)
+    repo.write("benchmarks/bench_f.py", "from pkg import f\n\nprint(f())\n")
+    repo.write("Makefile", "bench:\n\tpython benchmarks/bench_f.py\n")
+    # Named by a test: the suite runs the examples, so they stay judged.
+    repo.write("examples/demo.py", "print('demo')\n")
+    repo.write(
+        "tests/test_examples.py",
+        "import pathlib, runpy\n\n\ndef test_demo():\n"
+        "    runpy.run_path(str(pathlib.Path(__file__).parents[1] / 'examples' / 'demo.py'))\n",
+    )
+    # Not a tool folder by its name: left to the user (rule 5 says so at the gate).
+    repo.write("helpers/h.py", "X = 1\n")
+    repo.commit("a project with tools")
+    _init(repo, capsys)
+    entries = parse_review_map((repo.path / "review-map.yml").read_text("utf-8"), "m").ignore
+    reasons = {e.path: e.reason for e in entries}
+    assert "benchmarks/" in reasons and "neither the code nor the tests" in reasons["benchmarks/"]
+    assert "Makefile" in reasons
+    assert "examples/" not in reasons
+    assert "helpers/" not in reasons
+
+
+def test_a_tool_folder_the_code_imports_stays_judged(
+    repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo.write("pkg/__init__.py", "from scripts import helper\n\n\ndef f():\n    return helper.ONE\n")
+    repo.write("scripts/__init__.py", "")
+    repo.write("scripts/helper.py", "ONE = 1\n")
+    repo.write("tests/test_pkg.py", "from pkg import f\n\n\ndef test_f():\n    assert f() == 1\n")
+    repo.commit("code that imports its scripts folder")
+    _init(repo, capsys)
+    entries = parse_review_map((repo.path / "review-map.yml").read_text("utf-8"), "m").ignore
+    assert "scripts/" not in {e.path for e in entries}

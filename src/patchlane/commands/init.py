@@ -29,7 +29,7 @@ from patchlane.commands.init_layout import (
     say_next,
 )
 from patchlane.commands.init_map import LOCK_NAME, MapContent, render
-from patchlane.commands.init_prose import Ignore, find_prose, gitignore_to_append
+from patchlane.commands.init_prose import Ignore, find_prose, find_tooling, gitignore_to_append
 from patchlane.commands.init_roots import find_test_roots, registry_folder
 from patchlane.commands.init_trial import Adopted, adopt
 from patchlane.errors import Exit, UsageError
@@ -370,7 +370,9 @@ def survey(repo: Path, fixtures: list[str] | None) -> Survey:
         fixture_roots=roots,
         test_roots=test_roots,
         registry=registry,
-        ignores=tuple(i for i in find_prose(repo, taken) if _writable(i.path)),
+        ignores=tuple(
+            i for i in (*find_prose(repo, taken), *find_tooling(repo, taken)) if _writable(i.path)
+        ),
     )
 
 

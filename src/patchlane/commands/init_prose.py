@@ -10,6 +10,9 @@ written as ``ignore`` entries, each with a reason the user can delete. An entry 
 hides a test: a file the project's pytest collects (a doctest in ``docs/``) stays a test
 file whatever the map ignores (``project.collects``).
 
+The developer's tools beside the package (``TOOL_DIRS``, ``TOOL_FILES``) are ignored the
+same way, but only when no ``.py`` file of the code or the tests names them (``find_tooling``).
+
 ``.patchlane/`` (where ``gate`` writes its evidence) is appended to the repository's
 ``.gitignore`` when there is one and git does not ignore that folder already
 (``git check-ignore``: whatever spelling of the rule is there, it is never added twice).
@@ -18,6 +21,7 @@ file whatever the map ignores (``project.collects``).
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +43,12 @@ PROSE_FILES = (
 DOC_DIRS = ("docs", "doc")
 # Folders of news fragments (towncrier): prose when they hold no Python module.
 FRAGMENT_PREFIXES = ("CHANGELOG", "CHANGES", "NEWS")
+# The developer's own tools beside the package: folders of scripts and build files that the
+# project's suite neither imports nor runs. Written as ``ignore`` entries only when no file of
+# the code or the tests names them (``_named_by``): a suite that runs its examples keeps
+# them judged.
+TOOL_DIRS = ("benchmarks", "benchmark", "bench", "examples", "example", "scripts", "tools")
+TOOL_FILES = ("Makefile", "GNUmakefile", "makefile", "justfile")
 EVIDENCE_DIR = ".patchlane/"
 GITIGNORE = ".gitignore"
 
@@ -94,6 +104,66 @@ def find_prose(repo: Path, taken: tuple[str, ...] = ()) -> tuple[Ignore, ...]:
         elif upper.startswith(FRAGMENT_PREFIXES) and not _holds_python(child):
             out.append(Ignore(f"{name}/", "release-note fragments: prose, no code runs them"))
     return tuple(e for e in out if not any(e.path.startswith(t) for t in taken if t))
+
+
+def _texts(repo: Path, taken: tuple[str, ...]) -> list[bytes]:
+    """The bytes of every ``.py`` file under the ``taken`` paths (the code's and the tests'),
+    links never followed."""
+    texts: list[bytes] = []
+    for rel in taken:
+        top = repo / rel.rstrip("/")
+        if top.is_file() and not top.is_symlink():
+            files = [top]
+        elif top.is_dir() and not top.is_symlink():
+            files = [
+                Path(d) / f
+                for d, _dirs, names in os.walk(top)
+                for f in names
+                if f.endswith(".py") and not (Path(d) / f).is_symlink()
+            ]
+        else:
+            continue
+        for f in files:
+            try:
+                texts.append(f.read_bytes())
+            except OSError:
+                continue
+    return texts
+
+
+def _named_by(name: str, texts: list[bytes]) -> bool:
+    word = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(name.encode()) + rb"(?![A-Za-z0-9_])")
+    return any(word.search(t) for t in texts)
+
+
+def find_tooling(repo: Path, taken: tuple[str, ...]) -> tuple[Ignore, ...]:
+    """Return the ``ignore`` entries for the developer's tools at the top of ``repo``
+    (``TOOL_DIRS`` folders, ``TOOL_FILES`` build files; regular files and real folders
+    only) that no ``.py`` file under ``taken`` (the code's and the tests' paths) names, in
+    name order. A commit that touches its benchmarks with the code is then judged on the
+    code rather than ``undecided`` for a folder no test reaches."""
+    texts: list[bytes] | None = None
+    out: list[Ignore] = []
+    for child in sorted(repo.iterdir(), key=lambda p: p.name):
+        name, mode = child.name, _mode(child)
+        if mode is None or any(name + "/" == t or name == t for t in taken):
+            continue
+        if stat.S_ISDIR(mode) and name.lower() in TOOL_DIRS:
+            entry = Ignore(
+                f"{name}/",
+                "developer tools: neither the code nor the tests name this folder "
+                "(delete this entry to have changes here judged)",
+            )
+        elif stat.S_ISREG(mode) and name in TOOL_FILES:
+            entry = Ignore(
+                name, "a build file: neither the code nor the tests name it (no test runs it)"
+            )
+        else:
+            continue
+        texts = _texts(repo, taken) if texts is None else texts
+        if not _named_by(name, texts):
+            out.append(entry)
+    return tuple(out)
 
 
 def evidence_ignored(repo: Path) -> bool:
