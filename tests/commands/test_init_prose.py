@@ -61,7 +61,7 @@ def test_prose_files_and_doc_folders_are_ignore_entries_with_reasons(
     assert reasons["AUTHORS"] == "the list of authors: prose, no code runs it"
     assert reasons["docs/"].startswith("documentation: prose")
     assert "Delete an entry to have changes there reviewed" in text
-    assert "note: prose written as ignore entries (AUTHORS, CHANGELOG.md" in out
+    assert "note: prose and tools written as ignore entries (AUTHORS, CHANGELOG.md" in out
     assert main(["--repo", os.fspath(repo.path), "-q", "check"]) == 0
 
 

@@ -421,7 +421,7 @@ def _notes(repo: Path, found: Survey, content: MapContent, appended: bool) -> li
     if content.ignores:
         paths = ", ".join(i.path for i in content.ignores)
         notes.append(
-            f"prose written as ignore entries ({paths}): delete any whose changes you want reviewed"
+            f"prose and tools written as ignore entries ({paths}): delete any whose changes you want reviewed"
         )
     return notes
 
