@@ -13,14 +13,12 @@ alone, no test does.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from patchlane.lanes.replay.rerun import RERUN_CAP
-from patchlane.main import main
+from tests.gate.evidence import gate, load, reasons
 from tests.gitrepo import GitRepo
 from tests.sample import make_billing_repo
 
@@ -77,26 +75,13 @@ def project(repo: GitRepo) -> GitRepo:
     return repo
 
 
-def gate(repo: GitRepo, out: Path) -> int:
-    argv = ["--repo", str(repo.path), "-q", "gate", "--base", "main", "--seed", "7"]
-    return main([*argv, "--cases", "20", "--replay", "local", "--out-dir", str(out)])
-
-
-def load(out: Path, name: str) -> Any:
-    return json.loads((out / name).read_text(encoding="utf-8"))
-
-
-def messages(out: Path) -> list[str]:
-    return [r["message"] for r in load(out, "verdict.json")["reasons"]]
-
-
 def test_a_failure_that_does_not_repeat_alone_is_undecided_flaky_at_the_head(
     project: GitRepo, tmp_path: Path
 ) -> None:
     project.write("src/billing/calc.py", FOURTH_CALL_WRONG)
     project.commit("count the calls")
     out = tmp_path / "ev"
-    assert gate(project, out) == 3, messages(out)
+    assert gate(project, out) == 3, reasons(out)
     replay = load(out, "replay-report.json")
     assert replay["status"] == "error"
     assert replay["outcome"] == "flaky_at_head"
@@ -104,8 +89,8 @@ def test_a_failure_that_does_not_repeat_alone_is_undecided_flaky_at_the_head(
     assert replay["reran_alone"] == [failed]
     assert replay["flaky_at_head"] == [failed]
     assert load(out, "verdict.json")["verdict"] == "undecided"
-    flaky = [m for m in messages(out) if "flaky at the head: freeze it or fix it" in m]
-    assert flaky and failed in flaky[0], messages(out)
+    flaky = [m for m in reasons(out) if "flaky at the head: freeze it or fix it" in m]
+    assert flaky and failed in flaky[0], reasons(out)
 
 
 def test_a_deterministic_red_still_rejects_after_its_rerun(
@@ -114,7 +99,7 @@ def test_a_deterministic_red_still_rejects_after_its_rerun(
     project.write("src/billing/calc.py", CALC.replace("a + b", "a + b + (a < 0)"))
     project.commit("negative numbers are special")
     out = tmp_path / "ev"
-    assert gate(project, out) == 1, messages(out)
+    assert gate(project, out) == 1, reasons(out)
     replay = load(out, "replay-report.json")
     assert replay["outcome"] == "fail"
     assert replay["failed"] == ["tests/test_calc.py::test_negative"]
@@ -136,7 +121,7 @@ def test_more_failures_than_the_cap_stand_without_a_rerun(project: GitRepo, tmp_
     project.write("src/billing/calc.py", CALC.replace("a + b", "a - b"))
     project.commit("subtract")
     out = tmp_path / "ev"
-    assert gate(project, out) == 1, messages(out)
+    assert gate(project, out) == 1, reasons(out)
     replay = load(out, "replay-report.json")
     assert len(replay["failed"]) > RERUN_CAP
     assert replay["reran_alone"] == []
@@ -158,7 +143,7 @@ def test_a_failure_at_the_base_and_the_head_alike_is_not_run_again(
     project.write("src/billing/calc.py", CALC + "\n# a comment\n")
     project.commit("harmless")
     out = tmp_path / "ev"
-    assert gate(project, out) == 3, messages(out)
+    assert gate(project, out) == 3, reasons(out)
     replay = load(out, "replay-report.json")
     assert replay["outcome"] == "fails_at_base"
     assert replay["fail_at_base_too"] == ["tests/test_needs_env.py::test_with_a_database"]
@@ -184,7 +169,7 @@ def test_a_red_patch_that_passes_when_its_test_runs_alone_reaches_undecided_neve
     project.commit("faster add")
     out = tmp_path / "ev"
     code = gate(project, out)
-    assert code == 3, messages(out)
+    assert code == 3, reasons(out)
     verdict = load(out, "verdict.json")["verdict"]
     assert verdict == "undecided"
     replay = load(out, "replay-report.json")
@@ -221,10 +206,8 @@ def test_a_test_that_fails_alone_at_the_base_as_at_the_head_is_no_evidence(
     project.write("src/billing/calc.py", CALC + "\n# a comment\n")
     project.commit("harmless")
     out = tmp_path / "ev"
-    argv = ["--repo", str(project.path), "-q", "gate", "--base", "main", "--seed", "7"]
-    argv += ["--cases", "20", "--replay", "local", "--out-dir", str(out)]
-    code = main([*argv, "--dep-map", "auto", "--dep-cache", str(tmp_path / "cache")])
-    assert code == 3, messages(out)
+    code = gate(project, out, "--dep-map", "auto", "--dep-cache", str(tmp_path / "cache"))
+    assert code == 3, reasons(out)
     replay = load(out, "replay-report.json")
     assert replay["failed"] == ["tests/test_mode.py::test_in_mode"]
     assert replay["base_from_map"] == ["tests/test_mode.py::test_in_mode"]
