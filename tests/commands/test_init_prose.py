@@ -172,7 +172,9 @@ def test_tool_folders_and_build_files_no_code_or_test_names_are_ignore_entries(
 def test_a_tool_folder_the_code_imports_stays_judged(
     repo: GitRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    repo.write("pkg/__init__.py", "from scripts import helper\n\n\ndef f():\n    return helper.ONE\n")
+    repo.write(
+        "pkg/__init__.py", "from scripts import helper\n\n\ndef f():\n    return helper.ONE\n"
+    )
     repo.write("scripts/__init__.py", "")
     repo.write("scripts/helper.py", "ONE = 1\n")
     repo.write("tests/test_pkg.py", "from pkg import f\n\n\ndef test_f():\n    assert f() == 1\n")
