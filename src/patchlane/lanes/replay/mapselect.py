@@ -281,12 +281,12 @@ def changed_functions(base: bytes, head: bytes) -> list[tuple[str, int, int]] | 
     """
     try:
         base_tree, head_tree = ast.parse(base), ast.parse(head)
-        base_bodies = _bodies(base_tree)
-        head_bodies = _bodies(head_tree)
+        old = base.decode("utf-8", "replace").splitlines()
+        new = head.decode("utf-8", "replace").splitlines()
+        base_bodies = _bodies(base_tree, old)
+        head_bodies = _bodies(head_tree, new)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    old = base.decode("utf-8", "replace").splitlines()
-    new = head.decode("utf-8", "replace").splitlines()
     found: dict[tuple[str, int, int], None] = {}
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -322,9 +322,13 @@ def _innermost(
     return None if best is None else (best[0], best[2], best[3])
 
 
-def _bodies(tree: ast.Module) -> list[tuple[str, int, int, int]]:
+def _bodies(
+    tree: ast.Module, lines: list[str] | None = None
+) -> list[tuple[str, int, int, int]]:
     """Every function of ``tree`` whose body the map may judge alone: (qualified name,
-    ``def`` line, first body line, last line).
+    ``def`` line, first body line, last line). With the source's ``lines``, the body starts
+    at the first comment or blank line that only comments and blank lines separate from
+    its first statement (``_body_start``).
 
     What the map saw run is the body's code object, whatever wraps it: a decorator that
     registers, dispatches or checks arguments still runs the body on every call, so the
@@ -340,7 +344,7 @@ def _bodies(tree: ast.Module) -> list[tuple[str, int, int, int]]:
                 name = prefix + child.name
                 end = child.end_lineno or child.body[-1].lineno
                 if not any(_caching_decorator(d) for d in child.decorator_list):
-                    out.append((name, child.lineno, _body_start(child, end), end))
+                    out.append((name, child.lineno, _body_start(child, end, lines), end))
                 visit(child, name + ".")
             elif isinstance(child, ast.ClassDef):
                 visit(child, prefix + child.name + ".")
@@ -351,9 +355,15 @@ def _bodies(tree: ast.Module) -> list[tuple[str, int, int, int]]:
     return out
 
 
-def _body_start(function: ast.FunctionDef | ast.AsyncFunctionDef, end: int) -> int:
+def _body_start(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, end: int, lines: list[str] | None = None
+) -> int:
     """The first line of the statements that run when ``function`` is called: after its
-    docstring, which a test can read without calling it (``__doc__``, ``help``)."""
+    docstring, which a test can read without calling it (``__doc__``, ``help``). With the
+    source's ``lines``, comment and blank lines just before that statement count as the
+    body too (after the docstring or the ``def`` header, never in either): they run nothing,
+    and an edit of a comment there is an edit of the body, not of the module
+    (sqlparse's ``get_real_name``: a comment between the docstring and the first line)."""
     first = function.body[0]
     docstring = (
         isinstance(first, ast.Expr)
@@ -361,8 +371,19 @@ def _body_start(function: ast.FunctionDef | ast.AsyncFunctionDef, end: int) -> i
         and isinstance(first.value.value, str)
     )
     if not docstring:
-        return first.lineno
-    return function.body[1].lineno if len(function.body) > 1 else end + 1
+        start, floor = first.lineno, function.lineno
+    elif len(function.body) > 1:
+        start, floor = function.body[1].lineno, first.end_lineno or first.lineno
+    else:
+        return end + 1
+    # Back over comment and blank lines; the header's last line (``):``, ``) -> T:``) and
+    # the docstring's last line stop it, as does any line that holds code.
+    while lines is not None and start - 1 > floor and start - 2 < len(lines):
+        text = lines[start - 2].strip()
+        if text and not text.startswith("#"):
+            break
+        start -= 1
+    return start
 
 
 # Words in a decorator's dotted name that mark one that may answer a call from what an
