@@ -38,6 +38,7 @@ RAN = "ran changed code"
 MODULE = "module-level change"
 DATA = "read changed data"
 STATE = "changed code keeps state"
+DOC = "changed docstring"
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,10 @@ def _module(
     if functions is not None:
         reach = _state_widens(depmap, change, functions)
     else:
-        reach = STATE if change.head is not None and _stateful_changed(change) else None
+        docs_only = change.head is not None and changed_docstrings(change.base, change.head)
+        # Only docstrings changed: the code, and so the state it may keep, is the base's.
+        stateful = change.head is not None and not docs_only and _stateful_changed(change)
+        reach = STATE if stateful else None
     if reach == STATE:
         # The changed code may leave state any later test reads, whatever it imports.
         why = f"{path}: a changed function may change state that outlives its call"
@@ -137,15 +141,41 @@ def _module(
             return
         decision.needs[path], decision.rules[path] = needs, RAN
         return
+    _importers(depmap, change, decision, module_names, static_importers)
+
+
+def _importers(
+    depmap: DependencyMap,
+    change: Change,
+    decision: Decision,
+    module_names: Callable[[str], tuple[str, ...]],
+    static_importers: Callable[[str], set[str]],
+) -> None:
+    """Decide a module-level change: every test that imports the module, statically or at
+    run time, or ran or read any of it; each reason says why the change is module-level
+    (or that only docstrings changed, rule ``DOC``)."""
+    path = change.path
+    base, head = change.base or b"", change.head
+    docs = None if head is None else changed_docstrings(base, head)
+    if docs:
+        # The code is the base's; only ``__doc__`` values differ. The map records no reads
+        # of ``__doc__`` (a test, ``help``, ``inspect.getdoc``, a wrapper copying it), so
+        # any importer may read it: the importers, and the rule says so.
+        what = f"the docstring of {', '.join(docs[:3])}{' and more' if len(docs) > 3 else ''}"
+        why = f"{what} changed and the map records no reads of __doc__"
+        rule = DOC
+    else:
+        why = "deleted at the head" if head is None else module_level_why(base, head)
+        rule = MODULE
     needs = _source_readers(depmap, path)
     for nodeid in static_importers(path):
-        needs.setdefault(nodeid, f"imports {path}")
+        needs.setdefault(nodeid, f"imports {path}: {why}")
     for name in module_names(path):
         for nodeid in depmap.tests_of(depmap.imported.get(name, ())):
-            needs.setdefault(nodeid, f"imported {name} while it ran")
+            needs.setdefault(nodeid, f"imported {name} while it ran: {why}")
     for nodeid in depmap.ran_file(path):
-        needs.setdefault(nodeid, f"ran {path}")
-    decision.needs[path], decision.rules[path] = needs, MODULE
+        needs.setdefault(nodeid, f"ran {path}: {why}")
+    decision.needs[path], decision.rules[path] = needs, rule
 
 
 def _state_widens(
@@ -271,8 +301,65 @@ def _parents(path: str) -> list[str]:
 
 def changed_functions(base: bytes, head: bytes) -> list[tuple[str, int, int]] | None:
     """Return the base's functions whose bodies hold every change from ``base`` to ``head``
-    (name, first and last line of the body at the base), or ``None`` when some change is not inside a
-    function's body on both sides (or a side is not valid Python): a module-level change.
+    (name, first and last line of the body at the base), or ``None`` when some change is not
+    inside a function's body on both sides (``_locate``, which says where)."""
+    return _locate(base, head)[0]
+
+
+def module_level_why(base: bytes, head: bytes) -> str:
+    """Return, in a few words, why the change from ``base`` to ``head`` is a module-level
+    change: where its first change outside a function's body is (the report's reason)."""
+    return _locate(base, head)[1] or "a change outside any function's body"
+
+
+def changed_docstrings(base: bytes, head: bytes) -> list[str]:
+    """Return the qualified names (``the module`` for its own) whose docstrings differ from
+    ``base`` to ``head`` when nothing else of the two modules' code does (their syntax
+    trees are equal once every docstring is blanked; comments and blank lines are not in
+    them); else ``[]``. Raises nothing."""
+    try:
+        trees = [ast.parse(base), ast.parse(head)]
+        found = [_docstrings(t) for t in trees]
+        dumps = [ast.dump(t, include_attributes=False) for t in trees]
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    if dumps[0] != dumps[1]:
+        return []
+    old, new = found
+    return [name for name in new if old.get(name) != new[name]] + [n for n in old if n not in new]
+
+
+def _docstrings(tree: ast.Module) -> dict[str, str]:
+    """Blank every docstring of ``tree`` in place and return them by qualified name."""
+    out: dict[str, str] = {}
+
+    def visit(node: ast.AST, name: str) -> None:
+        body = getattr(node, "body", None)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = body[0] if body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                out[name] = first.value.value
+                first.value.value = ""
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                prefix = "" if name == "the module" else name + "."
+                visit(child, prefix + child.name)
+            else:
+                visit(child, name)
+
+    visit(tree, "the module")
+    return out
+
+
+def _locate(base: bytes, head: bytes) -> tuple[list[tuple[str, int, int]] | None, str]:
+    """Return the base's functions whose bodies hold every change from ``base`` to ``head``
+    (name, first and last line of the body at the base) and ``""``; or ``None`` and where
+    the first change that is not inside a function's body on both sides is (or that a side
+    is not valid Python): a module-level change.
 
     A body is the function's statements, not its ``def`` line, decorators or defaults
     (those run when the module is imported). An insertion counts as inside the function
@@ -286,7 +373,7 @@ def changed_functions(base: bytes, head: bytes) -> list[tuple[str, int, int]] | 
         base_bodies = _bodies(base_tree, old)
         head_bodies = _bodies(head_tree, new)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+        return None, "not valid Python at the base or the head"
     found: dict[tuple[str, int, int], None] = {}
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -294,19 +381,23 @@ def changed_functions(base: bytes, head: bytes) -> list[tuple[str, int, int]] | 
             continue
         head_function = _innermost(head_bodies, j1 + 1, j2) if j2 > j1 else None
         if j2 > j1 and head_function is None:
-            return None  # the head's new lines are not all inside one function's body
+            # The head's new lines are not all inside one function's body.
+            return None, f"line {j1 + 1} of the head is outside any function's body"
         if i2 > i1:
             function = _innermost(base_bodies, i1 + 1, i2)
         else:  # a pure insertion between base lines i1 and i1 + 1
             function = _innermost(base_bodies, i1, i1) or _innermost(base_bodies, i1 + 1, i1 + 1)
         if function is None:
-            return None
+            return (
+                None,
+                f"line {i1 + 1 if i2 > i1 else i1} of the base is outside any function's body",
+            )
         if head_function is not None and head_function[0] != function[0]:
             # The head puts the lines in another function than the base's neighbours are
             # in (an outer function's lines just after a nested one's last line).
-            return None
+            return None, f"line {j1 + 1} of the head moves into {head_function[0]}"
         found[function] = None
-    return list(found)
+    return list(found), ""
 
 
 def _innermost(
@@ -322,9 +413,7 @@ def _innermost(
     return None if best is None else (best[0], best[2], best[3])
 
 
-def _bodies(
-    tree: ast.Module, lines: list[str] | None = None
-) -> list[tuple[str, int, int, int]]:
+def _bodies(tree: ast.Module, lines: list[str] | None = None) -> list[tuple[str, int, int, int]]:
     """Every function of ``tree`` whose body the map may judge alone: (qualified name,
     ``def`` line, first body line, last line). With the source's ``lines``, the body starts
     at the first comment or blank line that only comments and blank lines separate from
