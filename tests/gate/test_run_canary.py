@@ -93,6 +93,11 @@ def test_the_canary_is_named_in_the_receipt_the_reports_and_the_note(
     assert receipt["canary_nodeids"] == sorted(drawn)
     slice_ids = (out / "replay-slice.txt").read_text(encoding="utf-8").splitlines()
     assert set(drawn) <= set(slice_ids)  # hashed with the slice: the receipt answers for them
+    # Every test of the slice carries the rule that put it there (issue 31).
+    why = replay["slice_reasons"]
+    assert sorted(why) == slice_ids
+    assert all(why[n].startswith("canary: drawn at random") for n in drawn)
+    assert all(why[n].split(":")[0] in replay["slice_rules"] for n in slice_ids)
     assert load(out, "verdict.json")["canary"]["nodeids"] == drawn
     note = (out / "review.md").read_text(encoding="utf-8")
     assert "canary: 3 of 3 tests outside the slice, drawn at random" in note

@@ -215,6 +215,14 @@ class ReplayReport:
         lo=0,
         dump=_sorted_counts,
     )
+    # With a slice: for each of its tests, the rule that put it there and why (a test that
+    # several rules chose carries the first; ``replay select --json`` lists them all).
+    slice_reasons: Mapping[str, str] | None = _key(
+        None,
+        "for each test of the slice, the rule that chose it and why ('RULE: why')",
+        when=_SLICE,
+        write="notnone",
+    )
     dependency_map: str | None = _key(
         None,
         "the dependency map that narrowed the slice, 'off', or 'none (why)'",

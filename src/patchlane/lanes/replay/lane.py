@@ -180,6 +180,7 @@ def _with_slice(report: ReplayReport, selection: Selection) -> ReplayReport:
         slice_added=len(selection.added),
         private=tuple(PrivateFile(path, why) for path, why in selection.private),
         slice_rules=dict(selection.rule_counts),
+        slice_reasons=selection.reason_lines(),
         dependency_map=selection.dependency_map,
         canary=selection.canary,
         review_events=tuple(selection.not_replayed) or None,

@@ -113,15 +113,28 @@ class Selection:
     not_replayed: tuple[str, ...] = field(default=())
     # Rule -> how many tests of the slice it selected (a test may count under several).
     rule_counts: dict[str, int] = field(default_factory=dict)
+    # Node id -> the rules that chose it, the one of its first reason first.
+    rules_of: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Whether a dependency map was used, and which (or why none was).
     dependency_map: str = "none"
     # The random sample of the tests outside the selection, part of ``nodeids``
     # (``canary``); ``None`` under --all (the slice is the suite) and for an empty selection.
     canary: Canary | None = None
 
+    def reason_lines(self) -> dict[str, str]:
+        """Return, for each node id of the slice, ``RULE: why`` (its first rule and reason)."""
+        out: dict[str, str] = {}
+        for nodeid in self.nodeids:
+            rules, whys = self.rules_of.get(nodeid, ()), self.reasons.get(nodeid, [])
+            rule = rules[0] if rules else "unknown rule"
+            why = whys[0] if whys else "no reason recorded"
+            # A reason may already lead with its rule (the canary's).
+            out[nodeid] = why if why.startswith(f"{rule}: ") else f"{rule}: {why}"
+        return out
+
     def to_json(self, slice_path: str) -> dict[str, object]:
-        """Return the ``--json`` form: ``{slice, sha256, count, suite_size, private,
-        reasons, notes}``."""
+        """Return the ``--json`` form: ``{slice, sha256, count, suite_size, added, private,
+        reasons, rules, rules_of, dependency_map, canary, notes}``."""
         return {
             "slice": slice_path,
             "sha256": self.sha256,
@@ -131,6 +144,7 @@ class Selection:
             "private": [{"path": p, "why": w} for p, w in self.private],
             "reasons": {n: list(self.reasons[n]) for n in self.nodeids},
             "rules": dict(sorted(self.rule_counts.items())),
+            "rules_of": {n: list(self.rules_of.get(n, ())) for n in self.nodeids},
             "dependency_map": self.dependency_map,
             "canary": None if self.canary is None else self.canary.to_json(),
             "notes": list(self.notes),
@@ -171,6 +185,7 @@ class _Selector:
         self.sources = importgraph.python_sources(root)
         self.reasons: dict[str, list[str]] = {}
         self.rules: dict[str, set[str]] = {}
+        self.first_rule: dict[str, str] = {}  # the rule of each node id's first reason
         self.notes: list[str] = []
         # Head entries the gate cannot replay (``unmaterialised.review_events``).
         self.unreplayable: list[str] = []
@@ -211,6 +226,7 @@ class _Selector:
         if why not in whys:
             whys.append(why)
         self.rules.setdefault(nodeid, set()).add(rule)
+        self.first_rule.setdefault(nodeid, rule)
         return True
 
     def roots(self) -> list[str]:
@@ -618,6 +634,7 @@ def decide_slice(plan: SlicePlan, result: Collected) -> Selection:
         plugin_files=result.plugin_files,
         not_replayed=tuple(not_replayed),
         rule_counts=_rule_counts(selector.rules, nodeids),
+        rules_of={n: _rules_of(selector, n) for n in nodeids},
         dependency_map=plan.dep_map_note,
         canary=drawn,
     )
@@ -831,6 +848,13 @@ def _changes(
         status = "A" if base is None else "D" if head is None else "M"
         changes.append(mapselect.Change(path, status, base, head))
     return changes
+
+
+def _rules_of(selector: _Selector, nodeid: str) -> tuple[str, ...]:
+    """The rules that chose ``nodeid``: the one its first reason came with, then the rest."""
+    first = selector.first_rule.get(nodeid)
+    rest = sorted(selector.rules.get(nodeid, set()) - {first})
+    return (first, *rest) if first is not None else tuple(rest)
 
 
 def _rule_counts(rules: dict[str, set[str]], nodeids: tuple[str, ...]) -> dict[str, int]:
