@@ -10,10 +10,13 @@ For each changed path the map can speak for (``decide``), the tests it needs are
   function may itself change state that outlives its call (``lanes.replay.modstate``),
   every test (rule ``changed code keeps state``); when a test that ran it also ran a
   function of the module that may, every importer (below);
+- a change of docstrings alone (the two syntax trees equal once docstrings are blanked):
+  the same tests as below, under rule ``changed docstring``, since the map records no
+  reads of ``__doc__``; the code is the base's, so no state rule applies;
 - any other change to a module (imports, constants, class bodies, decorators, signatures,
   ``__all__``; a deleted module; a function the module runs while it is imported): every
   test that imported the module, statically or at run time, or ran any of its lines (rule
-  ``module-level change``);
+  ``module-level change``, each reason saying where the change lies);
 - a data file: the tests that opened it, and for a file added or deleted, those that listed
   its directory (rule ``read changed data``), added to what the static rules select (C code
   reads files without an ``open`` event, so the map never narrows a data file's slice).
