@@ -348,7 +348,10 @@ def _verified_and_checked(
     fail (``vacuity``). ``base_versions``: the run of the base version of the changed test
     files, started beside the slice (``_start_test_changes``)."""
     cls, seed, hash_seed = stage.cls, *stage.seeds
-    verified = _verify(cls, stage.opts, seed, selection, stage.freeze_report)
+    # A local run's receipt is checked as the bytes this process rendered and wrote: read
+    # back, they would only be what no one else could have written (the file is evidence).
+    rendered = run.receipt.render() if run is not None else None
+    verified = _verify(cls, stage.opts, seed, selection, stage.freeze_report, rendered)
     report = _with_events(_with_slice(verified, selection), *(verified.review_events or ()))
     from patchlane.lanes.replay.vacuity.lane import checked, start
 
@@ -827,9 +830,10 @@ def _replay_here(stage: _Stage) -> ReplayReport:
     Raises what ``replay`` raises."""
     from patchlane.lanes.replay.testbound import carry
 
-    # Two threads: the tests that cannot fail, and the base version of the changed test
-    # files (``_start_test_changes``), each beside the slice.
-    with ThreadPoolExecutor(max_workers=2, initializer=carry()) as pool:  # the bound too
+    # Three threads, beside the slice: the tests that cannot fail (their run, the literals
+    # of the base's tests) and the base version of the changed test files
+    # (``_start_test_changes``).
+    with ThreadPoolExecutor(max_workers=3, initializer=carry()) as pool:  # the bound too
         return _replay_here_with(stage, pool)
 
 
@@ -1088,7 +1092,10 @@ def _verify(
     seed: int,
     selection: Selection,
     freeze_report: FreezeReport,
+    rendered: bytes | None = None,
 ) -> ReplayReport:
+    """The receipt verified against ``selection``'s slice: ``rendered`` (a local run's, in
+    memory), else the receipt file a command left."""
     from patchlane.lanes.replay.signing import load_public_key
     from patchlane.lanes.replay.verify import Expectations, replay_report, verify_receipt
 
@@ -1096,7 +1103,7 @@ def _verify(
     public_key = load_public_key(opts.public_key) if opts.public_key is not None else None
     verification = verify_receipt(
         selection.slice_bytes,
-        opts.receipt_path.read_bytes(),
+        opts.receipt_path.read_bytes() if rendered is None else rendered,
         freeze_report,
         Expectations(
             seed=seed,
