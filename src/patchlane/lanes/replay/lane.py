@@ -11,10 +11,11 @@ is believed; a command that fails or leaves no receipt is an unreachable host
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -850,7 +851,7 @@ def _replay_here_with(stage: _Stage, pool: Executor) -> ReplayReport:
     dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
     chosen: list[Selection] = []
     freeze_path = opts.receipt_path.parent / "freeze-report.json"
-    with tempfile.TemporaryDirectory(prefix="patchlane-replay-head-") as tmp:
+    with _scratch(pool) as tmp:
         # The head commit's bytes, not the work tree: the receipt names that commit.
         with clock.step("replay: selection"):
             plan = plan_slice(
@@ -912,6 +913,20 @@ def _replay_here_with(stage: _Stage, pool: Executor) -> ReplayReport:
     from patchlane.lanes.replay.widen import with_widened
 
     return _with_build_events(with_widened(report, widened), head_build)
+
+
+@contextlib.contextmanager
+def _scratch(pool: Executor) -> Iterator[str]:
+    """Yield a new temporary directory for the head's trees; once the block ends, removed in
+    ``pool`` (the checks after the run read none of it: removing two trees is kept off their
+    way, and ``pool`` is waited for before the replay returns), or at once after an error."""
+    scratch = tempfile.TemporaryDirectory(prefix="patchlane-replay-head-")
+    try:
+        yield scratch.name
+    except BaseException:
+        scratch.cleanup()
+        raise
+    pool.submit(scratch.cleanup)
 
 
 def _with_preload(scope: Scope, dep_map: DependencyMap | None, cls: Classification) -> Scope:
