@@ -165,3 +165,47 @@ def test_the_signing_key_comes_from_the_option_else_the_environment(
     from_option = signing.configured_private_key(private)
     assert from_env is not None and from_option is not None
     assert signing.keyid(from_env.public_key()) != signing.keyid(from_option.public_key())
+
+
+# A local replay with no key configured verifies its unsigned receipt in memory; importing
+# cryptography for it would only put its import on the way from the last test to the verdict.
+_NO_KEY = """
+import sys
+from patchlane.formats.replay_report import ReplayOutcome
+from patchlane.lanes.replay import lane, signing, verify
+from patchlane.formats.receipt import Receipt
+assert signing.configured_private_key(None) is None
+from patchlane.formats import slicefile
+slice_bytes = b"t.py::a\\n"
+receipt = Receipt(seed=1, slice_sha256=slicefile.sha256(slice_bytes), failed_nodeids=(),
+    skipped_by_freeze=(), host_role="local", passed_nodeids=("t.py::a",))
+found = verify.verify_receipt(slice_bytes, receipt.render(), None,
+    verify.Expectations(seed=1, head=None, require_signature=False, public_key=None, canary=None))
+assert found.outcome == ReplayOutcome.PASS, found
+print("cryptography" in sys.modules)
+"""
+
+
+def test_an_unsigned_local_receipt_verifies_without_cryptography() -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.pop(signing.KEY_ENV, None)
+    proc = subprocess.run(
+        [sys.executable, "-c", _NO_KEY], capture_output=True, text=True, env=env, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"
+
+
+def test_a_key_still_loads_signs_and_checks_with_cryptography_imported_late(
+    tmp_path: Path,
+) -> None:
+    private, public = write_key_pair(tmp_path)
+    signed = signing.sign(a_receipt(), signing.load_private_key(private))
+    assert signing.check(signed, signing.load_public_key(public)) is None
+    assert (
+        signing.check(a_receipt(), signing.load_public_key(public)) == "the receipt is not signed"
+    )

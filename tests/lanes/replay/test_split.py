@@ -10,7 +10,7 @@ import pytest
 from patchlane.infra.sandbox import isolation
 from patchlane.lanes.replay import run as replay_run
 from patchlane.lanes.replay.chosen import Scope
-from patchlane.lanes.replay.collect import Collected
+from patchlane.lanes.replay.collect import Collected, CollectionError
 from patchlane.lanes.replay.run import FAILED, PASSED, NodeResult
 from patchlane.lanes.replay.split import own_test_files, run_apart, split_and_run, union
 from patchlane.project.testmodules import ModulePatterns
@@ -224,3 +224,27 @@ def test_what_the_patchs_test_leaves_behind_fails_the_base_test_run_together(
     assert clean.outcome == FAILED
     assert "in one process, as the project's suite runs" in clean.why
     assert ran.run.results["tests/test_a_new.py::test_sets"].outcome == PASSED
+
+
+@pytest.mark.slow
+def test_a_patch_collection_that_breaks_is_the_error_told_and_nothing_runs(
+    tmp_path: Path,
+) -> None:
+    # The patch's own collection runs beside the base's: when the patch's test module ends
+    # its collection child at import, that child's error is the one told (as when it ran
+    # first), the base's child is stopped before it runs anything, and no choice is made.
+    kills = "import os\n\nos._exit(3)\n\n\ndef test_never():\n    pass\n"
+    ran_log = (
+        "from pathlib import Path\n\n\ndef test_logs():\n    Path('ran.txt').write_text('x')\n"
+    )
+    tree = _tree(tmp_path, {"tests/test_base.py": ran_log, "tests/test_new.py": kills})
+    seen: list[Collected] = []
+
+    def choose(collected: Collected) -> tuple[str, ...]:
+        seen.append(collected)
+        return tuple(sorted(collected.nodeids))
+
+    with pytest.raises(CollectionError, match="test collection failed"):
+        split_and_run(tree, SCOPE, choose, ["tests/test_new.py"], hash_seed=3, timeout_s=120)
+    assert seen == []
+    assert not (tree / "ran.txt").exists()

@@ -114,14 +114,56 @@ def test_changes(
     ``python_files`` or a text doctest by its ``--doctest-glob``. Returns the
     ``TestChanges``. Raises ``GitError`` when a commit cannot be read, ``BuildFailed``.
     """
-    head_collected, head_broken, slice_ids = suite.collected, suite.broken, suite.slice_ids
-    renamed = {c.path: c.renamed_to for c in changed if c.renamed_to is not None}
+    ran = base_versions(
+        repo, merge_base, head, changed, suite.slice_ids,
+        hash_seed=hash_seed, timeout_s=timeout_s, build=build,
+    )  # fmt: skip
+    return judged(changed, suite, ran)
+
+
+@dataclass(frozen=True)
+class BaseVersions:
+    """The run of the base versions of the changed test files at the head: the test files
+    written (``at_base``) and the run (``None``: nothing to run)."""
+
+    at_base: tuple[str, ...]
+    run: TestRun | None
+
+
+def changes_helpers(repo: Path, merge_base: str, changed: Sequence[ChangedPath]) -> bool:
+    """Return whether a changed path under the test roots is neither a test file nor a
+    ``conftest.py`` (a helper, a data file): then the slice's other tests run beside the
+    base versions (``test_changes``), so that run needs the slice."""
+    is_test = _test_file_at(repo, merge_base)
+    return any(not is_test(c.path) and c.path.rsplit("/", 1)[-1] != CONFTEST for c in changed)
+
+
+def _test_file_at(repo: Path, merge_base: str) -> Callable[[str], bool]:
     base_suite = collects_at(repo, merge_base)  # the base's python_files and doctest globs (§2)
 
     def is_test(path: str) -> bool:  # a changed path under the test roots: wherever it is
         glob = doctest_glob_of(path, base_suite.doctest_globs)
         return base_suite.modules.is_test_module(path) or glob is not None
 
+    return is_test
+
+
+def base_versions(
+    repo: Path,
+    merge_base: str,
+    head: str,
+    changed: Sequence[ChangedPath],
+    slice_ids: Sequence[str],
+    *,
+    hash_seed: int,
+    timeout_s: float,
+    build: Build | None = None,
+) -> BaseVersions:
+    """Run the base version of every changed test file in a fresh tree of ``head`` (and,
+    beside a changed helper, the slice's tests in files the patch left alone: ``slice_ids``
+    is read only then). Returns the ``BaseVersions``. Raises ``GitError`` when a commit
+    cannot be read, ``BuildFailed``."""
+    is_test = _test_file_at(repo, merge_base)
     with tempfile.TemporaryDirectory(prefix="patchlane-base-tests-") as tmp:
         tree = _tree(repo, head, Path(tmp) / "tree", build, "head, again")
         at_base = _write_base_versions(repo, merge_base, tree, changed, is_test)
@@ -135,10 +177,22 @@ def test_changes(
             n for n in slice_ids if helpers and "::" in n and n.split("::", 1)[0] not in touched
         ]
         if not at_base and not others:
-            return TestChanges((), (), 0)
+            return BaseVersions(tuple(at_base), None)
         run = run_tests(
             tree, nodeids=others, files=at_base, hash_seed=hash_seed, timeout_s=timeout_s
         )
+    return BaseVersions(tuple(at_base), run)
+
+
+def judged(changed: Sequence[ChangedPath], suite: HeadSuite, ran: BaseVersions) -> TestChanges:
+    """Return the deleted tests and edited expectations (``TestChanges``) that ``ran`` (the
+    run of the base versions of ``changed``: ``base_versions``) shows against what the
+    head collects (``suite``)."""
+    run, at_base = ran.run, ran.at_base
+    if run is None:
+        return TestChanges((), (), 0)
+    head_collected, head_broken = suite.collected, suite.broken
+    renamed = {c.path: c.renamed_to for c in changed if c.renamed_to is not None}
     # A test moved to another file or into a class keeps its name (its last part). Counting
     # it as moved is safe: its base version has just run against the head's code, so an
     # expectation changed on the way shows up as an edited one.

@@ -11,11 +11,12 @@ is believed; a command that fails or leaves no receipt is an unreachable host
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import tempfile
 import time
-from collections.abc import Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,6 +41,7 @@ from patchlane.project.replay_command import RUN_TIMEOUT_S, ReplayCommand, run_c
 if TYPE_CHECKING:
     from patchlane.formats.depmap import DependencyMap
     from patchlane.formats.freeze_report import FreezeReport
+    from patchlane.lanes.replay.basecheck import BaseVersions, ChangedPath
     from patchlane.lanes.replay.chosen import Scope
     from patchlane.lanes.replay.collect import Collected, CollectionError
     from patchlane.lanes.replay.run import RunResult, TestRun
@@ -339,14 +341,19 @@ def _verified_and_checked(
     run: RunResult | None,
     dep_map: DependencyMap | None,
     judging: tuple[Executor, Judging | None] | None = None,
+    base_versions: Future[BaseVersions] | None = None,
 ) -> ReplayReport:
     """The receipt verified against the slice (under ``stage.seeds``: the public seed it
     answers to, and the hash seed of the gate's own children), then the gate's own checks
     (``_checked``) and, after a local run (``judging``: its pool, and the judgement of the
     tests that cannot fail if ``vacuity.start_early`` started it), the tests that cannot
-    fail (``vacuity``)."""
+    fail (``vacuity``). ``base_versions``: the run of the base version of the changed test
+    files, started beside the slice (``_start_test_changes``)."""
     cls, seed, hash_seed = stage.cls, *stage.seeds
-    verified = _verify(cls, stage.opts, seed, selection, stage.freeze_report)
+    # A local run's receipt is checked as the bytes this process rendered and wrote: read
+    # back, they would only be what no one else could have written (the file is evidence).
+    rendered = run.receipt.render() if run is not None else None
+    verified = _verify(cls, stage.opts, seed, selection, stage.freeze_report, rendered)
     report = _with_events(_with_slice(verified, selection), *(verified.review_events or ()))
     from patchlane.lanes.replay.vacuity.lane import checked, start
 
@@ -368,7 +375,7 @@ def _verified_and_checked(
                 out=stage.out,
             )
     with stage.clock.step("replay: checks at the base"):
-        report = _checked(stage.repo, cls, hash_seed, selection, run, report, stage.out, dep_map)
+        report = _checked(stage, selection, run, report, dep_map, base_versions)
     if run is None or pool is None or report.status != Status.PASS:
         return report
     with stage.clock.step("replay: tests that cannot fail"):
@@ -435,23 +442,23 @@ def _dependency_map(
 
 
 def _checked(
-    repo: Path,
-    cls: Classification,
-    hash_seed: int,
+    stage: _Stage,
     selection: Selection,
     run: RunResult | None,
     report: ReplayReport,
-    out: Output,
     dep_map: DependencyMap | None = None,
+    base_versions: Future[BaseVersions] | None = None,
 ) -> ReplayReport:
     """Return the verified ``report`` with what the gate checks from outside the run: the
     plugins pytest loaded, skips and failures against the base, the patch's test changes,
     and the changed code no passing base test reaches. With ``dep_map`` (the merge base's),
     a node that passed when the map was recorded is known to pass at the base
-    (``_known_at_base``) and is not run there again. The base's runs get ``hash_seed``:
-    with ``--replay local`` the head run's, so that a node is compared under the same seed;
-    after a command, the gate's own (the receipt's ``hash_seed`` is the host's word, and a
-    host's choice must not decide what the base does)."""
+    (``_known_at_base``) and is not run there again. The base's runs get the stage's hash
+    seed: with ``--replay local`` the head run's, so that a node is compared under the same
+    seed; after a command, the gate's own (the receipt's ``hash_seed`` is the host's word,
+    and a host's choice must not decide what the base does). ``base_versions``: as
+    ``_test_changes`` takes it."""
+    repo, cls, hash_seed, out = stage.repo, stage.cls, stage.seeds[1], stage.out
     loaded = set(selection.plugin_files) | set(run.run.plugin_files if run else ())
     report = _plugins_outside_the_harness(cls, sorted(loaded), report)
     if run is not None:
@@ -482,7 +489,7 @@ def _checked(
 
         report = judged_again(repo, cls, report, out, hash_seed=hash_seed, timeout_s=RUN_TIMEOUT_S)
     if report.status != Status.FAIL:
-        report = _test_changes(repo, cls, hash_seed, selection, report, out)
+        report = _test_changes(repo, cls, hash_seed, selection, report, out, base_versions)
     unreached = unreached_code(cls, selection, frozenset(report.passed))
     report = dataclasses.replace(report, unreached=tuple(unreached))
     if unreached and report.status != Status.FAIL:
@@ -714,44 +721,37 @@ def _test_changes(
     selection: Selection,
     report: ReplayReport,
     out: Output,
+    base_versions: Future[BaseVersions] | None = None,
 ) -> ReplayReport:
     """Deleted tests and edited expectations: review events (rule 6, ``undecided``).
     Returns ``report`` with them (and with the review events listed, even none, once the
-    patch's test files were checked)."""
-    from patchlane.lanes.replay.basecheck import (
-        ChangedPath,
-        HeadSuite,
-        changed_test_paths,
-        test_changes,
-    )
+    patch's test files were checked). ``base_versions``: their run, started beside the
+    slice (its result is taken, and its error raised, here)."""
+    from patchlane.lanes.replay.basecheck import HeadSuite, changes_helpers, judged, test_changes
 
-    sides: list[ChangedPath] = []
-    for f in cls.files:
-        sides.append(ChangedPath(f.status, f.path))
-        if f.old_path is not None:
-            sides.append(ChangedPath(f.status, f.old_path, renamed_to=f.path))
-    from patchlane.project.harness import module_patterns_at
-
-    patterns = module_patterns_at(repo, cls.merge_base)
-    changed = changed_test_paths(sides, cls.map_source.review_map.replay.tests, patterns)
+    changed = _changed_test_paths(repo, cls)
     report = dataclasses.replace(report, deleted_tests=(), edited_expectations=())
     if not changed:
         return report
-    out.progress("replay: running the base version of the changed test files")
-    found = test_changes(
-        repo,
-        cls.merge_base,
-        cls.head,
-        changed,
-        HeadSuite(
-            collected=frozenset(selection.collected),
-            broken=frozenset(e.nodeid for e in selection.collect_errors),
-            slice_ids=selection.nodeids,
-        ),
-        hash_seed=hash_seed,
-        timeout_s=RUN_TIMEOUT_S,
-        build=_build(cls),
+    suite = HeadSuite(
+        collected=frozenset(selection.collected),
+        broken=frozenset(e.nodeid for e in selection.collect_errors),
+        slice_ids=selection.nodeids,
     )
+    if base_versions is not None and not changes_helpers(repo, cls.merge_base, changed):
+        found = judged(changed, suite, base_versions.result())
+    else:
+        out.progress("replay: running the base version of the changed test files")
+        found = test_changes(
+            repo,
+            cls.merge_base,
+            cls.head,
+            changed,
+            suite,
+            hash_seed=hash_seed,
+            timeout_s=RUN_TIMEOUT_S,
+            build=_build(cls),
+        )
     report = dataclasses.replace(
         report,
         deleted_tests=tuple(found.deleted),
@@ -770,6 +770,42 @@ def _test_changes(
             f"{len(ids)} test(s) fails at the head: {_quote(ids)}"
         )
     return _with_events(report, *events)
+
+
+def _changed_test_paths(repo: Path, cls: Classification) -> list[ChangedPath]:
+    """The paths the patch changes under the test roots (both sides of renames), as
+    ``basecheck.changed_test_paths`` finds them by the base's test module patterns."""
+    from patchlane.lanes.replay.basecheck import ChangedPath, changed_test_paths
+    from patchlane.project.harness import module_patterns_at
+
+    sides: list[ChangedPath] = []
+    for f in cls.files:
+        sides.append(ChangedPath(f.status, f.path))
+        if f.old_path is not None:
+            sides.append(ChangedPath(f.status, f.old_path, renamed_to=f.path))
+    patterns = module_patterns_at(repo, cls.merge_base)
+    return changed_test_paths(sides, cls.map_source.review_map.replay.tests, patterns)
+
+
+def _start_test_changes(stage: _Stage, pool: Executor) -> Future[BaseVersions] | None:
+    """Start the run of the base version of the changed test files at the head in ``pool``,
+    beside the slice: it needs the head's commit and the base's files, not the slice, when
+    no helper under the test roots changed (else ``None``: it runs after the slice, with
+    it; so it does when nothing changed under the test roots). Its result is only read when
+    the verdict still needs it (``_test_changes``)."""
+    from patchlane.lanes.replay.basecheck import base_versions, changes_helpers
+
+    repo, cls = stage.repo, stage.cls
+    changed = _changed_test_paths(repo, cls)
+    if not changed or changes_helpers(repo, cls.merge_base, changed):
+        return None
+    stage.out.progress(
+        "replay: running the base version of the changed test files, beside the slice"
+    )
+    return pool.submit(
+        base_versions, repo, cls.merge_base, cls.head, changed, (),
+        hash_seed=stage.seeds[1], timeout_s=RUN_TIMEOUT_S, build=_build(cls),
+    )  # fmt: skip
 
 
 def _build(cls: Classification) -> Build | None:
@@ -796,7 +832,10 @@ def _replay_here(stage: _Stage) -> ReplayReport:
     Raises what ``replay`` raises."""
     from patchlane.lanes.replay.testbound import carry
 
-    with ThreadPoolExecutor(max_workers=1, initializer=carry()) as pool:  # the bound too
+    # Three threads, beside the slice: the tests that cannot fail (their run, the literals
+    # of the base's tests) and the base version of the changed test files
+    # (``_start_test_changes``).
+    with ThreadPoolExecutor(max_workers=3, initializer=carry()) as pool:  # the bound too
         return _replay_here_with(stage, pool)
 
 
@@ -813,7 +852,7 @@ def _replay_here_with(stage: _Stage, pool: Executor) -> ReplayReport:
     dep_map, note = _the_map(repo, cls, opts, seed, out, clock)
     chosen: list[Selection] = []
     freeze_path = opts.receipt_path.parent / "freeze-report.json"
-    with tempfile.TemporaryDirectory(prefix="patchlane-replay-head-") as tmp:
+    with _scratch(pool) as tmp:
         # The head commit's bytes, not the work tree: the receipt names that commit.
         with clock.step("replay: selection"):
             plan = plan_slice(
@@ -839,6 +878,7 @@ def _replay_here_with(stage: _Stage, pool: Executor) -> ReplayReport:
         if dep_map is not None:
             with clock.step("replay: tests that cannot fail"):
                 early = start_early(repo, cls, dep_map, pool, hash_seed=hash_seed, out=out)
+        base_versions = _start_test_changes(stage, pool)
 
         def choose(collected: Collected) -> tuple[str, ...] | None:
             chosen.append(decide_slice(plan, collected))
@@ -870,10 +910,24 @@ def _replay_here_with(stage: _Stage, pool: Executor) -> ReplayReport:
     if ran.run is None:
         return _with_slice(_empty(opts.mode), selection)
     result = _local_receipt(cls, opts, stage.seeds, selection, ran.run, started)
-    report = _verified_and_checked(stage, selection, result, dep_map, (pool, early))
+    report = _verified_and_checked(stage, selection, result, dep_map, (pool, early), base_versions)
     from patchlane.lanes.replay.widen import with_widened
 
     return _with_build_events(with_widened(report, widened), head_build)
+
+
+@contextlib.contextmanager
+def _scratch(pool: Executor) -> Iterator[str]:
+    """Yield a new temporary directory for the head's trees; once the block ends, removed in
+    ``pool`` (the checks after the run read none of it: removing two trees is kept off their
+    way, and ``pool`` is waited for before the replay returns), or at once after an error."""
+    scratch = tempfile.TemporaryDirectory(prefix="patchlane-replay-head-")
+    try:
+        yield scratch.name
+    except BaseException:
+        scratch.cleanup()
+        raise
+    pool.submit(scratch.cleanup)
 
 
 def _with_preload(scope: Scope, dep_map: DependencyMap | None, cls: Classification) -> Scope:
@@ -1054,7 +1108,10 @@ def _verify(
     seed: int,
     selection: Selection,
     freeze_report: FreezeReport,
+    rendered: bytes | None = None,
 ) -> ReplayReport:
+    """The receipt verified against ``selection``'s slice: ``rendered`` (a local run's, in
+    memory), else the receipt file a command left."""
     from patchlane.lanes.replay.signing import load_public_key
     from patchlane.lanes.replay.verify import Expectations, replay_report, verify_receipt
 
@@ -1062,7 +1119,7 @@ def _verify(
     public_key = load_public_key(opts.public_key) if opts.public_key is not None else None
     verification = verify_receipt(
         selection.slice_bytes,
-        opts.receipt_path.read_bytes(),
+        opts.receipt_path.read_bytes() if rendered is None else rendered,
         freeze_report,
         Expectations(
             seed=seed,

@@ -16,11 +16,17 @@ import hashlib
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import rfc8785
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+if TYPE_CHECKING:
+    # Imported where a key is read or used: a local run with no key configured never
+    # needs cryptography, and its import is on the way from the last test to the verdict.
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PrivateKey,
+        Ed25519PublicKey,
+    )
 
 from patchlane.errors import InputError
 from patchlane.formats.receipt import Receipt, Signature
@@ -46,6 +52,8 @@ def payload(receipt: Receipt) -> bytes:
 
 def keyid(public_key: Ed25519PublicKey) -> str:
     """Return the key id: the sha256 hex digest of the 32 raw public key bytes."""
+    from cryptography.hazmat.primitives import serialization
+
     raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return hashlib.sha256(raw).hexdigest()
 
@@ -80,6 +88,8 @@ def check(receipt: Receipt, public_key: Ed25519PublicKey) -> str | None:
         raw = base64.b64decode(signature.sig.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError):
         return "signature 'sig' is not valid base64"
+    from cryptography.exceptions import InvalidSignature
+
     try:
         public_key.verify(raw, pae(PAYLOAD_TYPE, payload(receipt)))
     except InvalidSignature:
@@ -102,6 +112,9 @@ def load_private_key(path: Path) -> Ed25519PrivateKey:
     """Read an unencrypted Ed25519 private key (PEM, PKCS#8), and hide its file from every
     sandboxed child started from now on (a test could read it and leak it through its node
     ids). Raises ``KeyFileError``."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     from patchlane.infra.sandbox import hide_file
 
     hide_file(path)
@@ -118,6 +131,9 @@ def load_private_key(path: Path) -> Ed25519PrivateKey:
 
 def load_public_key(path: Path) -> Ed25519PublicKey:
     """Read an Ed25519 public key (PEM, SubjectPublicKeyInfo). Raises ``KeyFileError``."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     try:
         key = serialization.load_pem_public_key(_read(path))
     except (ValueError, TypeError) as e:

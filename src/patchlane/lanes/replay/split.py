@@ -6,9 +6,10 @@ tests then pass beside it. So ``gate --replay local`` runs the slice in two proc
 
 1. the chosen child (``chosen``) collects and runs the test files the patch left alone; the
    patch's own test files (``own_test_files``) are never collected there;
-2. the patch's own test files are collected first in a collection child of their own
-   (together with the files that share a module name with one of them, so that a clash
-   the full suite would hit shows here), and their chosen node ids run afterwards in a
+2. the patch's own test files are collected in a collection child of their own (together
+   with the files that share a module name with one of them, so that a clash the full
+   suite would hit shows here), beside the first child's collection, which waits for it
+   before it chooses; their chosen node ids run afterwards in a
    ``run_tests`` child of their own, with every file line whose file did not collect
    beside them.
 
@@ -25,6 +26,7 @@ one slice of today; the runs fold into one ``TestRun`` and one receipt.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -40,7 +42,7 @@ from patchlane.lanes.replay.run import (
     file_part,
     run_tests,
 )
-from patchlane.lanes.replay.testbound import unjudged
+from patchlane.lanes.replay.testbound import carry, unjudged
 from patchlane.project.testmodules import CONFTEST, ModulePatterns
 
 # The patch's test code judged in the second process, in the problems it reports.
@@ -101,25 +103,37 @@ def split_and_run(
         for p in sorted(tree.rglob("*.py"))
         if p.name in names and not p.is_symlink() and p.relative_to(tree).as_posix() not in own_set
     ]
-    theirs = collect(
-        tree,
-        scope.extra_paths,
-        timeout_s=timeout_s,
-        env=child_env(hash_seed),
-        doctest_only=[p for p in scope.doctest_only if p in own_set],
-        only_files=[*own, *clashing],
-    )
-    # A file that does not collect beside the patch's test files (a module-name clash) is
-    # judged where they are: in the base's process alone it would collect. That child is
-    # the patch's code talking: only errors of the files it was asked to collect count,
-    # and a file line only adds to the slice (its file's node ids stay in the first run).
-    asked = own_set | frozenset(clashing)
-    theirs = replace(theirs, errors=tuple(e for e in theirs.errors if e.nodeid in asked))
-    broken = frozenset(e.nodeid for e in theirs.errors)
+
+    def collect_theirs() -> Collected:
+        theirs = collect(
+            tree,
+            scope.extra_paths,
+            timeout_s=timeout_s,
+            env=child_env(hash_seed),
+            doctest_only=[p for p in scope.doctest_only if p in own_set],
+            only_files=[*own, *clashing],
+        )
+        # A file that does not collect beside the patch's test files (a module-name clash)
+        # is judged where they are: in the base's process alone it would collect. That
+        # child is the patch's code talking: only errors of the files it was asked to
+        # collect count, and a file line only adds to the slice (its file's node ids stay
+        # in the first run).
+        asked = own_set | frozenset(clashing)
+        return replace(theirs, errors=tuple(e for e in theirs.errors if e.nodeid in asked))
+
     second: list[str] = []
     everything: list[str] = []
+    # Collected beside the first child's collection, not before it (``choose_first`` waits
+    # for it): this collection keeps the tree read-only (``collect``), so what the patch's
+    # test modules do at import reaches the first child no more than before; what the
+    # first child's imports could write meanwhile is only what its run could write before
+    # the second run anyway, and these node ids only add to the slice.
+    pool = ThreadPoolExecutor(max_workers=1, initializer=carry())
+    pending = pool.submit(collect_theirs)
 
     def choose_first(collected: Collected) -> Sequence[str] | None:
+        theirs = pending.result()
+        broken = frozenset(e.nodeid for e in theirs.errors)
         picked = choose(_merged(collected, theirs, own_set))
         if picked is None:
             return None
@@ -138,11 +152,20 @@ def split_and_run(
         else tuple(p for p in scope.only_files if p not in own_set),
         exclude_files=tuple(sorted({*scope.exclude_files, *own})),
     )
-    ran = collect_and_run(
-        tree, first_scope, choose_first, hash_seed=hash_seed, timeout_s=timeout_s,
-        freeze_report=freeze_report,
-    )  # fmt: skip
-    collect_s = ran.collect_s + theirs.seconds
+    try:
+        ran = collect_and_run(
+            tree, first_scope, choose_first, hash_seed=hash_seed, timeout_s=timeout_s,
+            freeze_report=freeze_report,
+        )  # fmt: skip
+    except BaseException:
+        # The patch's collection failing is the error to tell, as when it ran first.
+        theirs_error = pending.exception()
+        if theirs_error is not None:
+            raise theirs_error from None
+        raise
+    finally:
+        pool.shutdown(wait=True)
+    collect_s = ran.collect_s + pending.result().seconds
     if ran.run is None:
         return ChosenRun(None, collect_s, ran.choose_s)
     if not second:

@@ -11,8 +11,6 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
 from patchlane.formats import slicefile
 from patchlane.formats.receipt import Receipt, ReceiptError, parse_receipt
 from patchlane.formats.replay_report import ReplayOutcome, ReplayReport
@@ -20,6 +18,8 @@ from patchlane.formats.status import Status
 from patchlane.lanes.replay import signing
 
 if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     from patchlane.formats.freeze_report import FreezeReport
 
 # At most this many node ids are quoted in one reason: a receipt may list thousands.

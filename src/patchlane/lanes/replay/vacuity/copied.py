@@ -178,9 +178,23 @@ def scan(
     ``changed_code``: path -> (the base's bytes or ``None`` for a new file, the head's
     bytes) for each changed file of the code under test; ``test_sources``: the base's test
     files. Raises nothing (a file that does not parse adds nothing)."""
+    return scan_against(changed_code, tests_literals(test_sources))
+
+
+def tests_literals(test_sources: Iterable[bytes]) -> frozenset[Value]:
+    """Return the literals of the base's test files ``test_sources`` (what ``scan`` looks
+    for in the patch's code): the costly half of the scan, which needs nothing the slice's
+    run finds, so the replay computes it beside the run. Raises nothing."""
     in_tests: set[Value] = set()
     for source in test_sources:
         in_tests |= literals(source)
+    return frozenset(in_tests)
+
+
+def scan_against(
+    changed_code: Mapping[str, tuple[bytes | None, bytes]], in_tests: frozenset[Value]
+) -> Copied:
+    """``scan`` with the literals of the base's tests computed already (``tests_literals``)."""
     copied: set[Value] = set()
     tables: list[str] = []
     for path, (base, head) in sorted(changed_code.items()):

@@ -37,7 +37,7 @@ from patchlane.lanes.replay.vacuity.check import (
     finish,
     run_head,
 )
-from patchlane.lanes.replay.vacuity.copied import COPIED_LIMIT, scan
+from patchlane.lanes.replay.vacuity.copied import COPIED_LIMIT, Value, scan_against, tests_literals
 from patchlane.lanes.replay.vacuity.witness import (
     Judged,
     Where,
@@ -76,6 +76,12 @@ def changed_code(repo: Path, cls: Classification) -> dict[str, tuple[bytes | Non
         base = git.read_file_at(repo, cls.merge_base, f.old_path or f.path)
         found[f.path] = (None if base is None else base[1], head[1])
     return found
+
+
+def _tests_literals(repo: Path, cls: Classification) -> frozenset[Value]:
+    """The literals of the base's test files (``_test_sources``: ``copied.tests_literals``).
+    Raises ``GitError``."""
+    return tests_literals(_test_sources(repo, cls))
 
 
 def _test_sources(repo: Path, cls: Classification) -> list[bytes]:
@@ -136,12 +142,15 @@ def _witness_event(at_head: Witnessed, at_base: Witnessed | None) -> tuple[Judge
 class Judging:
     """The judgement of the tests that ran the changed code, under way (``start``,
     ``start_early``): the changed code, the two sides, the head's run to come (``None``:
-    no test ran the changed code), and whether it started beside the slice."""
+    no test ran the changed code), whether it started beside the slice, and the base's
+    tests' literals to come (``None``: computed when judged)."""
 
     code: dict[str, tuple[bytes | None, bytes]]
     sides: Sides
     head: Future[HeadRun] | None
     beside_slice: bool = False
+    # The literals of the base's tests (``copied.tests_literals``), computed beside the runs.
+    literals: Future[frozenset[Value]] | None = None
 
 
 def start_early(
@@ -201,7 +210,8 @@ def start(
     candidates = [n for n in report.passed if "::" in n and n.split("::", 1)[0] not in own]
     nodeids = chosen_tests(code, candidates, dep_map, reached_by)
     if not nodeids:
-        return Judging(code, Sides(repo, cls.merge_base, cls.head, build_of(cls)), None)
+        sides = Sides(repo, cls.merge_base, cls.head, build_of(cls))
+        return Judging(code, sides, None, literals=pool.submit(_tests_literals, repo, cls))
     out.progress(
         f"replay: {len(nodeids)} test(s) ran the changed code; running their impossible "
         "variants and repeats at the head (and at the base if the head needs it)"
@@ -228,7 +238,7 @@ def _started(
         timeout_s=RUN_TIMEOUT_S,
         watch=watched(code) or None,
     )
-    return Judging(code, sides, head)
+    return Judging(code, sides, head, literals=pool.submit(_tests_literals, repo, cls))
 
 
 def checked(
@@ -301,7 +311,10 @@ def checked(
     # Only the code the tests reach: a changed file no test reaches (an example, a script)
     # is no evidence anyway (``unreached``), and its literals say nothing of the tests.
     reached = {p: c for p, c in code.items() if reached_by.get(p)}
-    copied = scan(reached, _test_sources(repo, cls))
+    in_tests = (
+        judging.literals.result() if judging.literals is not None else _tests_literals(repo, cls)
+    )
+    copied = scan_against(reached, in_tests)
     shown = (*copied.tables, *copied.values)
     if copied.past_threshold:
         what = (
