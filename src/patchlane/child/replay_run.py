@@ -46,7 +46,7 @@ import _pytest.config
 import pytest
 
 import patchlane
-from patchlane.child import tripwire
+from patchlane.child import tripwire, writes
 from patchlane.child.channel import (
     ResultWriter,
     collect_error,
@@ -247,6 +247,8 @@ class _HypothesisAsInPytest:
 
 # What the run child checks: ``tripwire.arm``'s pair (capture the hooks, check).
 Guard = tuple[Callable[..., None], Callable[..., bool]]
+# The most tests between two full looks of the tripwire (besides each test file's first).
+FULL_EVERY = 100
 
 
 class _SliceRunner:
@@ -270,7 +272,7 @@ class _SliceRunner:
         self.files = frozenset(files) | {n for n in nodeids if "::" not in n}
         # Run after the slice, in this process: the tests that can see what it left behind.
         self.then_files = frozenset(then_files)
-        self.watch = StateWatch(os.fspath(root))
+        self.watch = StateWatch(os.fspath(root), writes.install())
         self.preload: tuple[str, ...] = ()
         wanted_files = {n.split("::", 1)[0] for n in nodeids} | self.files | self.then_files
         self.wanted_files = frozenset(wanted_files)
@@ -281,6 +283,9 @@ class _SliceRunner:
         self.wanted_dirs = frozenset(dirs)
         # The project's importable names (``child.origins``), set from the job.
         self.project: tuple[str, ...] = ()
+        # The file of the last test started, and how many tests since the last full check.
+        self._file = ""
+        self._since = 0
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -338,7 +343,10 @@ class _SliceRunner:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.passed and report.when != "call" and not hasattr(report, "wasxfail"):
             return  # a passing setup or teardown: the end of protocol says it happened
-        self._check()  # before the record: a tampered report is never sent unflagged
+        # Before the record, what is cheap to check (``tripwire.arm``): the full look is at
+        # the boundaries (``pytest_runtest_logstart``) and at the end, and a tamper record
+        # sent then fails every node that had not failed before it.
+        self._check(False, False)
         record: dict[str, object] = {
             "n": report.nodeid,
             "w": report.when,
@@ -379,12 +387,21 @@ class _SliceRunner:
         self.watch.start()  # the test modules have run: what they set is the suite's set-up
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
+        # The tripwire's full look (every function's parts, every namespace) at each test
+        # file's first test and every ``FULL_EVERY`` tests: no test is running (the last
+        # one's teardown is done), and what stays rebound from one test file to the next, or
+        # for ``FULL_EVERY`` tests, is seen before the next record is sent.
+        where = nodeid.split("::", 1)[0]
+        self._since += 1
+        if where != self._file or self._since >= FULL_EVERY:
+            self._file, self._since = where, 0
+            self._check(True)
         # Before its setup: the parent's clock of this test starts here (``testbound``),
         # and its progress line names it while it runs.
         self.writer.emit({"start": nodeid})
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
-        self._check(True)  # after its teardown: its own monkeypatch is undone
+        self._check(True, False)  # after its teardown: its own monkeypatch is undone
         left = self.watch.after()
         if left:
             self.writer.emit({"left": phrases(left), "by": nodeid})
