@@ -57,3 +57,35 @@ def test_the_count_moves_for_writes_of_function_parts_and_reaches_past_them(
     assert counts["nothing"] == "0" and counts["class-attribute"] == "0"
     for moved in ("code", "defaults", "kwdefaults", "delete", "referents", "objects", "ctypes"):
         assert int(counts[moved]) >= 1, (moved, counts)
+
+
+_WATCH = """
+import sys
+sys.path.insert(0, {src!r})
+sys.path.insert(0, {tree!r})
+from patchlane.child import writes
+from patchlane.child.leftover import StateWatch
+import shared
+watch = StateWatch({tree!r}, writes.install())
+watch.start()
+print(watch.after())
+shared.scale.__defaults__ = (3,)
+print(watch.after())
+shared.scale.__code__ = shared.other.__code__
+print(watch.after())
+print(watch.after())
+"""
+
+
+@pytest.mark.slow
+def test_the_state_watch_with_the_count_still_sees_a_function_changed_in_place(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "shared.py").write_text(
+        "def scale(x, k=2):\n    return x * k\n\n\ndef other(x, k=2):\n    return x\n"
+    )
+    probe = _WATCH.format(src=_SRC, tree=str(tmp_path))
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    ).stdout.splitlines()
+    assert out == ["[]", "['shared.scale (in place)']", "['shared.scale (in place)']", "[]"]

@@ -37,6 +37,7 @@ import importlib.util
 import json
 import os
 import sys
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -286,6 +287,10 @@ class _SliceRunner:
         # The file of the last test started, and how many tests since the last full check.
         self._file = ""
         self._since = 0
+        # The same for the state watch (``pytest_runtest_logfinish``), and the test modules.
+        self._watched_file = ""
+        self._watched = 0
+        self._test_modules: dict[str, types.ModuleType] = {}
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -384,7 +389,15 @@ class _SliceRunner:
     def pytest_runtestloop(self, session: pytest.Session) -> None:
         if self.preload:
             preload(os.fspath(self.root), self.preload)
-        self.watch.start()  # the test modules have run: what they set is the suite's set-up
+        # Each test file's module, whose own entries the watch compares at that file's tests'
+        # ends (and every module's at each file's first test and every ``FULL_EVERY`` tests).
+        self._test_modules = {
+            i.nodeid.split("::", 1)[0]: module
+            for i in session.items
+            if isinstance(module := getattr(i, "module", None), types.ModuleType)
+        }
+        # The test modules have run: what they set is the suite's set-up.
+        self.watch.start(self._test_modules.values())
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         # The tripwire's full look (every function's parts, every namespace) at each test
@@ -402,7 +415,12 @@ class _SliceRunner:
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         self._check(True, False)  # after its teardown: its own monkeypatch is undone
-        left = self.watch.after()
+        where = nodeid.split("::", 1)[0]
+        self._watched += 1
+        everything = where != self._watched_file or self._watched >= FULL_EVERY
+        if everything:
+            self._watched_file, self._watched = where, 0
+        left = self.watch.after(self._test_modules.get(where), everything=everything)
         if left:
             self.writer.emit({"left": phrases(left), "by": nodeid})
         self.writer.emit({"fin": nodeid})
