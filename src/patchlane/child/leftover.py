@@ -27,6 +27,11 @@ each reported once:
   of the functions and classes the module defines. A container of more than
   ``CONTENTS_LIMIT`` items is not read item by item.
 
+A test module's own entries and inner state (``start``'s ``tests``) are looked at at the end
+of its own tests, and every test module's when ``after`` is asked for ``everything`` (the run
+child does at each test file's first test and every ``FULL_EVERY`` tests): a look per test
+then costs the same however many test modules the suite has.
+
 Cost: one identity comparison per watched entry per test, in C (``operator.itemgetter``),
 the functions' parts only when ``child.writes`` counted an event that can write them since the
 last look (the run child's ``StateWatch`` is given its count; without one, every look),
@@ -196,7 +201,10 @@ class StateWatch:
             groups = (
                 [self.shared, *self.tests.values()]
                 if everything
-                else [self.shared, *([self.tests[id(current)]] if id(current) in self.tests else [])]
+                else [
+                    self.shared,
+                    *([self.tests[id(current)]] if id(current) in self.tests else []),
+                ]
             )
             return self._after(groups)
         except Exception as e:  # noqa: BLE001 - the process is the patch's

@@ -10,7 +10,11 @@ snapshots, before pytest starts (no conftest and no test module has run), every 
 class it defines; the ``__code__``, ``__defaults__`` and ``__kwdefaults__`` of the Python
 functions found there. ``arm``'s ``hooks`` adds, once pytest's own plugins are configured
 (``pytest_sessionstart``), the hook implementations of ``HOOKS``. Its ``check``
-compares all of it by identity and returns what changed, one phrase each.
+compares all of it by identity and returns what changed, one phrase each: in full at the run
+child's boundaries (session start, after collection, each test file's first test, every
+``replay_run.FULL_EVERY`` tests, the end), and before the other records only what is cheap
+(the hooks, the own dicts of the plugin manager, its hook callers and patchlane's objects)
+unless ``writes`` counted an event that can rewrite a function since the last full look.
 
 What is not a change: module state that is not callable (``_pytest.assertion.util
 ._reprcompare`` while a test runs); a class entry that was plain data (``pytestPDB._config``, not captured);
