@@ -316,6 +316,7 @@ def _hooks_changed(
     _where: Callable[[Any], str] = _where,
     _id: Callable[[Any], int] = id,
     _module: type = types.ModuleType,
+    _flat: Callable[[Iterable[Iterable[Any]]], Iterable[Any]] = itertools.chain.from_iterable,
 ) -> list[str]:
     """Return one phrase per hook of ``hooks`` whose caller or implementations changed
     (a conftest pytest loaded while collecting aside). Reads no global (see ``compare``)."""
@@ -327,8 +328,10 @@ def _hooks_changed(
         if _getattr(caller, "_hookimpls", None) is not impls:
             changed.append("pytest's hook " + name + "'s implementations were replaced")
             continue
-        conftests = _getattr(pluginmanager, "_conftest_plugins", ())
         current = _tuple(_map(_impl, impls))
+        if _len(current) == _len(captured) and _all(_map(_is, _flat(current), _flat(captured))):
+            continue  # the fast path: every implementation as captured, in order
+        conftests = _getattr(pluginmanager, "_conftest_plugins", ())
         olds = {_id(c[0]): c for c in captured}
         for entry in current:
             old = olds.pop(_id(entry[0]), None)
