@@ -484,8 +484,8 @@ def arm(
     through ``send``; it returns whether the run has been tampered with (now or before) and
     never raises. Without ``full`` (a test's report and end: the run child's boundaries,
     docs/explanation/trust-model.md), it compares what is cheap to compare (the hook
-    implementations, the plugin manager's, hook callers' and ``objects``' own dicts, the
-    import system's lists and the plugins) and the rest only when ``writes`` counted an event
+    implementations of ``HOOKS``, the plugin manager's, hook callers' and ``objects``' own
+    dicts, the import system's lists) and the rest only when ``writes`` counted an event
     since the last full look. Their state is in their closure, not in an object the code
     under test could find and reset."""
     count = writes.install()
@@ -553,8 +553,10 @@ def arm(
                 plugins_changed,
                 functools.partial(list, early),
             )
+            # The plugins registered while the tests run are looked at in full only: one that
+            # implements a hook that makes or carries a report is among ``HOOKS``' entries.
             state[5] = functools.partial(
-                _machinery_changed, imports_changed, plugins_changed, functools.partial(list, early)
+                _machinery_changed, imports_changed, functools.partial(list, early)
             )
 
     def check(
