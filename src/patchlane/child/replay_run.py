@@ -16,8 +16,9 @@ or non-ASCII text, or a file with ``[`` in its name, runs like any other).
 
 Every report is sent as it happens, one JSON line with the token: a collection error, each
 phase of each test (subtests included), the start and the end of each test's protocol (the
-start is what the parent's clock of that test counts from: ``lanes.replay.testbound``), and at
-last pytest's exit status. The parent folds them, so nothing the tests do afterwards (an ``atexit`` hook, a
+start is what the parent's clock of that test counts from: ``lanes.replay.testbound``; a
+test's end, when it left nothing behind, is written with the next test's start, as no test
+code runs between them), and at last pytest's exit status. The parent folds them, so nothing the tests do afterwards (an ``atexit`` hook, a
 finaliser, ``os._exit``) can change what was already sent; the process ends with ``os._exit``
 right after pytest's own unconfigure (``_Finish``), so the project's ``atexit`` handlers never
 run at all.
@@ -291,6 +292,8 @@ class _SliceRunner:
         self._watched_file = ""
         self._watched = 0
         self._test_modules: dict[str, types.ModuleType] = {}
+        # The last test's end record, not yet sent (``pytest_runtest_logstart``).
+        self._ended: list[dict[str, object]] = []
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -410,8 +413,10 @@ class _SliceRunner:
             self._file, self._since = where, 0
             self._check(True)
         # Before its setup: the parent's clock of this test starts here (``testbound``),
-        # and its progress line names it while it runs.
-        self.writer.emit({"start": nodeid})
+        # and its progress line names it while it runs. The last test's end goes with it
+        # (``pytest_runtest_logfinish``): one write, not two.
+        self.writer.emit_all([*self._ended, {"start": nodeid}])
+        self._ended = []
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         self._check(True, False)  # after its teardown: its own monkeypatch is undone
@@ -422,14 +427,19 @@ class _SliceRunner:
             self._watched_file, self._watched = where, 0
         left = self.watch.after(self._test_modules.get(where), everything=everything)
         if left:
-            self.writer.emit({"left": phrases(left), "by": nodeid})
-        self.writer.emit({"fin": nodeid})
+            self.writer.emit_all([{"left": phrases(left), "by": nodeid}, {"fin": nodeid}])
+        else:
+            # Sent with the next test's start, or at the end: no test code runs between
+            # (an end record says nothing of an outcome: those are sent as they are made).
+            self._ended = [{"fin": nodeid}]
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self._plugins(session.config)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.writer.emit_all(self._ended)
+        self._ended = []
         self._check(True)
         self._plugins(session.config)  # again: a test or fixture may register one while it runs
 
