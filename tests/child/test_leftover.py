@@ -192,3 +192,29 @@ def test_a_widened_test_that_fails_at_the_head_only_fails_the_replay() -> None:
 
 def test_the_suites_files_come_from_the_collection_and_the_map() -> None:
     assert suite_files(["a.py::x", "a.py::y"], ["b.py::z"]) == ("a.py", "b.py")
+
+
+def test_a_test_module_is_looked_at_at_its_own_tests_end_and_every_module_when_asked(
+    tree: Path,
+) -> None:
+    (tree / "test_one.py").write_text("SEEN = []\n\n\ndef test_a():\n    pass\n")
+    (tree / "test_two.py").write_text("LIMIT = 1\nCACHE = {}\n")
+    one, two = (importlib.import_module(m) for m in ("test_one", "test_two"))
+    try:
+        watch = StateWatch(str(tree))
+        watch.start([one, two])
+        one.SEEN = [1]
+        two.LIMIT = 2
+        two.CACHE["k"] = 1
+        # At one's test's end: its own module, not the other test module's...
+        assert watch.after(one, everything=False) == ["test_one.SEEN"]
+        assert watch.after(one, everything=False) == []
+        # ... which the next look at everything sees (a test file's first test's end).
+        assert watch.after(one) == ["test_two.CACHE (in place)", "test_two.LIMIT"]
+        assert watch.after(two, everything=False) == []
+        # A module that is not a test module is looked at at every test's end.
+        vars(sys.modules["shared_limits"])["LIMIT"] = 4
+        assert watch.after(None, everything=False) == ["shared_limits.LIMIT"]
+    finally:
+        for name in ("test_one", "test_two"):
+            sys.modules.pop(name, None)

@@ -378,3 +378,100 @@ def test_a_test_that_patches_the_machinery_for_itself_is_not_a_change(tmp_path: 
     run = run_tests(tree, nodeids=nodes, hash_seed=5, timeout_s=120)
     assert run.problems == ()
     assert {n: r.outcome for n, r in run.results.items()} == dict.fromkeys(nodes, PASSED)
+
+
+# Rewrites the machinery for a while and puts it back in a fixture's teardown (which no
+# rewrite of the call phase skips), so that the end of the run finds it as it was.
+_FOR_A_WHILE = """
+import sys
+
+_saved = []
+
+
+def _quiet(self):
+    return None
+
+
+def rewrite_runtest():
+    runtest = sys.modules["_pytest.python"].Function.runtest
+    _saved.append(runtest.__code__)
+    runtest.__code__ = _quiet.__code__
+
+
+def rebind_runner():
+    runner = sys.modules["_pytest.runner"]
+    orig = runner.call_and_report
+    _saved.append(orig)
+
+    def call_and_report(item, when, log=True, **kwds):
+        return orig(item, "setup" if when == "call" else when, log, **kwds)
+
+    runner.call_and_report = call_and_report
+
+
+def put_back():
+    saved = _saved.pop()
+    if callable(saved):
+        sys.modules["_pytest.runner"].call_and_report = saved
+    else:
+        sys.modules["_pytest.python"].Function.runtest.__code__ = saved
+"""
+
+_PUT_BACK = """
+import pytest
+
+import calc
+
+
+@pytest.fixture
+def put_back():
+    yield
+    calc.put_back()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("files", "what"),
+    [
+        # Within one test file: a function's code rewritten is an audited write, seen at
+        # the next report.
+        (
+            {
+                "tests/test_a.py": _PUT_BACK
+                + "def test_1():\n    calc.rewrite_runtest()\n\n\n"
+                + "def test_2(put_back):\n    assert calc.add(1, 1) == 3\n\n\n"
+                + "def test_3():\n    assert calc.add(2, 2) == 4\n",
+            },
+            "pytest's Function.runtest.__code__ was replaced",
+        ),
+        # A module's name rebound is no audited event: seen at the next test file's first
+        # test, before its record (and put back in that test's teardown).
+        (
+            {
+                "tests/test_a.py": _PUT_BACK
+                + "def test_1():\n    calc.rebind_runner()\n\n\n"
+                + "def test_2():\n    assert calc.add(1, 1) == 3\n",
+                "tests/test_b.py": _PUT_BACK
+                + "def test_3(put_back):\n    assert calc.add(2, 2) == 5\n\n\n"
+                + "def test_4():\n    assert calc.add(2, 2) == 4\n",
+            },
+            "pytest's _pytest.runner.call_and_report was replaced",
+        ),
+    ],
+    ids=["function-code-within-a-file", "module-name-across-files"],
+)
+def test_machinery_rewritten_for_a_while_and_put_back_fails_every_node(
+    tmp_path: Path, files: dict[str, str], what: str
+) -> None:
+    tree = write_tree(tmp_path / "tree", {"src/calc.py": _BROKEN + _FOR_A_WHILE, **files})
+    nodes = [
+        f"{path}::{line[4:].split('(')[0]}"
+        for path, text in files.items()
+        for line in text.splitlines()
+        if line.startswith("def test_")
+    ]
+    run = run_tests(tree, nodeids=nodes, hash_seed=5, timeout_s=120)
+    assert set(run.results) == set(nodes)
+    assert all(r.outcome == FAILED for r in run.results.values()), run.results
+    assert run.problems and what in run.problems[0], run.problems

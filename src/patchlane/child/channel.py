@@ -62,6 +62,14 @@ class ResultWriter:
         self.count += 1
         self._write({**record, "token": self.token})
 
+    def emit_all(self, records: Iterable[Mapping[str, object]]) -> None:
+        """Send ``records`` (each counted) in one write."""
+        lines: list[dict[str, object]] = []
+        for record in records:
+            self.count += 1
+            lines.append({**record, "token": self.token})
+        self._write_all(lines)
+
     def done(self) -> None:
         """Send the final line: how many records came before it."""
         self._write({"done": True, "count": self.count, "token": self.token})
@@ -81,6 +89,16 @@ class ResultWriter:
         _os_write: Callable[[int, bytes], int] = os.write,
     ) -> None:
         data = (_encode(record) + "\n").encode("ascii")
+        while data:
+            data = data[_os_write(self.fd, data) :]
+
+    def _write_all(
+        self,
+        records: list[dict[str, object]],
+        _encode: Callable[[Any], str] = encode,
+        _os_write: Callable[[int, bytes], int] = os.write,
+    ) -> None:
+        data = "".join([_encode(r) + "\n" for r in records]).encode("ascii")
         while data:
             data = data[_os_write(self.fd, data) :]
 

@@ -27,7 +27,14 @@ each reported once:
   of the functions and classes the module defines. A container of more than
   ``CONTENTS_LIMIT`` items is not read item by item.
 
+A test module's own entries and inner state (``start``'s ``tests``) are looked at at the end
+of its own tests, and every test module's when ``after`` is asked for ``everything`` (the run
+child does at each test file's first test and every ``FULL_EVERY`` tests): a look per test
+then costs the same however many test modules the suite has.
+
 Cost: one identity comparison per watched entry per test, in C (``operator.itemgetter``),
+the functions' parts only when ``child.writes`` counted an event that can write them since the
+last look (the run child's ``StateWatch`` is given its count; without one, every look),
 and a look at ``sys.modules``' new keys only when its size changed; the tree's inner state is
 read and compared in C too (a tuple of each container's items, compared by identity first):
 about 0.6 ms a test on patchlane's own tree (240 modules; 1,321 functions, 341 classes and
@@ -44,6 +51,8 @@ import types
 from collections.abc import Callable, Iterable
 from itertools import repeat
 from typing import Any, Final
+
+from patchlane.child.writes import always
 
 # Shared standard-library modules whose public names every test sees.
 STDLIB: Final = (
@@ -91,28 +100,33 @@ def _below(path: object, root: str) -> bool:
 class StateWatch:
     """The process state later tests can see (see the module docstring)."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, count: Callable[[], int] = always) -> None:
         self.root = os.path.abspath(root) + os.sep  # noqa: PTH100
+        # ``writes.install()``'s count: the functions' parts are compared only when it moved
+        # since the last look (``always``: at every look).
+        self.count = count
+        self.count_seen = -1
         self.env: dict[str, str] = {}
         self.cwd = ""
         self.path: tuple[str, ...] = ()
         self.modules: dict[str, Any] = {}
         self.modules_getter: Callable[[Any], Any] = _getter(())
         self.modules_values: tuple[Any, ...] = ()
-        self.watched: list[_Watched] = []
         self.seen_modules: set[int] = set()
-        # The tree's inner state: the containers' and classes' labels, readers (each returns
-        # a tuple, in C) and the tuples they returned at the last look; the functions', and
-        # each of their ``_FUNCTION_PARTS`` at the last look.
-        self.inner_labels: list[str] = []
-        self.inner_readers: list[Callable[[], tuple[Any, ...]]] = []
-        self.inner_values: list[tuple[Any, ...]] = []
+        # The watched modules' entries and the tree's containers and classes: the test
+        # modules' each in a group of its own (``start``'s ``tests``), the rest in ``shared``.
+        self.shared = _Group()
+        self.tests: dict[int, _Group] = {}
+        # The tree's functions, and each of their ``_FUNCTION_PARTS`` at the last look.
         self.function_labels: list[str] = []
         self.functions: list[types.FunctionType] = []
         self.function_parts: list[list[Any]] = [[] for _ in _FUNCTION_PARTS]
 
-    def start(self) -> None:
-        """Take the state now."""
+    def start(self, tests: Iterable[types.ModuleType] = ()) -> None:
+        """Take the state now. ``tests``: the test modules, whose own entries and inner
+        state ``after`` compares only when asked (their own test's end, or ``everything``)."""
+        self.tests = {id(m): _Group() for m in tests}
+        self.count_seen = self.count()
         self.env = dict(_environ_data())
         self.cwd = _cwd()
         self.path = tuple(sys.path)
@@ -161,7 +175,8 @@ class StateWatch:
         label = str(getattr(module, "__name__", "?"))
         names = tuple(n for n in names if f"{label}.{n}" not in _PYTESTS_OWN)
         getter = _getter(names)
-        self.watched.append((label, namespace, names, getter, getter(namespace)))
+        group = self.tests.get(id(module), self.shared)
+        group.watched.append((label, namespace, names, getter, getter(namespace)))
         if private:
             for name in names:
                 value = namespace.get(name)
@@ -173,19 +188,29 @@ class StateWatch:
                     continue
                 reader = _reader(value, label)
                 if reader is not None:
-                    self.inner_labels.append(f"{label}.{name} (in place)")
-                    self.inner_readers.append(reader)
-                    self.inner_values.append(reader())
+                    group.inner_labels.append(f"{label}.{name} (in place)")
+                    group.inner_readers.append(reader)
+                    group.inner_values.append(reader())
 
-    def after(self) -> list[str]:
+    def after(self, current: object = None, *, everything: bool = True) -> list[str]:
         """Return what is new since the last look (one phrase each; ``[]``: nothing), and
-        take it as the state from now on. Never raises."""
+        take it as the state from now on. Without ``everything``, of the test modules only
+        ``current``'s (the module of the test that just ended) is looked at: the others
+        are looked at the next time ``everything`` is asked for. Never raises."""
         try:
-            return self._after()
+            groups = (
+                [self.shared, *self.tests.values()]
+                if everything
+                else [
+                    self.shared,
+                    *([self.tests[id(current)]] if id(current) in self.tests else []),
+                ]
+            )
+            return self._after(groups)
         except Exception as e:  # noqa: BLE001 - the process is the patch's
             return [f"the state could not be read ({type(e).__name__})"]
 
-    def _after(self) -> list[str]:
+    def _after(self, groups: list[_Group]) -> list[str]:
         found: list[str] = []
         env = _environ_data()
         if env != self.env:  # two dicts of bytes (or str): compared in C
@@ -200,37 +225,18 @@ class StateWatch:
             found.append("sys.path")
             self.path = tuple(sys.path)
         found += self._modules_left()
-        found += self._inner_left()
-        try:
-            current = map(_call, map(_third, self.watched), map(_second, self.watched))
-            if all(map(all, map(map, repeat(operator.is_), current, map(_fifth, self.watched)))):
-                return found  # the fast path, in C: no watched module changed
-        except KeyError:
-            pass
-        for index, (label, namespace, names, getter, values) in enumerate(self.watched):
-            now: tuple[Any, ...]
-            try:
-                now = getter(namespace)
-            except KeyError:
-                now = tuple(namespace.get(n, _MISSING) for n in names)
-            if all(map(operator.is_, now, values)):
-                continue
-            found += [
-                f"{label}.{n}" for n, a, b in zip(names, now, values, strict=True) if a is not b
-            ]
-            self.watched[index] = (label, namespace, names, getter, now)
+        for group in groups:
+            found += group.inner_left()
+        found += self._functions_left()
+        for group in groups:
+            found += group.entries_left()
         return found
 
-    def _inner_left(self) -> list[str]:
-        found: list[str] = []
-        now = list(map(_call, self.inner_readers))
-        if now != self.inner_values:  # in C, by identity first
-            found += [
-                label
-                for label, a, b in zip(self.inner_labels, now, self.inner_values, strict=True)
-                if a != b
-            ]
-            self.inner_values = now
+    def _functions_left(self) -> list[str]:
+        now_count = self.count()
+        if now_count == self.count_seen:
+            return []  # no function's part was written since the last look (``writes``)
+        self.count_seen = now_count
         changed: set[int] = set()
         for index, part in enumerate(_FUNCTION_PARTS):
             parts = list(map(part, self.functions))  # in C: one map per part
@@ -240,7 +246,7 @@ class StateWatch:
                     i for i, (a, b) in enumerate(zip(parts, saved, strict=True)) if a is not b
                 )
                 self.function_parts[index] = parts
-        return found + [self.function_labels[i] for i in sorted(changed)]
+        return [self.function_labels[i] for i in sorted(changed)]
 
     def _modules_left(self) -> list[str]:
         live = sys.modules
@@ -259,6 +265,55 @@ class StateWatch:
             elif self._in_tree(module):
                 self._watch(module, private=True)  # imported by a test: watched from now on
         self._take_modules()
+        return found
+
+
+class _Group:
+    """Watched modules' entries (label, live namespace, names, getter of those names, their
+    values then) and the tree's containers and classes (labels, readers, each of which
+    returns a tuple in C, and the tuples they returned at the last look)."""
+
+    def __init__(self) -> None:
+        self.watched: list[_Watched] = []
+        self.inner_labels: list[str] = []
+        self.inner_readers: list[Callable[[], tuple[Any, ...]]] = []
+        self.inner_values: list[tuple[Any, ...]] = []
+
+    def inner_left(self) -> list[str]:
+        """Return the labels of the containers and classes changed since the last look."""
+        now = list(map(_call, self.inner_readers))
+        if now == self.inner_values:  # in C, by identity first
+            return []
+        found = [
+            label
+            for label, a, b in zip(self.inner_labels, now, self.inner_values, strict=True)
+            if a != b
+        ]
+        self.inner_values = now
+        return found
+
+    def entries_left(self) -> list[str]:
+        """Return ``MODULE.NAME`` of each watched entry rebound since the last look."""
+        watched = self.watched
+        try:
+            current = map(_call, map(_third, watched), map(_second, watched))
+            if all(map(all, map(map, repeat(operator.is_), current, map(_fifth, watched)))):
+                return []  # the fast path, in C: no watched module changed
+        except KeyError:
+            pass
+        found: list[str] = []
+        for index, (label, namespace, names, getter, values) in enumerate(watched):
+            now: tuple[Any, ...]
+            try:
+                now = getter(namespace)
+            except KeyError:
+                now = tuple(namespace.get(n, _MISSING) for n in names)
+            if all(map(operator.is_, now, values)):
+                continue
+            found += [
+                f"{label}.{n}" for n, a, b in zip(names, now, values, strict=True) if a is not b
+            ]
+            watched[index] = (label, namespace, names, getter, now)
         return found
 
 

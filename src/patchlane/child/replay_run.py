@@ -16,8 +16,9 @@ or non-ASCII text, or a file with ``[`` in its name, runs like any other).
 
 Every report is sent as it happens, one JSON line with the token: a collection error, each
 phase of each test (subtests included), the start and the end of each test's protocol (the
-start is what the parent's clock of that test counts from: ``lanes.replay.testbound``), and at
-last pytest's exit status. The parent folds them, so nothing the tests do afterwards (an ``atexit`` hook, a
+start is what the parent's clock of that test counts from: ``lanes.replay.testbound``; a
+test's end, when it left nothing behind, is written with the next test's start, as no test
+code runs between them), and at last pytest's exit status. The parent folds them, so nothing the tests do afterwards (an ``atexit`` hook, a
 finaliser, ``os._exit``) can change what was already sent; the process ends with ``os._exit``
 right after pytest's own unconfigure (``_Finish``), so the project's ``atexit`` handlers never
 run at all.
@@ -37,6 +38,7 @@ import importlib.util
 import json
 import os
 import sys
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +48,7 @@ import _pytest.config
 import pytest
 
 import patchlane
-from patchlane.child import tripwire
+from patchlane.child import tripwire, writes
 from patchlane.child.channel import (
     ResultWriter,
     collect_error,
@@ -247,6 +249,8 @@ class _HypothesisAsInPytest:
 
 # What the run child checks: ``tripwire.arm``'s pair (capture the hooks, check).
 Guard = tuple[Callable[..., None], Callable[..., bool]]
+# The most tests between two full looks of the tripwire (besides each test file's first).
+FULL_EVERY = 100
 
 
 class _SliceRunner:
@@ -270,7 +274,7 @@ class _SliceRunner:
         self.files = frozenset(files) | {n for n in nodeids if "::" not in n}
         # Run after the slice, in this process: the tests that can see what it left behind.
         self.then_files = frozenset(then_files)
-        self.watch = StateWatch(os.fspath(root))
+        self.watch = StateWatch(os.fspath(root), writes.install())
         self.preload: tuple[str, ...] = ()
         wanted_files = {n.split("::", 1)[0] for n in nodeids} | self.files | self.then_files
         self.wanted_files = frozenset(wanted_files)
@@ -281,6 +285,15 @@ class _SliceRunner:
         self.wanted_dirs = frozenset(dirs)
         # The project's importable names (``child.origins``), set from the job.
         self.project: tuple[str, ...] = ()
+        # The file of the last test started, and how many tests since the last full check.
+        self._file = ""
+        self._since = 0
+        # The same for the state watch (``pytest_runtest_logfinish``), and the test modules.
+        self._watched_file = ""
+        self._watched = 0
+        self._test_modules: dict[str, types.ModuleType] = {}
+        # The last test's end record, not yet sent (``pytest_runtest_logstart``).
+        self._ended: list[dict[str, object]] = []
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -338,7 +351,10 @@ class _SliceRunner:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.passed and report.when != "call" and not hasattr(report, "wasxfail"):
             return  # a passing setup or teardown: the end of protocol says it happened
-        self._check()  # before the record: a tampered report is never sent unflagged
+        # Before the record, what is cheap to check (``tripwire.arm``): the full look is at
+        # the boundaries (``pytest_runtest_logstart``) and at the end, and a tamper record
+        # sent then fails every node that had not failed before it.
+        self._check(False, False)
         record: dict[str, object] = {
             "n": report.nodeid,
             "w": report.when,
@@ -376,25 +392,54 @@ class _SliceRunner:
     def pytest_runtestloop(self, session: pytest.Session) -> None:
         if self.preload:
             preload(os.fspath(self.root), self.preload)
-        self.watch.start()  # the test modules have run: what they set is the suite's set-up
+        # Each test file's module, whose own entries the watch compares at that file's tests'
+        # ends (and every module's at each file's first test and every ``FULL_EVERY`` tests).
+        self._test_modules = {
+            i.nodeid.split("::", 1)[0]: module
+            for i in session.items
+            if isinstance(module := getattr(i, "module", None), types.ModuleType)
+        }
+        # The test modules have run: what they set is the suite's set-up.
+        self.watch.start(self._test_modules.values())
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
+        # The tripwire's full look (every function's parts, every namespace) at each test
+        # file's first test and every ``FULL_EVERY`` tests: no test is running (the last
+        # one's teardown is done), and what stays rebound from one test file to the next, or
+        # for ``FULL_EVERY`` tests, is seen before the next record is sent.
+        where = nodeid.split("::", 1)[0]
+        self._since += 1
+        if where != self._file or self._since >= FULL_EVERY:
+            self._file, self._since = where, 0
+            self._check(True)
         # Before its setup: the parent's clock of this test starts here (``testbound``),
-        # and its progress line names it while it runs.
-        self.writer.emit({"start": nodeid})
+        # and its progress line names it while it runs. The last test's end goes with it
+        # (``pytest_runtest_logfinish``): one write, not two.
+        self.writer.emit_all([*self._ended, {"start": nodeid}])
+        self._ended = []
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
-        self._check(True)  # after its teardown: its own monkeypatch is undone
-        left = self.watch.after()
+        self._check(True, False)  # after its teardown: its own monkeypatch is undone
+        where = nodeid.split("::", 1)[0]
+        self._watched += 1
+        everything = where != self._watched_file or self._watched >= FULL_EVERY
+        if everything:
+            self._watched_file, self._watched = where, 0
+        left = self.watch.after(self._test_modules.get(where), everything=everything)
         if left:
-            self.writer.emit({"left": phrases(left), "by": nodeid})
-        self.writer.emit({"fin": nodeid})
+            self.writer.emit_all([{"left": phrases(left), "by": nodeid}, {"fin": nodeid}])
+        else:
+            # Sent with the next test's start, or at the end: no test code runs between
+            # (an end record says nothing of an outcome: those are sent as they are made).
+            self._ended = [{"fin": nodeid}]
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self._plugins(session.config)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.writer.emit_all(self._ended)
+        self._ended = []
         self._check(True)
         self._plugins(session.config)  # again: a test or fixture may register one while it runs
 

@@ -10,7 +10,11 @@ snapshots, before pytest starts (no conftest and no test module has run), every 
 class it defines; the ``__code__``, ``__defaults__`` and ``__kwdefaults__`` of the Python
 functions found there. ``arm``'s ``hooks`` adds, once pytest's own plugins are configured
 (``pytest_sessionstart``), the hook implementations of ``HOOKS``. Its ``check``
-compares all of it by identity and returns what changed, one phrase each.
+compares all of it by identity and returns what changed, one phrase each: in full at the run
+child's boundaries (session start, after collection, each test file's first test, every
+``replay_run.FULL_EVERY`` tests, the end), and before the other records only what is cheap
+(the hooks, the own dicts of the plugin manager, its hook callers and patchlane's objects)
+unless ``writes`` counted an event that can rewrite a function since the last full look.
 
 What is not a change: module state that is not callable (``_pytest.assertion.util
 ._reprcompare`` while a test runs); a class entry that was plain data (``pytestPDB._config``, not captured);
@@ -39,7 +43,7 @@ import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Literal
 
-from patchlane.child import boundary
+from patchlane.child import boundary, writes
 from patchlane.child.channel import encode
 from patchlane.child.namespaces import Namespace
 
@@ -77,6 +81,7 @@ MODULES: Final = (
     "patchlane.child.tripwire",
     "patchlane.child.boundary",
     "patchlane.child.leftover",
+    "patchlane.child.writes",
     "__main__",
 )
 # The hooks whose implementations make or carry a test's reports.
@@ -311,6 +316,7 @@ def _hooks_changed(
     _where: Callable[[Any], str] = _where,
     _id: Callable[[Any], int] = id,
     _module: type = types.ModuleType,
+    _flat: Callable[[Iterable[Iterable[Any]]], Iterable[Any]] = itertools.chain.from_iterable,
 ) -> list[str]:
     """Return one phrase per hook of ``hooks`` whose caller or implementations changed
     (a conftest pytest loaded while collecting aside). Reads no global (see ``compare``)."""
@@ -322,8 +328,10 @@ def _hooks_changed(
         if _getattr(caller, "_hookimpls", None) is not impls:
             changed.append("pytest's hook " + name + "'s implementations were replaced")
             continue
-        conftests = _getattr(pluginmanager, "_conftest_plugins", ())
         current = _tuple(_map(_impl, impls))
+        if _len(current) == _len(captured) and _all(_map(_is, _flat(current), _flat(captured))):
+            continue  # the fast path: every implementation as captured, in order
+        conftests = _getattr(pluginmanager, "_conftest_plugins", ())
         olds = {_id(c[0]): c for c in captured}
         for entry in current:
             old = olds.pop(_id(entry[0]), None)
@@ -459,6 +467,9 @@ def sender(
     return send
 
 
+_NO_FUNCTIONS: Final[Functions] = ((), (), (), (), ())
+
+
 def arm(
     send: Callable[[dict[str, object]], None],
 ) -> tuple[Callable[..., None], Callable[..., bool]]:
@@ -467,12 +478,17 @@ def arm(
     objects)`` captures the implementations of ``HOOKS``, the own dicts of the plugin
     manager, of their hook callers and of ``objects``, and the plugins (whose hooks must be
     defined where their code says), the first call only.
-    ``check(quiet=False)`` compares the outcome stream's machinery and, with ``quiet``
-    (no test is running: after collection, after a test's teardown, at the end), the
-    judging machinery too; on the first change it sends ``{"tamper": [phrases]}`` through
-    ``send``; it returns whether the run has been tampered with (now or before) and never
-    raises. Their state is in their closure, not in an object the code under test could
-    find and reset."""
+    ``check(quiet=False, full=True)`` compares the outcome stream's machinery and, with
+    ``quiet`` (no test is running: after collection, after a test's teardown, at the end),
+    the judging machinery too; on the first change it sends ``{"tamper": [phrases]}``
+    through ``send``; it returns whether the run has been tampered with (now or before) and
+    never raises. Without ``full`` (a test's report and end: the run child's boundaries,
+    docs/explanation/trust-model.md), it compares what is cheap to compare (the hook
+    implementations of ``HOOKS``, the plugin manager's, hook callers' and ``objects``' own
+    dicts, the import system's lists) and the rest only when ``writes`` counted an event
+    since the last full look. Their state is in their closure, not in an object the code
+    under test could find and reset."""
+    count = writes.install()
     spaces, functions = take()
     # patchlane's own modules as loaded now: the replay takes them off ``sys.modules``
     # before any code of the tree runs, and the second snapshot still holds them.
@@ -487,12 +503,11 @@ def arm(
     machinery, machinery_functions = take(MACHINERY)
     rewriter = getattr(sys.modules.get("_pytest.assertion.rewrite"), "AssertionRewritingHook", None)
     imports = boundary.take_imports([rewriter] if isinstance(rewriter, type) else [])
-    state: list[Any] = [
-        None,
-        functools.partial(compare, spaces, functions, (), None, _same=unchanged),
-        False,
-        _nothing_changed,
-    ]
+    full = functools.partial(compare, spaces, functions, (), None, _same=unchanged)
+    # [plugin manager, the outcome stream's full check, tampered, the judging machinery's
+    # full check, the outcome stream's cheap check, the machinery's cheap check, the write
+    # count at the last full look of each]
+    state: list[Any] = [None, full, False, _nothing_changed, full, _nothing_changed, -1, -1]
 
     def hooks(
         pluginmanager: Any,
@@ -519,29 +534,51 @@ def arm(
             state[1] = functools.partial(
                 compare, (*now, *more), now_functions, hooked, pluginmanager, _same=unchanged
             )
+            state[4] = functools.partial(
+                compare, more, _NO_FUNCTIONS, hooked, pluginmanager, _same=unchanged
+            )
             # A plugin registered before now (from a package a root conftest imports) is
             # judged by where its code is; one registered later, by what it is.
             early = _boundary.misplaced(pluginmanager)
+            imports_changed = functools.partial(_boundary.imports_changed, imports)
+            plugins_changed = functools.partial(
+                _boundary.plugins_changed, _boundary.take_plugins(pluginmanager)
+            )
             state[3] = functools.partial(
                 _machinery_changed,
                 functools.partial(
                     compare, machinery, machinery_functions, (), None, _same=unchanged
                 ),
-                functools.partial(_boundary.imports_changed, imports),
-                functools.partial(_boundary.plugins_changed, _boundary.take_plugins(pluginmanager)),
+                imports_changed,
+                plugins_changed,
                 functools.partial(list, early),
+            )
+            # The plugins registered while the tests run are looked at in full only: one that
+            # implements a hook that makes or carries a report is among ``HOOKS``' entries.
+            state[5] = functools.partial(
+                _machinery_changed, imports_changed, functools.partial(list, early)
             )
 
     def check(
         quiet: bool = False,
+        full: bool = True,
+        _count: Callable[[], int] = count,
         _str: type[str] = str,
         _type: Callable[[Any], type] = type,
         _error: type[Exception] = Exception,
     ) -> bool:
         try:
-            changed = state[1]()
-            if quiet:
+            now = _count()
+            if full or now != state[6]:
+                state[6] = now
+                changed = state[1]()
+            else:
+                changed = state[4]()
+            if quiet and (full or now != state[7]):
+                state[7] = now
                 changed += state[3]()
+            elif quiet:
+                changed += state[5]()
         except _error as e:  # the check itself was broken: that is tampering too
             changed = ["the tripwire could not check (" + _type(e).__name__ + ")"]
         if changed and not state[2]:
