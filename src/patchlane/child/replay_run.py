@@ -281,6 +281,9 @@ class _SliceRunner:
         self.wanted_dirs = frozenset(dirs)
         # The project's importable names (``child.origins``), set from the job.
         self.project: tuple[str, ...] = ()
+        # ``replay map``: the base's own suite, trusted (docs/explanation/trust-model.md):
+        # the tripwire checks once, at the end, and no state is watched between tests.
+        self.trusted = False
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -338,7 +341,8 @@ class _SliceRunner:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.passed and report.when != "call" and not hasattr(report, "wasxfail"):
             return  # a passing setup or teardown: the end of protocol says it happened
-        self._check()  # before the record: a tampered report is never sent unflagged
+        if not self.trusted:
+            self._check()  # before the record: a tampered report is never sent unflagged
         record: dict[str, object] = {
             "n": report.nodeid,
             "w": report.when,
@@ -376,7 +380,8 @@ class _SliceRunner:
     def pytest_runtestloop(self, session: pytest.Session) -> None:
         if self.preload:
             preload(os.fspath(self.root), self.preload)
-        self.watch.start()  # the test modules have run: what they set is the suite's set-up
+        if not self.trusted:
+            self.watch.start()  # the test modules have run: what they set is the suite's set-up
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         # Before its setup: the parent's clock of this test starts here (``testbound``),
@@ -384,10 +389,11 @@ class _SliceRunner:
         self.writer.emit({"start": nodeid})
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
-        self._check(True)  # after its teardown: its own monkeypatch is undone
-        left = self.watch.after()
-        if left:
-            self.writer.emit({"left": phrases(left), "by": nodeid})
+        if not self.trusted:
+            self._check(True)  # after its teardown: its own monkeypatch is undone
+            left = self.watch.after()
+            if left:
+                self.writer.emit({"left": phrases(left), "by": nodeid})
         self.writer.emit({"fin": nodeid})
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -640,6 +646,7 @@ def start(job: ReplayJob) -> Started:
         )
     )
     runner.project = tuple(n for n in job.get("project", []) if isinstance(n, str))
+    runner.trusted = bool(record)
     seed = job.get("seed")
     hypothesis = _HypothesisAsInPytest(None if seed is None else str(seed))
     # This interpreter hashes under the drawn seed already; the tests see the environment
