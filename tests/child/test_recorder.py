@@ -154,3 +154,59 @@ def test_getsource_in_two_tests_records_the_read_for_both(repo: GitRepo) -> None
     dep = _record(repo, {"shop.py": source, "tests/test_a.py": reader})
     assert dep.tests_of(dep.opened["shop.py"]) == A
     assert dep.blind_tests == frozenset()
+
+
+@pytest.mark.slow
+def test_an_in_memory_sqlite_database_is_no_read_and_a_file_uri_is(repo: GitRepo) -> None:
+    # A ``mode=memory`` URI names no file (coverage.py's own database is one): its name,
+    # resolved against the tree, was charged as a read to the test that opened it.
+    tests = (
+        "import sqlite3\n\n\n"
+        "def test_one():\n"
+        "    sqlite3.connect('file:scratch?mode=memory&cache=shared', uri=True).close()\n\n\n"
+        "def test_two():\n"
+        "    sqlite3.connect('file:tests/data.db?mode=ro', uri=True).close()\n"
+    )
+    dep = _record(repo, {"tests/test_a.py": tests, "tests/data.db": ""})
+    assert "scratch" not in dep.opened
+    assert dep.tests_of(dep.opened["tests/data.db"]) == {"tests/test_a.py::test_two"}
+    assert dep.passed_at_base == EVERY
+
+
+@pytest.mark.slow
+def test_lines_run_in_a_test_its_fixture_and_at_import_are_each_charged_apart(
+    repo: GitRepo,
+) -> None:
+    # The recorder keeps coverage's lines per context itself (no dynamic contexts): every
+    # switch charges what ran since to the context it leaves, a thread's lines included.
+    calc = "X = 1\n\n\ndef f(n):\n    if n:\n        return 1\n    return 2\n"
+    tests = (
+        "import threading\n\nimport pytest\n\nimport calc\n\n\n"
+        "@pytest.fixture(scope='session')\ndef made():\n    return calc.f(0)\n\n\n"
+        "def test_one(made):\n    assert made == 2\n\n\n"
+        "def test_two():\n"
+        "    t = threading.Thread(target=calc.f, args=(1,))\n    t.start()\n    t.join()\n"
+    )
+    dep = _record(repo, {"calc.py": calc, "tests/test_a.py": tests})
+    one, two = "tests/test_a.py::test_one", "tests/test_a.py::test_two"
+    assert dep.ran_lines("calc.py", [7]) == {one}  # through the session fixture only
+    assert dep.ran_lines("calc.py", [6]) == {two}  # in the test's thread
+    assert dep.ran_lines("calc.py", [5]) == {one, two}
+    assert 1 in dep.import_lines["calc.py"] and 1 not in dep.lines["calc.py"]
+    assert 7 not in dep.import_lines["calc.py"]
+
+
+def test_a_coverage_that_keeps_its_lines_elsewhere_leaves_the_recorder_its_contexts() -> None:
+    import coverage
+
+    from patchlane.child.recorder import _raw_lines
+
+    # Not started: no collector, no live sets; the recorder then switches coverage's
+    # dynamic contexts instead (its SQLite flush at each switch).
+    assert _raw_lines(coverage.Coverage(data_file=None, config_file=False)) is None
+    cov = coverage.Coverage(data_file=None, config_file=False, include=["/nowhere/*"])
+    cov.start()
+    try:
+        assert isinstance(_raw_lines(cov), dict)
+    finally:
+        cov.stop()

@@ -15,6 +15,11 @@ from __future__ import annotations
 
 from typing import Literal, NotRequired, TypedDict, final
 
+# The dependency recorder's context names (``child.recorder``), read by ``formats.depmap``
+# without importing the recorder (which imports pytest and coverage).
+FIXTURE = "fixture:"  # the context of a fixture's setup: FIXTURE + its name
+IMPORT = ""  # the context outside every test and fixture: imports, collection
+
 
 class Job(TypedDict):
     """What one property child is asked to do.

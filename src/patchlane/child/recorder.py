@@ -3,8 +3,9 @@
 ``patchlane replay map`` runs the whole suite once on the base commit, materialised from git;
 this plugin records, per test, what it depended on:
 
-- the lines it executed in files of the tree (coverage.py, one dynamic context per test, with
-  its C tracer);
+- the lines it executed in files of the tree (coverage.py's tracer; at every switch of
+  context the lines recorded since are charged to the context that ran them, without
+  coverage's own dynamic contexts, which write to SQLite at every switch);
 - the files of the tree it opened for reading and the directories of the tree it listed
   (audit events ``open``, ``os.listdir``, ``os.scandir``, ``glob.glob``);
 - the project modules first imported while it ran;
@@ -47,6 +48,7 @@ from typing import Any
 import pytest
 
 from patchlane.child.importstart import harmless_start
+from patchlane.child.messages import FIXTURE, IMPORT
 
 _READ_EVENTS = frozenset({"open", "sqlite3.connect"})
 _LIST_EVENTS = frozenset({"os.listdir", "os.scandir", "glob.glob"})
@@ -72,9 +74,7 @@ _NAMESPACE_EVENTS = frozenset(
 )  # fmt: skip
 _SYSMON = sys.version_info >= (3, 12)
 
-
-FIXTURE = "fixture:"  # the context of a fixture's setup: FIXTURE + its name
-IMPORT = ""  # the context outside every test and fixture: imports, collection
+__all__ = ["FIXTURE", "IMPORT", "Recorder"]
 
 
 class Recorder:
@@ -105,6 +105,11 @@ class Recorder:
         if _SYSMON:
             self.cov.set_option("run:core", "sysmon")
         self.cov.start()
+        # The lines each context ran, per measured file: line -> contexts. Kept here rather
+        # than in coverage's dynamic contexts, whose every switch writes the lines so far
+        # to its SQLite database (one flush per test and fixture, then a query per file).
+        self.lines: dict[str, dict[int, set[str]]] = {}
+        self._raw = _raw_lines(self.cov)
         # What coverage traces with; a project that replaces it loses the rest of the run.
         self.tracer = sys.gettrace()
         self.tracing_lost = False
@@ -247,12 +252,33 @@ class Recorder:
         self.at_import.append({"modules": modules, "why": why})
 
     def _switch(self, context: str) -> None:
+        if self._raw is None:
+            self.cov.switch_context(context)
+        else:
+            self._take_lines(self._raw)
         self.context = context
-        self.cov.switch_context(context)
         if _SYSMON:
             # sys.monitoring reports a line once, then no more: re-armed, each context
             # sees every line it runs (what coverage's dynamic contexts cannot do there).
             sys.monitoring.restart_events()  # type: ignore[attr-defined,unused-ignore]
+
+    def _take_lines(self, raw: dict[str, set[int]]) -> None:
+        """Charge the lines the tracer recorded since the last switch to the current context
+        and take them out of its sets. As coverage's own flush: the sets stay in place (the
+        tracer holds them), and a thread that adds to one meanwhile loses nothing."""
+        context = self.context
+        for name, live in raw.copy().items():
+            taken = live.copy()
+            if not taken and name in self.lines:
+                continue
+            by_line = self.lines.setdefault(name, {})
+            for number in taken:
+                contexts = by_line.get(number)
+                if contexts is None:
+                    by_line[number] = {context}
+                else:
+                    contexts.add(context)
+            live.difference_update(taken)
 
     def _rel(self, path: object) -> str | None:
         if isinstance(path, bytes):
@@ -371,13 +397,22 @@ class Recorder:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self) -> None:
         self.cov.stop()
-        data = self.cov.get_data()
         lines: dict[str, dict[str, list[str]]] = {}
-        for measured in data.measured_files():
-            rel = self._rel(measured)
-            if rel:
-                by_line = data.contexts_by_lineno(measured)
-                lines[rel] = {str(n): sorted(set(c)) for n, c in by_line.items()}
+        if self._raw is None:
+            data = self.cov.get_data()
+            for measured in data.measured_files():
+                rel = self._rel(measured)
+                if rel:
+                    by_line = data.contexts_by_lineno(measured)
+                    lines[rel] = {str(n): sorted(set(c)) for n, c in by_line.items()}
+        else:
+            self._take_lines(self._raw)  # what ran since the last switch, and in threads until now
+            for measured, by_number in self.lines.items():
+                rel = self._rel(measured)
+                if rel:
+                    into = lines.setdefault(rel, {})
+                    for n, c in by_number.items():
+                        into[str(n)] = sorted(c.union(into.get(str(n), ())))
         document = {
             "lines": lines,
             "opened": {p: sorted(c) for p, c in self.opened.items()},
@@ -392,6 +427,16 @@ class Recorder:
         tmp = self.out.with_name(self.out.name + ".tmp")
         tmp.write_text(json.dumps(document, sort_keys=True), encoding="utf-8")
         tmp.replace(self.out)
+
+
+def _raw_lines(cov: Any) -> dict[str, set[int]] | None:
+    """The live sets coverage's tracer adds line numbers to, by file (``Collector.data``,
+    shared by its C tracer and its ``sys.monitoring`` core), or ``None`` when this version
+    of coverage keeps them elsewhere: the recorder then uses its dynamic contexts."""
+    data = getattr(getattr(cov, "_collector", None), "data", None)
+    if not isinstance(data, dict) or not all(isinstance(v, set) for v in data.values()):
+        return None
+    return data
 
 
 def _describe(event: str, args: tuple[Any, ...]) -> str:
@@ -438,6 +483,8 @@ def _glob_root(pattern: str) -> str:
 def _sqlite_path(database: object) -> object:
     """The file a ``sqlite3.connect`` names: a ``file:`` URI's path without its query."""
     if isinstance(database, str) and database.startswith("file:"):
-        path = database[len("file:") :].split("?", 1)[0]
+        path, _, query = database[len("file:") :].partition("?")
+        if "mode=memory" in query.split("&"):
+            return None  # an in-memory database: no file is read
         return path[len("//") :] if path.startswith("//") else path
     return database

@@ -264,7 +264,7 @@ def from_recording(
     Contexts the recording names that are neither a collected test nor a fixture (a test
     pytest ran but the collection did not list) are dropped. Raises nothing.
     """
-    from patchlane.child.recorder import FIXTURE, IMPORT
+    from patchlane.child.messages import FIXTURE, IMPORT
 
     test_ids = tuple(sorted(set(tests)))
     names = sorted(
@@ -324,7 +324,7 @@ def _blind(blind: Mapping[str, str], index: Mapping[str, int], tests: int) -> di
     """The blind contexts and why; every test when a process or an untraced thread started
     outside every test and no module could be charged with it (a conftest's server at
     import: any test may talk to it)."""
-    from patchlane.child.recorder import IMPORT
+    from patchlane.child.messages import IMPORT
 
     if IMPORT in blind:
         return dict.fromkeys(range(tests), blind[IMPORT])

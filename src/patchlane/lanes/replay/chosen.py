@@ -17,6 +17,7 @@ only what this process chose: a chosen node id that no report names failed (``ru
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import tempfile
 import time
@@ -83,8 +84,12 @@ def collect_and_run(
     hash_seed: int,
     timeout_s: float,
     freeze_report: Path | None = None,
+    record: Path | None = None,
 ) -> ChosenRun:
     """Start pytest in ``tree``, let ``choose`` pick from what it collected, run that.
+
+    With ``record`` (a path in a directory the caller made), the child also records what
+    each test depended on and writes it there, as ``run_tests`` does (``replay map``).
 
     Returns the ``ChosenRun``. Raises ``CollectionError`` when the child never asks
     (pytest could not collect: a broken conftest, a usage error, a timeout) or reports an
@@ -126,6 +131,8 @@ def collect_and_run(
             "exclude_files": list(scope.exclude_files),
             "seed": hash_seed,
         }
+        if record is not None:
+            job["record"] = os.fspath(record)
         if scope.preload:
             job["preload"] = list(scope.preload)
         launch = process.Launch(
@@ -137,7 +144,7 @@ def collect_and_run(
             env=env,
             # The test run may write its own tree, as the project's tests do in a checkout;
             # the tree is this run's alone and is removed after it.
-            confinement=run_confinement(Path(tmp), tree, freeze=freeze, shown=shown),
+            confinement=run_confinement(Path(tmp), tree, record, freeze=freeze, shown=shown),
             result_limit=RESULT_LIMIT,
             job_socket=True,
         )

@@ -1,9 +1,9 @@
 """Record, find and choose the dependency map of a base commit (docs/architecture.md §4).
 
 Recording runs the whole suite under ``replay.tests`` on the base commit, materialised from
-git into a temp dir, in the replay's own children (collection, then one run with
-``child.recorder`` loaded). Only the base's code runs, so a patch cannot shape its
-map. Maps are kept in a cache directory (``default_cache``), one content-addressed file per
+git into a temp dir, in the replay's own child (one pytest process that collects and runs,
+``chosen``, with ``child.recorder`` loaded). Only the base's code runs, so a patch cannot
+shape its map. Maps are kept in a cache directory (``default_cache``), one content-addressed file per
 recording (``depmap.DependencyMap.write``), and found again by their binding (``find``).
 """
 
@@ -185,8 +185,9 @@ def record(
     timeout, a crash of the child).
     """
     from patchlane.infra.tree import materialise
-    from patchlane.lanes.replay.collect import collect
-    from patchlane.lanes.replay.run import PASSED, child_env, run_tests
+    from patchlane.lanes.replay.chosen import Scope, collect_and_run
+    from patchlane.lanes.replay.collect import Collected
+    from patchlane.lanes.replay.run import PASSED, run_tests
     from patchlane.lanes.replay.runprogress import shown
     from patchlane.lanes.replay.testbound import bounded
 
@@ -197,36 +198,48 @@ def record(
         _build_base(review_map, tree)
         paths = [p for p in review_map.replay.tests if to_fs(tree, p).exists()]
         if out is not None:
-            out.progress(f"replay map: collecting the base's tests ({base[:12]})")
-        collected = collect(tree, paths, timeout_s=timeout_s, env=child_env(seed))
-        if out is not None:
-            out.progress(f"replay map: running {len(collected.nodeids)} test(s) with coverage")
+            out.progress(f"replay map: collecting and running the base's tests ({base[:12]})")
         recording = Path(tmp) / "recording.json"
+        collected: list[Collected] = []
+
+        def everything(found: Collected) -> tuple[str, ...]:
+            collected.append(found)
+            if out is not None:
+                out.progress(f"replay map: running {len(found.nodeids)} test(s) with coverage")
+            return found.nodeids
+
         # The base's own suite under the pinned seed: no patch code runs here to be tuned.
+        # One child collects and runs it (``chosen``): the suite's modules are imported once.
         with contextlib.ExitStack() as progress:
             if out is not None:  # tests done of the suite, every 10 s: a recording is long
                 progress.enter_context(shown(out.progress))
             # Unbounded per test: the base is trusted, and its durations are what the
             # replay's bound is derived from (``testbound``).
             progress.enter_context(bounded(None))
-            run = run_tests(
-                tree,
-                nodeids=collected.nodeids,
-                hash_seed=seed,
-                timeout_s=timeout_s,
-                record=recording,
-            )
-        if run.timed_out or not recording.is_file():
-            why = "timed out" if run.timed_out else "ended without writing its recording"
-            tail = run.output_tail.decode("utf-8", "replace").strip().splitlines()[-1:]
+            if paths:
+                scope = Scope(extra_paths=tuple(paths), doctest_only=(), only_files=None)
+                chosen = collect_and_run(
+                    tree, scope, everything, hash_seed=seed, timeout_s=timeout_s,
+                    record=recording,
+                )  # fmt: skip
+                run = chosen.run
+            else:  # nothing to collect: an empty suite, recorded as such
+                collected.append(Collected((), "none", 0.0))
+                run = run_tests(tree, hash_seed=seed, timeout_s=timeout_s, record=recording)
+        if run is None or run.timed_out or not recording.is_file():
+            timed_out = run is not None and run.timed_out
+            why = "timed out" if timed_out else "ended without writing its recording"
+            lines = run.output_tail.decode("utf-8", "replace") if run is not None else ""
+            tail = lines.strip().splitlines()[-1:]
             raise MapRecordingError(
                 f"replay map: the base's suite {why}" + (f": {show(tail[0])}" if tail else "")
             )
         data = json.loads(recording.read_text(encoding="utf-8"))
-        data["blind"] = _blind_at_import(data, tree, review_map, collected.nodeids)
+        nodeids = collected[0].nodeids
+        data["blind"] = _blind_at_import(data, tree, review_map, nodeids)
     passed = run.ids(PASSED) if not run.problems else ()
     slowest = max(run.durations.values(), default=None)
-    return from_recording(Binding.here(base), collected.nodeids, data, passed, slowest)
+    return from_recording(Binding.here(base), nodeids, data, passed, slowest)
 
 
 def _blind_at_import(
