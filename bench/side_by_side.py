@@ -259,15 +259,21 @@ class SideBySide(hh.HonestTrial):
         """Every patch of the project; each row is also appended to ``WORK/rows.jsonl``."""
         rows = []
         red_mutants = 0
+        seen: list[float] = []  # the commits' plain suite walls
         for n, (patch, kind) in enumerate(self.patches, 1):
             if kind == "mutant" and red_mutants >= self.wanted:
                 break
             checkout = self.root / "checkout"
             shutil.rmtree(checkout, ignore_errors=True)
             trial.export_commit(self.repo / ".git", self.commits[patch.head], checkout)
-            suite = hh.plain_suite(
-                self.spec, self.python, checkout, self.env, self.args.suite_timeout
-            )
+            timeout = self.args.suite_timeout
+            if kind == "mutant" and seen:
+                # A mutant can loop forever: a head the suite cannot finish in ten times the
+                # commits' suite is no clean red head, and must not cost the whole timeout.
+                timeout = min(timeout, max(60.0, 10 * max(seen)))
+            suite = hh.plain_suite(self.spec, self.python, checkout, self.env, timeout)
+            if kind == "commit":
+                seen.append(suite.seconds)
             shutil.rmtree(checkout)
             if kind == "mutant":
                 if suite.truth != "red":
@@ -280,7 +286,8 @@ class SideBySide(hh.HonestTrial):
             out = self.root / "evidence" / patch.name
             gate = hh.run_gate(self.python, self.repo, patch, out, self.env, self.args.gate_timeout)
             report = hh._read(out / "replay-report.json")
-            canary = report.get("canary") if isinstance(report.get("canary"), dict) else {}
+            found = report.get("canary")
+            canary: dict[str, Any] = found if isinstance(found, dict) else {}
             count = canary.get("count") if isinstance(canary.get("count"), int) else None
             tests = None
             if gate.slice_size is not None:
@@ -328,6 +335,10 @@ def _ratio(r: dict[str, Any]) -> float | None:
     return r["gate"]["seconds"] / s if s else None
 
 
+def _over(part: float | None, whole: float | None) -> float | None:
+    return None if part is None or not whole else part / whole
+
+
 def _share(part: int | None, whole: int | None) -> float | None:
     return None if part is None or not whole else part / whole
 
@@ -366,8 +377,8 @@ def project_summary(
         "testmon_share": _median(tm_share),
         "testmon_time_ratio": _median(tm_time),
         "testmon_recall": _recall(rows),
-        "record_ratio": (_median(rec) / suite_s) if rec and suite_s else None,
-        "testmon_record_ratio": (_median(tm_rec) / suite_s) if tm_rec and suite_s else None,
+        "record_ratio": _over(_median(rec), suite_s),
+        "testmon_record_ratio": _over(_median(tm_rec), suite_s),
         "record_failed": sum(not b["record_ok"] for b in bases),
         "red_accepted": sum(
             r["gate"]["verdict"] == "accept_for_review" for r in red if r["suite"]["truth"] == "red"
