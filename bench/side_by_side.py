@@ -686,7 +686,9 @@ def run_lanes(
         k = load.index(min(load))
         lanes[k].append(name)
         load[k] += COST[name] * sum(counts(args, name))
-    passed = [a for a in _strip(argv)]
+    passed = _strip(argv)
+    # --patchlane-rev: exported once here, not by two lanes at the same time.
+    trial.patchlane_source(args.patchlane_rev, args.patchlane_src, args.cache)
     procs = []
     for k, lane in enumerate(lanes, 1):
         child = [
