@@ -154,6 +154,24 @@ SPECS: dict[str, Spec] = {
         weight=4.0,
         default=False,
     ),
+    "packaging": Spec(
+        _project(
+            "packaging",
+            ("src/packaging/",),
+            imports=("packaging", "packaging.version", "packaging.specifiers"),
+            deps=("pytest", "pretend", "tomli_w", "hypothesis", "pip"),
+            pythonpath=("src",),
+            # pytest checks minversion with the *installed* packaging before pythonpath
+            # applies (trial.py's packaging): its tests would import the venv's copy.
+            drop_ini=("minversion",),
+            note="src layout, ~64,000 parametrized tests; suite over 60 s",
+        ),
+        "pypa/packaging",
+        "053c8846",
+        4,
+        weight=12.0,
+        default=False,
+    ),
 }
 
 
