@@ -814,6 +814,39 @@ def compare(new: dict[str, Any], old: dict[str, Any]) -> list[str]:
 # --------------------------------------------------------------------------------------------
 
 
+def add_run_arguments(parser: argparse.ArgumentParser, *, work_help: str) -> None:
+    """Add the options every trial of real projects shares (``--cache``, ``--work``, the
+    patchlane under trial, the timeouts, ``--json`` and ``--md``) to ``parser``; returns
+    nothing. ``side_by_side`` uses it too."""
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "patchlane-trial-cache",
+        help="repository copies, exported trees, venvs (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--work",
+        type=Path,
+        metavar="DIR",
+        help=work_help,
+    )
+    parser.add_argument(
+        "--patchlane-src",
+        type=Path,
+        metavar="DIR",
+        help="the patchlane checkout to install (default: this one)",
+    )
+    parser.add_argument(
+        "--patchlane-rev",
+        metavar="REV",
+        help="install this commit of the checkout (exported with git archive)",
+    )
+    parser.add_argument("--suite-timeout", type=float, default=900, metavar="S")
+    parser.add_argument("--gate-timeout", type=float, default=1200, metavar="S")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="write the results here")
+    parser.add_argument("--md", type=Path, metavar="FILE", help="write the report here")
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     known = "\n".join(
         f"  {n:<9} {s.upstream} @ {s.tip[:9]}, {s.commits} commits"
@@ -854,34 +887,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="the review map (trial.py's; default smoke: with init's map a "
         "source change is never more than undecided)",
     )
-    parser.add_argument(
-        "--cache",
-        type=Path,
-        default=Path(tempfile.gettempdir()) / "patchlane-trial-cache",
-        help="repository copies, exported trees, venvs (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--work",
-        type=Path,
-        metavar="DIR",
-        help="trial repositories, evidence and patchlane's caches "
+    add_run_arguments(
+        parser,
+        work_help="trial repositories, evidence and patchlane's caches "
         "(default: a fresh temporary directory, removed at the end)",
     )
-    parser.add_argument(
-        "--patchlane-src",
-        type=Path,
-        metavar="DIR",
-        help="the patchlane checkout to install (default: this one)",
-    )
-    parser.add_argument(
-        "--patchlane-rev",
-        metavar="REV",
-        help="install this commit of the checkout (exported with git archive)",
-    )
-    parser.add_argument("--suite-timeout", type=float, default=900, metavar="S")
-    parser.add_argument("--gate-timeout", type=float, default=1200, metavar="S")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="write the results here")
-    parser.add_argument("--md", type=Path, metavar="FILE", help="write the report here")
     parser.add_argument(
         "--compare",
         type=Path,

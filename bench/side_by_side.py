@@ -605,34 +605,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="N",
         help="run the projects in N lanes at once, each a child process",
     )
-    parser.add_argument(
-        "--cache",
-        type=Path,
-        default=Path(tempfile.gettempdir()) / "patchlane-trial-cache",
-        help="repository copies, exported trees, venvs (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--work",
-        type=Path,
-        metavar="DIR",
-        help="trial repositories, evidence, caches (default: a temporary "
+    hh.add_run_arguments(
+        parser,
+        work_help="trial repositories, evidence, caches (default: a temporary "
         "directory, removed at the end)",
     )
-    parser.add_argument(
-        "--patchlane-src",
-        type=Path,
-        metavar="DIR",
-        help="the patchlane checkout to install (default: this one)",
-    )
-    parser.add_argument(
-        "--patchlane-rev",
-        metavar="REV",
-        help="install this commit of the checkout (exported with git archive)",
-    )
-    parser.add_argument("--suite-timeout", type=float, default=900, metavar="S")
-    parser.add_argument("--gate-timeout", type=float, default=1200, metavar="S")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="write the results here")
-    parser.add_argument("--md", type=Path, metavar="FILE", help="write the report here")
     args = parser.parse_args(argv)
     if (args.commits is not None and args.commits < 1) or (args.mutants or 0) < 0:
         parser.error("--commits must be >= 1 and --mutants >= 0")
