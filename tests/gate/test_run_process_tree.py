@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from patchlane.infra import sandbox
-from tests.gate.evidence import calc_project, gate, load, verdict
+from tests.gate.evidence import calc_project, gate, load, reasons, verdict
 from tests.gitrepo import GitRepo
 from tests.sample import CALC
 
@@ -79,6 +79,8 @@ def gated_red_scenario(repo: GitRepo, tmp_path: Path, name: str) -> None:
     out = tmp_path / "ev"
     assert gate(repo, out) == 1
     assert verdict(out) == "reject"
+    # Rejected by the replay's run, which writes a receipt; any other reject says why here.
+    assert (out / "receipt.json").is_file(), reasons(out)
     failed = load(out, "receipt.json")["failed_nodeids"]
     assert "tests/test_money.py::test_cents_rounds_half_up" in failed
 
