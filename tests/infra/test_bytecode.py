@@ -9,6 +9,7 @@ pass below means the guard held, not that the bytecode was never loadable.
 from __future__ import annotations
 
 import importlib.util
+import json
 import marshal
 import os
 import py_compile
@@ -425,3 +426,134 @@ def test_the_replays_source_only_imports_leave_the_import_hooks_as_a_plain_run_h
         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
     )  # fmt: skip
     assert proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+# --- installed code inside a tree, and at exit ------------------------------------------------
+
+# Run in an environment made inside the tree (a project's ``.venv``): block the tree, then
+# import a module installed in that environment and one of the tree, with the prefix set.
+IN_VENV = """
+import importlib, json, os, sys
+from pathlib import Path
+from patchlane.infra import bytecode
+tree, prefix = Path(sys.argv[1]), sys.argv[2]
+bytecode.block_below(prefix, tree)
+sys.pycache_prefix = prefix
+sys.path.insert(0, str(tree))
+import vmod, calc
+print(json.dumps([importlib.util.cache_from_source(m.__file__) for m in (vmod, calc)]))
+"""
+
+
+def _venv_in(tree: Path) -> Path:
+    """A virtual environment at ``tree/.venv`` (the system's packages visible), holding a
+    module ``vmod``; returns its python."""
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", tree / ".venv"],
+        check=True,
+        capture_output=True,
+    )
+    python = tree / ".venv" / "bin" / "python"
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    Path(site, "vmod.py").write_text("VALUE = 1\n")
+    return python
+
+
+def _patchlane_env() -> dict[str, str]:
+    src = Path(__file__).resolve().parents[2] / "src"
+    return {"PATH": os.defpath, "PYTHONPATH": os.fspath(src), "LC_ALL": "C.UTF-8"}
+
+
+@pytest.mark.slow
+def test_an_environment_inside_the_tree_is_cached_and_the_tree_is_not(tmp_path: Path) -> None:
+    tree = (tmp_path / "project").resolve()
+    (tree / "tests").mkdir(parents=True)
+    (tree / "calc.py").write_text(CALC)
+    (tree / "tests" / "test_calc.py").write_text(TEST_CALC)
+    python = _venv_in(tree)
+    prefix = tmp_path / "prefix"
+    proc = subprocess.run(
+        [python, "-c", IN_VENV, tree, prefix],
+        env=_patchlane_env(),
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    venv_pyc, calc_pyc = json.loads(proc.stdout)
+    assert Path(venv_pyc).is_file()  # the environment's module: compiled once, kept
+    assert not Path(calc_pyc).is_file()  # the tree's: never (a directory blocks it)
+    mirror = Path(prefix, *tree.parts[1:])
+    assert (mirror / "tests").is_file()  # a directory of the tree: blocked by a file
+    assert (mirror / f"calc.{TAG}.pyc").is_dir()  # a module at that level: by a directory
+    # A second block (the sandboxed child's view: the parent's block kept) changes nothing.
+    again = subprocess.run(
+        [python, "-c", IN_VENV, tree, prefix],
+        env=_patchlane_env(),
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(again.stdout) == [venv_pyc, calc_pyc]
+    assert Path(venv_pyc).is_file() and not Path(calc_pyc).is_file()
+
+
+PRUNE = """
+import sys
+from pathlib import Path
+from patchlane.infra import bytecode
+bytecode._prune(Path(sys.argv[1]), Path(sys.argv[2]))
+"""
+
+
+@pytest.mark.slow
+def test_at_exit_the_trees_mirrors_go_and_an_environments_stays(tmp_path: Path) -> None:
+    temp = (tmp_path / "temp").resolve()
+    python = _venv_in(temp / "work")  # an environment made in the temporary directory
+    prefix = tmp_path / "prefix"
+    mirror = Path(prefix, *temp.parts[1:])
+    kept = Path(prefix, *(temp / "work" / ".venv").parts[1:], "lib", f"vmod.{TAG}.pyc")
+    gone = [mirror / "patchlane-replay-head-x" / "run", mirror / "work" / f"calc.{TAG}.pyc"]
+    for path in [kept, *gone]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+    subprocess.run([python, "-c", PRUNE, mirror, temp], env=_patchlane_env(), check=True)
+    assert kept.is_file()
+    assert not any(p.exists() for p in gone)
+    assert not (mirror / "patchlane-replay-head-x").exists()
+
+
+WARM = """
+import sys
+from pathlib import Path
+from patchlane.infra import bytecode
+bytecode.warm_prefix(sys.argv[1])
+print(next(Path(sys.argv[1]).glob("warm-*")).read_text())
+"""
+
+
+@pytest.mark.slow
+def test_a_warm_prefix_whose_bytecode_went_is_warmed_again(tmp_path: Path) -> None:
+    prefix = tmp_path / "prefix"
+    prefix.mkdir()
+
+    def warm() -> str:
+        return subprocess.run(
+            [sys.executable, "-c", WARM, prefix],
+            env=_patchlane_env(),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+
+    kind, _, named = warm().partition(" ")
+    assert kind == "pyc" and Path(named).is_file() and prefix in Path(named).parents
+    Path(named).unlink()  # a cleaner took the compiled files, not the marker
+    assert warm() == f"pyc {named}"
+    assert Path(named).is_file()

@@ -18,12 +18,15 @@ directly. Three layers keep it from running:
 The prefix is kept in patchlane's cache directory and shared by every child, so that the
 installed modules every child imports (pytest, its plugins, Hypothesis) are compiled once,
 not once per child. It never holds the tree's code: where it would mirror the tree, it holds
-an empty file, so nothing can be cached below it (docs/explanation/decisions/0016-caches.md).
+an empty file, so nothing can be cached below it, or, when installed code lies inside the
+tree (a project's ``.venv``), a directory that blocks every entry but the way to it
+(``block_below``; docs/explanation/decisions/0016-caches.md).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import os
 import shutil
@@ -179,28 +182,118 @@ def _no_stats(path: str) -> NoReturn:
 
 
 def _no_cache_below(root: Path) -> None:
-    """Put an empty file where the bytecode prefix mirrors ``root``, so that no cache below
-    it can be made or found: pytest's assertion rewriter, which caches the test modules and
-    conftests it compiles under the prefix, then neither reads nor writes one. Whatever an
-    earlier child left there is removed first. If that fails, this process falls back to a
-    fresh prefix of its own."""
+    """Block the bytecode cache where the prefix mirrors ``root`` (``block_below``), so that
+    no cache below it can be made or found: pytest's assertion rewriter, which caches the
+    test modules and conftests it compiles under the prefix, then neither reads nor writes
+    one. A block the parent made (``prepare_prefix``: the prefix is read-only in the
+    sandbox) is kept; anything else an earlier child left there is replaced. If that fails,
+    this process falls back to a fresh prefix of its own."""
     prefix = sys.pycache_prefix
     if not prefix:
         return
-    mirror = Path(prefix, *root.parts[1:])
     try:
-        if _is_blocker(mirror):
-            return  # the parent made it (``prepare_prefix``): a file holds no cache
-        if mirror.is_symlink() or mirror.is_file():
-            mirror.unlink()
-        elif mirror.is_dir():
-            shutil.rmtree(mirror)
-        mirror.parent.mkdir(parents=True, exist_ok=True)
-        mirror.touch(exist_ok=False)
-    except FileExistsError:
-        pass  # another child of the same tree made it in between
+        block_below(prefix, root)
     except OSError:
         sys.pycache_prefix = tempfile.mkdtemp(prefix="patchlane-pycache-")
+
+
+# In a mirror directory that blocks a tree with installed code inside it: names that block.
+SKELETON = "__patchlane_blocked__"
+
+
+@functools.cache
+def _installed() -> tuple[Path, ...]:
+    """The directories of installed code this interpreter imports: its environment
+    (``sys.prefix`` and the rest) and patchlane's own package root. Trusted, and the same
+    bytes in every child: their bytecode may be cached even when they lie inside a tree
+    (a project's ``.venv``)."""
+    import patchlane
+
+    found = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix}
+    found.add(os.fspath(Path(patchlane.__file__).parent))
+    return tuple(sorted({Path(os.path.realpath(p)) for p in found if p}))
+
+
+def block_below(prefix: str, root: Path) -> None:
+    """Make sure no bytecode can be cached or found below the prefix's mirror of ``root``
+    (an absolute path), but for the installed code inside it (``_installed``: a project's
+    ``.venv``, which every child imports and is compiled once).
+
+    Where nothing installed lies inside ``root``, the mirror is one empty file: nothing can
+    be made below a file. Otherwise the mirror is a directory marked ``SKELETON``: each
+    entry of ``root`` gets an empty file at its mirror (a directory, or the bytecode names
+    of a module at that level: a directory stands there, which no write can replace), and
+    the entry that leads to installed code is blocked the same way one level down. A block
+    already in place is kept (the sandboxed child sees the prefix read-only and only finds
+    it). Raises ``OSError`` when the block cannot be made."""
+    mirror = Path(prefix, *root.parts[1:])
+    inside = [d for d in _installed() if root != d and root in d.parents]
+    if any(root == d or d in root.parents for d in _installed()):
+        return  # installed code itself: cached as it should be
+    if not inside:
+        if not _is_blocker(mirror):
+            _replace(mirror, directory=False)
+        return
+    if not (mirror / SKELETON).is_file():
+        _replace(mirror, directory=True)  # marked last: a half-made one is redone
+    for entry in _entries(root):
+        below = root / entry
+        if any(below == d or below in d.parents for d in inside):
+            block_below(prefix, below)
+            continue
+        if entry.endswith(".py"):
+            for name in _bytecode_names(entry[:-3]):
+                target = mirror / name
+                if not (target.is_dir() and not target.is_symlink()):
+                    _replace(target, directory=True)
+        elif not _is_blocker(mirror / entry):
+            _replace(mirror / entry, directory=False)
+    if not (mirror / SKELETON).is_file():
+        (mirror / SKELETON).touch()
+
+
+def _entries(root: Path) -> list[str]:
+    try:
+        return sorted(p.name for p in root.iterdir())
+    except OSError:
+        return []
+
+
+def _bytecode_names(stem: str) -> tuple[str, ...]:
+    """The names a module ``stem``'s bytecode takes in a prefix mirror: Python's, and
+    pytest's rewritten test module (``<stem>.<tag>-pytest-<version>.pyc``)."""
+    tag = sys.implementation.cache_tag
+    names = [f"{stem}.{tag}.pyc", f"{stem}.{tag}.opt-1.pyc", f"{stem}.{tag}.opt-2.pyc"]
+    pytest_version = _pytest_version()
+    if pytest_version:
+        names.append(f"{stem}.{tag}-pytest-{pytest_version}.pyc")
+    return tuple(names)
+
+
+@functools.cache
+def _pytest_version() -> str:
+    """The installed pytest's version, or "" (none: no rewritten module either)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pytest")
+    except PackageNotFoundError:
+        return ""
+
+
+def _replace(path: Path, *, directory: bool) -> None:
+    """Put an empty file (or, with ``directory``, an empty directory) at ``path`` in place
+    of whatever is there. Raises ``OSError``."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if directory:
+        path.mkdir()
+    else:
+        with contextlib.suppress(FileExistsError):  # made by another child in between
+            path.touch(exist_ok=False)
 
 
 def _is_blocker(mirror: Path) -> bool:
@@ -230,16 +323,8 @@ def prepare_prefix(prefix: str | None, *places: Any) -> None:
             paths += [*place.writable, *place.readable]
     for path in paths:
         for root in {Path(os.path.realpath(path)), Path(os.path.abspath(path))}:  # noqa: PTH100
-            mirror = Path(prefix, *root.parts[1:])
-            if _is_blocker(mirror):
-                continue
             try:
-                if mirror.is_dir() and not mirror.is_symlink():
-                    shutil.rmtree(mirror)
-                elif mirror.exists() or mirror.is_symlink():
-                    mirror.unlink()
-                mirror.parent.mkdir(parents=True, exist_ok=True)
-                mirror.touch()
+                block_below(prefix, root)
             except OSError:
                 continue
 
@@ -272,6 +357,11 @@ for ep in md.entry_points(group="pytest11"):
             compileall.compile_file(place, quiet=2)
         elif place:
             compileall.compile_dir(place, quiet=2)
+try:
+    import pytest
+    print(importlib.util.cache_from_source(pytest.__file__))
+except Exception:
+    pass
 """
 _WARM_MODULES = (
     "pytest", "_pytest", "pluggy", "hypothesis", "hypothesis.strategies", "coverage",
@@ -292,19 +382,32 @@ def warm_prefix(prefix: str) -> None:
 
     stamp = hashlib.sha256(repr((sys.version, patchlane.__version__, _site_stamp())).encode())
     marker = Path(prefix, f"warm-{stamp.hexdigest()[:16]}")
-    if marker.exists():
+    if _still_warm(marker):
         return
     env = {"PATH": os.defpath, "LC_ALL": "C.UTF-8", "PYTHONPYCACHEPREFIX": prefix}
     here = os.fspath(Path(patchlane.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = here
     try:
-        subprocess.run(
+        proc = subprocess.run(
             [sys.executable, "-s", "-P", "-X", "utf8", "-c", _WARM, *_WARM_MODULES],
             env=env, cwd="/", capture_output=True, timeout=300, check=False,
         )  # fmt: skip
-        marker.touch()
+        # The marker names a file the warm child compiled (pytest's own bytecode): a prefix
+        # whose contents went (a cleaner, a removed temporary directory) is warmed again.
+        lines = proc.stdout.strip().splitlines()
+        marker.write_bytes(b"pyc " + (lines[-1] if lines else b""))
     except (OSError, subprocess.TimeoutExpired):
         return
+
+
+def _still_warm(marker: Path) -> bool:
+    """Whether ``marker`` exists and the bytecode file it names (``pyc PATH``; ``pyc `` when
+    no pytest is installed) is still there. An empty marker (an older patchlane's) is not."""
+    try:
+        kind, _, named = marker.read_bytes().decode("utf-8").partition(" ")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return kind == "pyc" and (not named or Path(named).is_file())
 
 
 def _site_stamp() -> tuple[tuple[str, int], ...]:
@@ -344,6 +447,29 @@ def process_pycache() -> str:
         made = tempfile.mkdtemp(prefix="patchlane-pycache-")
         atexit.register(shutil.rmtree, made, ignore_errors=True)
         return made
-    temp_trees = Path(path, *Path(tempfile.gettempdir()).resolve().parts[1:])
-    atexit.register(shutil.rmtree, temp_trees, ignore_errors=True)
+    temp = Path(tempfile.gettempdir()).resolve()
+    atexit.register(_prune, Path(path, *temp.parts[1:]), temp)
     return os.fspath(path)
+
+
+def _prune(mirror: Path, real: Path) -> None:
+    """Remove what the prefix holds below ``mirror`` (the mirror of the directory ``real``:
+    the temporary directory, where this process's trees were), but for the bytecode of
+    installed code that lives there (``_installed``: an environment made in a temporary
+    directory is compiled once, not once per gate). Never raises."""
+    keep = [d for d in _installed() if d == real or real in d.parents]
+    if any(d == real for d in keep):
+        return
+    for entry in _entries(mirror):
+        below = real / entry
+        if any(d == below or below in d.parents for d in keep):
+            _prune(mirror / entry, below)
+            continue
+        target = mirror / entry
+        try:
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target, ignore_errors=True)
+            else:
+                target.unlink()
+        except OSError:
+            continue
