@@ -13,11 +13,15 @@ tests then pass beside it. So ``gate --replay local`` runs the slice in two proc
    ``run_tests`` child of their own, with every file line whose file did not collect
    beside them.
 
-3. then the whole chosen slice runs once more in one process, as the project's own suite
-   runs it: what the patch's tests leave behind (a variable, the working directory, a
-   module's state) reaches the base's tests there, as it does in the full suite. A node
-   fails if it fails in either (``worst``): apart, the patch's test code cannot repair the
-   base's tests; together, it cannot hide that it breaks them.
+3. the whole chosen slice runs once more in one process, as the project's own suite runs
+   it: what the patch's tests leave behind (a variable, the working directory, a module's
+   state) reaches the base's tests there, as it does in the full suite. A node fails if it
+   fails in either (``worst``): apart, the patch's test code cannot repair the base's
+   tests; together, it cannot hide that it breaks them.
+
+The runs of 2 and 3 start as soon as the slice is chosen, beside the first child's run,
+each in a copy of the tree made before any child ran (``_copies``), shown at the same path:
+no run sees what another wrote, as no run of the project's own suite does.
 
 Selection chooses from both collections at once, so the slice (its lines, its hash) is the
 one slice of today; the runs fold into one ``TestRun`` and one receipt.
@@ -25,8 +29,11 @@ one slice of today; the runs fold into one ``TestRun`` and one receipt.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -96,6 +103,26 @@ def split_and_run(
             tree, scope, choose, hash_seed=hash_seed, timeout_s=timeout_s,
             freeze_report=freeze_report,
         )  # fmt: skip
+    with _copies(tree, 2) as (own_tree, together_tree):
+        return _split(
+            tree, (own_tree, together_tree), scope, choose, own,
+            hash_seed=hash_seed, timeout_s=timeout_s, freeze_report=freeze_report,
+        )  # fmt: skip
+
+
+def _split(
+    tree: Path,
+    copies: tuple[Path, Path],
+    scope: Scope,
+    choose: Choose,
+    own: tuple[str, ...],
+    *,
+    hash_seed: int,
+    timeout_s: float,
+    freeze_report: Path | None,
+) -> ChosenRun:
+    """``split_and_run`` once the tree's ``copies`` (for the patch's own run, and for the
+    run together) are made."""
     own_set = frozenset(own)
     names = {p.rsplit("/", 1)[-1] for p in own if p.endswith(".py")}
     clashing = [
@@ -123,13 +150,20 @@ def split_and_run(
 
     second: list[str] = []
     everything: list[str] = []
+    beside: list[Future[TestRun]] = []
     # Collected beside the first child's collection, not before it (``choose_first`` waits
     # for it): this collection keeps the tree read-only (``collect``), so what the patch's
     # test modules do at import reaches the first child no more than before; what the
     # first child's imports could write meanwhile is only what its run could write before
     # the second run anyway, and these node ids only add to the slice.
-    pool = ThreadPoolExecutor(max_workers=1, initializer=carry())
+    pool = ThreadPoolExecutor(max_workers=3, initializer=carry())
     pending = pool.submit(collect_theirs)
+
+    def run_in(where: Path, nodeids: Sequence[str]) -> Future[TestRun]:
+        return pool.submit(
+            run_tests, where, nodeids=nodeids, hash_seed=hash_seed, timeout_s=timeout_s,
+            freeze_report=freeze_report,
+        )  # fmt: skip
 
     def choose_first(collected: Collected) -> Sequence[str] | None:
         theirs = pending.result()
@@ -141,6 +175,9 @@ def split_and_run(
         for nodeid in picked:
             if file_part(nodeid) in own_set or ("::" not in nodeid and nodeid in broken):
                 second.append(nodeid)
+        if second:
+            # Beside the first child's run, each in a copy of its own (module docstring).
+            beside.extend([run_in(copies[0], tuple(second)), run_in(copies[1], tuple(picked))])
         moved = frozenset(second)
         return tuple(n for n in picked if n not in moved)
 
@@ -170,38 +207,32 @@ def split_and_run(
         return ChosenRun(None, collect_s, ran.choose_s)
     if not second:
         return ChosenRun(ran.run, collect_s, ran.choose_s)
+    own_run, together = (f.result() for f in beside)
     if ran.run.overran is not None:
         # A test ran past its bound: a red verdict needs no more evidence, and the patch's
-        # own tests, not run, are not judged (``testbound``).
+        # own tests are not judged (``testbound``), as when they ran after it.
         return ChosenRun(unjudged(ran.run, second), collect_s, ran.choose_s)
-    both = _own_then_together(
-        tree, ran.run, second, everything, hash_seed, timeout_s, freeze_report
-    )
-    return ChosenRun(both, collect_s, ran.choose_s)
+    # A node fails if it fails either way (``worst``).
+    return ChosenRun(worst(union(ran.run, own_run), together), collect_s, ran.choose_s)
 
 
-def _own_then_together(
-    tree: Path,
-    first: TestRun,
-    own: Sequence[str],
-    everything: Sequence[str],
-    hash_seed: int,
-    timeout_s: float,
-    freeze_report: Path | None,
-) -> TestRun:
-    """Run the patch's ``own`` node ids apart, then ``everything`` once more in one process,
-    as the project's suite runs them: what the patch's tests leave behind (a variable, the
-    working directory, a module's state) reaches the base's tests there. Returns the runs
-    folded (``worst``): a node fails if it fails either way."""
-    own_run = run_tests(
-        tree, nodeids=own, hash_seed=hash_seed, timeout_s=timeout_s,
-        freeze_report=freeze_report,
-    )  # fmt: skip
-    together = run_tests(
-        tree, nodeids=everything, hash_seed=hash_seed, timeout_s=timeout_s,
-        freeze_report=freeze_report,
-    )  # fmt: skip
-    return worst(union(first, own_run), together)
+@contextlib.contextmanager
+def _copies(tree: Path, count: int) -> Iterator[tuple[Path, ...]]:
+    """Yield ``count`` copies of ``tree`` (links kept as links), made now, before any child
+    writes into it, each shown to a test child where ``tree`` is (``sandbox.judged``);
+    removed when the block ends. Raises ``OSError`` when a copy cannot be made."""
+    from patchlane.infra.sandbox import judged, repository_of
+
+    shown_at = repository_of(tree)
+    with tempfile.TemporaryDirectory(prefix="patchlane-replay-copies-") as scratch:
+        made = []
+        for n in range(count):
+            copy = Path(scratch, str(n), tree.name)
+            shutil.copytree(tree, copy, symlinks=True)
+            if shown_at is not None:
+                judged(copy, shown_at)
+            made.append(copy)
+        yield tuple(made)
 
 
 def worst(apart: TestRun, together: TestRun) -> TestRun:
