@@ -208,21 +208,26 @@ IDENT = "tests/test_funcutils.py::test_ident"
 THREAD = "tests/test_thread.py::test_in_thread"
 
 
-@pytest.fixture(scope="module")
-def boltons_shape(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, str, Path]:
-    """The shape above, committed as ``main``, and a dependency cache holding its map
-    (recorded by ``replay select --dep-map auto``, as a user's first gate would)."""
-    root = tmp_path_factory.mktemp("boltons-shape")
+def _recorded_shape(root: Path, files: dict[str, str]) -> tuple[GitRepo, str, Path]:
+    """``files`` committed as ``main`` under ``root``, and a dependency cache holding the
+    map of that commit (recorded by ``replay select --dep-map auto``, as a user's first gate
+    would)."""
     repo = GitRepo(root / "repo")
     repo.write("review-map.yml", MAP)
-    for path, text in BOLTONS.items():
+    for path, text in files.items():
         repo.write(path, text)
-    base = repo.commit("boltons' shape")
+    base = repo.commit("the base")
     cache = root / "cache"
     proc = _select_cli(repo, base, cache)
     assert proc.returncode == 0, proc.stderr.decode()
     assert RECORDING in proc.stderr
     return repo, base, cache
+
+
+@pytest.fixture(scope="module")
+def boltons_shape(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, str, Path]:
+    """The shape above, with its map."""
+    return _recorded_shape(tmp_path_factory.mktemp("boltons-shape"), BOLTONS)
 
 
 def _select_cli(repo: GitRepo, base: str, cache: Path) -> subprocess.CompletedProcess[bytes]:
@@ -236,12 +241,14 @@ def _select_cli(repo: GitRepo, base: str, cache: Path) -> subprocess.CompletedPr
 RECORDING = b"recording the base's dependency map"
 
 
-def _patched_select(shape: tuple[GitRepo, str, Path], branch: str, head: str) -> dict[str, Any]:
+def _patched_select(
+    shape: tuple[GitRepo, str, Path], branch: str, head: str, path: str = "pkg/strutils.py"
+) -> dict[str, Any]:
     repo, base, cache = shape
     repo.checkout(base)
     repo.branch(branch, base)
     repo.checkout(branch)
-    repo.write("pkg/strutils.py", head)
+    repo.write(path, head)
     repo.commit(branch)
     proc = _select_cli(repo, base, cache)
     assert proc.returncode == 0, proc.stderr.decode()
@@ -289,4 +296,86 @@ def test_a_test_that_runs_the_changed_function_where_the_map_cannot_see_still_wi
     assert selected["reasons"][THREAD] == [
         "imports changed module pkg/strutils.py; the dependency map cannot vouch for this "
         "test: started a raw _thread thread"
+    ]
+
+
+# boltons' test_once_thread_safety and socket servers: a test that starts ``threading``
+# threads. Coverage traces them (``threading`` installs its hook in each new thread, through
+# ``sys.settrace``); the recorder took that install's audit event for the project replacing
+# the tracer and marked the test blind, so every such test stayed in every slice of a module
+# it imports. Next to them, one that does replace the tracer, and is blind.
+WORK = """\
+import threading
+
+
+def double(x):
+    return x * 2
+
+
+def triple(x):
+    return x * 3
+
+
+def in_thread(function, x):
+    out = []
+    thread = threading.Thread(target=lambda: out.append(function(x)))
+    thread.start()
+    thread.join()
+    return out[0]
+"""
+THREADS = {
+    "pkg/__init__.py": "",
+    "pkg/work.py": WORK,
+    "tests/test_double.py": (
+        "from pkg.work import double, in_thread\n\n\n"
+        "def test_double_in_thread():\n    assert in_thread(double, 2) == 4\n"
+    ),
+    "tests/test_triple.py": (
+        "from pkg.work import in_thread, triple\n\n\n"
+        "def test_triple_in_thread():\n    assert in_thread(triple, 2) == 6\n"
+    ),
+    "tests/test_tracer.py": (
+        "import sys\n\nfrom pkg.work import double\n\n\n"
+        "def test_double_under_its_own_tracer():\n"
+        "    old = sys.gettrace()\n"
+        "    sys.settrace(lambda *a: None)\n"
+        "    try:\n        assert double(3) == 6\n"
+        "    finally:\n        sys.settrace(old)\n"
+    ),
+}
+DOUBLE = "tests/test_double.py::test_double_in_thread"
+TRIPLE = "tests/test_triple.py::test_triple_in_thread"
+TRACER = "tests/test_tracer.py::test_double_under_its_own_tracer"
+
+
+@pytest.fixture(scope="module")
+def thread_shape(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, str, Path]:
+    """The shape above, with its map."""
+    return _recorded_shape(tmp_path_factory.mktemp("thread-shape"), THREADS)
+
+
+@pytest.mark.slow
+def test_a_function_run_on_a_threading_thread_selects_the_test_that_started_it(
+    thread_shape: tuple[GitRepo, str, Path],
+) -> None:
+    head = WORK.replace("return x * 2", "return x + x")
+    selected = _patched_select(thread_shape, "double-sum", head, "pkg/work.py")
+    assert selected["reasons"][DOUBLE] == ["ran double (lines 5-5 of pkg/work.py)"]
+    # test_triple_in_thread started a thread too, and never ran double: left out.
+    assert TRIPLE not in selected["reasons"]
+
+
+@pytest.mark.slow
+def test_a_test_that_replaces_the_tracer_still_widens(
+    thread_shape: tuple[GitRepo, str, Path],
+) -> None:
+    # double breaks. The map never saw test_tracer run it (its own tracer ran instead of
+    # coverage's), and cannot vouch for it: it stays, and says why.
+    head = WORK.replace("return x * 2", "return x * 3")
+    selected = _patched_select(thread_shape, "double-broken", head, "pkg/work.py")
+    assert sorted(selected["reasons"]) == sorted([DOUBLE, TRACER])
+    assert selected["rules_of"][TRACER] == ["static import graph"]
+    assert selected["reasons"][TRACER] == [
+        "imports changed module pkg/work.py; the dependency map cannot vouch for this test: "
+        "sys.settrace: (no arguments)"
     ]
