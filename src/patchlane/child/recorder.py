@@ -41,6 +41,7 @@ import json
 import linecache
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,12 @@ _NAMESPACE_EVENTS = frozenset(
 _SYSMON = sys.version_info >= (3, 12)
 
 __all__ = ["FIXTURE", "IMPORT", "Recorder"]
+
+
+class _Installing(threading.local):
+    """Per thread: how many of coverage's own tracer installs are under way."""
+
+    depth = 0
 
 
 class Recorder:
@@ -113,6 +120,8 @@ class Recorder:
         # What coverage traces with; a project that replaces it loses the rest of the run.
         self.tracer = sys.gettrace()
         self.tracing_lost = False
+        # Per thread: how many of coverage's own tracer installs are under way.
+        self._installing = _Installing()
         sys.addaudithook(self._audit)
         self._serialise_settrace()
         self._watch_untraced_starts()
@@ -126,28 +135,43 @@ class Recorder:
         three) then died at their first line, and the run hung. Every install goes through
         one lock: ``sys.settrace`` (which ``threading`` calls as each thread starts) and the
         per-thread hook coverage leaves to ``threading``, which installs its C tracer. An
-        install that fails anyway blinds the context it ran in: its thread is not traced."""
-        import threading
+        install that fails anyway blinds the context it ran in: its thread is not traced.
 
+        Each ``threading`` thread's start installs coverage's own hook, and that hook its
+        tracer, both through ``sys.settrace`` and its audit event: while one of these runs
+        (``self._installing`` counts them on the thread) that event is coverage's, not the
+        project replacing its tracer, and does not blind the test (boltons' thread-safety
+        tests and socket servers ran traced, yet were blind)."""
         lock = threading.RLock()
         settrace = sys.settrace
+        install = threading.gettrace()
+        own = self._installing
+
+        def serialised_install(frame: Any, event: Any, arg: Any) -> Any:
+            with lock:
+                depth = own.depth
+                own.depth = depth + 1
+                try:
+                    return install(frame, event, arg)  # type: ignore[misc]
+                finally:
+                    own.depth = depth
 
         def serialised_settrace(function: Any) -> None:
             with lock:
+                depth = own.depth
+                # Only coverage's own hook, as ``threading`` installs it in a new thread.
+                ours = install is not None and function is serialised_install
+                own.depth = depth + 1 if ours else depth
                 try:
                     settrace(function)
                 except RuntimeError:
                     self.blind.setdefault(self.context, "a trace function was not installed")
                     raise
+                finally:
+                    own.depth = depth
 
         sys.settrace = serialised_settrace
-        install = threading.gettrace()
         if install is not None:  # 3.11's C tracer; sys.monitoring (3.12+) leaves none
-
-            def serialised_install(frame: Any, event: Any, arg: Any) -> Any:
-                with lock:
-                    return install(frame, event, arg)
-
             threading.settrace(serialised_install)
 
     def _watch_linecache(self) -> None:
@@ -313,6 +337,8 @@ class Recorder:
         if event in _NAMESPACE_EVENTS or event in _PROCESS_EVENTS:
             self._resolved.clear()
         if event in _PROCESS_EVENTS:
+            if event == "sys.settrace" and self._installing.depth:
+                return  # coverage installing its own tracer in a new thread
             self._process_start(event, args)
         elif event in _READ_EVENTS and args and not _writes(args):
             rel = self._rel(_sqlite_path(args[0]) if event == "sqlite3.connect" else args[0])

@@ -138,9 +138,18 @@ def _module(
         for nodeid in depmap.ran_file(path) & depmap.whole_file_tests:
             needs.setdefault(nodeid, f"a Hypothesis test that ran {path}")
         if not needs:
-            # No traced test ran it; an untraced one may (a spawned process, a raw thread,
-            # a tracer the project replaced): the static rules and the unreached check say.
-            decision.undecided[path] = "no test of the base ran the changed code"
+            # No traced test ran it. A test that started a process or a raw thread, or
+            # replaced the tracer, is blind and keeps the static rules anyway; a route the
+            # recorder cannot see at all (the source exec'd from its text, a thread C code
+            # starts) leaves just this empty record, and taking it as "nothing runs it"
+            # turned such routes into accepts (bench/redteam): the static rules (every
+            # importer) and the unreached check say.
+            names = ", ".join(name for name, _, _ in functions[:3])
+            more = " and more" if len(functions) > 3 else ""
+            decision.undecided[path] = (
+                f"no test of the base ran the changed code ({names}{more}): what runs it, "
+                "if anything, the map did not see"
+            )
             return
         decision.needs[path], decision.rules[path] = needs, RAN
         return

@@ -49,6 +49,8 @@ from patchlane.lanes.replay.staticrules import (
     BROKEN_BY_PATCH,
     CHANGED_TEST,
     FAILURE_LOG,
+    IMPORTS,
+    NAMES,
     NOT_COLLECTED,
     PROCESSES,
     READS_SOURCE,
@@ -69,6 +71,11 @@ from patchlane.project.testmodules import (
     is_suite_path,
 )
 from patchlane.project.unmaterialised import review_events
+
+# The static rules about a changed path the dependency map may speak for (a module, a data
+# file): a reason of theirs says why the map did not (``_Selector._map_left``). A changed test
+# file or conftest is never the map's, and needs no such word.
+_MAP_COULD_DECIDE = frozenset({IMPORTS, NAMES, PROCESSES, READS_SOURCE})
 
 # Which of some test files (or directories) that do not collect at the head collect at the
 # base (``basecheck.collects_at_base``, bound to a repository and a base).
@@ -193,6 +200,10 @@ class _Selector:
         # With a dependency map: the changed paths it decides, and the tests it knows.
         self.decided: frozenset[str] = frozenset()
         self.known: frozenset[str] = frozenset()
+        # The map itself and the paths it left to the static rules, each with why: a static
+        # reason for a path the map speaks of says why the map did not decide it.
+        self.depmap: DependencyMap | None = None
+        self.undecided: dict[str, str] = {}
         self.shared_state = self._shared_state()
 
     def _shared_state(self) -> dict[str, str]:
@@ -222,12 +233,32 @@ class _Selector:
         Returns whether it was added."""
         if path in self.decided and nodeid in self.known:
             return False
+        if path is not None and rule in _MAP_COULD_DECIDE:
+            why = self._map_left(nodeid, path, why)
         whys = self.reasons.setdefault(nodeid, [])
         if why not in whys:
             whys.append(why)
         self.rules.setdefault(nodeid, set()).add(rule)
         self.first_rule.setdefault(nodeid, rule)
         return True
+
+    def _map_left(self, nodeid: str, path: str, why: str) -> str:
+        """Return ``why`` (a static rule's reason about ``path``) with, when a dependency map
+        is in use, why the map did not decide ``path`` for ``nodeid``: the map marks the
+        test blind, has no record of it, or leaves the path to the static rules. Returns
+        ``why`` unchanged without a map."""
+        depmap = self.depmap
+        if depmap is None:
+            return why
+        blind = depmap.blind_why(nodeid)
+        if blind is not None:
+            return f"{why}; the dependency map cannot vouch for this test: {blind}"
+        if nodeid not in depmap.tests:
+            return f"{why}; the dependency map has no record of this test"
+        left = self.undecided.get(path)
+        if left is not None:
+            return f"{why}; the dependency map does not decide {path}: {left}"
+        return why
 
     def roots(self) -> list[str]:
         lane = self.map.property
@@ -319,6 +350,7 @@ class _Selector:
         # is not decided: the static rules keep every test they select for it.
         self.decided = frozenset(decision.needs) - frozenset(decision.undecided)
         self.known = frozenset(depmap.tests) - depmap.blind_tests
+        self.depmap, self.undecided = depmap, dict(decision.undecided)
         return decision
 
     def by_map(self, decision: mapselect.Decision, collected: set[str]) -> None:
