@@ -58,6 +58,7 @@ from patchlane.child.channel import (
     tree_plugins,
     without_xdist,
 )
+from patchlane.child.importstate import ImportWatch
 from patchlane.child.leftover import StateWatch, phrases, preload
 from patchlane.child.messages import ReplayJob
 from patchlane.child.origins import module_origins
@@ -666,6 +667,12 @@ def start(job: ReplayJob) -> Started:
     # Below the root, modules come from source only: a committed ``.pyc`` never runs. Its
     # path hook is in place before the guard takes the import system as it is.
     source_only_below(root)
+    watched = [n for n in job.get("watch_imports", ()) if isinstance(n, str)]
+    if watched and "answer_fd" in job:
+        # Before any conftest or test module, and before the guard takes the import system
+        # as it is (the watch's finder is then part of it): what importing a changed module
+        # changes outside it, one record per import, sent before the question.
+        ImportWatch(watched, writer.emit, (writer, vars(writer), writes._COUNT)).install()
     guard = _guard(writer, int(job["result_fd"]), str(job["token"]))
     plugins: list[object] = []
     record = job.get("record")
