@@ -144,6 +144,13 @@ def test_a_call_of_the_modules_own_class_changes_nothing_outside(tmp_path: Path)
             "import sys\nf = sys._getframe(0)\n", "audit event sys._getframe", id="frames"
         ),
         pytest.param(
+            "import collections.abc\nfrom pkg import other\n"
+            "collections.abc.Mapping.register(other.Config)\n",
+            "abc registrations",
+            id="abc-register",
+        ),
+        pytest.param("import gc\ngc.disable()\n", "gc", id="gc"),
+        pytest.param(
             "import sys\nsys.meta_path[0].watch.emit = print\n",
             "the import watch itself",
             id="the-watch",

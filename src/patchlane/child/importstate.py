@@ -497,9 +497,19 @@ def _process() -> dict[str, object]:
         "sys.getswitchinterval": sys.getswitchinterval(),
         "threading.gettrace": id(getattr(threading, "_trace_hook", None)),
     }
+    import abc
+    import faulthandler
     import gc
 
-    state["gc"] = (gc.isenabled(), gc.get_threshold())
+    state["gc"] = (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count())
+    # Any class registered with any ABC moves this token (the registries are compiled code's).
+    state["abc registrations"] = abc.get_cache_token()
+    state["faulthandler"] = faulthandler.is_enabled()
+    state["threading.stack_size"] = threading.stack_size()
+    state["sys.get_int_max_str_digits"] = sys.get_int_max_str_digits()
+    state["sys.getdlopenflags"] = sys.getdlopenflags()
+    state["sys.get_asyncgen_hooks"] = tuple(map(id, sys.get_asyncgen_hooks()))
+    state["sys.get_coroutine_origin_tracking_depth"] = sys.get_coroutine_origin_tracking_depth()
     state["signal handlers"] = _signals()
     atexit = sys.modules.get("atexit")
     count = getattr(atexit, "_ncallbacks", None)
