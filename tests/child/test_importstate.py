@@ -30,12 +30,16 @@ records = []
 before = sys.argv[3] == "before"
 if before:
     import pkg.changed
-ImportWatch([sys.argv[2]], records.append).install()
+changed = os.path.join(sys.argv[1], "pkg", "changed.py")
+ImportWatch([sys.argv[2]], records.append, (), [changed]).install()
 try:
     __import__(sys.argv[2])
     if sys.argv[3] == "twice":
         del sys.modules[sys.argv[2]]
         __import__(sys.argv[2])
+    if sys.argv[3] == "exec":
+        with open(changed) as f:
+            exec(compile(f.read(), changed, "exec"), {"__name__": "again"})
 except Exception as e:
     records.append({"raised": type(e).__name__})
 print(json.dumps(records))
@@ -173,6 +177,12 @@ def test_a_module_imported_before_the_watch_is_not_trusted(tmp_path: Path) -> No
 def test_a_module_imported_twice_says_so(tmp_path: Path) -> None:
     records = watched(tmp_path, "X = 1\n", "twice")
     assert [r["status"] for r in records] == ["ok", "imported more than once"]
+
+
+def test_a_run_of_the_modules_code_outside_the_watch_says_so(tmp_path: Path) -> None:
+    """A test tool's own loader, or ``exec`` of the file: the watch did not wrap it."""
+    records = watched(tmp_path, "X = 1\n", "exec")
+    assert [r["status"] for r in records] == ["ok", "a watched module's code ran outside the watch"]
 
 
 def test_a_failed_import_says_so(tmp_path: Path) -> None:

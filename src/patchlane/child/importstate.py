@@ -66,6 +66,7 @@ OK, BEFORE, TWICE, FAILED, UNWRAPPABLE, TOO_LARGE = (
     "its loader cannot be watched",
     "the process's state was too large to read",
 )
+OUTSIDE = "a watched module's code ran outside the watch"
 # Audit events that read and change nothing a later test sees.
 _READING: Final = frozenset(
     {
@@ -91,8 +92,18 @@ class ImportWatch:
     """The finder and loader wrapping for the modules ``names`` (see the module docstring);
     each execution's record goes to ``emit``."""
 
-    def __init__(self, names: Iterable[str], emit: Emit, own: Sequence[object] = ()) -> None:
+    def __init__(
+        self,
+        names: Iterable[str],
+        emit: Emit,
+        own: Sequence[object] = (),
+        files: Iterable[str] = (),
+    ) -> None:
         self.names = frozenset(names)
+        # The watched modules' files: a module body of one run by ``exec`` other than the
+        # one ``run`` expects (``expected``) is sent as ``OUTSIDE`` for every watched name.
+        self.files = frozenset(os.path.abspath(f) for f in files)  # noqa: PTH100
+        self.expected: list[str] = []
         self.emit = emit
         self.runs: dict[str, int] = {}
         # Objects of patchlane's that move while a module imports (the write count).
@@ -102,7 +113,7 @@ class ImportWatch:
         self.window: list[tuple[str, list[str]]] = []
         # The watch's own moving parts are not the module's doing (its attributes are: a
         # module that rebinds them is caught by ``run``'s own check).
-        self.own = (*self.own, self.runs, self.window)
+        self.own = (*self.own, self.runs, self.window, self.expected)
         self.finder: _Finder | None = None
 
     def install(self) -> None:
@@ -122,6 +133,8 @@ class ImportWatch:
         self.emit({"import_state": name, "status": status, "changes": changes[:50]})
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
+        if event == "exec" and self.files and args:
+            self._executed(args[0])
         if not self.window or event in _READING:
             return
         if event == "open" and _reading(args):
@@ -132,6 +145,20 @@ class ImportWatch:
                 continue
             if len(events) < 50:
                 events.append(f"audit event {event}")
+
+    def _executed(self, code: object) -> None:
+        """Note a module body of a watched file run by ``exec``: the one ``run`` expects, or
+        one the watch did not wrap (sent at once, for every watched name)."""
+        if not isinstance(code, types.CodeType) or code.co_name != "<module>":
+            return
+        path = os.path.abspath(code.co_filename)  # noqa: PTH100
+        if path not in self.files:
+            return
+        if self.expected and self.expected[-1] == path:
+            self.expected.pop()
+            return
+        for name in sorted(self.names):
+            self._send(name, OUTSIDE, [])
 
     def run(self, name: str, loader: Any, module: types.ModuleType) -> None:
         """Run ``loader.exec_module(module)`` between two snapshots; send the record.
@@ -151,12 +178,19 @@ class ImportWatch:
             before = None
         events: list[str] = []
         self.window.append((name, events))
+        origin = getattr(getattr(module, "__spec__", None), "origin", None)
+        path = os.path.abspath(origin) if isinstance(origin, str) else None  # noqa: PTH100
+        if path is not None:
+            self.expected.append(path)
         try:
             loader.exec_module(module)
         except BaseException:
             self.window.pop()
             send(FAILED, [])
             raise
+        finally:
+            if path is not None and self.expected and self.expected[-1] == path:
+                self.expected.pop()  # a loader that ran no ``exec`` of it
         self.window.pop()
         if _parts(self) != parts:
             send(OK, ["the import watch itself"])

@@ -672,7 +672,9 @@ def start(job: ReplayJob) -> Started:
         # Before any conftest or test module, and before the guard takes the import system
         # as it is (the watch's finder is then part of it): what importing a changed module
         # changes outside it, one record per import, sent before the question.
-        ImportWatch(watched, writer.emit, (writer, vars(writer), writes._COUNT)).install()
+        files = [os.path.join(root, f) for f in job.get("watch_files", ()) if isinstance(f, str)]  # noqa: PTH118
+        own = (writer, vars(writer), writes._COUNT)
+        ImportWatch(watched, writer.emit, own, files).install()
     guard = _guard(writer, int(job["result_fd"]), str(job["token"]))
     plugins: list[object] = []
     record = job.get("record")

@@ -67,6 +67,9 @@ class Scope:
     # Dotted names of changed modules whose import the child watches for what it changes
     # outside them (``child.importstate``): read back as ``Collected.imports``.
     watch_imports: tuple[str, ...] = ()
+    # The repository paths of those modules' files (any order): an execution of one of them
+    # that the watch did not wrap is reported as such.
+    watch_files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,7 @@ def collect_and_run(
             job["preload"] = list(scope.preload)
         if scope.watch_imports:
             job["watch_imports"] = list(scope.watch_imports)
+            job["watch_files"] = list(scope.watch_files)
         launch = process.Launch(
             child_argv(),
             job,

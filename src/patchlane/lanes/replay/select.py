@@ -545,7 +545,8 @@ def plan_slice(
     scope, progress = _collect_scope(selector, only)
     watched = sorted({n for f in selector.import_findings for n in f.names})
     if watched:
-        scope = dataclasses.replace(scope, watch_imports=tuple(watched))
+        files = tuple(sorted({f.path for f in selector.import_findings}))
+        scope = dataclasses.replace(scope, watch_imports=tuple(watched), watch_files=files)
     return SlicePlan(
         selector,
         scope,
