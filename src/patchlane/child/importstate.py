@@ -33,11 +33,12 @@ What the snapshot holds (compared by identity, never by ``==``):
   ``ctypes``, ``gc``'s object graph, frames (``sys._getframe``), a new audit hook, each is a
   change.
 
-What it does not see, and so what still widens through ``ok`` if the patch does it: a write
-three or more steps below a module's name (``other.A.b.c = 1``) and state kept only inside
-compiled code that raises no audit event (``codecs.register``, ``os.register_at_fork``, a C
-extension's globals). The parent keeps widening a changed module that defines or calls such
-code itself; see docs/explanation/trust-model.md.
+What it does not see, so that a patch doing only that still gets ``ok`` with nothing: a write
+into an object three steps below a module's name (``other.a.b.c.d = 1``; ``other.a.b.c = 1``
+is seen), state kept only inside compiled code that raises no audit event
+(``codecs.register``, ``os.register_at_fork``, an extension's globals), and code that reaches
+this function's frame to rewrite its locals (Python 3.13's writable ``f_locals``; reaching a
+frame is itself an audit event, named). See docs/explanation/trust-model.md.
 
 Standard library only (docs/architecture.md §6).
 """
