@@ -19,7 +19,15 @@ from typing import Any
 import pytest
 
 from patchlane.lanes.replay.staticrules import SHARED_STATE
-from tests.gate.reach import QUOTA, TEST_QUOTA, assert_not_accepted, build, full_suite, gate_verdict
+from tests.gate.reach import (
+    QUOTA,
+    TEST_CALC,
+    TEST_QUOTA,
+    assert_not_accepted,
+    build,
+    full_suite,
+    gate_verdict,
+)
 from tests.gitrepo import GitRepo
 from tests.sample import CALC
 
@@ -141,3 +149,19 @@ def test_a_call_of_the_modules_own_class_at_import_does_not_widen(
     assert "tests/test_stats.py::test_mode" in replay["slice_reasons"]
     for nodeid, why in replay["slice_reasons"].items():
         assert "src/billing/calc.py changes state" not in why, (nodeid, why)
+
+
+def test_a_module_only_the_patchs_own_test_files_import_gets_no_look_and_widens(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """The same honest change, but the only test file that imports ``calc`` is one the patch
+    changes: it runs in a process of its own, so no look comes back from the base's tests'
+    process, and every test is selected, saying so."""
+    test_calc = TEST_CALC + "\n\n" + TEST_STATS.replace("from billing.calc import Stats\n", "")
+    test_calc = test_calc.replace("import add, mean", "import Stats, add, mean")
+    build(repo, BASE, {"src/billing/calc.py": HONEST, "tests/test_calc.py": test_calc})
+    said, replay = gate_verdict(repo, tmp_path, "auto")
+    why = replay["slice_reasons"]["tests/test_quota.py::test_limit"]
+    assert why.startswith(SHARED_STATE), why
+    assert "no look at its import at the head came back" in why, why
+    assert said == "accept_for_review", replay
