@@ -133,7 +133,15 @@ class ImportWatch:
     def _send(self, name: str, status: str, changes: list[str]) -> None:
         self.emit({"import_state": name, "status": status, "changes": changes[:50]})
 
+    def close(self) -> None:
+        """Stop watching (collection is over: a later look would not count); the audit hook,
+        which cannot be removed, then returns at once."""
+        self.names = frozenset()
+        self.files = frozenset()
+
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
+        if not self.window and event != "exec":
+            return  # the common case, first: the hook runs for every event of the process
         if event == "exec" and self.files and args:
             self._executed(args[0])
         if not self.window or event in _READING:
@@ -300,18 +308,25 @@ def snapshot(module: types.ModuleType, own: Sequence[object] = ()) -> Snapshot:
     snap.modules = dict(sys.modules)
     snap.process = _process()
     # ``sys.modules`` is compared apart (``_modules``): a module's own imports add to it.
-    skip = {id(module), id(vars(module)), id(sys.modules), *map(id, own)}
+    # Identity by ``object.__hash__`` (the address, for any object), not ``id``: ``id``
+    # raises an audit event, and this reads some 100,000 objects.
+    key = object.__hash__
+    skip = {key(module), key(vars(module)), key(sys.modules), *map(key, own)}
     seen: set[int] = set(skip)
     budget = [ITEMS_LIMIT]
+    readers: dict[int, Any] = {}
     level: list[tuple[str, Any]] = []
     for name, value in sorted(snap.modules.items(), key=lambda kv: str(kv[0])):
-        if isinstance(value, types.ModuleType) and id(value) not in skip:
-            seen.add(id(value))
+        if isinstance(value, types.ModuleType) and key(value) not in skip:
+            seen.add(key(value))
             level.append((str(name), value))
     for depth in range(3):
         below: list[tuple[str, Any]] = []
         for label, value in level:
-            reader = _reader(value)
+            kind = key(type(value))
+            reader = readers.get(kind, _UNSEEN)
+            if reader is _UNSEEN:
+                reader = readers[kind] = _reader(value)  # by type alone: read once per type
             if reader is None:
                 continue
             try:
@@ -325,9 +340,10 @@ def snapshot(module: types.ModuleType, own: Sequence[object] = ()) -> Snapshot:
             if depth == 2:
                 continue
             for item in items:
-                if id(item) in seen or isinstance(item, types.ModuleType):
+                mark = key(item)
+                if mark in seen or isinstance(item, types.ModuleType):
                     continue
-                seen.add(id(item))
+                seen.add(mark)
                 below.append((label if depth else f"{label} (in place)", item))
         level = below
     # Reading may itself fill a cache (a codec looked up): what the look did is not the
@@ -360,7 +376,9 @@ def changes(before: Snapshot, module: types.ModuleType) -> list[str]:
         if reader is _namespace:
             added = _new_submodules(value, before.modules)
             found += [n for n in _names(label, items, current) if n not in added]
-        elif id(value) in caches and _only_added(items, current, caches[id(value)]):
+        elif (mark := object.__hash__(value)) in caches and _only_added(
+            items, current, caches[mark]
+        ):
             continue  # the import system's or ``re``'s own cache, filled as it does
         elif label not in found:
             found.append(label)
@@ -406,13 +424,13 @@ def _caches() -> dict[int, Callable[..., bool]]:
     for name in ("_cache", "_cache2"):
         cache = getattr(re, name, None)
         if isinstance(cache, dict):
-            found[id(cache)] = _compiled
+            found[object.__hash__(cache)] = _compiled
     kinds = {type(v) for v in sys.path_importer_cache.values() if v is not None}
 
     def finder(key: object, value: object) -> bool:
         return value is None or (type(value) in kinds and getattr(value, "path", None) == key)
 
-    found[id(sys.path_importer_cache)] = finder
+    found[object.__hash__(sys.path_importer_cache)] = finder
     return found
 
 
@@ -505,6 +523,7 @@ def _function(f: Any) -> tuple[Any, ...]:
 
 
 _EMPTY: Final = object()
+_UNSEEN: Final = object()
 
 
 def _cell(cell: Any) -> object:

@@ -483,6 +483,9 @@ class _AskThenRun(_SliceRunner):
             job.get("exclude_files", ()),
         )
         self.preload = tuple(job.get("preload", ()))
+        # What importing the changed modules changed outside them (``start``): watched until
+        # the question, which only the records sent before it inform.
+        self.import_watch: ImportWatch | None = None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
@@ -499,6 +502,8 @@ class _AskThenRun(_SliceRunner):
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         self._check(True)
+        if self.import_watch is not None:
+            self.import_watch.close()
         self.writer.emit({"candidates": self.scope.suite_items(items)})
         self._plugins(config)
         self.writer.emit({"ask": "slice"})
@@ -674,7 +679,8 @@ def start(job: ReplayJob) -> Started:
         # changes outside it, one record per import, sent before the question.
         files = [os.path.join(root, f) for f in job.get("watch_files", ()) if isinstance(f, str)]  # noqa: PTH118
         own = (writer, vars(writer), writes._COUNT)
-        ImportWatch(watched, writer.emit, own, files).install()
+        import_watch = ImportWatch(watched, writer.emit, own, files)
+        import_watch.install()
     guard = _guard(writer, int(job["result_fd"]), str(job["token"]))
     plugins: list[object] = []
     record = job.get("record")
@@ -703,6 +709,8 @@ def start(job: ReplayJob) -> Started:
         )
     )
     runner.project = tuple(n for n in job.get("project", []) if isinstance(n, str))
+    if watched and isinstance(runner, _AskThenRun):
+        runner.import_watch = import_watch
     runner.trusted = bool(record)
     seed = job.get("seed")
     hypothesis = _HypothesisAsInPytest(None if seed is None else str(seed))
