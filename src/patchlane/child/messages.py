@@ -87,6 +87,12 @@ class ReplayJob(TypedDict):
     exclude_files: NotRequired[list[str]]
     then_files: NotRequired[list[str]]
     preload: NotRequired[list[str]]
+    # Dotted names of changed modules whose import the run child watches for what it changes
+    # outside the module (``child.importstate``; the asking run child only).
+    watch_imports: NotRequired[list[str]]
+    # Those modules' files (repository paths): a run of their code the watch did not wrap
+    # (a loader of a test tool's own, ``exec`` of the file) is reported.
+    watch_files: NotRequired[list[str]]
     # The run's Hypothesis seed (the drawn hash seed): in the job, never in the environment.
     seed: NotRequired[int]
     project: NotRequired[list[str]]

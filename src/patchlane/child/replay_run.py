@@ -58,6 +58,7 @@ from patchlane.child.channel import (
     tree_plugins,
     without_xdist,
 )
+from patchlane.child.importstate import ImportWatch
 from patchlane.child.leftover import StateWatch, phrases, preload
 from patchlane.child.messages import ReplayJob
 from patchlane.child.origins import module_origins
@@ -482,6 +483,9 @@ class _AskThenRun(_SliceRunner):
             job.get("exclude_files", ()),
         )
         self.preload = tuple(job.get("preload", ()))
+        # What importing the changed modules changed outside them (``start``): watched until
+        # the question, which only the records sent before it inform.
+        self.import_watch: ImportWatch | None = None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
@@ -498,6 +502,8 @@ class _AskThenRun(_SliceRunner):
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         self._check(True)
+        if self.import_watch is not None:
+            self.import_watch.close()
         self.writer.emit({"candidates": self.scope.suite_items(items)})
         self._plugins(config)
         self.writer.emit({"ask": "slice"})
@@ -666,6 +672,15 @@ def start(job: ReplayJob) -> Started:
     # Below the root, modules come from source only: a committed ``.pyc`` never runs. Its
     # path hook is in place before the guard takes the import system as it is.
     source_only_below(root)
+    watched = [n for n in job.get("watch_imports", ()) if isinstance(n, str)]
+    if watched and "answer_fd" in job:
+        # Before any conftest or test module, and before the guard takes the import system
+        # as it is (the watch's finder is then part of it): what importing a changed module
+        # changes outside it, one record per import, sent before the question.
+        files = [os.path.join(root, f) for f in job.get("watch_files", ()) if isinstance(f, str)]  # noqa: PTH118
+        own = (writer, vars(writer), writes._COUNT)
+        import_watch = ImportWatch(watched, writer.emit, own, files)
+        import_watch.install()
     guard = _guard(writer, int(job["result_fd"]), str(job["token"]))
     plugins: list[object] = []
     record = job.get("record")
@@ -694,6 +709,8 @@ def start(job: ReplayJob) -> Started:
         )
     )
     runner.project = tuple(n for n in job.get("project", []) if isinstance(n, str))
+    if watched and isinstance(runner, _AskThenRun):
+        runner.import_watch = import_watch
     runner.trusted = bool(record)
     seed = job.get("seed")
     hypothesis = _HypothesisAsInPytest(None if seed is None else str(seed))

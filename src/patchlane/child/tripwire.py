@@ -82,6 +82,7 @@ MODULES: Final = (
     "patchlane.child.boundary",
     "patchlane.child.leftover",
     "patchlane.child.writes",
+    "patchlane.child.importstate",
     "__main__",
 )
 # The hooks whose implementations make or carry a test's reports.

@@ -28,7 +28,7 @@ from typing import Any
 
 from patchlane.child.messages import ReplayJob
 from patchlane.infra.ui import one_line
-from patchlane.lanes.replay.collect import Collected, CollectionError, tail_lines
+from patchlane.lanes.replay.collect import Collected, CollectionError, ImportSeen, tail_lines
 from patchlane.lanes.replay.run import (
     RESULT_LIMIT,
     CollectError,
@@ -64,6 +64,12 @@ class Scope:
     # tests run when the collection is narrowed (``child.leftover.preload``), so that code
     # which changes another module only when it is loaded does so here too.
     preload: tuple[str, ...] = ()
+    # Dotted names of changed modules whose import the child watches for what it changes
+    # outside them (``child.importstate``): read back as ``Collected.imports``.
+    watch_imports: tuple[str, ...] = ()
+    # The repository paths of those modules' files (any order): an execution of one of them
+    # that the watch did not wrap is reported as such.
+    watch_files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -135,6 +141,9 @@ def collect_and_run(
             job["record"] = os.fspath(record)
         if scope.preload:
             job["preload"] = list(scope.preload)
+        if scope.watch_imports:
+            job["watch_imports"] = list(scope.watch_imports)
+            job["watch_files"] = list(scope.watch_files)
         launch = process.Launch(
             child_argv(),
             job,
@@ -192,10 +201,14 @@ def _collected(records: Sequence[Mapping[str, Any]], scope: Scope, seconds: floa
     nodeids: list[str] = []
     errors: list[CollectError] = []
     plugins: set[str] = set()
+    imports: dict[str, list[ImportSeen]] = {}
     doctest_only = frozenset(scope.doctest_only)
     for record in records:
         candidates = record.get("candidates")
-        if isinstance(candidates, list):
+        seen = ImportSeen.of(record, scope.watch_imports)
+        if seen is not None:
+            imports.setdefault(seen.name, []).append(seen)
+        elif isinstance(candidates, list):
             # The last before the question: the plugin sends it just before asking, so a
             # record written earlier by the project's code at import does not stand for it.
             nodeids = [n for n in candidates if isinstance(n, str)]
@@ -214,4 +227,11 @@ def _collected(records: Sequence[Mapping[str, Any]], scope: Scope, seconds: floa
             missing = missing if isinstance(missing, str) else None
             # A class that does not collect is its file's failure, as ``collect`` has it.
             errors.append(CollectError(file_part(nodeid), text, missing))
-    return Collected(tuple(nodeids), "none", seconds, tuple(errors), tuple(sorted(plugins)))
+    return Collected(
+        tuple(nodeids),
+        "none",
+        seconds,
+        tuple(errors),
+        tuple(sorted(plugins)),
+        {name: tuple(seen) for name, seen in imports.items()},
+    )

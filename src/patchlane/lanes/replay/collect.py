@@ -11,8 +11,8 @@ from __future__ import annotations
 import secrets
 import sys
 import tempfile
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from patchlane.child.messages import ReplayJob
@@ -65,6 +65,32 @@ class Collected:
     # Files of the tree pytest held as plugins once collection finished (see
     # ``channel.tree_plugins``).
     plugin_files: tuple[str, ...] = ()
+    # Dotted module name -> what each import of it changed outside it, as the run child saw
+    # (``child.importstate``; only the asking run child watches: elsewhere, empty).
+    imports: Mapping[str, tuple[ImportSeen, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ImportSeen:
+    """One import of a watched module as the run child saw it: ``status`` (``ok``: the look
+    can be trusted) and what it changed outside the module (``changes``, one phrase each)."""
+
+    name: str
+    status: str
+    changes: tuple[str, ...]
+
+    @classmethod
+    def of(cls, record: Mapping[str, object], watched: Iterable[str]) -> ImportSeen | None:
+        """Read a child's ``import_state`` record, or ``None`` when ``record`` is not one
+        of a watched name. A malformed one reads as an untrusted look (never ``ok``)."""
+        name = record.get("import_state")
+        if not isinstance(name, str) or name not in set(watched):
+            return None
+        status = record.get("status")
+        changes = record.get("changes")
+        if not isinstance(status, str) or not isinstance(changes, list):
+            return cls(name, "a malformed record", ())
+        return cls(name, status, tuple(str(c)[:200] for c in changes))
 
 
 def pytest_args(root: Path, test_paths: Sequence[str]) -> list[str]:

@@ -28,6 +28,7 @@ It also finds out whether the slice may leave the machine: a file it needs under
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -40,7 +41,7 @@ from patchlane.formats.depmap import DependencyMap
 from patchlane.infra.tree import materialise
 from patchlane.infra.ui import Output, one_line, show
 from patchlane.inputs.paths import to_fs, under, under_any
-from patchlane.lanes.replay import canary, mapselect
+from patchlane.lanes.replay import canary, importseen, mapselect
 from patchlane.lanes.replay.chosen import Scope
 from patchlane.lanes.replay.collect import DEFAULT_TIMEOUT_S, Collected, collect
 from patchlane.lanes.replay.run import CollectError, child_env
@@ -205,6 +206,9 @@ class _Selector:
         self.depmap: DependencyMap | None = None
         self.undecided: dict[str, str] = {}
         self.shared_state = self._shared_state()
+        # Changed code modules whose import-time change a look at the head's import may lift
+        # (``_outside_state``; judged in ``decide_slice`` by ``importseen``).
+        self.import_findings: list[importseen.Finding] = []
 
     def _shared_state(self) -> dict[str, str]:
         """Changed test files of the head that change state every later test in the process
@@ -571,6 +575,10 @@ def plan_slice(
         )
         only = wider
     scope, progress = _collect_scope(selector, only)
+    watched = sorted({n for f in selector.import_findings for n in f.names})
+    if watched:
+        files = tuple(sorted({f.path for f in selector.import_findings}))
+        scope = dataclasses.replace(scope, watch_imports=tuple(watched), watch_files=files)
     return SlicePlan(
         selector,
         scope,
@@ -618,8 +626,44 @@ def _outside_state(
         if package and not path.endswith("/__init__.py") and path != "__init__.py":
             package = package.rpartition(".")[0]
         found = inert.outside_change(change.base or b"", change.head or b"", where, package)
-        if found is not None:
-            selector.shared_state[path] = f"import-time code that may reach outside it, {found}"
+        if found is None:
+            continue
+        finding = importseen.Finding(path, found, tuple(names), _fixed(change, names, found, where))
+        if finding.fixed is not None:
+            selector.shared_state[path] = importseen.judge(finding, {}).why
+        else:
+            # Every test file is still collected (``_map_plan``): the look may widen.
+            selector.import_findings.append(finding)
+
+
+def _fixed(
+    change: mapselect.Change, names: Sequence[str], found: str, where: Callable[[str], str]
+) -> str | None:
+    """Why no look at the head's import can lift ``found`` (``None``: one may): a module the
+    patch adds, one the base did not import at collection, text ``inert`` could not read, or
+    a change that imports such a module (its code runs where it did not)."""
+    from patchlane.lanes.replay import inert
+
+    if change.base is None or change.head is None:
+        return importseen.NEW_MODULE
+    if not names or any(where(n) != inert.COLLECTED for n in names):
+        return importseen.NOT_COLLECTED
+    if ": imports " in found:
+        return importseen.NEW_IMPORT
+    if "not valid Python" in found or "nested too deeply" in found:
+        return importseen.UNREADABLE
+    return None
+
+
+def _looked(selector: _Selector, result: Collected) -> None:
+    """Judge each pending import finding by the head's look at its import (``importseen``):
+    add it to ``shared_state`` (every test) unless the look saw nothing, then a note."""
+    for finding in selector.import_findings:
+        judged = importseen.judge(finding, result.imports)
+        if judged.widen:
+            selector.shared_state[finding.path] = judged.why
+        else:
+            selector.notes.append(judged.why)
 
 
 def decide_slice(plan: SlicePlan, result: Collected) -> Selection:
@@ -634,6 +678,7 @@ def decide_slice(plan: SlicePlan, result: Collected) -> Selection:
         else importgraph.build(selector.sources, selector.roots(), by_file)
     )
     selector.notes.extend(_graph_notes(graph))
+    _looked(selector, result)
     _apply_rules(
         selector, result, by_file, broken, graph, map_plan, plan.all_tests, plan.failure_log
     )
@@ -815,6 +860,8 @@ def _map_plan(
     touched = (
         _touches_collection(changes, tests, selector.patterns)
         or next(iter(selector.shared_state), None)
+        # A look at a changed module's import may yet select every test.
+        or next((f.path for f in selector.import_findings), None)
         # Compiled code selects every test (``_apply_rules``): all of them are collected.
         or next(iter(compiled_paths(selector.changed, Build.of(selector.map.replay))), None)
     )

@@ -295,7 +295,11 @@ def _merged(first: Collected, theirs: Collected, own: frozenset[str]) -> Collect
     seen = {e.nodeid for e in first.errors}
     errors = (*first.errors, *(e for e in theirs.errors if e.nodeid not in seen))
     plugins = tuple(sorted({*first.plugin_files, *theirs.plugin_files}))
-    return Collected(nodeids, first.network, first.seconds + theirs.seconds, errors, plugins)
+    # What importing a changed module changed is read in the first child only: the second
+    # never runs the base's tests, and one look per module is what is trusted.
+    return Collected(
+        nodeids, first.network, first.seconds + theirs.seconds, errors, plugins, first.imports
+    )
 
 
 def union(first: TestRun, second: TestRun) -> TestRun:
