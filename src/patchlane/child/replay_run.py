@@ -660,6 +660,45 @@ def _no_rewritten_bytecode_below(root: Path) -> None:
     rewrite._read_pyc = _read_pyc
 
 
+# The most distinct file texts ``_statements_found_once`` keeps answers for.
+_TEXTS_KEPT = 64
+
+
+def _statements_found_once() -> None:
+    """pytest finds the statement of each traceback entry of a failure by parsing the
+    entry's whole file and walking its tree again, once per failure: the run of impossible
+    variants (``lanes.replay.vacuity``), whose variants are meant to fail, tens of them
+    appended to one test file, spent a third of its time there. Here the answer for the
+    same text, line and kind is pytest's own, computed once per process (keyed by the
+    text itself: a file edited in between is parsed again). Before the tripwire's snapshot
+    (``start``), as ``_no_rewritten_bytecode_below``: in every run alike, so that no run
+    can be told from another by it."""
+    from _pytest._code import code
+
+    find = code.getstatementrange_ast  # type: ignore[attr-defined]
+    found: dict[str, dict[tuple[int, bool], tuple[Any, int, int]]] = {}
+
+    def getstatementrange_ast(
+        lineno: int, source: Any, assertion: bool = False, astnode: Any = None
+    ) -> tuple[Any, int, int]:
+        if astnode is not None:
+            return find(lineno, source, assertion, astnode)
+        text = "\n".join(source.lines)
+        answers = found.get(text)
+        if answers is None:
+            if len(found) >= _TEXTS_KEPT:
+                found.clear()
+            answers = found[text] = {}
+        answer = answers.get((lineno, assertion))
+        if answer is None:
+            # Parsed once per text: the tree of an earlier answer is given back to pytest.
+            tree = next(iter(answers.values()))[0] if answers else None
+            answer = answers[(lineno, assertion)] = find(lineno, source, assertion, tree)
+        return answer
+
+    code.getstatementrange_ast = getstatementrange_ast  # type: ignore[attr-defined]
+
+
 def start(job: ReplayJob) -> Started:
     """Set up the run ``job`` asks for (the tripwire's snapshot, the recorder, source-only
     imports below the tree, the Hypothesis seed) in the test process, before pytest parses its options;
@@ -668,6 +707,7 @@ def start(job: ReplayJob) -> Started:
     root = Path.cwd()
     # Before the tripwire's snapshot: this is the machinery it then holds to.
     _no_rewritten_bytecode_below(root)
+    _statements_found_once()
     writer = ResultWriter(int(job["result_fd"]), str(job["token"]))
     # Below the root, modules come from source only: a committed ``.pyc`` never runs. Its
     # path hook is in place before the guard takes the import system as it is.

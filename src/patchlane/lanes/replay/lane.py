@@ -870,19 +870,35 @@ def _replay_here_with(stage: _Stage, pool: Executor) -> ReplayReport:
         out.progress(plan.progress)
         # Built where the tests run: the checkout (selection read the copy beside it).
         head_build = _build_head(cls, Path(tmp) / "run", out, clock)
-        from patchlane.lanes.replay.vacuity.lane import start_early
+        from patchlane.lanes.replay.vacuity.lane import start_early, start_with_slice
 
         # Beside the slice's run: it needs only the base's map and the head's commit, in a
         # checkout of its own; only the tests that pass in the slice are judged.
-        early = None
+        early: Judging | None = None
         if dep_map is not None:
             with clock.step("replay: tests that cannot fail"):
                 early = start_early(repo, cls, dep_map, pool, hash_seed=hash_seed, out=out)
         base_versions = _start_test_changes(stage, pool)
 
         def choose(collected: Collected) -> tuple[str, ...] | None:
+            nonlocal early
             chosen.append(decide_slice(plan, collected))
-            return _to_run(repo, cls, opts, hash_seed, chosen[0], out)
+            to_run = _to_run(repo, cls, opts, hash_seed, chosen[0], out)
+            if early is None and to_run:
+                # The map could not choose before the head's collection: the slice's tests
+                # that reach the changed code can, before the slice runs and beside it,
+                # rather than after it (``vacuity.start``).
+                early = start_with_slice(
+                    repo,
+                    cls,
+                    to_run,
+                    pool,
+                    reached_by=chosen[0].reached_by,
+                    dep_map=dep_map,
+                    hash_seed=hash_seed,
+                    out=out,
+                )
+            return to_run
 
         started = utc_stamp()
         begun = time.perf_counter()

@@ -2,8 +2,9 @@
 
 ``start_early`` chooses the tests that ran the changed code from the base's dependency map
 and starts their run at the head (``check.run_head``) beside the head's slice; without a
-map that can choose, ``start`` does it after the slice passed, beside the checks at the
-base. Neither depends on the other's runs. The head's run records the calls its tests
+map that can choose, ``start_with_slice`` does it once the slice is chosen, from its tests,
+still beside its run; ``start`` does it after the slice passed, beside the checks at the
+base, only when neither could. Neither depends on the other's runs. The head's run records the calls its tests
 make to the changed functions (``witness.watched``). ``checked`` then, in one line of
 steps: the witness at the head (those calls made again outside the tests), the base's run
 when the head's run or its witness shows something the base could excuse
@@ -179,6 +180,43 @@ def start_early(
         return None
     out.progress(
         f"replay: {len(nodeids)} test(s) ran the changed code at the base; running their "
+        "impossible variants and repeats at the head, beside the slice"
+    )
+    return dataclasses.replace(
+        _started(repo, cls, code, nodeids, pool, hash_seed), beside_slice=True
+    )
+
+
+def start_with_slice(
+    repo: Path,
+    cls: Classification,
+    slice_ids: Sequence[str],
+    pool: Executor,
+    *,
+    reached_by: dict[str, frozenset[str]],
+    dep_map: DependencyMap | None,
+    hash_seed: int,
+    out: Output,
+) -> Judging | None:
+    """Start the head's run (``check.run_head``) in ``pool`` once the slice is chosen and
+    before it runs, beside it, when ``start_early`` could not: on the tests of the slice
+    (``slice_ids``) that ran the changed code (``check.chosen_tests``, with the head's
+    ``reached_by``, as ``start`` chooses among the tests that passed); ``checked`` judges
+    only those that pass in the slice. ``None`` when nothing is to be judged, or when a
+    line of the slice stands for a whole file (its tests are known only once it ran):
+    ``start`` does it after the slice. Raises ``GitError``."""
+    if any("::" not in n for n in slice_ids):
+        return None
+    code = changed_code(repo, cls)
+    if not code:
+        return None
+    own = cls.changed_paths
+    candidates = [n for n in slice_ids if n.split("::", 1)[0] not in own]
+    nodeids = chosen_tests(code, candidates, dep_map, reached_by)
+    if not nodeids:
+        return None
+    out.progress(
+        f"replay: {len(nodeids)} test(s) of the slice ran the changed code; running their "
         "impossible variants and repeats at the head, beside the slice"
     )
     return dataclasses.replace(
