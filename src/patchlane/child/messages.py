@@ -99,6 +99,8 @@ class ReplayJob(TypedDict):
     # Files (as the child sees them) -> qualified names of the functions whose calls the
     # run records for the witness (``child.calls``; the vacuity check's run only).
     calls: NotRequired[dict[str, list[str]]]
+    # patchlane's store of rewritten test modules (``child.rewritten``), read-only to the run.
+    rewritten: NotRequired[str]
 
 
 # A JSON value as the child wrote it (a failing case's arguments, made JSON-safe).

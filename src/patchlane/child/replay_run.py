@@ -62,6 +62,7 @@ from patchlane.child.importstate import ImportWatch
 from patchlane.child.leftover import StateWatch, phrases, preload
 from patchlane.child.messages import ReplayJob
 from patchlane.child.origins import module_origins
+from patchlane.child.rewritten import stored
 from patchlane.infra.bytecode import source_only_below
 
 # Plugins that rerun a failing test until it passes: suite retries are ignored by the replay
@@ -641,12 +642,14 @@ class _Finish:
         self.writer.finish()
 
 
-def _no_rewritten_bytecode_below(root: Path) -> None:
+def _no_rewritten_bytecode_below(root: Path, store: str | None) -> None:
     """pytest keeps the test modules it rewrites as ``<name>.<tag>-pytest-<version>.pyc``
     beside them and trusts one whose header matches the source's mtime and size: one planted
     in the tree would run instead of the test. Below ``root`` it is never read (it is still
     written, as in a plain run); with no bytecode prefix in the environment
-    (docs/explanation/decisions/0031-plain-run.md) this is where that is decided."""
+    (docs/explanation/decisions/0031-plain-run.md) this is where that is decided. What is
+    read below ``root`` instead, when the job names a ``store``: the code patchlane's own
+    process rewrote for the bytes the module has now (``child.rewritten``)."""
     from _pytest.assertion import rewrite
 
     read = rewrite._read_pyc
@@ -654,7 +657,7 @@ def _no_rewritten_bytecode_below(root: Path) -> None:
 
     def _read_pyc(source: Path, pyc: Path, trace: Callable[[str], None] = lambda _: None) -> Any:
         if os.path.realpath(source).startswith(inside):
-            return None
+            return None if store is None else stored(store, Path(source))
         return read(source, pyc, trace)
 
     rewrite._read_pyc = _read_pyc
@@ -706,7 +709,8 @@ def start(job: ReplayJob) -> Started:
     malformed job (the parent then gets no record: nothing passes)."""
     root = Path.cwd()
     # Before the tripwire's snapshot: this is the machinery it then holds to.
-    _no_rewritten_bytecode_below(root)
+    rewritten = job.get("rewritten")
+    _no_rewritten_bytecode_below(root, rewritten if isinstance(rewritten, str) else None)
     _statements_found_once()
     writer = ResultWriter(int(job["result_fd"]), str(job["token"]))
     # Below the root, modules come from source only: a committed ``.pyc`` never runs. Its

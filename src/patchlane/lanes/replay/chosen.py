@@ -43,6 +43,7 @@ from patchlane.lanes.replay.run import (
     pytest_args,
     run_confinement,
     run_tests,
+    with_rewritten,
 )
 
 # Given what the child collected, the node ids to run, or ``None`` to run nothing.
@@ -144,6 +145,7 @@ def collect_and_run(
         if scope.watch_imports:
             job["watch_imports"] = list(scope.watch_imports)
             job["watch_files"] = list(scope.watch_files)
+        with_rewritten(job, tree, shown)
         launch = process.Launch(
             child_argv(),
             job,
@@ -153,7 +155,9 @@ def collect_and_run(
             env=env,
             # The test run may write its own tree, as the project's tests do in a checkout;
             # the tree is this run's alone and is removed after it.
-            confinement=run_confinement(Path(tmp), tree, record, freeze=freeze, shown=shown),
+            confinement=run_confinement(
+                Path(tmp), tree, record, freeze=freeze, shown=shown, job=job
+            ),
             result_limit=RESULT_LIMIT,
             job_socket=True,
         )

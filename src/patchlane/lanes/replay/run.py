@@ -233,15 +233,30 @@ def run_confinement(
     record: Path | None = None,
     freeze: tuple[Path, Path] | None = None,
     shown: Presentation | None = None,
+    job: ReplayJob | None = None,
 ) -> Confinement:
     """The sandbox of a test run in ``tree``: ``tmp`` its scratch (where its plugin writes
     the freeze skips it made), the tree writable, and the directory of the ``record`` it
-    writes, nothing else; the ``freeze`` report its plugin reads, read-only; the tree shown
-    as ``shown`` says (``presented``). Home and temporary directory as a plain run has them
+    writes, nothing else; the ``freeze`` report its plugin reads, and the store of rewritten
+    test modules the ``job`` names, read-only; the tree shown as ``shown`` says
+    (``presented``). Home and temporary directory as a plain run has them
     (``Confinement.plain``)."""
     places = (tree,) if record is None else (tree, record.parent)
     readable = () if freeze is None else (freeze[0],)
+    if job is not None and "rewritten" in job:
+        readable = (*readable, Path(job["rewritten"]))
     return Confinement(tmp, writable=places, readable=readable, plain=True, presented=shown)
+
+
+def with_rewritten(job: ReplayJob, tree: Path, shown: Presentation) -> ReplayJob:
+    """``job`` with the store of ``tree``'s rewritten test modules as the run sees them
+    (``lanes.replay.rewritten``), when there is one."""
+    from patchlane.lanes.replay.rewritten import store_for
+
+    store = store_for(tree, shown.at)
+    if store is not None:
+        job["rewritten"] = os.fspath(store)
+    return job
 
 
 def presented(tree: Path, env: Mapping[str, str]) -> Presentation:
@@ -328,6 +343,7 @@ def run_tests(
             job["then_files"] = list(then_files)
         if watch:
             job["calls"] = watched_files(tree, shown, watch)
+        with_rewritten(job, tree, shown)
         launch = process.Launch(
             child_argv(),
             job,
@@ -337,7 +353,7 @@ def run_tests(
             env=env,
             # The test run may write its own tree, as the project's tests do in a checkout;
             # the tree is this run's alone and is removed after it.
-            confinement=run_confinement(Path(tmp), tree, record, freeze, shown),
+            confinement=run_confinement(Path(tmp), tree, record, freeze, shown, job),
             result_limit=RESULT_LIMIT,
             job_socket=True,
         )
