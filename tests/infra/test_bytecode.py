@@ -477,30 +477,26 @@ def test_an_environment_inside_the_tree_is_cached_and_the_tree_is_not(tmp_path: 
     (tree / "tests" / "test_calc.py").write_text(TEST_CALC)
     python = _venv_in(tree)
     prefix = tmp_path / "prefix"
-    proc = subprocess.run(
-        [python, "-c", IN_VENV, tree, prefix],
-        env=_patchlane_env(),
-        cwd=tree,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    venv_pyc, calc_pyc = json.loads(proc.stdout)
+
+    def block_and_import() -> list[str]:
+        proc = subprocess.run(
+            [python, "-c", IN_VENV, tree, prefix],
+            env=_patchlane_env(),
+            cwd=tree,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return list(json.loads(proc.stdout))
+
+    venv_pyc, calc_pyc = block_and_import()
     assert Path(venv_pyc).is_file()  # the environment's module: compiled once, kept
     assert not Path(calc_pyc).is_file()  # the tree's: never (a directory blocks it)
     mirror = Path(prefix, *tree.parts[1:])
     assert (mirror / "tests").is_file()  # a directory of the tree: blocked by a file
     assert (mirror / f"calc.{TAG}.pyc").is_dir()  # a module at that level: by a directory
     # A second block (the sandboxed child's view: the parent's block kept) changes nothing.
-    again = subprocess.run(
-        [python, "-c", IN_VENV, tree, prefix],
-        env=_patchlane_env(),
-        cwd=tree,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert json.loads(again.stdout) == [venv_pyc, calc_pyc]
+    assert block_and_import() == [venv_pyc, calc_pyc]
     assert Path(venv_pyc).is_file() and not Path(calc_pyc).is_file()
 
 

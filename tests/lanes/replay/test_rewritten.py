@@ -11,26 +11,14 @@ from pathlib import Path
 import pytest
 
 from patchlane.child.rewritten import key
-from patchlane.formats import slicefile
 from patchlane.infra.sandbox import isolation
 from patchlane.lanes.replay.rewritten import store_for
-from patchlane.lanes.replay.run import HostRun, RunResult, run_slice
 from tests.gitrepo import GitRepo
+from tests.infra.test_bytecode import _run  # a replay run in the work tree
 
 TEST_STRICT = "def test_strict():\n    assert 1 == 2\n"
 GREEN = "def test_strict():\n    assert True\n"
 NODE = "tests/test_strict.py::test_strict"
-
-
-def _run(repo: GitRepo, nodeids: list[str]) -> RunResult:
-    data = slicefile.render(nodeids)
-    return run_slice(
-        repo.path,
-        slicefile.parse(data, "slice"),
-        slicefile.sha256(data),
-        HostRun(seed=7, head=repo.head(), host_role="test-host", freeze_report=None,
-                timeout_s=120.0),
-    )  # fmt: skip
 
 
 def _store() -> Path:
