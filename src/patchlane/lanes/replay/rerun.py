@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +40,7 @@ from patchlane.infra.ui import Output
 from patchlane.lanes.replay.basecheck import failures_at_base
 from patchlane.lanes.replay.compiled import build_of
 from patchlane.lanes.replay.run import PASSED, TestRun, run_tests
+from patchlane.lanes.replay.testbound import carry
 from patchlane.project.build import Build, built
 from patchlane.project.classify import Classification
 
@@ -87,9 +89,9 @@ def rerun_alone(
     build: Build | None = None,
 ) -> Rerun:
     """Run each of ``nodeids`` (failed at the head, passing at the base) again alone: at the
-    ``head`` in a fresh detached checkout of it (up to ``HEAD_TRIES`` times, until it
-    passes), and at ``merge_base`` with the base's code only (``basecheck.failures_at_base``,
-    one node at a time). Returns the ``Rerun``; with
+    ``head`` ``HEAD_TRIES`` times, each in a fresh detached checkout of it, and at
+    ``merge_base`` with the base's code only (``basecheck.failures_at_base``, one node at a
+    time); all of these at once. Returns the ``Rerun``; with
     more than ``RERUN_CAP`` nodes, an empty one (nothing ran). Raises ``GitError`` when a
     commit cannot be checked out, ``BuildFailed`` when a build fails."""
     if not nodeids or len(nodeids) > RERUN_CAP:
@@ -97,21 +99,38 @@ def rerun_alone(
     flaky: list[str] = []
     at_base: list[str] = []
     repeats: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="patchlane-rerun-") as tmp:
-        for i, nodeid in enumerate(nodeids):
-            passes = False
-            for attempt in range(HEAD_TRIES):
-                # A checkout per run: nothing one run wrote can meet the next.
-                tree = Path(tmp) / f"head-{i}-{attempt}"
-                git.checkout_detached(repo, head, tree, branch=git.branch_for(repo, head))
-                sandbox.judged(tree, repo)  # shown at the repository's path (infra.origins)
-                built(build, tree, "head, again")
-                run = run_tests(tree, nodeids=[nodeid], hash_seed=hash_seed, timeout_s=timeout_s)
-                if passes := passed_alone(run, nodeid):
-                    break
-            base_fails = failures_at_base(
-                repo, merge_base, [nodeid], hash_seed=hash_seed, timeout_s=timeout_s, build=build
+    with (
+        tempfile.TemporaryDirectory(prefix="patchlane-rerun-") as tmp,
+        # Every run of every node at once, not one after the other: a failure that takes
+        # its timeout (a socket, a lock) then costs it once, not three times. A node whose
+        # first head run passes has run twice where once was enough: rare, and no verdict
+        # depends on which run came first.
+        ThreadPoolExecutor(max_workers=HEAD_TRIES + 1, initializer=carry()) as pool,
+    ):
+
+        def at_head(i: int, attempt: int, nodeid: str) -> bool:
+            # A checkout per run: nothing one run wrote can meet the next.
+            tree = Path(tmp) / f"head-{i}-{attempt}"
+            git.checkout_detached(repo, head, tree, branch=git.branch_for(repo, head))
+            sandbox.judged(tree, repo)  # shown at the repository's path (infra.origins)
+            built(build, tree, "head, again")
+            run = run_tests(tree, nodeids=[nodeid], hash_seed=hash_seed, timeout_s=timeout_s)
+            return passed_alone(run, nodeid)
+
+        runs = [
+            (
+                nodeid,
+                [pool.submit(at_head, i, attempt, nodeid) for attempt in range(HEAD_TRIES)],
+                pool.submit(
+                    failures_at_base, repo, merge_base, [nodeid], hash_seed=hash_seed,
+                    timeout_s=timeout_s, build=build,
+                ),
             )
+            for i, nodeid in enumerate(nodeids)
+        ]  # fmt: skip
+        for nodeid, heads, base in runs:
+            passes = any([f.result() for f in heads])  # every result: a raise is raised
+            base_fails = base.result()
             if passes:
                 flaky.append(nodeid)
             elif base_fails:
