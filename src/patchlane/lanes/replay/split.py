@@ -19,9 +19,9 @@ tests then pass beside it. So ``gate --replay local`` runs the slice in two proc
    fails in either (``worst``): apart, the patch's test code cannot repair the base's
    tests; together, it cannot hide that it breaks them.
 
-The runs of 2 and 3 start as soon as the slice is chosen, beside the first child's run,
-each in a copy of the tree made before any child ran (``_copies``), shown at the same path:
-no run sees what another wrote, as no run of the project's own suite does.
+The runs of 2 and 3 each have a copy of the tree made before any child ran (``_copies``),
+shown at the same path: no run sees what another wrote, as no run of the project's own
+suite does.
 
 Selection chooses from both collections at once, so the slice (its lines, its hash) is the
 one slice of today; the runs fold into one ``TestRun`` and one receipt.
@@ -33,7 +33,7 @@ import contextlib
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -150,20 +150,13 @@ def _split(
 
     second: list[str] = []
     everything: list[str] = []
-    beside: list[Future[TestRun]] = []
     # Collected beside the first child's collection, not before it (``choose_first`` waits
     # for it): this collection keeps the tree read-only (``collect``), so what the patch's
     # test modules do at import reaches the first child no more than before; what the
     # first child's imports could write meanwhile is only what its run could write before
     # the second run anyway, and these node ids only add to the slice.
-    pool = ThreadPoolExecutor(max_workers=3, initializer=carry())
+    pool = ThreadPoolExecutor(max_workers=1, initializer=carry())
     pending = pool.submit(collect_theirs)
-
-    def run_in(where: Path, nodeids: Sequence[str]) -> Future[TestRun]:
-        return pool.submit(
-            run_tests, where, nodeids=nodeids, hash_seed=hash_seed, timeout_s=timeout_s,
-            freeze_report=freeze_report,
-        )  # fmt: skip
 
     def choose_first(collected: Collected) -> Sequence[str] | None:
         theirs = pending.result()
@@ -175,9 +168,6 @@ def _split(
         for nodeid in picked:
             if file_part(nodeid) in own_set or ("::" not in nodeid and nodeid in broken):
                 second.append(nodeid)
-        if second:
-            # Beside the first child's run, each in a copy of its own (module docstring).
-            beside.extend([run_in(copies[0], tuple(second)), run_in(copies[1], tuple(picked))])
         moved = frozenset(second)
         return tuple(n for n in picked if n not in moved)
 
@@ -207,11 +197,23 @@ def _split(
         return ChosenRun(None, collect_s, ran.choose_s)
     if not second:
         return ChosenRun(ran.run, collect_s, ran.choose_s)
-    own_run, together = (f.result() for f in beside)
     if ran.run.overran is not None:
         # A test ran past its bound: a red verdict needs no more evidence, and the patch's
-        # own tests are not judged (``testbound``), as when they ran after it.
+        # own tests, not run, are not judged (``testbound``).
         return ChosenRun(unjudged(ran.run, second), collect_s, ran.choose_s)
+    # After the first child's run, one after the other, each in a copy of its own (module
+    # docstring). Started beside it instead, the patch's own run was once killed (-9) in
+    # the demo on a loaded machine, for a cause not yet found: not beside it until it is.
+    own_run, together = (
+        run_tests(
+            where,
+            nodeids=ids,
+            hash_seed=hash_seed,
+            timeout_s=timeout_s,
+            freeze_report=freeze_report,
+        )
+        for where, ids in ((copies[0], tuple(second)), (copies[1], tuple(everything)))
+    )
     # A node fails if it fails either way (``worst``).
     return ChosenRun(worst(union(ran.run, own_run), together), collect_s, ran.choose_s)
 
