@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tarfile
 import threading
 import time
@@ -17,7 +18,7 @@ import pytest
 
 import patchlane
 from patchlane.triage.units import BaseSpec, Pair, RunPlan, pair_key
-from patchlane.triage.work import gate_pair, prepare
+from patchlane.triage.work import SetupFailed, gate_pair, prepare
 from tests.gitrepo import run_patchlane
 from tests.triage.project import BREAKS, KEEPS, make_project
 
@@ -144,3 +145,41 @@ def _children() -> list[int]:
             if stat.rsplit(")", 1)[1].split()[1] == me and b"triage" in cmdline:
                 found.append(int(entry.name))
     return found
+
+
+def _script(path: Path, text: str) -> str:
+    path.write_text("#!/bin/sh\n" + text, encoding="utf-8")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_a_repository_or_commit_that_cannot_be_had_fails_the_setup(tmp_path: Path) -> None:
+    repo, base = make_project(tmp_path / "repo")
+    missing = BaseSpec(repo=str(tmp_path / "nowhere"), base_commit=base)
+    with pytest.raises(SetupFailed, match=r"git fetch .*nowhere exited 128: fatal: "):
+        prepare(missing, _plan(tmp_path))
+    absent = BaseSpec(repo=str(repo.path), base_commit="0" * 40)
+    with pytest.raises(SetupFailed, match=r"has no commit 0000000000"):
+        prepare(absent, _plan(tmp_path))
+
+
+def test_a_given_python_must_import_this_patchlane(tmp_path: Path) -> None:
+    repo, base = make_project(tmp_path / "repo")
+    plan = _plan(tmp_path)
+    spec = BaseSpec(repo=str(repo.path), base_commit=base, python=str(tmp_path / "no-python"))
+    with pytest.raises(SetupFailed, match="no such interpreter"):
+        prepare(spec, plan)
+    bare = _script(tmp_path / "bare", f'exec {sys.executable} -I -S "$@"\n')
+    with pytest.raises(SetupFailed) as caught:
+        prepare(BaseSpec(repo=str(repo.path), base_commit=base, python=bare), plan)
+    assert "cannot import patchlane" in str(caught.value)
+    assert f"install it: {bare} -m pip install 'patchlane=={patchlane.__version__}'" in str(
+        caught.value
+    )
+    (tmp_path / "old" / "patchlane").mkdir(parents=True)
+    (tmp_path / "old" / "patchlane" / "__init__.py").write_text('__version__ = "0.0.1"\n')
+    old = _script(
+        tmp_path / "old-py", f'PYTHONPATH={tmp_path / "old"} exec {sys.executable} "$@"\n'
+    )
+    with pytest.raises(SetupFailed, match=r"has patchlane '0.0.1', not "):
+        prepare(BaseSpec(repo=str(repo.path), base_commit=base, python=old), plan)
