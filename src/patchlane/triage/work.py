@@ -81,9 +81,12 @@ class _Ran:
     output: bytes
 
     def tail(self) -> str:
-        text = self.output.decode("utf-8", "replace").strip().splitlines()
-        last = text[-1] if text else ""
-        return " ".join(last.split())[:TAIL]
+        lines = [x for x in self.output.decode("utf-8", "replace").splitlines() if x.strip()]
+        # The line that says what went wrong (git's "fatal:", patchlane's "error:"), not
+        # the hint after it; else the last line.
+        said = [x for x in lines if x.lstrip().lower().startswith(("fatal:", "error:"))]
+        line = said[0] if said else (lines[-1] if lines else "")
+        return " ".join(line.split())[:TAIL]
 
     def why(self, what: str) -> str:
         if self.timed_out:
