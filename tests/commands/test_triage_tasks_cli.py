@@ -43,7 +43,9 @@ def test_base_is_refused_with_tasks(
 ) -> None:
     task_file, preds = inputs
     out = tmp_path / "out"
-    line = refused(capsys, "triage", "--tasks", task_file, "--base", "main", preds, "--out-dir", out)
+    line = refused(
+        capsys, "triage", "--tasks", task_file, "--base", "main", preds, "--out-dir", out
+    )
     assert "--base with --tasks" in line
     assert not out.exists()  # refused before anything was written
 

@@ -157,14 +157,12 @@ class _Collector:
         self.pairs_total = len(pairs)
         self.verdicts: Counter[str] = Counter()
         self.infra = 0
-        self.nodes: Counter[str] = Counter()
 
     def report(self, event: BaseEvent | PairResult) -> None:
         if isinstance(event, BaseEvent):
             with self._lock:
                 self.bases_ready += event.error is None
                 self.bases_failed += event.error is not None
-                self.nodes[event.node] += 0
             return
         got = self._pairs.get(event.key)
         if got is None or event.key in self._rows:
