@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # git run eight times: about a second
-
 from patchlane.main import main
+
+pytestmark = pytest.mark.slow  # git run eight times: about a second
 
 BASE = "c" * 40
 
