@@ -108,7 +108,8 @@ class TaskRow:
         missing = [k for k in ROW_KEYS if k not in value]
         extra = sorted(k for k in value if k not in ROW_KEYS)
         if missing or extra:
-            raise bad(f"missing keys {missing}, unknown keys {extra}")
+            said = [f"missing keys {missing}"] if missing else []
+            raise bad(", ".join(said + ([f"unknown keys {extra}"] if extra else [])))
         for k in ("name", "instance_id", "model_name_or_path", "verdict"):
             if not isinstance(value[k], str) or not value[k]:
                 raise bad(f"{k} must be a non-empty string")
