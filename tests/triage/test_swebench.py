@@ -20,12 +20,15 @@ import locale
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from patchlane.errors import InputError, UnsafeWriteError
+from patchlane.schemas import load_schema
 from patchlane.triage.summary import Row
 from patchlane.triage.swebench import (
     ACCEPTED_NAME,
@@ -99,7 +102,9 @@ def read_predictions_as_swebench(path: Path) -> dict[str, dict[str, object]]:
 
 
 def report(out: Path, name: str = REPORT_NAME) -> dict[str, Any]:
+    """The report ``name`` in ``out``, checked against its shipped schema."""
     value = json.loads((out / name).read_text("utf-8"))
+    jsonschema.validate(value, load_schema("swebench-report"))
     assert isinstance(value, dict)
     return value
 
@@ -338,15 +343,14 @@ def test_rows_may_be_given_as_task_rows(tmp_path: Path) -> None:
 
 
 def swebench_python() -> str:
-    found = os.environ.get("PATCHLANE_SWEBENCH_PYTHON", "/tmp/h3-swe/bin/python")
-    probe = (
-        subprocess.run([found, "-c", "import swebench"], capture_output=True, check=False)
-        if Path(found).exists()
-        else None
-    )
-    if probe is None or probe.returncode != 0:
+    """An interpreter with swebench installed: ``PATCHLANE_SWEBENCH_PYTHON``, else this one
+    if it has swebench; else the test is skipped, saying how to run it."""
+    found = os.environ.get("PATCHLANE_SWEBENCH_PYTHON", sys.executable)
+    probe = [found, "-c", "import swebench.harness.reporting"]
+    if subprocess.run(probe, capture_output=True, check=False).returncode != 0:
         pytest.skip(
-            "no interpreter with swebench: set PATCHLANE_SWEBENCH_PYTHON (pip install swebench)"
+            "no swebench: python3 -m venv V && V/bin/pip install swebench, "
+            "then PATCHLANE_SWEBENCH_PYTHON=V/bin/python"
         )
     return found
 
