@@ -100,7 +100,14 @@ def test_two_repositories_three_bases_and_a_rerun_that_gates_nothing(tmp_path: P
         "two-1/honest": ("accept_for_review", False, 1),
         "one-1/copy": ("accept_for_review", False, 1),
     }, rows
+    assert list(got) == [  # the predictions' order
+        "one-1/honest", "one-1/red", "one-2/honest", "two-1/stale", "two-1/honest", "one-1/copy",
+    ]  # fmt: skip
     by = {r["name"]: r for r in rows}
+    accepted = (where / "out" / "accepted.honest.jsonl").read_text().splitlines()
+    assert [json.loads(a)["instance_id"] for a in accepted] == ["one-1", "one-2", "two-1"]
+    report = json.loads((where / "out" / "swebench-report.red.json").read_text())
+    assert "resolved_ids" not in report
     assert by["one-1/copy"]["same_as"] == "one-1/honest"
     assert by["one-1/copy"]["evidence"] == "one-1/honest"
     assert by["one-1/red"]["reason"].startswith("replay:")
