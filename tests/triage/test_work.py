@@ -183,3 +183,39 @@ def test_a_given_python_must_import_this_patchlane(tmp_path: Path) -> None:
     )
     with pytest.raises(SetupFailed, match=r"has patchlane '0.0.1', not "):
         prepare(BaseSpec(repo=str(repo.path), base_commit=base, python=old), plan)
+
+
+@pytest.mark.slow
+def test_a_setup_makes_an_environment_in_the_sandbox_once_per_base_and_command(
+    tmp_path: Path,
+) -> None:
+    repo, base = make_project(tmp_path / "repo")
+    outside = tmp_path / "outside.txt"
+    # Installs the project into the environment (a .pth in its site-packages), and tries
+    # to write beside the work dir, which the sandbox does not let through.
+    setup = (
+        "python -c \"import sysconfig,os;open(os.path.join(sysconfig.get_paths()['purelib'],"
+        "'app.pth'),'w').write(os.getcwd()+'/src')\" && "
+        f"(echo escaped > {outside} || true) && echo ran >> $VIRTUAL_ENV/runs"
+    )
+    spec = BaseSpec(repo=str(repo.path), base_commit=base, setup=setup)
+    plan = _plan(tmp_path)
+    prepared = prepare(spec, plan)
+    assert prepared.python != sys.executable
+    probe = "import app, patchlane; print(app.add(2, 3), patchlane.__version__)"
+    # Without PYTHONPATH: patchlane is found through the environment's .pth alone.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    seen = subprocess.run(
+        [prepared.python, "-c", probe], capture_output=True, text=True, check=True, env=env
+    ).stdout
+    assert seen == f"5 {patchlane.__version__}\n"  # its own packages, and patchlane
+    assert not outside.exists()
+    made = Path(prepared.python).parent.parent
+    assert (made / "runs").read_text() == "ran\n"
+    again = BaseSpec(repo=f"file://{repo.path}", base_commit=base, setup=setup)
+    assert prepare(again, plan).python == prepared.python  # cached by commit and command
+    assert (made / "runs").read_text() == "ran\n"
+
+    failing = BaseSpec(repo=str(repo.path), base_commit=base, setup="echo no wheel; exit 3")
+    with pytest.raises(SetupFailed, match=r"setup 'echo no wheel; exit 3' exited 3: no wheel"):
+        prepare(failing, plan)
