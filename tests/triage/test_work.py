@@ -59,6 +59,18 @@ def test_a_base_with_its_own_map_is_prepared_once_and_gates_its_pairs(tmp_path: 
     assert (row["name"], row["source"], row["evidence"]) == ("i-1/m", "p.jsonl:1", "i-1/m")
     assert {"verdict.json", "receipt.json", "review.md"} <= _members(bad.evidence)
 
+    # A diff that is not one, or is empty, is the row triage gives it: not infrastructure.
+    junk = gate_pair(prepared, _pair(spec, b"not a diff\n", "i-1/m-2"), plan)
+    assert (junk.verdict, junk.exit_code, junk.infra, junk.evidence) == (
+        "does_not_apply",
+        2,
+        False,
+        b"",
+    )
+    assert junk.reason.startswith("p.jsonl:1: not a patch")
+    empty = gate_pair(prepared, _pair(spec, b"", "i-1/m-3"), plan)
+    assert (empty.verdict, empty.infra) == ("empty_patch", False)
+
     again = prepare(spec, plan)  # a second preparation finds the first's work
     assert (again.checkout, again.gate_base) == (prepared.checkout, prepared.gate_base)
     assert len(list((tmp_path / "work" / "maps").rglob(f"maps/{base}/*.json"))) == 1
