@@ -18,7 +18,7 @@ import pytest
 
 import patchlane
 from patchlane.triage.units import BaseSpec, Pair, RunPlan, pair_key
-from patchlane.triage.work import SetupFailed, gate_pair, prepare
+from patchlane.triage.work import SetupFailed, _locked, _mirror, _tar, gate_pair, prepare
 from tests.gitrepo import run_patchlane
 from tests.triage.project import BREAKS, KEEPS, make_project
 
@@ -175,6 +175,7 @@ def test_a_repository_or_commit_that_cannot_be_had_fails_the_setup(tmp_path: Pat
         prepare(absent, _plan(tmp_path))
 
 
+@pytest.mark.slow
 def test_a_given_python_must_import_this_patchlane(tmp_path: Path) -> None:
     repo, base = make_project(tmp_path / "repo")
     plan = _plan(tmp_path)
@@ -231,3 +232,40 @@ def test_a_setup_makes_an_environment_in_the_sandbox_once_per_base_and_command(
     failing = BaseSpec(repo=str(repo.path), base_commit=base, setup="echo no wheel; exit 3")
     with pytest.raises(SetupFailed, match=r"setup 'echo no wheel; exit 3' exited 3: no wheel"):
         prepare(failing, plan)
+
+
+@pytest.mark.slow
+def test_one_mirror_per_repository_fetched_under_its_lock(tmp_path: Path) -> None:
+    repo, first = make_project(tmp_path / "repo")
+    repo.write("README", "more\n")
+    second = repo.commit("second")
+    work = tmp_path / "work"
+    specs = [BaseSpec(repo=f"file://{repo.path}", base_commit=c) for c in (first, second)]
+    name = _mirror(specs[0], work).name
+    lock = work / "mirrors" / name.replace(".git", ".lock")
+    got: list[Path] = []
+    with _locked(lock):  # another preparation of this repository holds it
+        waiting = threading.Thread(target=lambda: got.append(_mirror(specs[1], work)))
+        waiting.start()
+        waiting.join(0.3)
+        assert waiting.is_alive() and not got
+    waiting.join()
+    assert got == [work / "mirrors" / name]  # one mirror for both bases
+    refs = subprocess.run(
+        ["git", "-C", str(got[0]), "for-each-ref", "--format=%(refname)", "refs/patchlane/"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert sorted(refs) == sorted(f"refs/patchlane/{c}" for c in (first, second))
+
+
+def test_the_evidence_archive_holds_files_and_folders_never_links(tmp_path: Path) -> None:
+    folder = tmp_path / "evidence"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "verdict.json").write_text("{}")
+    (folder / "sub" / "log.txt").write_text("x")
+    (folder / "link").symlink_to("/etc/passwd")
+    (folder / "sub" / "dirlink").symlink_to(folder)
+    assert _members(_tar(folder)) == {"sub", "sub/log.txt", "verdict.json"}
+    assert _tar(tmp_path / "absent") == b""
