@@ -1,4 +1,5 @@
-"""``patchlane triage --tasks``: a benchmark's worth of tasks at once (DESIGN §3, §4 Tasks).
+"""``patchlane triage --tasks``: a benchmark's worth of tasks at once
+(docs/how-to/benchmark-run.md).
 
 The driver's steps, in order:
 
