@@ -159,12 +159,15 @@ def test_every_outcome_lands_in_its_list_and_the_tasks_are_partitioned(tmp_path:
     pairs = [pair(i, "m", f"+{i}\n") for i in verdicts]
     infra = pair("inf", "m", "+inf\n")
     empty = pair("emp", "m", "")
+    # SWE-bench's rule: an empty model_patch is empty, whatever ran (here: nothing did).
+    empty_unjudged = pair("emp2", "m", "")
     unjudged = pair("none", "m", "+none\n")
     rows = [row(p, verdicts[p.instance_id]) for p in pairs]
     rows += [row(infra, "undecided", infra=True, reason="infrastructure: worker lost")]
     rows += [row(empty, "empty_patch")]
-    tasks = [*verdicts, "inf", "emp", "none", "no-prediction"]
-    write_swebench(tmp_path, rows, [*pairs, infra, empty, unjudged], tasks)
+    tasks = [*verdicts, "inf", "emp", "emp2", "none", "no-prediction"]
+    submitted = [*pairs, infra, empty, empty_unjudged, unjudged]
+    write_swebench(tmp_path, rows, submitted, tasks)
     got = report(tmp_path)
     assert got["accepted_ids"] == ["acc"]
     assert got["undecided_ids"] == ["und"]  # an infrastructure undecided is not one
@@ -176,9 +179,9 @@ def test_every_outcome_lands_in_its_list_and_the_tasks_are_partitioned(tmp_path:
     # SWE-bench keeps infrastructure failures inside error_ids; a prediction never judged
     # is an error too (SWE-bench: no report.json).
     assert got["error_ids"] == ["dna", "err", "inf", "none"]
-    assert got["empty_patch_ids"] == ["emp"]
+    assert got["empty_patch_ids"] == ["emp", "emp2"]
     assert got["incomplete_ids"] == ["no-prediction"]
-    assert got["submitted_ids"] == sorted(p.instance_id for p in [*pairs, infra, empty, unjudged])
+    assert got["submitted_ids"] == sorted(p.instance_id for p in submitted)
     parts = ("completed_ids", "error_ids", "empty_patch_ids", "incomplete_ids")
     everything = [i for k in parts for i in got[k]]
     assert sorted(everything) == sorted(tasks) and got["total_instances"] == len(tasks)

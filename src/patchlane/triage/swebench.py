@@ -43,7 +43,15 @@ from pathlib import Path
 
 from patchlane.errors import InputError
 from patchlane.triage.candidates import safe_name, unique_names
-from patchlane.triage.summary import DOES_NOT_APPLY, EMPTY_PATCH, ERROR, GATED, NOT_GATED, Row
+from patchlane.triage.summary import (
+    DOES_NOT_APPLY,
+    EMPTY_PATCH,
+    ERROR,
+    GATED,
+    JSONL_NAME,
+    NOT_GATED,
+    Row,
+)
 from patchlane.triage.units import INFRA_VERDICT, Pair
 
 REPORT_NAME = "swebench-report.json"
@@ -103,7 +111,7 @@ class TaskRow:
         def bad(what: str) -> InputError:
             return InputError(file, f"not a tasks-run row: {what}", line)
 
-        if not isinstance(value, dict):
+        if not isinstance(value, Mapping):
             raise bad(f"a JSON {type(value).__name__} where an object is expected")
         missing = [k for k in ROW_KEYS if k not in value]
         extra = sorted(k for k in value if k not in ROW_KEYS)
@@ -189,10 +197,10 @@ def write_swebench(
 
     Raises ``InputError`` for a malformed row, ``UnsafeWriteError`` when a file to write
     is a symbolic link, ``ValueError`` when a pair's instance is not among ``task_ids``
-    or its patch is not UTF-8 (the caller's bug: H1's reader makes neither)."""
+    or its patch is not UTF-8 (a bug of the caller: the tasks reader lets neither through)."""
     from patchlane.inputs.jsonio import atomic_write_text, dumps_report
 
-    label = os.fspath(out_dir / "triage.jsonl")
+    label = os.fspath(out_dir / JSONL_NAME)
     checked = [
         r if isinstance(r, TaskRow) else TaskRow.from_json(r, label, i)
         for i, r in enumerate(rows, 1)
@@ -211,7 +219,7 @@ def write_swebench(
     written: list[Path] = []
     for model, (report_name, accepted_name) in zip(models, names, strict=True):
         mine = [p for p in pairs if p.model == model]
-        report, accepted = model_report(model, mine, final, tasks)
+        report, accepted = _model_report(model, mine, final, tasks)
         atomic_write_text(out_dir / report_name, dumps_report(report))
         atomic_write_text(out_dir / accepted_name, accepted_jsonl(accepted))
         written += [out_dir / report_name, out_dir / accepted_name]
@@ -219,7 +227,7 @@ def write_swebench(
     return written
 
 
-def model_report(
+def _model_report(
     model: str, pairs: Sequence[Pair], final: Mapping[tuple[str, str, str], TaskRow],
     task_ids: Sequence[str],
 ) -> tuple[dict[str, object], list[Pair]]:  # fmt: skip
@@ -292,7 +300,7 @@ def accepted_jsonl(pairs: Sequence[Pair]) -> str:
     """Return ``accepted.jsonl``'s text: one SWE-bench prediction per pair, one line each.
 
     ``model_patch`` is the pair's bytes decoded, exactly the string the prediction gave
-    (H1's reader encodes it as UTF-8 and refuses lone surrogates). Every non-ASCII
+    (the predictions reader encodes it as UTF-8 and refuses lone surrogates). Every non-ASCII
     character is escaped (``ensure_ascii``): SWE-bench opens the file in the locale's
     encoding, and ASCII reads the same in every one; no raw U+2028 either, for readers that
     split lines on it. Raises ``ValueError`` for a patch that is not UTF-8."""
