@@ -81,9 +81,12 @@ class _Ran:
     output: bytes
 
     def tail(self) -> str:
-        text = self.output.decode("utf-8", "replace").strip().splitlines()
-        last = text[-1] if text else ""
-        return " ".join(last.split())[:TAIL]
+        lines = [x for x in self.output.decode("utf-8", "replace").splitlines() if x.strip()]
+        # The line that says what went wrong (git's "fatal:", patchlane's "error:"), not
+        # the hint after it; else the last line.
+        said = [x for x in lines if x.lstrip().lower().startswith(("fatal:", "error:"))]
+        line = said[0] if said else (lines[-1] if lines else "")
+        return " ".join(line.split())[:TAIL]
 
     def why(self, what: str) -> str:
         if self.timed_out:
@@ -478,7 +481,14 @@ def _gate_in(tmp: Path, prepared: Prepared, pair: Pair, plan: RunPlan, start: fl
         return infra_result(pair, ran.why("the gate") + " without writing its row", start)
     folder = row.get("evidence")
     evidence = _tar(out / folder) if isinstance(folder, str) and folder else b""
-    row.update(name=pair.name, source=pair.source, evidence=pair.name if evidence else None)
+    # The diff's file is this throwaway folder's: a reason names the prediction instead.
+    reason = str(row.get("reason") or "").replace(os.fspath(diff), pair.source)
+    row.update(
+        name=pair.name,
+        source=pair.source,
+        reason=reason,
+        evidence=pair.name if evidence else None,
+    )
     return PairResult(
         key=pair.key,
         instance_id=pair.instance_id,
@@ -486,7 +496,7 @@ def _gate_in(tmp: Path, prepared: Prepared, pair: Pair, plan: RunPlan, start: fl
         name=pair.name,
         verdict=str(row.get("verdict")),
         exit_code=code if isinstance(code := row.get("exit_code"), int) else ran.code,
-        reason=str(row.get("reason") or ""),
+        reason=reason,
         infra=False,
         attempts=1,
         seconds=time.monotonic() - start,
