@@ -81,6 +81,7 @@ def test_a_repo_is_a_url_by_gits_own_rule(repo: str, url: bool) -> None:
         (json.dumps(_task("i", setup="x", python="y")), "setup and python are alternatives"),
         (json.dumps(_task("i", map="absent.yml")), "map 'absent.yml': cannot read"),
         ('{"instance_id": "i", "instance_id": "j"}', "duplicate key"),
+        (json.dumps({**_task("i"), "repo": "--upload-pack=x:y"}), "starts with '-'"),
     ],
 )
 def test_every_malformed_line_names_file_and_line(tmp_path: Path, line: str, message: str) -> None:

@@ -124,6 +124,8 @@ def _task(path: Path, label: str, number: int, line: str) -> Task:
     if "setup" in value and "python" in value:
         raise bad("setup and python are alternatives: give one of them, not both")
     repo = value["repo"]
+    if repo.startswith("-"):  # git would read it as an option
+        raise bad(f"repo {repo[:60]!r} starts with '-': not a URL or path git can take")
     if not is_url(repo):
         repo = os.fspath(path.parent.absolute() / Path(repo).expanduser())
     map_text = _map(path, value["map"], bad) if "map" in value else None
