@@ -226,3 +226,11 @@ def _pair_names(predictions: Sequence[Prediction], folders: dict[str, str]) -> l
         for i, model in zip(indices, unique, strict=True):
             names[i] = f"{folders[instance]}/{model}"
     return names
+
+
+def load(
+    tasks_file: Path, prediction_files: Sequence[Path], version: str, gate_argv: Sequence[str]
+) -> list[Unit]:
+    """Return the units of work of ``tasks_file`` and ``prediction_files`` (``read_tasks``,
+    ``read_predictions``, then ``group``); raises what they raise."""
+    return group(read_tasks(tasks_file), read_predictions(prediction_files), version, gate_argv)
