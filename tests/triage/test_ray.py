@@ -65,7 +65,9 @@ def test_ray_gives_the_verdicts_the_workers_give_here_and_a_lost_base_is_infra(
     assert ready.error is None and len(ready.node) == 56  # a Ray node id (28 bytes, hex)
     assert events[missing.key].error is not None
     assert events[missing.key].error.startswith("infrastructure: ")
-    assert "0000000000" in events[missing.key].error
+    assert (
+        "set-up failed" in events[missing.key].error and "0000000000" in events[missing.key].error
+    )
     gone = results["i-3/m"]
     assert (gone.verdict, gone.infra, gone.exit_code) == ("undecided", True, 3)
     assert gone.reason == events[missing.key].error
@@ -231,3 +233,25 @@ def test_a_tasks_file_gets_the_same_verdicts_on_ray_as_on_the_local_engine(
     assert _verdicts(tmp_path / "ray") == local
     assert len((tmp_path / "ray" / "triage.jsonl").read_text().splitlines()) == 6
     assert "pairs 0/0 done" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+def test_without_an_address_a_local_cluster_is_started_for_the_run_and_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    repo, _ = make_project(tmp_path / "repo")
+    missing = BaseSpec(repo=str(repo.path), base_commit="0" * 40)  # git fails: no such commit
+    pair = _pair(missing, KEEPS, "i-1/m")
+    got: list[BaseEvent | PairResult] = []
+    RayEngine().run(
+        [Unit(missing, (pair,))], RunPlan(GATE, str(tmp_path / "w"), 1, 60.0), got.append
+    )
+    event, result = got
+    assert isinstance(event, BaseEvent) and isinstance(result, PairResult)
+    assert event.error is not None and "set-up failed" in event.error
+    assert (result.verdict, result.infra, result.attempts) == ("undecided", True, 2)
+    import ray
+
+    assert not ray.is_initialized()  # the run's own cluster is shut down
