@@ -134,6 +134,8 @@ def test_a_worker_killed_mid_gate_is_retried_or_infra_and_the_run_finishes(
     # folder before it gates (the gate takes seconds; the retry starts within one).
     assert not [p for p in killed[1:] if Path(f"/proc/{p}").exists()]
     assert not list((tmp_path / "work" / "pairs").iterdir())
+    # The attempt's mark is gone with it: the work dir keeps none.
+    assert not [p for p in (tmp_path / "work" / "ray-attempts").rglob("*") if p.is_file()]
     (result,) = [r for r in got if isinstance(r, PairResult)]
     # Ray ran the task again on the same node (max_retries=1): the retried verdict, counted
     # as a second attempt; or, had the retry failed too, an infrastructure undecided.

@@ -49,6 +49,7 @@ from patchlane.triage.units import (
     Report,
     RunPlan,
     Unit,
+    content_key,
 )
 
 INSTALL_HINT = "--engine ray needs Ray: pip install 'patchlane[ray]'"
@@ -200,6 +201,8 @@ def gate_task(prepared: Prepared, pair: Pair, plan: RunPlan, marks: str) -> Pair
     result = work.gate_pair(prepared, pair, plan)
     if result.infra and attempt == 1:
         raise _RetryPair(result.reason)
+    # Done: Ray runs the task no more, and the work dir keeps no mark of it.
+    (Path(marks) / _mark_name(pair.name)).unlink(missing_ok=True)
     return dataclasses.replace(result, attempts=attempt)
 
 
@@ -208,12 +211,17 @@ def _mark_attempt(marks: Path, name: str) -> int:
     earlier attempt is there): Ray retries a task without telling it, and the retry of a
     pinned task runs on the same node, so a file there counts."""
     marks.mkdir(parents=True, exist_ok=True)
-    mark = marks / name.replace("/", "--")
+    mark = marks / _mark_name(name)
     try:
         mark.touch(exist_ok=False)
     except FileExistsError:
         return 2
     return 1
+
+
+def _mark_name(name: str) -> str:
+    """Return the file name of the pair ``name``'s attempt mark (names are unique in a run)."""
+    return content_key(name)[:32]
 
 
 def _stop_leftovers(work_dir: str, key: str) -> None:
