@@ -119,6 +119,10 @@ def _task(path: Path, label: str, number: int, line: str) -> Task:
                 raise bad(f"{key} must be a string, not {type(value[key]).__name__}")
             if not value[key].strip() or "\x00" in value[key]:
                 raise bad(f"{key} must be a non-empty string without NUL")
+            try:  # a lone surrogate escape: valid JSON, but no text to write again
+                value[key].encode("utf-8")
+            except UnicodeEncodeError:
+                raise bad(f"{key} holds a lone surrogate escape: not text") from None
     if not _COMMIT.fullmatch(value["base_commit"]):
         raise bad(f"base_commit {value['base_commit'][:60]!r} is not a full commit id (40 hex)")
     if "setup" in value and "python" in value:
