@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from patchlane.infra import sandbox
 from patchlane.project.build import (
     Build,
     BuildFailed,
+    BuildResult,
     built,
     compiled_changes,
     compiled_paths,
@@ -66,6 +68,22 @@ def test_the_build_at_the_head_lists_what_it_wrote_that_is_not_a_product(tmp_pat
     assert result.ok
     assert result.wrote == ("conftest.py", "keep.py")
     assert (root / "_ext.so").read_text() == "so\n"
+
+
+def test_a_fifo_the_build_leaves_is_listed_never_read(tmp_path: Path) -> None:
+    # The head's build is the patch's code: a FIFO in place of a file (or a new one) made
+    # the audit's digest block for ever on opening it, hanging the gate.
+    root = tree(tmp_path)
+    got: list[BuildResult] = []
+    command = "mkfifo pipe && rm keep.py && mkfifo keep.py"
+    worker = threading.Thread(
+        target=lambda: got.append(run_build(Build(command), root, "head", audit=True)),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(30.0)
+    assert not worker.is_alive(), "the audit blocked on a FIFO the build made"
+    assert got[0].ok and got[0].wrote == ("keep.py", "pipe")
 
 
 def test_a_failing_build_raises_with_the_tail_of_its_output(tmp_path: Path) -> None:

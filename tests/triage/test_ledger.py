@@ -157,3 +157,21 @@ def test_a_row_of_its_own_gate_wins_over_one_that_shares_it(tmp_path: Path) -> N
     append(path, own)
     append(path, {**own, "name": "i/b", "same_as": "i/a"})
     assert read_ledger(path)[unit.pairs[0].key]["name"] == "i/a"
+
+
+def test_a_row_whose_model_name_holds_a_line_separator_is_read_back(tmp_path: Path) -> None:
+    # json.dumps(ensure_ascii=False) writes U+2028, U+0085 and U+2029 as they are;
+    # str.splitlines cuts there: a predictions file could tear its own row on resume.
+    models = ["m\u2028x", "n\x85y", "o\u2029z"]
+    us = units(tmp_path, *(("i", m, f"diff {m}\n") for m in models))
+    out = tmp_path / "out"
+    out.mkdir()
+    path = out / "triage.jsonl"
+    (unit,) = us
+    for i, pair in enumerate(unit.pairs):
+        append(path, pair_row(pair, unit.base, judged(unit, i), None))
+    assert len(read_ledger(path)) == 3
+    # The real engine: had it gated them again, the missing repository gives infra rows.
+    rows = run_tasks(FleetOptions(tuple(us), out, plan(tmp_path)), LocalEngine())
+    assert [r["model_name_or_path"] for r in rows] == models
+    assert [(r["verdict"], r["infra"]) for r in rows] == [("reject", False)] * 3

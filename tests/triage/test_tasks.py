@@ -217,3 +217,16 @@ def test_load_reads_both_and_groups(tmp_path: Path) -> None:
     preds = _lines(tmp_path / "p.jsonl", _pred("j", "m"), _pred("i", "m"), _pred("j", "n"))
     units = load(tasks, [preds], "v", ())
     assert [[p.name for p in u.pairs] for u in units] == [["j/m", "j/n"], ["i/m"]]
+
+
+def test_a_lone_surrogate_in_any_string_is_refused_at_its_line(tmp_path: Path) -> None:
+    # Valid JSON, but no text: a model name holding one crashed the driver when it wrote
+    # the pair's row (exit 4); now the line is refused like any other malformed one.
+    for key in ("instance_id", "model_name_or_path", "model_patch"):
+        row = json.dumps(_pred("i", "m")).replace(f'"{key}": "', f'"{key}": "\\ud800', 1)
+        path = _lines(tmp_path / "p.jsonl", _pred("i", "m"), row)
+        with pytest.raises(InputError, match=rf"p.jsonl:2: {key} holds a lone surrogate"):
+            read_predictions([path])
+    row = json.dumps(_task("i")).replace('"instance_id": "', '"instance_id": "\\udc80', 1)
+    with pytest.raises(TasksError, match=r"t.jsonl:1: instance_id holds a lone surrogate"):
+        read_tasks(_lines(tmp_path / "t.jsonl", row))

@@ -21,6 +21,7 @@ import contextlib
 import hashlib
 import os
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -252,12 +253,26 @@ def _digests(tree: Path) -> dict[str, str]:
             if full.is_symlink():
                 found[rel] = f"link:{full.readlink()}"
                 continue
-            try:
-                with full.open("rb") as f:
-                    found[rel] = hashlib.file_digest(f, "sha256").hexdigest()
-            except OSError:
-                found[rel] = "unreadable"
+            found[rel] = _digest(full)
     return found
+
+
+def _digest(path: Path) -> str:
+    """The SHA-256 of the regular file ``path``; for anything else the build may have left
+    (a FIFO, a socket, a device: opening or reading one could block for ever), its kind.
+    Only what the open descriptor itself proves a regular file is read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return "unreadable"
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            return f"special:{stat.S_IFMT(mode):o}"
+        try:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+        except OSError:
+            return "unreadable"
 
 
 def _wrote(before: Mapping[str, str], after: Mapping[str, str]) -> tuple[str, ...]:

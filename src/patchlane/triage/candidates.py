@@ -182,11 +182,14 @@ def _prediction(label: str, number: int, line: str) -> Prediction:
             raise bad(f"missing key {key!r} (a prediction has {', '.join(PREDICTION_KEYS)})")
         if not isinstance(value[key], str):
             raise bad(f"{key} must be a string, not {type(value[key]).__name__}")
+        # A lone surrogate escape (``"\\ud800"``) is valid JSON but no text: every
+        # string is written again (a row, a folder name, a report), as UTF-8.
+        try:
+            value[key].encode("utf-8")
+        except UnicodeEncodeError:
+            raise bad(f"{key} holds a lone surrogate escape: not text") from None
     instance, model, patch = (value[k] for k in PREDICTION_KEYS)
     if not instance.strip() or not model.strip():
         raise bad("instance_id and model_name_or_path must not be empty")
-    try:
-        patch_bytes = patch.encode("utf-8")
-    except UnicodeEncodeError:
-        raise bad("model_patch holds a lone surrogate escape: not text a diff can hold") from None
+    patch_bytes = patch.encode("utf-8")
     return Prediction(instance, model, patch_bytes, f"{label}:{number}")

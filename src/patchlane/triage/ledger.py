@@ -92,7 +92,10 @@ def read_ledger(path: Path) -> dict[str, JsonRow]:
     except OSError:
         return {}
     judged: dict[str, JsonRow] = {}
-    for line in text.splitlines():
+    # Rows end at "\n" only: ``json.dumps`` never writes a raw one inside a row, but with
+    # ``ensure_ascii=False`` it keeps U+2028, U+0085 and the like, which ``splitlines``
+    # would also cut at (a model name holding one would tear its row in two).
+    for line in text.split("\n"):
         row = _well_formed(line)
         if row is None or row["infra"] is not False:
             continue

@@ -115,10 +115,7 @@ def _task(path: Path, label: str, number: int, line: str) -> Task:
             raise bad(f"missing key {key!r} (a task has {', '.join(REQUIRED)})")
     for key in REQUIRED + OPTIONAL:
         if key in value:
-            if not isinstance(value[key], str):
-                raise bad(f"{key} must be a string, not {type(value[key]).__name__}")
-            if not value[key].strip() or "\x00" in value[key]:
-                raise bad(f"{key} must be a non-empty string without NUL")
+            _check_text(key, value[key], bad)
     if not _COMMIT.fullmatch(value["base_commit"]):
         raise bad(f"base_commit {value['base_commit'][:60]!r} is not a full commit id (40 hex)")
     if "setup" in value and "python" in value:
@@ -138,6 +135,19 @@ def _task(path: Path, label: str, number: int, line: str) -> Task:
         test_cmd=value.get("test_cmd"),
     )
     return Task(value["instance_id"], base, f"{label}:{number}")
+
+
+def _check_text(key: str, text: object, bad: Callable[[str], TasksError]) -> None:
+    """Raise ``bad(...)`` unless ``text`` is a non-empty string without NUL that is text
+    (a lone surrogate escape is valid JSON, but nothing can write it again)."""
+    if not isinstance(text, str):
+        raise bad(f"{key} must be a string, not {type(text).__name__}")
+    if not text.strip() or "\x00" in text:
+        raise bad(f"{key} must be a non-empty string without NUL")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise bad(f"{key} holds a lone surrogate escape: not text") from None
 
 
 def _map(tasks_file: Path, rel: str, bad: Callable[[str], TasksError]) -> str:

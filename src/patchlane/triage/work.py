@@ -540,7 +540,8 @@ def infra_result(pair: Pair, why: str, start: float, attempts: int = 1) -> PairR
 def _one_row(path: Path) -> dict[str, object] | None:
     """The one row of a child's ``triage.jsonl``, ``None`` when there is not exactly one."""
     try:
-        lines = [x for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+        # "\n" only, as ``ledger.read_ledger``: a row may hold U+2028 and the like.
+        lines = [x for x in path.read_text(encoding="utf-8").split("\n") if x.strip()]
         row = json.loads(lines[0]) if len(lines) == 1 else None
     except (OSError, ValueError):
         return None

@@ -24,7 +24,9 @@ head's is; a build that fails raises ``BuildFailed``.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -231,22 +233,64 @@ def _write_base_versions(
     for c in changed:
         if is_bytecode(c.path):
             continue  # never written, from either side (patchlane.infra.bytecode)
-        target = to_fs(tree, c.path)
-        if target.is_symlink() or target.is_file():
-            target.unlink()
         found = git.read_file_at(repo, merge_base, c.path)
-        if found is None:
-            continue  # new at the head: the base has no expectation here
-        entry, data = found
-        if entry.mode == git.MODE_SYMLINK:
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        with os.fdopen(os.open(target, flags, 0o644), "wb") as f:
-            f.write(data)
-        if is_test(c.path):
+        # New at the head: the base has no expectation here (the head's file is removed).
+        data = None if found is None or found[0].mode == git.MODE_SYMLINK else found[1]
+        _replace_below(tree, c.path, data)
+        if data is not None and is_test(c.path):
             at_base.append(c.path)
     return at_base
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _replace_below(tree: Path, rel: str, data: bytes | None) -> None:
+    """Remove the file or link at ``rel`` below ``tree`` and, with ``data``, write it anew.
+
+    The head's build ran in ``tree`` (confined, but with the tree writable: the patch's
+    own build script): any folder on the way may now be a link out of the tree, and this
+    runs as the user, outside the sandbox. So no link is ever followed: each folder is
+    opened relative to the one before it with ``O_NOFOLLOW``, and a link or a file where
+    a folder belongs is removed (the entry in the tree, never what it names) and replaced
+    by a real folder. Returns nothing; raises ``OSError`` (the leaf is a folder)."""
+    *folders, leaf = rel.rstrip("/").split("/")
+    fd = os.open(tree, _DIR_FLAGS)
+    try:
+        for name in folders:
+            fd = _enter(fd, name)
+        try:
+            found = os.stat(leaf, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            found = None
+        if found is not None and not stat.S_ISDIR(found.st_mode):
+            os.unlink(leaf, dir_fd=fd)  # a file, or a link itself: never what it names
+        if data is not None:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            with os.fdopen(os.open(leaf, flags, 0o644, dir_fd=fd), "wb") as f:
+                f.write(data)
+    finally:
+        os.close(fd)
+
+
+def _enter(fd: int, name: str) -> int:
+    """Open the folder ``name`` in the folder ``fd`` (made when missing; a link or a file
+    there replaced by a folder), close ``fd`` and return the new one."""
+    try:
+        try:
+            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+        except FileNotFoundError:
+            os.mkdir(name, 0o755, dir_fd=fd)
+            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+        except OSError as e:
+            if e.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+            os.unlink(name, dir_fd=fd)  # the link itself (or the file), not its target
+            os.mkdir(name, 0o755, dir_fd=fd)
+            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+    finally:
+        os.close(fd)
+    return child
 
 
 def skips_that_run_at_base(
