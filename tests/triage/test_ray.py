@@ -164,8 +164,9 @@ def test_without_ray_the_engine_says_in_one_line_how_to_install_it() -> None:
 
 
 def _tasks_file(tmp_path: Path) -> tuple[Path, Path]:
-    """Two repositories, three bases (two in the first), two predictions each: one that
-    breaks a test, one that keeps them green."""
+    """Two repositories, three bases (two in the first), four predictions each (twelve):
+    one that breaks a test, one that keeps them green, one written against other code (it
+    does not apply) and the green one again under another model's name (one gate)."""
     one, _ = make_project(tmp_path / "one")
     assert run_patchlane("--repo", one.path, "-q", "init").returncode == 0
     first = one.commit("the review map")
@@ -190,10 +191,27 @@ def _tasks_file(tmp_path: Path) -> tuple[Path, Path]:
             json.dumps({"instance_id": i, "model_name_or_path": m, "model_patch": p.decode()})
             + "\n"
             for i, _, _ in tasks
-            for m, p in (("breaks", BREAKS), ("keeps", KEEPS))
+            for m, p in (
+                ("breaks", BREAKS),
+                ("keeps", KEEPS),
+                ("stale", STALE),
+                ("copies", KEEPS),
+            )
         )
     )
     return task_file, preds
+
+
+# Written against code the bases do not have: it does not apply anywhere.
+STALE = b"""\
+diff --git a/src/app/__init__.py b/src/app/__init__.py
+--- a/src/app/__init__.py
++++ b/src/app/__init__.py
+@@ -1,2 +1,2 @@
+ def sub(a, b):
+-    return a - b
++    return b - a
+"""
 
 
 def _verdicts(out: Path) -> dict[str, tuple[object, ...]]:
@@ -224,8 +242,14 @@ def test_a_tasks_file_gets_the_same_verdicts_on_ray_as_on_the_local_engine(
     code = gate("local")
     assert gate("ray", "--address", ray_cluster.address) == code
     local, ray = _verdicts(tmp_path / "local"), _verdicts(tmp_path / "ray")
-    assert len(ray) == 6 and ray == local
-    assert {v[0] for v in ray.values()} == {"reject", "accept_for_review"}
+    assert len(ray) == 12 and ray == local
+    assert {v[0] for v in ray.values()} == {"reject", "accept_for_review", "does_not_apply"}
+    assert {n: v[0] for n, v in ray.items() if n.startswith("one-1/")} == {
+        "one-1/breaks": "reject",
+        "one-1/keeps": "accept_for_review",
+        "one-1/stale": "does_not_apply",
+        "one-1/copies": "accept_for_review",
+    }
     # Each base's dependency map recorded once, on the node that prepared it.
     maps = list((tmp_path / "ray-work" / "maps").rglob("maps/*/*.json"))
     assert len({m.parent.name for m in maps}) == 3 and len(maps) == 3
@@ -233,7 +257,7 @@ def test_a_tasks_file_gets_the_same_verdicts_on_ray_as_on_the_local_engine(
     capsys.readouterr()
     assert gate("ray", "--address", ray_cluster.address) == code
     assert _verdicts(tmp_path / "ray") == local
-    assert len((tmp_path / "ray" / "triage.jsonl").read_text().splitlines()) == 6
+    assert len((tmp_path / "ray" / "triage.jsonl").read_text().splitlines()) == 12
     assert "pairs 0/0 done" in capsys.readouterr().err
 
 
