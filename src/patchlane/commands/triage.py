@@ -8,13 +8,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from patchlane.commands.gate import add_gate_options, gate_options
-from patchlane.commands.options import add_base_option, base_ref
+from patchlane.commands.options import add_base_option, base_ref, seconds_value
 
 if TYPE_CHECKING:
     from patchlane.main import Context
     from patchlane.triage.summary import Row
 
 DEFAULT_OUT = Path(".patchlane") / "triage"
+# A candidate's gate in a tasks run, at most (an hour: a large suite's slice and the
+# property runs of a slow project, with room to spare).
+PAIR_TIMEOUT_S = 3600.0
 
 
 def register(sub: Any, name: str, help_text: str, parents: list[argparse.ArgumentParser]) -> None:
@@ -32,12 +35,16 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         "triage.jsonl sum up. A diff that does not apply or is empty is a row, not an "
         "abort. Exits with the best verdict: 0 when a candidate is accept_for_review, else "
         "3 when one is undecided, else 1 (all rejected); 2 bad input or no candidate could "
-        "be gated, 4 an internal error in any candidate.",
+        "be gated, 4 an internal error in any candidate. With --tasks FILE the candidates "
+        "are predictions .jsonl files, grouped by instance_id against the tasks' bases "
+        "(each base prepared once, where its candidates are gated); the exit codes are the "
+        "same, an infrastructure failure counting as undecided.",
     )
     p.add_argument(
         "candidates", nargs="+", metavar="CANDIDATE", help="ref, diff file, directory or .jsonl"
     )
     add_base_option(p, "the revision every candidate is judged against")
+    add_tasks_options(p)
     p.add_argument(
         "-j",
         "--jobs",
@@ -49,8 +56,58 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
     add_gate_options(p)
 
 
+def add_tasks_options(p: argparse.ArgumentParser) -> None:
+    """Add the options of a tasks run (``--tasks``); ``run`` hands such a run to
+    ``triage_tasks``."""
+    g = p.add_argument_group("a benchmark's tasks (--tasks)")
+    g.add_argument(
+        "--tasks",
+        type=Path,
+        metavar="FILE",
+        help="tasks.jsonl (instance_id, repo, base_commit; optional setup, python, map, "
+        "test_cmd): the candidates are then predictions .jsonl files, each gated against "
+        "its instance's base; --base does not apply",
+    )
+    g.add_argument(
+        "--engine",
+        default="local",
+        metavar="NAME",
+        help="where the tasks run: local (this machine, the default) or ray (a Ray "
+        "cluster; pip install 'patchlane[ray]')",
+    )
+    g.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="the Ray cluster to use (default: $RAY_ADDRESS, else one started for the run)",
+    )
+    g.add_argument(
+        "--pair-timeout",
+        type=seconds_value,
+        default=None,
+        metavar="SECONDS",
+        help=f"wall-clock bound of one candidate's gate; past it the candidate is undecided "
+        f"for the infrastructure (default: {PAIR_TIMEOUT_S:.0f})",
+    )
+    g.add_argument(
+        "--work-dir",
+        type=Path,
+        metavar="DIR",
+        help="where each machine keeps the bases' checkouts, environments and maps "
+        "(default: tasks/ in patchlane's cache directory)",
+    )
+
+
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.errors import Exit, UsageError
+
+    if args.tasks is not None:
+        from patchlane.commands.triage_tasks import run_tasks_command
+
+        return run_tasks_command(args, ctx)
+    for option in ("engine", "address", "pair_timeout", "work_dir"):
+        if getattr(args, option) not in (None, "local"):
+            flag = "--" + option.replace("_", "-")
+            raise UsageError(f"{flag} goes with --tasks FILE (a benchmark's tasks)")
     from patchlane.gate.run import prepare_out_dir
     from patchlane.infra.ui import write_stdout
     from patchlane.triage.batch import TriageOptions, triage

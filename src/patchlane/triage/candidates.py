@@ -115,6 +115,18 @@ def _diff_file(path: Path) -> Candidate:
     return Candidate(safe_name(name), os.fspath(path), patch=_read(path))
 
 
+@dataclass(frozen=True)
+class Prediction:
+    """One line of a predictions JSONL: its ``instance_id``, ``model`` (the
+    ``model_name_or_path``), ``patch`` (the ``model_patch`` as UTF-8 bytes) and ``source``
+    (``FILE:LINE``)."""
+
+    instance_id: str
+    model: str
+    patch: bytes
+    source: str
+
+
 def read_predictions(path: Path) -> list[Candidate]:
     """Return one candidate per non-blank line of the predictions JSONL ``path``, named
     ``<model>__<instance_id>``.
@@ -123,6 +135,20 @@ def read_predictions(path: Path) -> list[Candidate]:
     string ``model_name_or_path`` and a string ``model_patch`` (empty: a candidate that
     is reported as an empty patch); other keys are allowed (harnesses add their own).
     Raises ``PredictionsError`` naming the first malformed line."""
+    return [
+        Candidate(
+            safe_name(f"{safe_name(p.model)}__{safe_name(p.instance_id)}"),
+            p.source,
+            patch=p.patch,
+        )
+        for p in read_prediction_records(path)
+    ]
+
+
+def read_prediction_records(path: Path) -> list[Prediction]:
+    """Return one ``Prediction`` per non-blank line of the predictions JSONL ``path``, by
+    the rules of ``read_predictions``. Raises ``InputError`` when the file cannot be read,
+    ``PredictionsError`` naming the first malformed line."""
     label = os.fspath(path)
     data = _read(path)
     try:
@@ -139,7 +165,7 @@ def read_predictions(path: Path) -> list[Candidate]:
     return out
 
 
-def _prediction(label: str, number: int, line: str) -> Candidate:
+def _prediction(label: str, number: int, line: str) -> Prediction:
     from patchlane.inputs.jsonio import loads_strict
 
     def bad(what: str) -> PredictionsError:
@@ -163,5 +189,4 @@ def _prediction(label: str, number: int, line: str) -> Candidate:
         patch_bytes = patch.encode("utf-8")
     except UnicodeEncodeError:
         raise bad("model_patch holds a lone surrogate escape: not text a diff can hold") from None
-    name = safe_name(f"{safe_name(model)}__{safe_name(instance)}")
-    return Candidate(name, f"{label}:{number}", patch=patch_bytes)
+    return Prediction(instance, model, patch_bytes, f"{label}:{number}")
