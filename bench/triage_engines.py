@@ -53,7 +53,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import honest_history as hh  # noqa: E402  (bench/, next to this file)
 import trial  # noqa: E402
-from scaling_model import Base, Cluster, Workload, scaling_table  # noqa: E402
+from scaling_model import Base, Cluster, Workload, predict, scaling_table  # noqa: E402
 
 PROJECTS = ("tomli", "boltons")
 BASES = 2  # per project: the parents of its two newest code commits
@@ -324,7 +324,10 @@ def model_table(
         for t in tasks
     )
     workload = Workload(bases=bases, evidence_bytes=evidence)
+    here = predict(workload, dataclasses.replace(cluster, nodes=1, start_s=0.0))
     lines = [
+        f"model of this machine (1 node, no cluster start): {here.estimate:.0f} s "
+        f"({here.lower:.0f}-{here.upper:.0f}), {here.pairs_per_minute:.1f} pairs/min",
         f"model ({len(bases)} bases, {workload.pairs} pairs, {cluster.cpus} CPUs/node, "
         f"-j {cluster.jobs}, start {cluster.start_s:.1f} s):",
         "  N | makespan s (lower-upper) | pairs/min | bound",
