@@ -43,7 +43,9 @@ def test_base_is_refused_with_tasks(
 ) -> None:
     task_file, preds = inputs
     out = tmp_path / "out"
-    line = refused(capsys, "triage", "--tasks", task_file, "--base", "main", preds, "--out-dir", out)
+    line = refused(
+        capsys, "triage", "--tasks", task_file, "--base", "main", preds, "--out-dir", out
+    )
     assert "--base with --tasks" in line
     assert not out.exists()  # refused before anything was written
 
@@ -131,3 +133,22 @@ def test_triage_help_imports_no_engine_no_worker_no_ray() -> None:
         or m in ("patchlane.triage.fleet", "patchlane.commands.triage_tasks")
     ]
     assert heavy == []
+
+
+def test_the_gate_options_become_the_words_every_pairs_gate_takes(tmp_path: Path) -> None:
+    from patchlane.commands.triage_tasks import gate_words
+    from patchlane.main import _lazy_parser
+
+    argv = ["triage", "--tasks", "t.jsonl", "--seed", "7", "--cases", "30", "--today",
+            "2026-09-24", "--mutants", "0", "--test-timeout", "90", "--replay", "local",
+            "--public-key", "key.pem", "p.jsonl"]  # fmt: skip
+    args = _lazy_parser(argv).parse_args(argv)
+    words = gate_words(args)
+    assert words[:12] == ("--seed", "7", "--cases", "30", "--today", "2026-09-24",
+                          "--mutants", "0", "--test-timeout", "90.0", "--public-key",
+                          str(Path.cwd() / "key.pem"))  # fmt: skip
+    assert words[12:14] == ("--replay", "local")
+    # The words parse back as the same options: what the child gate is given.
+    again = _lazy_parser(["triage", *words, "x"]).parse_args(["triage", *words, "x"])
+    for name in ("seed", "cases", "today", "mutants", "test_timeout", "replay"):
+        assert getattr(again, name) == getattr(args, name)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import patchlane
 
-# The child: start the cluster, say where it is, hold it until stdin closes.
+# The child: start the cluster as the engine starts its own, say where it is, hold it until stdin closes.
 _HOLD = """
 import logging, sys
 import ray
@@ -112,5 +112,7 @@ def start_cluster(temp: Path) -> Cluster:
     if not address:
         holder.wait()
         log = (temp / "holder.log").read_text()[-2000:]
-        raise RuntimeError(f"the Ray cluster did not start in {time.monotonic() - started:.0f}s: {log}")
+        raise RuntimeError(
+            f"the Ray cluster did not start in {time.monotonic() - started:.0f}s: {log}"
+        )
     return Cluster(address, holder)

@@ -144,3 +144,62 @@ def test_missing_evidence_files_are_a_reason(accepted: Path) -> None:
     assert "cannot be checked" in (check_receipt(accepted, HEAD, None) or "")
     (accepted / "replay-report.json").write_text("{not json", "utf-8")
     assert "cannot be checked" in (check_receipt(accepted, HEAD, None) or "")
+
+
+def _tar_of(folder: Path) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:") as tar:
+        for path in sorted(folder.iterdir()):
+            tar.add(path, arcname=path.name)
+    return buf.getvalue()
+
+
+def _collected(tmp_path: Path, evidence: bytes) -> dict[str, object]:
+    """What the driver makes of a worker's accept_for_review with ``evidence``."""
+    from patchlane import __version__
+    from patchlane.triage.fleet import FleetOptions, _Collector
+    from patchlane.triage.units import BaseSpec, Pair, PairResult, RunPlan, Unit, pair_key
+
+    base = BaseSpec(repo="r", base_commit="d" * 40)
+    pair = Pair("i", "m", "i/m", "p.jsonl:1", b"diff", pair_key(__version__, base, (), b"diff"))
+    out = tmp_path / "out"
+    out.mkdir(parents=True)
+    opts = FleetOptions((Unit(base, (pair,)),), out, RunPlan((), str(tmp_path), 1, 60.0))
+    collector = _Collector(opts, {pair.key: (pair, base)}, "local")
+    row = json.dumps({"head": HEAD, "verdict": "accept_for_review", "slice_count": 2})
+    collector.report(
+        PairResult(
+            pair.key,
+            "i",
+            "m",
+            "i/m",
+            "accept_for_review",
+            0,
+            "green",
+            False,
+            1,
+            1.0,
+            row=row,
+            evidence=evidence,
+        )
+    )
+    (got,) = collector.rows().values()
+    (line,) = (out / "triage.jsonl").read_text().splitlines()
+    assert json.loads(line) == got  # appended the moment it was judged
+    return got
+
+
+def test_the_driver_keeps_an_accept_only_when_its_receipt_verifies(
+    tmp_path: Path, accepted: Path
+) -> None:
+    kept = _collected(tmp_path / "a", _tar_of(accepted))
+    assert (kept["verdict"], kept["exit_code"], kept["evidence"]) == ("accept_for_review", 0, "i/m")
+    assert (tmp_path / "a" / "out" / "i" / "m" / "receipt.json").is_file()
+    _edit_receipt(accepted, head="0" * 40)
+    refused = _collected(tmp_path / "b", _tar_of(accepted))
+    assert (refused["verdict"], refused["exit_code"], refused["infra"]) == ("undecided", 3, False)
+    assert str(refused["reason"]).startswith("evidence: the receipt does not verify")
+    hostile = _collected(tmp_path / "c", archive(file("../escaped")))
+    assert (hostile["verdict"], hostile["infra"], hostile["evidence"]) == ("undecided", True, None)
+    assert str(hostile["reason"]).startswith("infrastructure: evidence refused")
+    assert not (tmp_path / "c" / "out" / "i" / "escaped").exists()

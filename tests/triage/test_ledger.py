@@ -148,3 +148,12 @@ def test_a_second_run_over_the_same_out_dir_gates_nothing_again(tmp_path: Path) 
     assert (out / "triage.md").is_file()
     written = [json.loads(line) for line in path.read_text().splitlines()]
     assert written == rows  # rewritten whole, in the predictions' order
+
+
+def test_a_row_of_its_own_gate_wins_over_one_that_shares_it(tmp_path: Path) -> None:
+    (unit,) = units(tmp_path, ("i", "a", "diff a\n"), ("i", "b", "diff a\n"))
+    path = tmp_path / "triage.jsonl"
+    own = pair_row(unit.pairs[0], unit.base, judged(unit, 0), "i/a")
+    append(path, own)
+    append(path, {**own, "name": "i/b", "same_as": "i/a"})
+    assert read_ledger(path)[unit.pairs[0].key]["name"] == "i/a"

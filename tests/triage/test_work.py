@@ -18,7 +18,7 @@ import pytest
 
 import patchlane
 from patchlane.triage.units import BaseSpec, Pair, RunPlan, pair_key
-from patchlane.triage.work import SetupFailed, gate_pair, prepare
+from patchlane.triage.work import SetupFailed, _locked, _mirror, _tar, gate_pair, prepare
 from tests.gitrepo import run_patchlane
 from tests.triage.project import BREAKS, KEEPS, make_project
 
@@ -58,6 +58,18 @@ def test_a_base_with_its_own_map_is_prepared_once_and_gates_its_pairs(tmp_path: 
     row = json.loads(bad.row)
     assert (row["name"], row["source"], row["evidence"]) == ("i-1/m", "p.jsonl:1", "i-1/m")
     assert {"verdict.json", "receipt.json", "review.md"} <= _members(bad.evidence)
+
+    # A diff that is not one, or is empty, is the row triage gives it: not infrastructure.
+    junk = gate_pair(prepared, _pair(spec, b"not a diff\n", "i-1/m-2"), plan)
+    assert (junk.verdict, junk.exit_code, junk.infra, junk.evidence) == (
+        "does_not_apply",
+        2,
+        False,
+        b"",
+    )
+    assert junk.reason.startswith("p.jsonl:1: not a patch")
+    empty = gate_pair(prepared, _pair(spec, b"", "i-1/m-3"), plan)
+    assert (empty.verdict, empty.infra) == ("empty_patch", False)
 
     again = prepare(spec, plan)  # a second preparation finds the first's work
     assert (again.checkout, again.gate_base) == (prepared.checkout, prepared.gate_base)
@@ -163,6 +175,7 @@ def test_a_repository_or_commit_that_cannot_be_had_fails_the_setup(tmp_path: Pat
         prepare(absent, _plan(tmp_path))
 
 
+@pytest.mark.slow
 def test_a_given_python_must_import_this_patchlane(tmp_path: Path) -> None:
     repo, base = make_project(tmp_path / "repo")
     plan = _plan(tmp_path)
@@ -183,3 +196,76 @@ def test_a_given_python_must_import_this_patchlane(tmp_path: Path) -> None:
     )
     with pytest.raises(SetupFailed, match=r"has patchlane '0.0.1', not "):
         prepare(BaseSpec(repo=str(repo.path), base_commit=base, python=old), plan)
+
+
+@pytest.mark.slow
+def test_a_setup_makes_an_environment_in_the_sandbox_once_per_base_and_command(
+    tmp_path: Path,
+) -> None:
+    repo, base = make_project(tmp_path / "repo")
+    outside = tmp_path / "outside.txt"
+    # Installs the project into the environment (a .pth in its site-packages), and tries
+    # to write beside the work dir, which the sandbox does not let through.
+    setup = (
+        "python -c \"import sysconfig,os;open(os.path.join(sysconfig.get_paths()['purelib'],"
+        "'app.pth'),'w').write(os.getcwd()+'/src')\" && "
+        f"(echo escaped > {outside} || true) && echo ran >> $VIRTUAL_ENV/runs"
+    )
+    spec = BaseSpec(repo=str(repo.path), base_commit=base, setup=setup)
+    plan = _plan(tmp_path)
+    prepared = prepare(spec, plan)
+    assert prepared.python != sys.executable
+    probe = "import app, patchlane; print(app.add(2, 3), patchlane.__version__)"
+    # Without PYTHONPATH: patchlane is found through the environment's .pth alone.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    seen = subprocess.run(
+        [prepared.python, "-c", probe], capture_output=True, text=True, check=True, env=env
+    ).stdout
+    assert seen == f"5 {patchlane.__version__}\n"  # its own packages, and patchlane
+    assert not outside.exists()
+    made = Path(prepared.python).parent.parent
+    assert (made / "runs").read_text() == "ran\n"
+    again = BaseSpec(repo=f"file://{repo.path}", base_commit=base, setup=setup)
+    assert prepare(again, plan).python == prepared.python  # cached by commit and command
+    assert (made / "runs").read_text() == "ran\n"
+
+    failing = BaseSpec(repo=str(repo.path), base_commit=base, setup="echo no wheel; exit 3")
+    with pytest.raises(SetupFailed, match=r"setup 'echo no wheel; exit 3' exited 3: no wheel"):
+        prepare(failing, plan)
+
+
+@pytest.mark.slow
+def test_one_mirror_per_repository_fetched_under_its_lock(tmp_path: Path) -> None:
+    repo, first = make_project(tmp_path / "repo")
+    repo.write("README", "more\n")
+    second = repo.commit("second")
+    work = tmp_path / "work"
+    specs = [BaseSpec(repo=f"file://{repo.path}", base_commit=c) for c in (first, second)]
+    name = _mirror(specs[0], work).name
+    lock = work / "mirrors" / name.replace(".git", ".lock")
+    got: list[Path] = []
+    with _locked(lock):  # another preparation of this repository holds it
+        waiting = threading.Thread(target=lambda: got.append(_mirror(specs[1], work)))
+        waiting.start()
+        waiting.join(0.3)
+        assert waiting.is_alive() and not got
+    waiting.join()
+    assert got == [work / "mirrors" / name]  # one mirror for both bases
+    refs = subprocess.run(
+        ["git", "-C", str(got[0]), "for-each-ref", "--format=%(refname)", "refs/patchlane/"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert sorted(refs) == sorted(f"refs/patchlane/{c}" for c in (first, second))
+
+
+def test_the_evidence_archive_holds_files_and_folders_never_links(tmp_path: Path) -> None:
+    folder = tmp_path / "evidence"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "verdict.json").write_text("{}")
+    (folder / "sub" / "log.txt").write_text("x")
+    (folder / "link").symlink_to("/etc/passwd")
+    (folder / "sub" / "dirlink").symlink_to(folder)
+    assert _members(_tar(folder)) == {"sub", "sub/log.txt", "verdict.json"}
+    assert _tar(tmp_path / "absent") == b""

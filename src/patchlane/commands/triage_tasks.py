@@ -56,7 +56,14 @@ def run_tasks_command(args: argparse.Namespace, ctx: Context) -> int:
         jobs=args.jobs,
         pair_timeout_s=args.pair_timeout or PAIR_TIMEOUT_S,
     )
-    opts = FleetOptions(tuple(units), out_dir, plan, args.seed)
+    opts = FleetOptions(
+        tuple(units),
+        out_dir,
+        plan,
+        args.seed,
+        task_ids=tuple(t.instance_id for t in read),
+        order=tuple(p.source for p in predictions),
+    )
     rows = run_tasks(opts, chosen, None if ctx.out.quiet else stderr_line)
     if ctx.out.json:
         from patchlane.infra.ui import write_stdout

@@ -106,7 +106,7 @@ def _parts(name: str) -> tuple[str, ...]:
 def check_receipt(folder: Path, head: str | None, seed: int | None) -> str | None:
     """Verify the receipt in ``folder`` (an ``accept_for_review``'s evidence) as
     ``patchlane replay verify`` would: against ``replay-slice.txt`` (its hash, its
-    coverage, the canary the replay report names), the freeze report's grants, the seed
+    coverage, the canary the replay report names), the freeze report's grants, a seed
     (``seed``, else the one the replay report gives) and ``head``; and the replay report's
     ``receipt_sha256`` must be this receipt's. Returns ``None`` when it verifies and
     passes, or when the replay report says the lane had nothing to run; else why not (one

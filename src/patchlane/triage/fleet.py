@@ -1,4 +1,5 @@
-"""``patchlane triage --tasks``: a benchmark's worth of tasks at once (DESIGN §3, §4 Tasks).
+"""``patchlane triage --tasks``: a benchmark's worth of tasks at once
+(docs/how-to/benchmark-run.md).
 
 The driver's steps, in order:
 
@@ -14,7 +15,7 @@ The driver's steps, in order:
    whose receipt does not verify against its slice becomes ``undecided``. The row is then
    appended to ``triage.jsonl`` at once, so a driver killed mid-run keeps what was judged.
 4. At the end: ``triage.jsonl`` rewritten in the predictions' order, ``triage.md``, and the
-   SWE-bench outputs.
+   SWE-bench outputs (``swebench``: ``swebench-report.json``, ``accepted.jsonl``).
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ class FleetOptions:
     out_dir: Path
     plan: RunPlan
     seed: int | None = None
+    # The tasks file's instance ids (a task without predictions counts in the SWE-bench
+    # report); ``None``: the instances of the units.
+    task_ids: tuple[str, ...] | None = None
+    # The pairs' sources (``FILE:LINE``) in the predictions' order: the order of the rows.
+    order: tuple[str, ...] = ()
 
 
 Say = Callable[[str], None]
@@ -62,7 +68,7 @@ Say = Callable[[str], None]
 
 def run_tasks(opts: FleetOptions, engine: Engine, say: Say | None = None) -> list[JsonRow]:
     """Judge every pair of ``opts.units`` (those the ledger has not judged) on ``engine``
-    and return one row per pair, in the units' order; ``say`` takes the progress line every
+    and return one row per pair, in the predictions' order (``opts.order``); ``say`` takes the progress line every
     10 s and once at the end (``None``: silent). Writes the evidence folders,
     ``triage.jsonl`` and ``triage.md``. Raises what the engine raises for a failure of its
     own (a cluster that cannot be reached); never for one pair's or one base's failure."""
@@ -78,9 +84,21 @@ def run_tasks(opts: FleetOptions, engine: Engine, say: Say | None = None) -> lis
         if ticker is not None:
             ticker.stop()
     results = collector.rows()
-    rows = [_final_row(p, u.base, plan_rows, results, judged) for u in opts.units for p in u.pairs]
+    pairs = _in_order([(p, u.base) for u in opts.units for p in u.pairs], opts.order)
+    rows = [_final_row(p, base, plan_rows, results, judged) for p, base in pairs]
     _write_summary(opts.out_dir, rows)
+    from patchlane.triage.swebench import write_swebench
+
+    write_swebench(opts.out_dir, rows, [p for p, _ in pairs], opts.task_ids)
     return rows
+
+
+def _in_order(
+    pairs: list[tuple[Pair, BaseSpec]], order: Sequence[str]
+) -> list[tuple[Pair, BaseSpec]]:
+    """``pairs`` in the predictions' order (``order``: their sources), else as given."""
+    position = {source: i for i, source in enumerate(order)}
+    return sorted(pairs, key=lambda pb: position.get(pb[0].source, len(position)))
 
 
 def _plan(
@@ -157,14 +175,12 @@ class _Collector:
         self.pairs_total = len(pairs)
         self.verdicts: Counter[str] = Counter()
         self.infra = 0
-        self.nodes: Counter[str] = Counter()
 
     def report(self, event: BaseEvent | PairResult) -> None:
         if isinstance(event, BaseEvent):
             with self._lock:
                 self.bases_ready += event.error is None
                 self.bases_failed += event.error is not None
-                self.nodes[event.node] += 0
             return
         got = self._pairs.get(event.key)
         if got is None or event.key in self._rows:
@@ -247,8 +263,7 @@ class _Ticker:
 
 
 def _write_summary(out_dir: Path, rows: Sequence[JsonRow]) -> None:
-    """``triage.jsonl`` (the run's rows in order), ``triage.md`` and the SWE-bench
-    outputs."""
+    """``triage.jsonl`` (the run's rows in order) and ``triage.md``."""
     from patchlane.inputs.jsonio import atomic_write_text
     from patchlane.triage.ledger import as_row, rewrite
     from patchlane.triage.summary import to_markdown
@@ -263,8 +278,6 @@ def _write_summary(out_dir: Path, rows: Sequence[JsonRow]) -> None:
             "folder gates them again.\n"
         )
     atomic_write_text(out_dir / MD_NAME, text)
-    # SWE-bench outputs (H3's triage/swebench.py): swebench-report.json, accepted.jsonl.
-    # CALL SITE: replaced by the call once that module lands on this branch.
 
 
 def stderr_line(text: str) -> None:

@@ -80,7 +80,8 @@ def _pair_keys(pair: Pair, base: BaseSpec, *, infra: bool, attempts: int) -> Jso
 
 def read_ledger(path: Path) -> dict[str, JsonRow]:
     """Return the judged rows of an earlier run's ``triage.jsonl`` by their ``key`` (the
-    last row of a key wins); ``{}`` when there is no file.
+    last row of a key wins, a row of its own gate over one that shares another's: the
+    same patch under two names); ``{}`` when there is no file.
 
     Rows that are ``infra`` are left out (their pairs are gated again), and so is a line
     that is not a well-formed row: the last line of a driver killed while writing it, or
@@ -93,8 +94,12 @@ def read_ledger(path: Path) -> dict[str, JsonRow]:
     judged: dict[str, JsonRow] = {}
     for line in text.splitlines():
         row = _well_formed(line)
-        if row is not None and row["infra"] is False:
-            judged[str(row["key"])] = row
+        if row is None or row["infra"] is not False:
+            continue
+        key = str(row["key"])
+        # A row of the gate itself, not one that shares it: that names the folder.
+        if key not in judged or row.get("same_as") is None or judged[key].get("same_as"):
+            judged[key] = row
     return judged
 
 

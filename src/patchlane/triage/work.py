@@ -481,7 +481,14 @@ def _gate_in(tmp: Path, prepared: Prepared, pair: Pair, plan: RunPlan, start: fl
         return infra_result(pair, ran.why("the gate") + " without writing its row", start)
     folder = row.get("evidence")
     evidence = _tar(out / folder) if isinstance(folder, str) and folder else b""
-    row.update(name=pair.name, source=pair.source, evidence=pair.name if evidence else None)
+    # The diff's file is this throwaway folder's: a reason names the prediction instead.
+    reason = str(row.get("reason") or "").replace(os.fspath(diff), pair.source)
+    row.update(
+        name=pair.name,
+        source=pair.source,
+        reason=reason,
+        evidence=pair.name if evidence else None,
+    )
     return PairResult(
         key=pair.key,
         instance_id=pair.instance_id,
@@ -489,7 +496,7 @@ def _gate_in(tmp: Path, prepared: Prepared, pair: Pair, plan: RunPlan, start: fl
         name=pair.name,
         verdict=str(row.get("verdict")),
         exit_code=code if isinstance(code := row.get("exit_code"), int) else ran.code,
-        reason=str(row.get("reason") or ""),
+        reason=reason,
         infra=False,
         attempts=1,
         seconds=time.monotonic() - start,

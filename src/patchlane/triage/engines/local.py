@@ -69,14 +69,14 @@ class LocalEngine:
 def prepare_unit(unit: Unit, plan: RunPlan) -> tuple[Prepared | None, BaseEvent]:
     """Prepare ``unit``'s base, once more after a failure; return what is ready (``None``
     after two failures) and the event to report. Raises nothing."""
-    from patchlane.triage import work
+    from patchlane.triage.work import SetupFailed, prepare
 
     start = time.monotonic()
     error = "preparation failed"
     for _ in range(ATTEMPTS):
         try:
-            ready = work.prepare(unit.base, plan)
-        except work.SetupFailed as e:
+            ready = prepare(unit.base, plan)
+        except SetupFailed as e:
             error = f"infrastructure: set-up failed: {one_line(str(e))}"
             continue
         except Exception as e:  # noqa: BLE001 - one base's failure never stops the run
@@ -90,12 +90,12 @@ def gate_with_retry(prepared: Prepared, pair: Pair, plan: RunPlan) -> PairResult
     """Gate ``pair``; an infrastructure failure is gated once more. Returns the last
     result with ``attempts`` set. Raises nothing: a bug in the worker is an ``undecided``
     row with exit code 4 (it is retried, and the run's exit code says a bug happened)."""
-    from patchlane.triage import work
+    from patchlane.triage.work import gate_pair
 
     result: PairResult | None = None
     for attempt in range(1, ATTEMPTS + 1):
         try:
-            result = work.gate_pair(prepared, pair, plan)
+            result = gate_pair(prepared, pair, plan)
         except Exception as e:  # noqa: BLE001 - one pair's failure never stops the run
             result = failed_pair(pair, _internal(e), attempt, code=Exit.INTERNAL)
         result = _with_attempts(result, attempt)

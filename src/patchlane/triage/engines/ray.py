@@ -23,10 +23,13 @@ Ray's untyped surface stays behind the few helpers below.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import logging
 import os
+import shutil
+import signal
 import time
 import uuid
 from collections.abc import Sequence
@@ -62,7 +65,7 @@ class WorkerMismatch(PatchlaneError):
     """A Ray worker's patchlane is not the driver's version."""
 
 
-class _RetryPair(Exception):  # noqa: N818 - a signal to Ray, not an error the user sees
+class _RetryPair(Exception):
     """Raised by a pair's task on its first attempt when the gate came back as an
     infrastructure failure, so that Ray's ``retry_exceptions`` runs it once more."""
 
@@ -109,10 +112,17 @@ def _connect(ray: Any, address: str | None, jobs: int) -> None:
     try:
         if address is None:
             # "local": a new cluster of our own even when RAY_ADDRESS is set to "" or "auto".
-            ray.init(address="local", num_cpus=jobs, include_dashboard=False, **quiet)
+            # Token authentication, Ray's default for a local cluster, said without a warning.
+            os.environ.setdefault("RAY_AUTH_MODE", "token")
+            ray.init(
+                address="local",
+                num_cpus=jobs,
+                include_dashboard=False,
+                **quiet,
+            )
         else:
             ray.init(address=address, **quiet)
-    except Exception as error:  # noqa: BLE001 - any failure to start is the engine's
+    except Exception as error:
         where = "start a local Ray cluster" if address is None else f"reach Ray at {address}"
         raise EngineFailed(f"--engine ray: cannot {where}: {_first_line(error)}") from error
 
@@ -177,6 +187,8 @@ def gate_task(prepared: Prepared, pair: Pair, plan: RunPlan, marks: str) -> Pair
     from patchlane.triage import work
 
     attempt = _mark_attempt(Path(marks), pair.name)
+    if attempt > 1:
+        _stop_leftovers(plan.work_dir, pair.key)
     result = work.gate_pair(prepared, pair, plan)
     if result.infra and attempt == 1:
         raise _RetryPair(result.reason)
@@ -194,6 +206,44 @@ def _mark_attempt(marks: Path, name: str) -> int:
     except FileExistsError:
         return 2
     return 1
+
+
+def _stop_leftovers(work_dir: str, key: str) -> None:
+    """Kill the gate an earlier attempt of the pair ``key`` left running on this node, and
+    remove its folder. ``gate_pair`` starts the gate in a session of its own (so that its
+    timeout kills the whole group): when the worker dies (SIGKILL, out of memory) nothing
+    stops that gate, which would run on beside the retry. It is found by its command line,
+    which names the pair's folder (``<work_dir>/pairs/<key[:12]>-…``), and told from a live
+    gate of another pair with the same key by its parent: no longer a Ray worker. Linux's
+    /proc; elsewhere nothing is found."""
+    pairs = Path(work_dir).absolute() / "pairs"
+    for entry in Path("/proc").iterdir():
+        leftover = _leftover_folder(entry, pairs, key) if entry.name.isdigit() else None
+        if leftover is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(int(entry.name), signal.SIGKILL)
+            shutil.rmtree(pairs / leftover, ignore_errors=True)
+
+
+def _leftover_folder(proc: Path, pairs: Path, key: str) -> str | None:
+    """Return the name of the folder under ``pairs`` that the process ``proc`` names when
+    it leads its own process group, the folder is the pair ``key``'s and its parent is not
+    a Ray worker (its worker died); else ``None``."""
+    under = os.fsencode(pairs) + b"/"
+    try:
+        argv = (proc / "cmdline").read_bytes().split(b"\0")
+        ppid, pgid = (int(x) for x in (proc / "stat").read_text().rsplit(")", 1)[1].split()[1:3])
+        parent = Path(f"/proc/{ppid}/cmdline").read_bytes() if ppid > 1 else b""
+    except (OSError, ValueError):
+        return None
+    if pgid != int(proc.name) or parent.startswith(b"ray::"):
+        return None
+    for arg in argv:
+        if arg.startswith(under):
+            folder = os.fsdecode(arg[len(under) :]).split("/")[0]
+            if folder.startswith(f"{key[:12]}-"):
+                return folder
+    return None
 
 
 # --- the driver ------------------------------------------------------------------------------
