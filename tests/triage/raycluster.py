@@ -22,7 +22,7 @@ _HOLD = """
 import logging, sys
 import ray
 ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
-         logging_level=logging.WARNING)
+         logging_level=logging.WARNING, _temp_dir=sys.argv[1])
 print(ray.get_runtime_context().gcs_address, flush=True)
 sys.stdin.read()
 ray.shutdown()
@@ -97,7 +97,7 @@ def start_cluster(temp: Path) -> Cluster:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
     env["RAY_USAGE_STATS_ENABLED"] = "0"
     holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLD],
+        [sys.executable, "-c", _HOLD, str(temp / "ray")],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=(temp / "holder.log").open("w"),

@@ -4,6 +4,7 @@ killed mid-gate; and, without Ray, the one line that says how to install it."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import patchlane
+from patchlane.main import main
 from patchlane.triage.engines.ray import INSTALL_HINT, RayEngine
 from patchlane.triage.units import BaseEvent, BaseSpec, Pair, PairResult, RunPlan, Unit, pair_key
 from patchlane.triage.work import gate_pair, prepare
@@ -63,7 +65,9 @@ def test_ray_gives_the_verdicts_the_workers_give_here_and_a_lost_base_is_infra(
     assert ready.error is None and len(ready.node) == 56  # a Ray node id (28 bytes, hex)
     assert events[missing.key].error is not None
     assert events[missing.key].error.startswith("infrastructure: ")
-    assert "0000000000" in events[missing.key].error
+    assert (
+        "set-up failed" in events[missing.key].error and "0000000000" in events[missing.key].error
+    )
     gone = results["i-3/m"]
     assert (gone.verdict, gone.infra, gone.exit_code) == ("undecided", True, 3)
     assert gone.reason == events[missing.key].error
@@ -130,6 +134,8 @@ def test_a_worker_killed_mid_gate_is_retried_or_infra_and_the_run_finishes(
     # folder before it gates (the gate takes seconds; the retry starts within one).
     assert not [p for p in killed[1:] if Path(f"/proc/{p}").exists()]
     assert not list((tmp_path / "work" / "pairs").iterdir())
+    # The attempt's mark is gone with it: the work dir keeps none.
+    assert not [p for p in (tmp_path / "work" / "ray-attempts").rglob("*") if p.is_file()]
     (result,) = [r for r in got if isinstance(r, PairResult)]
     # Ray ran the task again on the same node (max_retries=1): the retried verdict, counted
     # as a second attempt; or, had the retry failed too, an infrastructure undecided.
@@ -155,3 +161,99 @@ def test_without_ray_the_engine_says_in_one_line_how_to_install_it() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == INSTALL_HINT + "\n"
     assert done.stdout.count("\n") == 1
+
+
+def _tasks_file(tmp_path: Path) -> tuple[Path, Path]:
+    """Two repositories, three bases (two in the first), two predictions each: one that
+    breaks a test, one that keeps them green."""
+    one, _ = make_project(tmp_path / "one")
+    assert run_patchlane("--repo", one.path, "-q", "init").returncode == 0
+    first = one.commit("the review map")
+    one.write("NOTES.md", "a second base\n")
+    second = one.commit("notes")
+    two, _ = make_project(tmp_path / "two")
+    two.write("README.md", "the second repository\n")  # else its commits are the first's
+    two.commit("readme")
+    assert run_patchlane("--repo", two.path, "-q", "init").returncode == 0
+    third = two.commit("the review map")
+    tasks = [("one-1", one.path, first), ("one-2", one.path, second), ("two-1", two.path, third)]
+    task_file = tmp_path / "tasks.jsonl"
+    task_file.write_text(
+        "".join(
+            json.dumps({"instance_id": i, "repo": str(r), "base_commit": c}) + "\n"
+            for i, r, c in tasks
+        )
+    )
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text(
+        "".join(
+            json.dumps({"instance_id": i, "model_name_or_path": m, "model_patch": p.decode()})
+            + "\n"
+            for i, _, _ in tasks
+            for m, p in (("breaks", BREAKS), ("keeps", KEEPS))
+        )
+    )
+    return task_file, preds
+
+
+def _verdicts(out: Path) -> dict[str, tuple[object, ...]]:
+    lines = (out / "triage.jsonl").read_text().splitlines()
+    return {
+        r["name"]: (r["verdict"], r["exit_code"], r["infra"], r["reason"])
+        for r in map(json.loads, lines)
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+def test_a_tasks_file_gets_the_same_verdicts_on_ray_as_on_the_local_engine(
+    ray_cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    task_file, preds = _tasks_file(tmp_path)
+
+    def gate(engine: str, *more: str) -> int:
+        argv = ["triage", "--tasks", str(task_file), "--engine", engine, *more, "-j", "2"]
+        argv += [
+            "--out-dir",
+            str(tmp_path / engine),
+            "--work-dir",
+            str(tmp_path / f"{engine}-work"),
+        ]
+        return main([*argv, *GATE, str(preds)])
+
+    code = gate("local")
+    assert gate("ray", "--address", ray_cluster.address) == code
+    local, ray = _verdicts(tmp_path / "local"), _verdicts(tmp_path / "ray")
+    assert len(ray) == 6 and ray == local
+    assert {v[0] for v in ray.values()} == {"reject", "accept_for_review"}
+    # Each base's dependency map recorded once, on the node that prepared it.
+    maps = list((tmp_path / "ray-work" / "maps").rglob("maps/*/*.json"))
+    assert len({m.parent.name for m in maps}) == 3 and len(maps) == 3
+    # A second run over the same out dir gates nothing again.
+    capsys.readouterr()
+    assert gate("ray", "--address", ray_cluster.address) == code
+    assert _verdicts(tmp_path / "ray") == local
+    assert len((tmp_path / "ray" / "triage.jsonl").read_text().splitlines()) == 6
+    assert "pairs 0/0 done" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+def test_without_an_address_a_local_cluster_is_started_for_the_run_and_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    repo, _ = make_project(tmp_path / "repo")
+    missing = BaseSpec(repo=str(repo.path), base_commit="0" * 40)  # git fails: no such commit
+    pair = _pair(missing, KEEPS, "i-1/m")
+    got: list[BaseEvent | PairResult] = []
+    RayEngine().run(
+        [Unit(missing, (pair,))], RunPlan(GATE, str(tmp_path / "w"), 1, 60.0), got.append
+    )
+    event, result = got
+    assert isinstance(event, BaseEvent) and isinstance(result, PairResult)
+    assert event.error is not None and "set-up failed" in event.error
+    assert (result.verdict, result.infra, result.attempts) == ("undecided", True, 2)
+    import ray
+
+    assert not ray.is_initialized()  # the run's own cluster is shut down

@@ -9,7 +9,14 @@ import pytest
 
 from patchlane.errors import InputError, UsageError
 from patchlane.triage.candidates import Prediction
-from patchlane.triage.tasks import TasksError, group, is_url, read_predictions, read_tasks
+from patchlane.triage.tasks import (
+    TasksError,
+    group,
+    is_url,
+    load,
+    read_predictions,
+    read_tasks,
+)
 
 C1 = "a" * 40
 C2 = "B" * 40
@@ -81,6 +88,7 @@ def test_a_repo_is_a_url_by_gits_own_rule(repo: str, url: bool) -> None:
         (json.dumps(_task("i", setup="x", python="y")), "setup and python are alternatives"),
         (json.dumps(_task("i", map="absent.yml")), "map 'absent.yml': cannot read"),
         ('{"instance_id": "i", "instance_id": "j"}', "duplicate key"),
+        (json.dumps({**_task("i"), "repo": "--upload-pack=x:y"}), "starts with '-'"),
     ],
 )
 def test_every_malformed_line_names_file_and_line(tmp_path: Path, line: str, message: str) -> None:
@@ -202,3 +210,10 @@ def test_a_prediction_without_a_task_names_its_line(tmp_path: Path) -> None:
         str(caught.value)
         == f"{tmp_path / 'p.jsonl'}:2: instance_id 'zz' has no task in the tasks file"
     )
+
+
+def test_load_reads_both_and_groups(tmp_path: Path) -> None:
+    tasks = _lines(tmp_path / "t.jsonl", _task("i"), _task("j", commit=C2))
+    preds = _lines(tmp_path / "p.jsonl", _pred("j", "m"), _pred("i", "m"), _pred("j", "n"))
+    units = load(tasks, [preds], "v", ())
+    assert [[p.name for p in u.pairs] for u in units] == [["j/m", "j/n"], ["i/m"]]

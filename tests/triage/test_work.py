@@ -165,11 +165,17 @@ def _script(path: Path, text: str) -> str:
     return str(path)
 
 
+@pytest.mark.slow
 def test_a_repository_or_commit_that_cannot_be_had_fails_the_setup(tmp_path: Path) -> None:
     repo, base = make_project(tmp_path / "repo")
     missing = BaseSpec(repo=str(tmp_path / "nowhere"), base_commit=base)
     with pytest.raises(SetupFailed, match=r"git fetch .*nowhere exited 128: fatal: "):
         prepare(missing, _plan(tmp_path))
+    secret = BaseSpec(repo="https://user:s3cret@127.0.0.1:9/r.git", base_commit=base)
+    with pytest.raises(SetupFailed) as caught:
+        prepare(secret, _plan(tmp_path))
+    assert "s3cret" not in str(caught.value)
+    assert "git fetch https://***@127.0.0.1:9/r.git exited 128: fatal: " in str(caught.value)
     absent = BaseSpec(repo=str(repo.path), base_commit="0" * 40)
     with pytest.raises(SetupFailed, match=r"has no commit 0000000000"):
         prepare(absent, _plan(tmp_path))

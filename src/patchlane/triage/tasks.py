@@ -124,6 +124,8 @@ def _task(path: Path, label: str, number: int, line: str) -> Task:
     if "setup" in value and "python" in value:
         raise bad("setup and python are alternatives: give one of them, not both")
     repo = value["repo"]
+    if repo.startswith("-"):  # git would read it as an option
+        raise bad(f"repo {repo[:60]!r} starts with '-': not a URL or path git can take")
     if not is_url(repo):
         repo = os.fspath(path.parent.absolute() / Path(repo).expanduser())
     map_text = _map(path, value["map"], bad) if "map" in value else None
@@ -224,3 +226,11 @@ def _pair_names(predictions: Sequence[Prediction], folders: dict[str, str]) -> l
         for i, model in zip(indices, unique, strict=True):
             names[i] = f"{folders[instance]}/{model}"
     return names
+
+
+def load(
+    tasks_file: Path, prediction_files: Sequence[Path], version: str, gate_argv: Sequence[str]
+) -> list[Unit]:
+    """Return the units of work of ``tasks_file`` and ``prediction_files`` (``read_tasks``,
+    ``read_predictions``, then ``group``); raises what they raise."""
+    return group(read_tasks(tasks_file), read_predictions(prediction_files), version, gate_argv)

@@ -28,6 +28,7 @@ import fcntl
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -69,7 +70,21 @@ SCAFFOLD_ENV = {
 
 class SetupFailed(PatchlaneError):
     """A base could not be made ready (its repository, commit, environment or map); the
-    message is one line. An infrastructure failure for every pair of the base."""
+    message is one line, any password or token of a URL in it left out. An
+    infrastructure failure for every pair of the base."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(" ".join(message.split())))
+
+
+# The user-information part of a URL (``https://user:token@host/``): never repeated in a
+# message, a row or a commit, which outlive the run.
+_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+
+
+def redact(text: str) -> str:
+    """Return ``text`` with the user information of every URL in it replaced by ``***@``."""
+    return _USERINFO.sub("***@", text)
 
 
 @dataclass(frozen=True)
@@ -402,7 +417,7 @@ def _review_map(spec: BaseSpec, work: Path, checkout: Path, python: str) -> str:
             paths = _scaffold(checkout, python)
         _must(_git("add", "-f", "--", *paths, cwd=checkout), "git add of the review map")
         what = "the task's review map" if spec.map_text is not None else "patchlane init's scaffold"
-        message = f"patchlane triage --tasks: {what} for {spec.repo} at {commit[:12]}"
+        message = f"patchlane triage --tasks: {what} for {redact(spec.repo)} at {commit[:12]}"
         env = {**_git_env(), **SCAFFOLD_ENV}
         _must(_git("commit", "-q", "--no-verify", "-m", message, cwd=checkout, env=env),
               "git commit of the review map")  # fmt: skip

@@ -49,9 +49,13 @@ from patchlane.triage.units import (
     Report,
     RunPlan,
     Unit,
+    content_key,
 )
 
 INSTALL_HINT = "--engine ray needs Ray: pip install 'patchlane[ray]'"
+
+# The logger of Ray's token set-up (ray._private): only its warning is silenced.
+_AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
 
 # Longest infrastructure reason kept (Ray's errors carry whole tracebacks; a row has one line).
 _REASON_CHARS = 300
@@ -112,8 +116,9 @@ def _connect(ray: Any, address: str | None, jobs: int) -> None:
     try:
         if address is None:
             # "local": a new cluster of our own even when RAY_ADDRESS is set to "" or "auto".
-            # Token authentication, Ray's default for a local cluster, said without a warning.
-            os.environ.setdefault("RAY_AUTH_MODE", "token")
+            # Token authentication is Ray's default for a new local cluster, which it warns
+            # about on every start; kept, and said without the warning.
+            logging.getLogger(_AUTH_LOGGER).setLevel(logging.ERROR)
             ray.init(
                 address="local",
                 num_cpus=jobs,
@@ -134,19 +139,23 @@ def _first_line(error: BaseException) -> str:
     return line[:_REASON_CHARS]
 
 
-def _reason(error: BaseException) -> str:
-    """Return the infrastructure reason for a task that failed with ``error``: the task's
-    own exception where Ray carries one (``RayTaskError.cause``), else Ray's error (a worker
-    that died, out of memory, a node lost)."""
+def _failure(error: BaseException, what: str) -> tuple[str, int]:
+    """Return the reason and exit code for a task that failed twice with ``error``, as the
+    local engine words them: the task's own ``PatchlaneError`` (``SetupFailed``) is ``what``
+    failed; another exception of the task's (``RayTaskError.cause``) is a bug in patchlane
+    (exit 4); else Ray's own error (a worker that died, out of memory, a node lost)."""
     cause = getattr(error, "cause", None)
     if isinstance(cause, PatchlaneError):
-        return f"infrastructure: {_first_line(cause)}"
+        return f"infrastructure: {what} failed: {_first_line(cause)}", int(Exit.UNDECIDED)
     if isinstance(cause, BaseException):
-        return f"infrastructure: {type(cause).__name__}: {_first_line(cause)}"
-    return f"infrastructure: {type(error).__name__}: {_first_line(error)}"
+        bug = f"internal error (a bug in patchlane {__version__}): {type(cause).__name__}"
+        return f"infrastructure: {bug}: {_first_line(cause)}", int(Exit.INTERNAL)
+    return f"infrastructure: {type(error).__name__}: {_first_line(error)}", int(Exit.UNDECIDED)
 
 
-def infra_result(pair: Pair, reason: str, attempts: int, seconds: float = 0.0) -> PairResult:
+def infra_result(
+    pair: Pair, reason: str, attempts: int, seconds: float = 0.0, code: int = Exit.UNDECIDED
+) -> PairResult:
     """Return the infrastructure row of ``pair``: ``undecided``, counted apart."""
     return PairResult(
         key=pair.key,
@@ -154,7 +163,7 @@ def infra_result(pair: Pair, reason: str, attempts: int, seconds: float = 0.0) -
         model=pair.model,
         name=pair.name,
         verdict=INFRA_VERDICT,
-        exit_code=int(Exit.UNDECIDED),
+        exit_code=int(code),
         reason=reason,
         infra=True,
         attempts=attempts,
@@ -192,6 +201,8 @@ def gate_task(prepared: Prepared, pair: Pair, plan: RunPlan, marks: str) -> Pair
     result = work.gate_pair(prepared, pair, plan)
     if result.infra and attempt == 1:
         raise _RetryPair(result.reason)
+    # Done: Ray runs the task no more, and the work dir keeps no mark of it.
+    (Path(marks) / _mark_name(pair.name)).unlink(missing_ok=True)
     return dataclasses.replace(result, attempts=attempt)
 
 
@@ -200,12 +211,17 @@ def _mark_attempt(marks: Path, name: str) -> int:
     earlier attempt is there): Ray retries a task without telling it, and the retry of a
     pinned task runs on the same node, so a file there counts."""
     marks.mkdir(parents=True, exist_ok=True)
-    mark = marks / name.replace("/", "--")
+    mark = marks / _mark_name(name)
     try:
         mark.touch(exist_ok=False)
     except FileExistsError:
         return 2
     return 1
+
+
+def _mark_name(name: str) -> str:
+    """Return the file name of the pair ``name``'s attempt mark (names are unique in a run)."""
+    return content_key(name)[:32]
 
 
 def _stop_leftovers(work_dir: str, key: str) -> None:
@@ -297,7 +313,7 @@ class _Run:
         try:
             prepared: Prepared = self.ray.get(ref)
         except Exception as error:  # noqa: BLE001 - a failed preparation is a row, never an abort
-            reason = _reason(error)
+            reason, _ = _failure(error, "set-up")
             self.report(BaseEvent(unit.base.key, "", 0.0, reason))
             for pair in unit.pairs:
                 self.report(infra_result(pair, reason, attempts=2))
@@ -315,7 +331,8 @@ class _Run:
             result: PairResult = self.ray.get(ref)
         except Exception as error:  # noqa: BLE001 - a lost worker is the pair's row
             seconds = time.monotonic() - task.started
-            result = infra_result(task.pair, _reason(error), attempts=2, seconds=seconds)
+            reason, code = _failure(error, "the gate")
+            result = infra_result(task.pair, reason, 2, seconds, code)
         self.report(result)
 
 
