@@ -41,6 +41,7 @@ from patchlane.triage.units import (
     PairResult,
     RunPlan,
     Unit,
+    infra_result,
 )
 
 PROGRESS_EVERY_S = 10.0
@@ -144,9 +145,7 @@ def _final_row(
         got = results.get(pair.key)
         if got is not None:
             return got
-        from patchlane.triage.engines.local import failed_pair
-
-        lost = failed_pair(pair, "infrastructure: the engine returned no result for it", 1)
+        lost = infra_result(pair, "the engine returned no result for it", 1)
         return pair_row(pair, base, lost, None)
     first = shares[pair.name]
     if first == "":

@@ -21,6 +21,11 @@ from typing import Protocol
 
 # What an infrastructure failure's verdict is: never a pass, never a judgement of the patch.
 INFRA_VERDICT = "undecided"
+# Its exit code: ``gate``'s for ``undecided`` (``patchlane.errors.Exit.UNDECIDED``); a bug in
+# patchlane met on the way is 4 (``Exit.INTERNAL``), passed by the caller.
+INFRA_EXIT = 3
+INFRA_PREFIX = "infrastructure: "
+_REASON_MAX = 400
 
 
 @dataclass(frozen=True)
@@ -154,6 +159,30 @@ class Engine(Protocol):
         exactly one ``PairResult`` per pair. A failure of one unit never stops the others;
         raises only for a failure of the engine itself (the cluster cannot be reached)."""
         ...
+
+
+def infra_result(
+    pair: Pair, why: str, attempts: int, seconds: float = 0.0, code: int = INFRA_EXIT
+) -> PairResult:
+    """Return ``pair``'s result when it could not be gated (a lost worker, a timeout, a
+    set-up that failed): ``undecided``, ``infra``, counted apart; never a verdict on the
+    patch. ``why`` becomes one line of at most 400 characters, starting
+    ``infrastructure: `` (added when it does not already)."""
+    reason = " ".join(why.split())
+    if not reason.startswith(INFRA_PREFIX):
+        reason = INFRA_PREFIX + reason
+    return PairResult(
+        key=pair.key,
+        instance_id=pair.instance_id,
+        model=pair.model,
+        name=pair.name,
+        verdict=INFRA_VERDICT,
+        exit_code=int(code),
+        reason=reason[:_REASON_MAX],
+        infra=True,
+        attempts=attempts,
+        seconds=seconds,
+    )
 
 
 def content_key(value: object) -> str:

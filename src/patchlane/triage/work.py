@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 
 import patchlane
 from patchlane.errors import PatchlaneError
-from patchlane.triage.units import INFRA_VERDICT, BaseSpec, Pair, PairResult, Prepared, RunPlan
+from patchlane.triage.units import BaseSpec, Pair, PairResult, Prepared, RunPlan, infra_result
 from patchlane.triage.units import content_key as _content_key
 
 if TYPE_CHECKING:
@@ -474,7 +474,7 @@ def gate_pair(prepared: Prepared, pair: Pair, plan: RunPlan) -> PairResult:
         with tempfile.TemporaryDirectory(dir=pairs, prefix=f"{pair.key[:12]}-") as tmp:
             return _gate_in(Path(tmp), prepared, pair, plan, start)
     except OSError as e:
-        return infra_result(pair, f"the gate could not run: {e.strerror or e}", start)
+        return _lost(pair, f"the gate could not run: {e.strerror or e}", start)
 
 
 def _gate_in(tmp: Path, prepared: Prepared, pair: Pair, plan: RunPlan, start: float) -> PairResult:
@@ -488,12 +488,12 @@ def _gate_in(tmp: Path, prepared: Prepared, pair: Pair, plan: RunPlan, start: fl
             *plan.gate_argv, os.fspath(diff)]  # fmt: skip
     ran = _run(argv, cwd=Path(prepared.checkout), timeout_s=plan.pair_timeout_s, output=tmp / "log")
     if ran.timed_out:
-        return infra_result(pair, f"the gate ran past {plan.pair_timeout_s:g} s and was killed", start)  # fmt: skip
+        return _lost(pair, f"the gate ran past {plan.pair_timeout_s:g} s and was killed", start)
     if ran.code < 0:
-        return infra_result(pair, f"the gate was killed by {_signal_name(-ran.code)}", start)
+        return _lost(pair, f"the gate was killed by {_signal_name(-ran.code)}", start)
     row = _one_row(out / "triage.jsonl")
     if row is None:
-        return infra_result(pair, ran.why("the gate") + " without writing its row", start)
+        return _lost(pair, ran.why("the gate") + " without writing its row", start)
     folder = row.get("evidence")
     evidence = _tar(out / folder) if isinstance(folder, str) and folder else b""
     # The diff's file is this throwaway folder's: a reason names the prediction instead.
@@ -520,21 +520,9 @@ def _gate_in(tmp: Path, prepared: Prepared, pair: Pair, plan: RunPlan, start: fl
     )
 
 
-def infra_result(pair: Pair, why: str, start: float, attempts: int = 1) -> PairResult:
-    """Return the ``PairResult`` of an infrastructure failure of ``pair`` (``why``: one
-    line), an ``undecided`` counted apart, never a verdict on the patch."""
-    return PairResult(
-        key=pair.key,
-        instance_id=pair.instance_id,
-        model=pair.model,
-        name=pair.name,
-        verdict=INFRA_VERDICT,
-        exit_code=3,
-        reason=f"infrastructure: {' '.join(why.split())[:TAIL]}",
-        infra=True,
-        attempts=attempts,
-        seconds=time.monotonic() - start,
-    )
+def _lost(pair: Pair, why: str, start: float) -> PairResult:
+    """``pair``'s infrastructure result on a first attempt begun at ``start``."""
+    return infra_result(pair, why, 1, time.monotonic() - start)
 
 
 def _one_row(path: Path) -> dict[str, object] | None:

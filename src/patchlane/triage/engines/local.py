@@ -21,7 +21,6 @@ from patchlane import __version__
 from patchlane.errors import Exit
 from patchlane.infra.ui import one_line
 from patchlane.triage.units import (
-    INFRA_VERDICT,
     BaseEvent,
     Pair,
     PairResult,
@@ -29,6 +28,7 @@ from patchlane.triage.units import (
     Report,
     RunPlan,
     Unit,
+    infra_result,
 )
 
 # How often an infrastructure failure is tried: once, then once more.
@@ -59,7 +59,7 @@ class LocalEngine:
                 said(event)
                 for pair in unit.pairs:
                     if ready is None:
-                        said(failed_pair(pair, event.error or "preparation failed", ATTEMPTS))
+                        said(infra_result(pair, event.error or "preparation failed", ATTEMPTS))
                     else:
                         gates.append(pool.submit(_gate_and_say, ready, pair, plan, said))
             for gate in as_completed(gates):
@@ -97,28 +97,12 @@ def gate_with_retry(prepared: Prepared, pair: Pair, plan: RunPlan) -> PairResult
         try:
             result = gate_pair(prepared, pair, plan)
         except Exception as e:  # noqa: BLE001 - one pair's failure never stops the run
-            result = failed_pair(pair, _internal(e), attempt, code=Exit.INTERNAL)
+            result = infra_result(pair, _internal(e), attempt, code=Exit.INTERNAL)
         result = _with_attempts(result, attempt)
         if not result.infra:
             break
     assert result is not None  # noqa: S101 - ATTEMPTS >= 1
     return result
-
-
-def failed_pair(pair: Pair, reason: str, attempts: int, code: int = Exit.UNDECIDED) -> PairResult:
-    """Return ``pair``'s result when it could not be gated: ``undecided``, ``infra``."""
-    return PairResult(
-        key=pair.key,
-        instance_id=pair.instance_id,
-        model=pair.model,
-        name=pair.name,
-        verdict=INFRA_VERDICT,
-        exit_code=int(code),
-        reason=one_line(reason),
-        infra=True,
-        attempts=attempts,
-        seconds=0.0,
-    )
 
 
 def _gate_and_say(prepared: Prepared, pair: Pair, plan: RunPlan, said: Report) -> None:

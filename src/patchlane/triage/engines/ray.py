@@ -40,7 +40,6 @@ from typing import Any
 from patchlane import __version__
 from patchlane.errors import Exit, PatchlaneError, UsageError
 from patchlane.triage.units import (
-    INFRA_VERDICT,
     BaseEvent,
     BaseSpec,
     Pair,
@@ -50,6 +49,7 @@ from patchlane.triage.units import (
     RunPlan,
     Unit,
     content_key,
+    infra_result,
 )
 
 INSTALL_HINT = "--engine ray needs Ray: pip install 'patchlane[ray]'"
@@ -151,24 +151,6 @@ def _failure(error: BaseException, what: str) -> tuple[str, int]:
         bug = f"internal error (a bug in patchlane {__version__}): {type(cause).__name__}"
         return f"infrastructure: {bug}: {_first_line(cause)}", int(Exit.INTERNAL)
     return f"infrastructure: {type(error).__name__}: {_first_line(error)}", int(Exit.UNDECIDED)
-
-
-def infra_result(
-    pair: Pair, reason: str, attempts: int, seconds: float = 0.0, code: int = Exit.UNDECIDED
-) -> PairResult:
-    """Return the infrastructure row of ``pair``: ``undecided``, counted apart."""
-    return PairResult(
-        key=pair.key,
-        instance_id=pair.instance_id,
-        model=pair.model,
-        name=pair.name,
-        verdict=INFRA_VERDICT,
-        exit_code=int(code),
-        reason=reason,
-        infra=True,
-        attempts=attempts,
-        seconds=seconds,
-    )
 
 
 # --- what runs on a Ray worker (module-level, so Ray finds them by name) ---------------------
