@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from patchlane.errors import InputError, UsageError
 
@@ -165,11 +166,10 @@ def read_prediction_records(path: Path) -> list[Prediction]:
     return out
 
 
-def _prediction(label: str, number: int, line: str) -> Prediction:
+def json_object(line: str, bad: Callable[[str], InputError]) -> dict[str, Any]:
+    """Return ``line`` read as one strict JSON object (no duplicate keys, no NaN). Raises
+    ``bad(what)`` (an error that names the file and line) for anything else."""
     from patchlane.inputs.jsonio import loads_strict
-
-    def bad(what: str) -> PredictionsError:
-        return PredictionsError(label, what, number)
 
     try:
         value = loads_strict(line)
@@ -177,6 +177,14 @@ def _prediction(label: str, number: int, line: str) -> Prediction:
         raise bad(f"not one JSON object on this line ({str(e)[:120]})") from None
     if not isinstance(value, dict):
         raise bad(f"a JSON {type(value).__name__} where an object is expected")
+    return value
+
+
+def _prediction(label: str, number: int, line: str) -> Prediction:
+    def bad(what: str) -> PredictionsError:
+        return PredictionsError(label, what, number)
+
+    value = json_object(line, bad)
     for key in PREDICTION_KEYS:
         if key not in value:
             raise bad(f"missing key {key!r} (a prediction has {', '.join(PREDICTION_KEYS)})")

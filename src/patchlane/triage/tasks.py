@@ -18,6 +18,7 @@ from patchlane.errors import InputError, UsageError
 from patchlane.triage.candidates import (
     RESERVED,
     Prediction,
+    json_object,
     read_prediction_records,
     safe_name,
     unique_names,
@@ -95,17 +96,10 @@ def read_tasks(path: Path) -> list[Task]:
 
 
 def _task(path: Path, label: str, number: int, line: str) -> Task:
-    from patchlane.inputs.jsonio import loads_strict
-
     def bad(what: str) -> TasksError:
         return TasksError(label, what, number)
 
-    try:
-        value = loads_strict(line)
-    except (ValueError, RecursionError) as e:
-        raise bad(f"not one JSON object on this line ({str(e)[:120]})") from None
-    if not isinstance(value, dict):
-        raise bad(f"a JSON {type(value).__name__} where an object is expected")
+    value = json_object(line, bad)
     unknown = sorted(set(value) - set(REQUIRED) - set(OPTIONAL))
     if unknown:
         allowed = ", ".join(REQUIRED + OPTIONAL)
