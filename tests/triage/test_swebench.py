@@ -8,8 +8,8 @@ keys as ``reporting.py`` ``make_run_report`` writes them (swebench 5.0.2 on PyPI
 code as SWE-bench/SWE-bench at 7a21e05772954cc81471ae19d56f436cecf43c54). The slow tier runs
 SWE-bench itself: ``get_predictions_from_file`` on our ``accepted.jsonl``, and
 ``make_run_report`` on the same predictions and tasks, whose keys and counts ours must
-agree with. It needs an interpreter with ``swebench`` installed
-(``PATCHLANE_SWEBENCH_PYTHON``, e.g. a venv made with ``pip install swebench``).
+agree with. It needs an interpreter with ``swebench`` installed: ``PATCHLANE_SWEBENCH_PYTHON``, else
+a venv the test makes once (``pip install swebench==5.0.2``) and keeps in the user's cache.
 """
 
 from __future__ import annotations
@@ -345,17 +345,45 @@ def test_rows_may_be_given_as_task_rows(tmp_path: Path) -> None:
     assert dataclasses.replace(typed, verdict="reject") != typed
 
 
+SWEBENCH = "swebench==5.0.2"
+
+
 def swebench_python() -> str:
     """An interpreter with swebench installed: ``PATCHLANE_SWEBENCH_PYTHON``, else this one
-    if it has swebench; else the test is skipped, saying how to run it."""
-    found = os.environ.get("PATCHLANE_SWEBENCH_PYTHON", sys.executable)
-    probe = [found, "-c", "import swebench.harness.reporting"]
-    if subprocess.run(probe, capture_output=True, check=False).returncode != 0:
-        pytest.skip(
-            "no swebench: python3 -m venv V && V/bin/pip install swebench, "
-            "then PATCHLANE_SWEBENCH_PYTHON=V/bin/python"
-        )
-    return found
+    if it has swebench, else a venv made once with ``pip install swebench==5.0.2`` under
+    ``$XDG_CACHE_HOME/patchlane-tests`` (kept for later runs; one maker at a time under a
+    lock). Skipped, saying why, only when that install cannot be done (no network)."""
+    given = os.environ.get("PATCHLANE_SWEBENCH_PYTHON")
+    for found in [given] if given else [sys.executable]:
+        if _has_swebench(found):
+            return found
+    if given:
+        pytest.fail(f"PATCHLANE_SWEBENCH_PYTHON={given}: cannot import swebench there")
+    import fcntl
+
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "patchlane-tests"
+    cache.mkdir(parents=True, exist_ok=True)
+    venv = cache / SWEBENCH.replace("==", "-")
+    python = venv / "bin" / "python"
+    with (cache / "swebench.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not _has_swebench(os.fspath(python)):
+            for step in (
+                [sys.executable, "-m", "venv", "--clear", os.fspath(venv)],
+                [os.fspath(python), "-m", "pip", "install", "-q", SWEBENCH],
+            ):
+                made = subprocess.run(step, capture_output=True, text=True, check=False)
+                if made.returncode != 0:
+                    pytest.skip(f"cannot install {SWEBENCH}: {made.stderr.strip()[-300:]}")
+    return os.fspath(python)
+
+
+def _has_swebench(python: str) -> bool:
+    probe = [python, "-c", "import swebench.harness.reporting"]
+    try:
+        return subprocess.run(probe, capture_output=True, check=False).returncode == 0
+    except OSError:
+        return False
 
 
 # Runs SWE-bench's own reader on accepted.jsonl and its own make_run_report on the same
