@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,14 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
+
+
+def still_alive(pids: list[int], within_s: float) -> list[int]:
+    """The ``pids`` still alive once ``within_s`` has passed (or sooner, once none is)."""
+    end = time.monotonic() + within_s
+    while [pid for pid in pids if alive(pid)] and time.monotonic() < end:
+        time.sleep(0.01)
+    return [pid for pid in pids if alive(pid)]
 
 
 def test_landlock_abi_is_probed() -> None:
@@ -159,7 +168,10 @@ def test_the_sweep_kills_what_the_process_group_kill_missed(tmp_path: Path) -> N
         assert set(daemons) <= set(hostprocs.members(net))
         assert hostprocs.sweep(net) >= len(daemons)
         assert hostprocs.members(net) == []
-        assert not [pid for pid in daemons if alive(pid)]
+        # A process killed leaves its namespaces before its state reads "Z": between the
+        # two it is in no namespace and not yet a zombie (CI saw this once). It is dying,
+        # not running: allow the kernel a moment to finish.
+        assert not still_alive(daemons, within_s=5.0)
     finally:
         launched.close()
         if proc.stdout is not None:
