@@ -1,11 +1,16 @@
-"""Issue 22's before/after table, read off the source with ``ast`` (no import of patchlane).
+"""The house issues' before/after table (22, 33), read off the source with ``ast`` (no import
+of patchlane).
 
 Run from the repository root: ``python3 bench/house_plan.py [--json]``. It prints the source
 lines and modules of ``src/patchlane``, the modules ``patchlane gate`` reaches (the import
 closure of ``patchlane.main`` and ``patchlane.commands.gate``, imports inside functions
 included), the package crossings among them (a lane importing the gate, the command line or
 another lane), ``dict[str, Any]`` spellings, the longest functions and those with more than
-five parameters, and ``patchlane --help`` start-up (best of five, wall clock).
+five parameters, and ``patchlane --help`` start-up (best of five, wall clock). Issue 33
+added: modules over 600 lines, import cycles among the package's modules (any import,
+one inside a function included), imports inside functions (``--inside`` lists them), the
+functions of ``lanes/replay`` with more than five parameters, and the modules of ``gate/``
+that use a thread.
 """
 
 from __future__ import annotations
@@ -74,6 +79,89 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
             if target and target != name:
                 out.add(target)
     return out
+
+
+def _targets(name: str, path: Path, nodes: list[ast.stmt], known: dict[str, Path]) -> set[str]:
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in nodes:
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [base, *(f"{base}.{a.name}" for a in node.names)]
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                out.add(target)
+    return out
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted.
+    A submodule importing its own package's ``__init__`` is not counted: the package is
+    already being imported."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+    counter = [0]
+
+    def edges(v: str) -> list[str]:
+        return [w for w in graph.get(v, ()) if not v.startswith(w + ".")]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges(v):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def inside_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, function) of every import statement inside a function of ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Import | ast.ImportFrom):
+                    out.append((inner.lineno, node.name))
+    return sorted(set(out))
+
+
+def uses_thread(path: Path) -> bool:
+    text = path.read_text(encoding="utf-8")
+    return any(
+        w in text for w in ("threading", "ThreadPoolExecutor", "concurrent.futures", "_thread")
+    )
 
 
 def closure(start: list[str], graph: dict[str, set[str]]) -> set[str]:
@@ -175,12 +263,35 @@ def table() -> dict[str, object]:
         "longest modules": [
             f"{m} ({n})" for m, n in sorted(lines.items(), key=lambda kv: -kv[1])[:5]
         ],
+        "modules over 600 lines": [
+            f"{m} ({n})" for m, n in sorted(lines.items(), key=lambda kv: -kv[1]) if n > 600
+        ],
+        # Any import counts: a cycle broken only by an import inside a function is still
+        # two modules that need each other.
+        "import cycles": cycles(graph),
+        "imports inside functions": sum(len(inside_imports(p)) for p in known.values()),
+        "lanes/replay functions with more than five parameters": sum(
+            1
+            for name, path in known.items()
+            if name.startswith("patchlane.lanes.replay")
+            for _, p, _ in functions(path)
+            if p > 5
+        ),
+        "gate/ modules that use a thread": sorted(
+            n for n, p in known.items() if n.startswith("patchlane.gate") and uses_thread(p)
+        ),
         "patchlane --help start-up, best of 5 (s)": round(help_startup(), 3),
         "crossings": crossings,
     }
 
 
 def main() -> int:
+    if "--inside" in sys.argv:
+        known = modules()
+        for path in known.values():
+            for line, func in inside_imports(path):
+                print(f"{path.relative_to(ROOT)}:{line}: in {func}")
+        return 0
     result = table()
     if "--json" in sys.argv:
         print(json.dumps(result, indent=2))
