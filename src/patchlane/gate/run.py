@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from patchlane.formats.depmap import DependencyMap
     from patchlane.formats.replay_report import ReplayReport
     from patchlane.lanes.freeze.source import Registry
-    from patchlane.lanes.property.lane import LaneStarted
 
 
 @dataclass(frozen=True)
@@ -127,24 +126,23 @@ def today_utc() -> date:
     return datetime.now(UTC).date()
 
 
-def property_report(ctx: GateContext) -> LaneStarted:
-    """Start the property lane: the base's and the head's property modules run against the
-    head commit's code, in isolated child processes; the oracle audit may go on while the
-    caller runs the other lanes (``LaneStarted.finish``). It runs when the patch touches
-    the lane or when a freeze in play (``ctx.in_play``) needs its required properties'
-    results. ``ctx.property_cache``: reuse the results of runs whose inputs are unchanged."""
-    from patchlane.lanes.property.lane import LaneStarted
-
+def property_report(ctx: GateContext) -> PropertyReport:
+    """Return the property lane's report: the base's and the head's property modules run
+    against the head commit's code, in isolated child processes, then the oracle audit
+    (the patch's own when it reaches a property, else the base's; not run once the lane
+    is red, the report saying ``stopped``). It runs when the patch touches the lane or
+    when a freeze in play (``ctx.in_play``) needs its required properties' results.
+    ``ctx.property_cache``: reuse the results of runs whose inputs are unchanged and the
+    base's audit. Raises what ``run_property_lane`` raises."""
     cls, seed, cases = ctx.cls, ctx.seed, ctx.cases
     review_map = cls.map_source.review_map
     lane = cls.lanes["property"]
     run_it = lane.applicable or ctx.in_play
     if review_map.property is None or not run_it or seed is None:
         modules = review_map.property.modules if review_map.property else ()
-        report = PropertyReport.not_applicable(lane.reason, seed, cases, modules)
-        return LaneStarted(report, lambda stop=False: report)
+        return PropertyReport.not_applicable(lane.reason, seed, cases, modules)
     from patchlane.lanes.property import DEFAULT_MUTANTS
-    from patchlane.lanes.property.lane import PropertyRequest, start_property_lane
+    from patchlane.lanes.property.lane import PropertyRequest, run_property_lane
 
     request = PropertyRequest(
         seed=seed,
@@ -152,10 +150,12 @@ def property_report(ctx: GateContext) -> LaneStarted:
         mutants=DEFAULT_MUTANTS if ctx.mutants is None else ctx.mutants,
         changed=cls.changed_paths,
         result_cache=ctx.property_cache,
+        # A red lane decides the verdict: the audit, which only informs, is not run.
+        audit_red=False,
     )
     # The property lane also runs without a patch (the work tree, one commit), so it takes
     # the patch's revisions rather than a ``Patch``.
-    return start_property_lane(
+    return run_property_lane(
         ctx.repo, review_map, request, base=cls.base, head=cls.head, out=ctx.out
     )
 
@@ -386,29 +386,22 @@ def _context(repo: Path, opts: GateOptions, out: Output) -> GateContext:
 def _lanes(
     ctx: GateContext,
 ) -> tuple[PropertyReport, FixtureReport, FreezeReport, ReplayReport]:
-    """Run each lane once (the property lane first, its oracle audit waited for last; the
-    replay only when every local lane is green), write each report, and return the four in
-    the verdict's reading order. Raises what the lanes raise."""
+    """Run each lane once, one after the other (the replay only when every local lane is
+    green), write each report, and return the four in the verdict's reading order. Raises
+    what the lanes raise."""
     steps = ctx.steps
     with steps.step("property lane"):
-        started = property_report(ctx)
-    if (use := started.report.cache) is not None:
+        prop = property_report(ctx)
+    if (use := prop.cache) is not None:
         steps.count(CACHED_RUNS, use.hits, use.hits + use.misses)
-    red = False  # once a lane is red the verdict is reject: the audit is not waited for
-    try:
-        prop = started.report  # every property's result; the audit may still run
-        with steps.step("fixture lane"):
-            fix = fixture_report(ctx)
-        write_json(ctx.out_dir / FILE_NAMES["fixture"], fix.to_json())
-        with steps.step("freeze lane"):
-            frz = freeze_report(ctx, prop, fix)
-        write_json(ctx.out_dir / FILE_NAMES["freeze"], frz.to_json())
-        local_green = all(r.status.green for r in (prop, fix, frz))
-        rep = replay_report(ctx, local_green, frz)
-        red = any(r.status.red for r in (prop, fix, frz)) or rep.status == Status.FAIL
-    finally:
-        with steps.step("property lane: oracle audit (waited for)"):
-            prop = started.finish(stop=red)
+    with steps.step("fixture lane"):
+        fix = fixture_report(ctx)
+    write_json(ctx.out_dir / FILE_NAMES["fixture"], fix.to_json())
+    with steps.step("freeze lane"):
+        frz = freeze_report(ctx, prop, fix)
+    write_json(ctx.out_dir / FILE_NAMES["freeze"], frz.to_json())
+    local_green = all(r.status.green for r in (prop, fix, frz))
+    rep = replay_report(ctx, local_green, frz)
     write_json(ctx.out_dir / FILE_NAMES["property"], prop.to_json())
     write_json(ctx.out_dir / FILE_NAMES["replay"], rep.to_json())
     return prop, fix, frz, rep
