@@ -25,9 +25,17 @@ from patchlane.formats.verdict_file import IsolationFacts, Verdict
 from patchlane.gate.reports import FILE_NAMES, LaneReports
 from patchlane.gate.review import build_note
 from patchlane.gate.verdict import decide
+from patchlane.infra.sandbox import isolation
 from patchlane.infra.steps import CACHED_RUNS, Steps
 from patchlane.infra.ui import Output
 from patchlane.inputs.jsonio import atomic_write_text, write_json
+from patchlane.lanes.fixture import lane as fixture
+from patchlane.lanes.freeze.audit import records_in_play
+from patchlane.lanes.freeze.failure_log import read_failure_log
+from patchlane.lanes.freeze.lane import audit
+from patchlane.lanes.freeze.source import load_base_registry
+from patchlane.lanes.property import DEFAULT_MUTANTS
+from patchlane.lanes.property.lane import PropertyRequest, run_property_lane
 from patchlane.lanes.replay.lane import ReplayOptions, obtain_map, replay
 from patchlane.lanes.replay.maprecord import RECORD_TIMEOUT_S
 from patchlane.project.classify import Classification, classify
@@ -141,9 +149,6 @@ def property_report(ctx: GateContext) -> PropertyReport:
     if review_map.property is None or not run_it or seed is None:
         modules = review_map.property.modules if review_map.property else ()
         return PropertyReport.not_applicable(lane.reason, seed, cases, modules)
-    from patchlane.lanes.property import DEFAULT_MUTANTS
-    from patchlane.lanes.property.lane import PropertyRequest, run_property_lane
-
     request = PropertyRequest(
         seed=seed,
         cases=cases,
@@ -162,8 +167,6 @@ def property_report(ctx: GateContext) -> PropertyReport:
 
 def fixture_report(ctx: GateContext) -> FixtureReport:
     """Return the fixture lane's report: the head commit's bytes against its locks."""
-    from patchlane.lanes.fixture import lane as fixture
-
     lane = ctx.cls.lanes["fixture"]
     try:
         # A map without a fixture lane gives ``not_applicable``, saying so.
@@ -187,8 +190,6 @@ def freeze_report(ctx: GateContext, prop: PropertyReport, fixture: FixtureReport
 
     ``ctx.registry`` is ``base_registry``'s answer (``None``: the map has no freeze lane).
     """
-    from patchlane.lanes.freeze.lane import audit
-
     if ctx.registry is None:
         return FreezeReport.not_applicable(ctx.cls.lanes["freeze"].reason)
     return audit(
@@ -210,8 +211,6 @@ def replay_report(ctx: GateContext, local_green: bool, frz: FreezeReport) -> Rep
 
 def base_registry(repo: Path, cls: Classification) -> Registry | None:
     """Return the base's freeze registry, read once per gate run (``None``: no freeze lane)."""
-    from patchlane.lanes.freeze.source import load_base_registry
-
     review_map = cls.map_source.review_map
     if review_map.freeze is None:
         return None
@@ -226,8 +225,6 @@ def freezes_in_play(
     Rule 3 needs the required properties' results, so the property lane must run whenever a
     freeze is in play, even for a patch that touches no property path.
     """
-    from patchlane.lanes.freeze.audit import records_in_play
-
     return registry is not None and bool(records_in_play(registry, cls.changed_paths, failure_log))
 
 
@@ -354,8 +351,6 @@ def _context(repo: Path, opts: GateOptions, out: Output) -> GateContext:
 
     failure_log = frozenset[str]()
     if opts.failure_log is not None:
-        from patchlane.lanes.freeze.failure_log import read_failure_log
-
         failure_log = read_failure_log(opts.failure_log)
     registry = base_registry(repo, cls)
     in_play = freezes_in_play(registry, cls, failure_log)
@@ -416,8 +411,6 @@ def _completed(verdict: Verdict, rep: ReplayReport, timings: Mapping[str, float]
 def isolation_facts(cls: Classification) -> IsolationFacts:
     """Which isolation this machine's children get, and whether the deciding (base's) map
     requires the kernel sandbox."""
-    from patchlane.infra.sandbox import isolation
-
     layers = isolation()
     required = cls.map_source.review_map.isolation == "required"
     return IsolationFacts(layers.kind, layers.describe(), required)

@@ -13,8 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchlane.child.messages import Job
+from patchlane.formats.depmap import MAPS
 from patchlane.formats.property_report import ChildTiming
 from patchlane.infra import process
+from patchlane.infra.cache import default_cache
+from patchlane.infra.cachekey import key_dir
 from patchlane.infra.sandbox import Confinement, Isolation
 from patchlane.infra.ui import Output, one_line
 from patchlane.lanes.property import discover
@@ -92,10 +95,6 @@ def guarded() -> list[str]:
     the base's oracle audits and the dependency maps
     (docs/explanation/decisions/0016-caches.md), and the directory of the key their MACs
     are made with (a key the patch wrote would be one it knows: docs/architecture.md §4)."""
-    from patchlane.formats.depmap import MAPS
-    from patchlane.infra.cache import default_cache
-    from patchlane.infra.cachekey import key_dir
-
     cache = default_cache()
     folders = (resultcache.FOLDER, audits.FOLDER, MAPS)
     found = [os.fspath((cache / d).resolve()) for d in folders]

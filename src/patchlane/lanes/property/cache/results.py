@@ -36,6 +36,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
+from importlib import metadata
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -141,8 +142,6 @@ def key_of(description: Description) -> str:
 def versions() -> Versions:
     """What of this environment changes a result besides the repository: interpreter,
     Hypothesis and patchlane."""
-    from importlib import metadata
-
     try:
         hypothesis = metadata.version("hypothesis")
     except metadata.PackageNotFoundError:
