@@ -29,10 +29,10 @@ from patchlane.infra.sandbox import isolation
 from patchlane.infra.steps import CACHED_RUNS, Steps
 from patchlane.infra.ui import Output
 from patchlane.inputs.jsonio import atomic_write_text, write_json
-from patchlane.lanes.fixture import lane as fixture
+from patchlane.lanes.fixture import lane as fixture_lane
+from patchlane.lanes.freeze import lane as freeze_lane
 from patchlane.lanes.freeze.audit import records_in_play
 from patchlane.lanes.freeze.failure_log import read_failure_log
-from patchlane.lanes.freeze.lane import audit
 from patchlane.lanes.freeze.source import load_base_registry
 from patchlane.lanes.property import DEFAULT_MUTANTS
 from patchlane.lanes.property.lane import PropertyRequest, run_property_lane
@@ -170,11 +170,11 @@ def fixture_report(ctx: GateContext) -> FixtureReport:
     lane = ctx.cls.lanes["fixture"]
     try:
         # A map without a fixture lane gives ``not_applicable``, saying so.
-        report = fixture.check_patch(ctx.repo, ctx.cls.patch)
+        report = fixture_lane.check_patch(ctx.repo, ctx.cls.patch)
     except LockError as e:
         # The lock is patch-controlled: a lock that cannot be read safely is red (rule 2),
         # not a usage error a hostile patch could hide behind.
-        report = fixture.report_for_lock_error(e)
+        report = fixture_lane.report_for_lock_error(e)
     if report.status == Status.PASS and not lane.applicable:
         report = dataclasses.replace(
             report,
@@ -192,7 +192,7 @@ def freeze_report(ctx: GateContext, prop: PropertyReport, fixture: FixtureReport
     """
     if ctx.registry is None:
         return FreezeReport.not_applicable(ctx.cls.lanes["freeze"].reason)
-    return audit(
+    return freeze_lane.audit(
         ctx.repo,
         ctx.cls.patch,
         today=ctx.today,
