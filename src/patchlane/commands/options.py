@@ -182,3 +182,49 @@ def property_cache_enabled(value: str) -> bool:
     if value not in ("on", "off"):
         raise UsageError(f"${PROPERTY_CACHE_ENV}={value!r}: expected on or off")
     return value == "on"
+
+
+# A candidate's gate in a tasks run, at most (an hour: a large suite's slice and the
+# property runs of a slow project, with room to spare).
+PAIR_TIMEOUT_S = 3600.0
+
+
+def add_tasks_options(p: argparse.ArgumentParser) -> None:
+    """Add the options of a tasks run (``triage --tasks``), which ``triage`` hands to
+    ``triage_tasks``; both read them, so they live here, below both."""
+    g = p.add_argument_group("a benchmark's tasks (--tasks)")
+    g.add_argument(
+        "--tasks",
+        type=Path,
+        metavar="FILE",
+        help="tasks.jsonl (instance_id, repo, base_commit; optional setup, python, map, "
+        "test_cmd): the candidates are then predictions .jsonl files, each gated against "
+        "its instance's base; --base does not apply",
+    )
+    g.add_argument(
+        "--engine",
+        default="local",
+        metavar="NAME",
+        help="where the tasks run: local (this machine, the default) or ray (a Ray "
+        "cluster; pip install 'patchlane[ray]')",
+    )
+    g.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="the Ray cluster to use (default: $RAY_ADDRESS, else one started for the run)",
+    )
+    g.add_argument(
+        "--pair-timeout",
+        type=seconds_value,
+        default=None,
+        metavar="SECONDS",
+        help=f"wall-clock bound of one candidate's gate; past it the candidate is undecided "
+        f"for the infrastructure (default: {PAIR_TIMEOUT_S:.0f})",
+    )
+    g.add_argument(
+        "--work-dir",
+        type=Path,
+        metavar="DIR",
+        help="where each machine keeps the bases' checkouts, environments and maps "
+        "(default: tasks/ in patchlane's cache directory)",
+    )

@@ -8,16 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from patchlane.commands.gate import add_gate_options, gate_options
-from patchlane.commands.options import add_base_option, base_ref, seconds_value
+from patchlane.commands.options import add_base_option, add_tasks_options, base_ref
 
 if TYPE_CHECKING:
     from patchlane.main import Context
     from patchlane.triage.summary import Row
 
 DEFAULT_OUT = Path(".patchlane") / "triage"
-# A candidate's gate in a tasks run, at most (an hour: a large suite's slice and the
-# property runs of a slow project, with room to spare).
-PAIR_TIMEOUT_S = 3600.0
 
 
 def register(sub: Any, name: str, help_text: str, parents: list[argparse.ArgumentParser]) -> None:
@@ -54,47 +51,6 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
         help="gate N candidates at a time (default: 1)",
     )
     add_gate_options(p)
-
-
-def add_tasks_options(p: argparse.ArgumentParser) -> None:
-    """Add the options of a tasks run (``--tasks``); ``run`` hands such a run to
-    ``triage_tasks``."""
-    g = p.add_argument_group("a benchmark's tasks (--tasks)")
-    g.add_argument(
-        "--tasks",
-        type=Path,
-        metavar="FILE",
-        help="tasks.jsonl (instance_id, repo, base_commit; optional setup, python, map, "
-        "test_cmd): the candidates are then predictions .jsonl files, each gated against "
-        "its instance's base; --base does not apply",
-    )
-    g.add_argument(
-        "--engine",
-        default="local",
-        metavar="NAME",
-        help="where the tasks run: local (this machine, the default) or ray (a Ray "
-        "cluster; pip install 'patchlane[ray]')",
-    )
-    g.add_argument(
-        "--address",
-        metavar="ADDR",
-        help="the Ray cluster to use (default: $RAY_ADDRESS, else one started for the run)",
-    )
-    g.add_argument(
-        "--pair-timeout",
-        type=seconds_value,
-        default=None,
-        metavar="SECONDS",
-        help=f"wall-clock bound of one candidate's gate; past it the candidate is undecided "
-        f"for the infrastructure (default: {PAIR_TIMEOUT_S:.0f})",
-    )
-    g.add_argument(
-        "--work-dir",
-        type=Path,
-        metavar="DIR",
-        help="where each machine keeps the bases' checkouts, environments and maps "
-        "(default: tasks/ in patchlane's cache directory)",
-    )
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:

@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from patchlane.commands.options import PAIR_TIMEOUT_S
+
 if TYPE_CHECKING:
     from patchlane.main import Context
 
@@ -26,7 +28,6 @@ def run_tasks_command(args: argparse.Namespace, ctx: Context) -> int:
     """Run ``triage --tasks``; return its exit code. Raises ``UsageError`` or
     ``InputError`` (exit 2) for bad options or input, before any base is prepared."""
     from patchlane import __version__
-    from patchlane.commands.triage import PAIR_TIMEOUT_S
     from patchlane.errors import Exit, UsageError
     from patchlane.infra.ui import one_line, show
     from patchlane.triage import tasks
