@@ -38,15 +38,8 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from patchlane.demo.scenarios import (
-        DEMO_CASES,
-        DEMO_SEED,
-        DEMO_TODAY,
-        SCENARIOS,
-        DemoRepo,
-        prepare_root,
-        run_demo,
-    )
+    from patchlane.demo.repo import DemoRepo, prepare_root
+    from patchlane.demo.scenarios import DEMO_CASES, DEMO_SEED, DEMO_TODAY, SCENARIOS, run_demo
     from patchlane.demo.triage import run_triage
     from patchlane.infra.ui import show
     from patchlane.inputs.jsonio import dumps_report
