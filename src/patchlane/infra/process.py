@@ -153,10 +153,10 @@ def run_child(
 
     ``result_limit`` bounds the bytes the result channel may carry (past it the child is
     killed and the run has a problem). With ``answer``, the job also names ``answer_fd``:
-    the first record carrying ``resultchannel.ASK`` is answered once, with what ``answer`` returns for the
-    records so far, written to that descriptor and closed (the child reads it to its end);
-    the child's clock keeps running meanwhile. With ``listen``, the records are also handed
-    to it as they arrive, and it is called on every turn of the watch loop (for progress:
+    the first record carrying ``resultchannel.ASK`` is answered once, with what ``answer``
+    returns for the records so far, written to that descriptor and closed (the child reads
+    it to its end); the child's clock keeps running meanwhile. With ``listen``, the records
+    are also handed to it as they arrive, and it is called on every turn of the watch loop (for progress:
     what it does changes nothing of the run). Returns the ``ChildRun``. Never raises for
     anything the child does; raises ``OSError`` only when the process cannot be started at
     all, ``ConfinementRefused`` when the sandbox's launcher could not confine a replay's
