@@ -12,6 +12,7 @@ import stat
 from pathlib import Path
 
 from patchlane.demo.repo import DemoError
+from patchlane.main import main
 
 FIXTURE_DIR = "tests/fixtures/billing"
 LOCK = f"{FIXTURE_DIR}/LOCK.json"
@@ -58,7 +59,6 @@ def reprice_invoice_min(repo: Path) -> None:
 
 def reprice_and_relock(repo: Path) -> None:
     """Reprice the fixture, then re-lock through patchlane with a new one-line reason."""
-    from patchlane.main import main
 
     reprice_invoice_min(repo)
     code = main(["--repo", os.fspath(repo), "-q", "fixture", "lock", "--reason", RELOCK_REASON])

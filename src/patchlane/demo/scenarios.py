@@ -42,6 +42,8 @@ from patchlane.demo.patches import (
 )
 from patchlane.demo.repo import BASE_BRANCH, DemoRepo, make_repo
 from patchlane.formats.verdict_file import ACCEPT, REJECT, UNDECIDED, Reason
+from patchlane.gate.run import GateOptions, run_gate
+from patchlane.infra.ui import Output
 
 if TYPE_CHECKING:
     from patchlane.formats.fixture_report import FixtureReport
@@ -394,8 +396,6 @@ def run_scenario(repo: DemoRepo, scenario: Scenario, evidence: Path) -> Outcome:
 
     Returns the ``Outcome``; the gate's files are in ``evidence/<scenario>``.
     """
-    from patchlane.gate.run import GateOptions, run_gate
-    from patchlane.infra.ui import Output
 
     repo.git("checkout", "-q", "-b", scenario.name, BASE_BRANCH)
     scenario.edit(repo.path)
