@@ -16,6 +16,7 @@ import json
 import os
 import selectors
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -249,7 +250,6 @@ class _JobSocket:
     ends it."""
 
     def __init__(self, payload: bytes, timeout_s: float) -> None:
-        import socket
 
         self.parent, self.child = socket.socketpair()
         self.payload = payload

@@ -11,6 +11,8 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 
+from patchlane.inputs.jsonio import loads_strict
+
 # A record with this key asks the parent a question mid-run (``run_child``'s ``answer``).
 ASK = "ask"
 # Given every record so far (the question last), return the answer's bytes.
@@ -103,7 +105,6 @@ def parse_results(data: bytes, token: str) -> tuple[list[dict[str, object]], int
     wrong or missing token, anything after ``done``, an unterminated last line). Problems
     never quote the child's bytes.
     """
-    from patchlane.inputs.jsonio import loads_strict
 
     records: list[dict[str, object]] = []
     problems: list[str] = []
