@@ -29,12 +29,21 @@ from patchlane.commands.init_layout import (
     say_next,
 )
 from patchlane.commands.init_map import LOCK_NAME, MapContent, render
-from patchlane.commands.init_prose import Ignore, find_prose, find_tooling, gitignore_to_append
+from patchlane.commands.init_prose import (
+    Ignore,
+    append_evidence_rule,
+    evidence_ignored,
+    find_prose,
+    find_tooling,
+    gitignore_to_append,
+)
 from patchlane.commands.init_roots import find_test_roots, registry_folder
 from patchlane.commands.init_trial import Adopted, adopt
 from patchlane.errors import Exit, UsageError
-from patchlane.infra.ui import write_stdout
+from patchlane.infra.ui import show, write_stdout
+from patchlane.inputs.jsonio import atomic_write_text, dumps_report
 from patchlane.inputs.paths import path_problem, symlink_on_way, to_fs
+from patchlane.project.config import parse_review_map
 
 if TYPE_CHECKING:
     from patchlane.infra.ui import Output
@@ -128,12 +137,8 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from patchlane.commands.init_prose import append_evidence_rule
-    from patchlane.infra.ui import show
-    from patchlane.inputs.jsonio import atomic_write_text
     from patchlane.lanes.fixture.lane import write_locks
     from patchlane.project.classify import map_path_in_repo
-    from patchlane.project.config import parse_review_map
 
     repo = ctx.repo()
     rel, outside = map_path_in_repo(repo, ctx.map_option)
@@ -228,7 +233,6 @@ def _json(
     wrote: list[WrittenFile],
     notes: list[str],
 ) -> None:
-    from patchlane.inputs.jsonio import dumps_report
 
     lane = content.property_lane
     data = {
@@ -378,7 +382,6 @@ def survey(repo: Path, fixtures: list[str] | None) -> Survey:
 
 def _notes(repo: Path, found: Survey, content: MapContent, appended: bool) -> list[str]:
     """The notes ``init`` prints after what it wrote and what it left out."""
-    from patchlane.commands.init_prose import evidence_ignored
 
     notes: list[str] = []
     if found.given_files and content.property_lane and content.tests:

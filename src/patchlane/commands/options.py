@@ -8,6 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from patchlane.errors import UsageError
+from patchlane.infra.ui import write_stdout
+
 if TYPE_CHECKING:
     from patchlane.infra.ui import Output
 
@@ -29,7 +32,6 @@ def base_ref(repo: Path, given: str | None) -> str:
     """Return ``--base`` as given, else the default branch (``init_layout.default_base``, the
     branch ``init``'s next line assumes). Raises ``UsageError`` when there is none."""
     from patchlane.commands.init_layout import default_base
-    from patchlane.errors import UsageError
 
     if given is not None:
         return given
@@ -54,7 +56,6 @@ def add_diff_options(p: argparse.ArgumentParser) -> None:
 def publish(out: Output, data: Any, path: str | Path | None, summary: Callable[[], None]) -> None:
     """Write a report to ``--out`` (atomically) when given, then show it: with ``--json`` the
     same bytes on stdout (also for a path that is not UTF-8), else the human ``summary``."""
-    from patchlane.infra.ui import write_stdout
     from patchlane.inputs.jsonio import dumps_report, write_json
 
     if path:
@@ -98,7 +99,6 @@ def dep_map_timeout(value: float | None) -> float:
     """Return the recording timeout: ``--dep-map-timeout``, else $PATCHLANE_DEP_MAP_TIMEOUT,
     else ``RECORD_TIMEOUT_S``. Raises ``UsageError`` for an environment value that is not a
     positive number."""
-    from patchlane.errors import UsageError
     from patchlane.lanes.replay.maprecord import RECORD_TIMEOUT_S
 
     if value is not None:
@@ -177,7 +177,6 @@ def property_cache_enabled(value: str) -> bool:
     """Return whether ``--property-cache`` (or its environment default) is ``on``. Raises
     ``UsageError`` for a value other than ``on`` or ``off`` (argparse checks the choices
     of the command line, not a default taken from the environment)."""
-    from patchlane.errors import UsageError
 
     if value not in ("on", "off"):
         raise UsageError(f"${PROPERTY_CACHE_ENV}={value!r}: expected on or off")

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from patchlane.commands.gate import add_gate_options, gate_options
 from patchlane.commands.options import add_base_option, add_tasks_options, base_ref
+from patchlane.errors import Exit, UsageError
+from patchlane.infra.ui import one_line, show, write_stdout
 
 if TYPE_CHECKING:
     from patchlane.main import Context
@@ -54,7 +56,6 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from patchlane.errors import Exit, UsageError
 
     if args.tasks is not None:
         from patchlane.commands.triage_tasks import run_tasks_command
@@ -65,7 +66,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             flag = "--" + option.replace("_", "-")
             raise UsageError(f"{flag} goes with --tasks FILE (a benchmark's tasks)")
     from patchlane.gate.run import prepare_out_dir
-    from patchlane.infra.ui import write_stdout
     from patchlane.triage.batch import TriageOptions, triage
     from patchlane.triage.candidates import collect
     from patchlane.triage.summary import JSONL_NAME, MD_NAME, exit_code, write
@@ -93,8 +93,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         _say_summary(ctx, rows, root)
     code = exit_code(rows)
     if code == Exit.BAD_INPUT:
-        from patchlane.infra.ui import one_line, show
-
         where = show(str(root / MD_NAME))
         print(
             one_line(f"patchlane: error: no candidate could be gated (see {where})"),
@@ -104,7 +102,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _progress_line(row: Row, done: int, total: int) -> None:
-    from patchlane.infra.ui import one_line
 
     reason = f" ({row.reason[:120]})" if row.reason else ""
     same = f" [the same patch as {row.same_as}: one gate]" if row.same_as is not None else ""
@@ -113,7 +110,6 @@ def _progress_line(row: Row, done: int, total: int) -> None:
 
 
 def _say_summary(ctx: Context, rows: list[Row], root: Path) -> None:
-    from patchlane.infra.ui import one_line, show
     from patchlane.triage.summary import ranked
 
     width = max(len(r.name) for r in rows)
