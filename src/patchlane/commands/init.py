@@ -233,7 +233,6 @@ def _json(
     wrote: list[WrittenFile],
     notes: list[str],
 ) -> None:
-
     lane = content.property_lane
     data = {
         "repo": os.fspath(repo),

@@ -56,7 +56,6 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-
     if args.tasks is not None:
         from patchlane.commands.triage_tasks import run_tasks_command
 
@@ -102,7 +101,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _progress_line(row: Row, done: int, total: int) -> None:
-
     reason = f" ({row.reason[:120]})" if row.reason else ""
     same = f" [the same patch as {row.same_as}: one gate]" if row.same_as is not None else ""
     line = one_line(f"[{done}/{total}] {row.name}: {row.verdict}{reason}{same} {row.seconds:.1f} s")

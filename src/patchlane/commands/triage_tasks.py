@@ -117,14 +117,12 @@ def gate_words(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def _work_dir(given: Path | None) -> Path:
-
     path = Path.cwd() / given if given is not None else default_cache() / "tasks"
     _make_dir(path, "--work-dir")
     return path
 
 
 def _make_dir(path: Path, option: str) -> None:
-
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:

@@ -250,7 +250,6 @@ class _JobSocket:
     ends it."""
 
     def __init__(self, payload: bytes, timeout_s: float) -> None:
-
         self.parent, self.child = socket.socketpair()
         self.payload = payload
         self.timeout_s = timeout_s

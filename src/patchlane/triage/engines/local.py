@@ -110,7 +110,6 @@ def _gate_and_say(prepared: Prepared, pair: Pair, plan: RunPlan, said: Report) -
 
 
 def _with_attempts(result: PairResult, attempt: int) -> PairResult:
-
     return dataclasses.replace(result, attempts=attempt)
 
 
