@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -91,7 +92,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 def _with_map_paths(repo: Path, result: CheckResult) -> CheckResult:
     """``result`` with a problem for each map path that is a placeholder or names nothing
     (``check_paths``), when the map was read."""
-    import dataclasses
 
     from patchlane.commands.check_paths import checked_paths
 
