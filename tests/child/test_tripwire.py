@@ -11,8 +11,10 @@ import pytest
 from patchlane.child.tripwire import describe
 from patchlane.lanes.replay.chosen import Scope, collect_and_run
 from patchlane.lanes.replay.collect import Collected
-from patchlane.lanes.replay.run import FAILED, PASSED, SKIPPED, fold, run_tests
-from patchlane.lanes.replay.run import TestRun as Run
+from patchlane.lanes.replay.fold import fold
+from patchlane.lanes.replay.results import FAILED, PASSED, SKIPPED
+from patchlane.lanes.replay.results import TestRun as Run
+from patchlane.lanes.replay.run import run_tests
 from tests.lanes.replay.trees import write_tree
 
 # The code under test breaks ``add`` and, at import, makes pytest lie about it.

@@ -53,9 +53,10 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
     """
     from patchlane.formats import slicefile
     from patchlane.infra import git
-    from patchlane.inputs.jsonio import atomic_write_bytes
     from patchlane.lanes.replay import signing
-    from patchlane.lanes.replay.run import HostRun, draw_hash_seed, run_slice
+    from patchlane.lanes.replay.hostrun import HostRun, run_slice, split_since
+    from patchlane.lanes.replay.receipts import issue
+    from patchlane.lanes.replay.run import draw_hash_seed
     from patchlane.lanes.replay.runprogress import logged, shown
     from patchlane.lanes.replay.testbound import bounded, default_bound
 
@@ -73,7 +74,7 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
     repo = ctx.repo()
     head = git.resolve_commit(repo, "HEAD")
     _refuse_a_dirty_tree(repo, (args.slice, args.out, args.freeze_report))
-    split = _split(repo, args.base, head)
+    split = split_since(repo, args.base, head)
     # Drawn afresh unless a person reproduces a receipt's run (docs/architecture.md §4).
     hash_seed = draw_hash_seed() if args.hash_seed is None else args.hash_seed
     ctx.out.progress(
@@ -96,13 +97,11 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
                 hash_seed=hash_seed,
             ),
         )
-    receipt = result.receipt if key is None else signing.sign(result.receipt, key)
-    rendered = receipt.render()
-    atomic_write_bytes(Path(args.out), rendered)
+    receipt = issue(result.receipt, key, Path(args.out))
     if ctx.out.verbose:
         ctx.out.debug("pytest output (tail):\n" + result.output_tail.decode("utf-8", "replace"))
     if ctx.out.json:
-        write_stdout(rendered.decode("utf-8"))
+        write_stdout(receipt.render().decode("utf-8"))
     else:
         out = ctx.out
         for problem in result.run.problems:
@@ -152,21 +151,6 @@ def _refuse_a_dirty_tree(repo: Path, given: tuple[Path | None, ...]) -> None:
         "(git stash -u), ignore it (.gitignore, .git/info/exclude), or run on a clean "
         "checkout of the head (git worktree add --detach DIR HEAD)"
     )
-
-
-def _split(repo: Path, base: str | None, head: str) -> tuple[str, frozenset[str]] | None:
-    """``--base REF``: the merge base of ``REF`` and ``head`` and the paths the patch adds
-    or changes since it (their tests run apart: docs/architecture.md §4); else ``None``.
-    Raises ``GitError`` (exit 2) for a ref git cannot resolve or a missing merge base."""
-    from patchlane.infra import git
-
-    if base is None:
-        return None
-    merge_base = git.merge_base(repo, git.resolve_commit(repo, base), head)
-    changed = frozenset(
-        c.path for c in git.diff_changes(repo, merge_base, head) if c.status[:1] != "D"
-    )
-    return merge_base, changed
 
 
 def main_verify(args: argparse.Namespace, ctx: Context) -> int:
@@ -246,9 +230,9 @@ def main_merge(args: argparse.Namespace, ctx: Context) -> int:
     a missing receipt file.
     """
     from patchlane.formats import slicefile
-    from patchlane.inputs.jsonio import atomic_write_bytes
     from patchlane.lanes.replay import signing
     from patchlane.lanes.replay.merge import Shard, merge_receipts
+    from patchlane.lanes.replay.receipts import issue
 
     whole = _read(args.slice, slicefile.SliceError)
     shards = [
@@ -269,11 +253,9 @@ def main_merge(args: argparse.Namespace, ctx: Context) -> int:
         if ctx.out.json:
             write_stdout(dumps_refusal(merged.refusals))
         return Exit.UNDECIDED
-    receipt = merged.receipt if key is None else signing.sign(merged.receipt, key)
-    rendered = receipt.render()
-    atomic_write_bytes(Path(args.out), rendered)
+    receipt = issue(merged.receipt, key, Path(args.out))
     if ctx.out.json:
-        write_stdout(rendered.decode("utf-8"))
+        write_stdout(receipt.render().decode("utf-8"))
     else:
         ctx.out.say(
             f"replay merge: {len(shards)} shard(s), {len(receipt.failed_nodeids)} failed, "

@@ -14,7 +14,7 @@ from patchlane.errors import Exit, InputError, UsageError
 from patchlane.infra.ui import one_line, show, write_stdout
 
 if TYPE_CHECKING:
-    from patchlane.lanes.replay.select import Selection
+    from patchlane.lanes.replay.selection import Selection
     from patchlane.main import Context
     from patchlane.project.classify import Classification
 
@@ -51,7 +51,8 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
     from patchlane.lanes.freeze.failure_log import read_failure_log
     from patchlane.lanes.replay.maprecord import obtain
     from patchlane.lanes.replay.run import draw_hash_seed
-    from patchlane.lanes.replay.select import SliceRequest, select_slice
+    from patchlane.lanes.replay.select import select_slice
+    from patchlane.lanes.replay.selection import SliceRequest
     from patchlane.project.classify import classify
 
     if args.out is None:
@@ -116,7 +117,7 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
 
 def _warn_about(selection: Selection, cls: Classification) -> None:
     """Warn on stderr about private files, an empty slice and code no test reaches."""
-    from patchlane.lanes.replay.lane import unreached_code
+    from patchlane.lanes.replay.checks import unreached_code
 
     for path, why in selection.private:
         _warn(f"private: {show(path)}: {why}")

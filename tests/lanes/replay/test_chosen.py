@@ -10,7 +10,7 @@ import pytest
 
 from patchlane.lanes.replay.chosen import ChosenRun, Scope, collect_and_run
 from patchlane.lanes.replay.collect import Collected, CollectionError, collect
-from patchlane.lanes.replay.run import FAILED, PASSED, NodeResult
+from patchlane.lanes.replay.results import FAILED, PASSED, NodeResult
 from tests.lanes.replay.trees import write_tree
 
 

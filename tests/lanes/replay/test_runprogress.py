@@ -10,7 +10,8 @@ import pytest
 
 from patchlane.lanes.replay.chosen import Scope, collect_and_run
 from patchlane.lanes.replay.collect import Collected
-from patchlane.lanes.replay.run import FAILED, PASSED, run_tests
+from patchlane.lanes.replay.results import FAILED, PASSED
+from patchlane.lanes.replay.run import run_tests
 from patchlane.lanes.replay.runprogress import Counter, counter, shown
 from tests.lanes.replay.trees import write_tree
 

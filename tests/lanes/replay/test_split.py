@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from patchlane.infra.sandbox import isolation
-from patchlane.lanes.replay import run as replay_run
+from patchlane.lanes.replay import results as replay_run
 from patchlane.lanes.replay.chosen import Scope
 from patchlane.lanes.replay.collect import Collected, CollectionError
-from patchlane.lanes.replay.run import FAILED, PASSED, NodeResult
+from patchlane.lanes.replay.results import FAILED, PASSED, NodeResult
 from patchlane.lanes.replay.split import own_test_files, run_apart, split_and_run, union
 from patchlane.project.testmodules import ModulePatterns
 from tests.lanes.replay.trees import write_tree

@@ -11,7 +11,8 @@ import pytest
 
 from patchlane.lanes.replay.chosen import Scope, collect_and_run
 from patchlane.lanes.replay.collect import Collected
-from patchlane.lanes.replay.run import FAILED, PASSED, SKIPPED, run_tests
+from patchlane.lanes.replay.results import FAILED, PASSED, SKIPPED
+from patchlane.lanes.replay.run import run_tests
 from patchlane.lanes.replay.runprogress import shown
 from patchlane.lanes.replay.testbound import (
     FACTOR,

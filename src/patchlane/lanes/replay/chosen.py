@@ -29,14 +29,12 @@ from typing import Any
 from patchlane.child.messages import ReplayJob
 from patchlane.infra.ui import one_line
 from patchlane.lanes.replay.collect import Collected, CollectionError, ImportSeen, tail_lines
+from patchlane.lanes.replay.fold import fold
+from patchlane.lanes.replay.results import CollectError, TestRun, file_part
 from patchlane.lanes.replay.run import (
     RESULT_LIMIT,
-    CollectError,
-    TestRun,
     checked_origins,
     child_argv,
-    file_part,
-    fold,
     freeze_setup,
     plain_env,
     presented,

@@ -187,7 +187,8 @@ def record(
     from patchlane.infra.tree import materialise
     from patchlane.lanes.replay.chosen import Scope, collect_and_run
     from patchlane.lanes.replay.collect import Collected
-    from patchlane.lanes.replay.run import PASSED, run_tests
+    from patchlane.lanes.replay.results import PASSED
+    from patchlane.lanes.replay.run import run_tests
     from patchlane.lanes.replay.runprogress import shown
     from patchlane.lanes.replay.testbound import bounded
 

@@ -41,14 +41,8 @@ from typing import Any
 from patchlane.inputs.paths import to_fs, under_any
 from patchlane.lanes.replay.chosen import Choose, ChosenRun, Scope, collect_and_run
 from patchlane.lanes.replay.collect import Collected, collect
-from patchlane.lanes.replay.run import (
-    FAILED,
-    NodeResult,
-    TestRun,
-    child_env,
-    file_part,
-    run_tests,
-)
+from patchlane.lanes.replay.results import FAILED, NodeResult, TestRun, file_part
+from patchlane.lanes.replay.run import child_env, run_tests
 from patchlane.lanes.replay.testbound import carry, unjudged
 from patchlane.project.testmodules import CONFTEST, ModulePatterns
 

@@ -36,7 +36,8 @@ from patchlane.formats.depmap import DependencyMap
 from patchlane.infra import git, sandbox
 from patchlane.inputs.paths import to_fs
 from patchlane.lanes.replay.mapselect import changed_functions
-from patchlane.lanes.replay.run import FAILED, PASSED, Also, TestRun, run_tests
+from patchlane.lanes.replay.results import FAILED, PASSED, TestRun
+from patchlane.lanes.replay.run import Also, run_tests
 from patchlane.lanes.replay.vacuity.variants import REPEAT, VARIANT, Generated, extend
 from patchlane.project.build import Build, built
 
