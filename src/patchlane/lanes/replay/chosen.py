@@ -30,7 +30,7 @@ from patchlane.child.messages import ReplayJob
 from patchlane.infra.ui import one_line
 from patchlane.lanes.replay.collect import Collected, CollectionError, ImportSeen, tail_lines
 from patchlane.lanes.replay.fold import fold
-from patchlane.lanes.replay.results import CollectError, TestRun, file_part
+from patchlane.lanes.replay.results import CollectError, Runner, TestRun, file_part
 from patchlane.lanes.replay.run import (
     RESULT_LIMIT,
     checked_origins,
@@ -85,13 +85,11 @@ def collect_and_run(
     tree: Path,
     scope: Scope,
     choose: Choose,
-    *,
-    hash_seed: int,
-    timeout_s: float,
-    freeze_report: Path | None = None,
+    runner: Runner,
     record: Path | None = None,
 ) -> ChosenRun:
-    """Start pytest in ``tree``, let ``choose`` pick from what it collected, run that.
+    """Start pytest in ``tree``, let ``choose`` pick from what it collected, run that, as
+    ``runner`` says (its hash seed, wall clock and freeze report).
 
     With ``record`` (a path in a directory the caller made), the child also records what
     each test depended on and writes it there, as ``run_tests`` does (``replay map``).
@@ -106,7 +104,7 @@ def collect_and_run(
     from patchlane.lanes.replay.testbound import Clock, current, listener
 
     if not scope.extra_paths:
-        return _nothing_to_collect(tree, choose, hash_seed, timeout_s, freeze_report)
+        return _nothing_to_collect(tree, choose, runner)
     asked: list[Sequence[str] | None] = []
     clock = {"start": time.monotonic(), "asked": 0.0, "chosen": 0.0}
     # Each test's own wall clock (``testbound``); inside ``runprogress.shown``: collection's
@@ -123,10 +121,11 @@ def collect_and_run(
             progress.expect(len(chosen))
         return json.dumps({"run": None if chosen is None else list(chosen)}).encode("utf-8")
 
+    hash_seed, timeout_s = runner.hash_seed, runner.timeout_s
     env = plain_env(hash_seed)
     shown = presented(tree, env)
     with tempfile.TemporaryDirectory(prefix="patchlane-replay-") as tmp:
-        allowed, freeze = freeze_setup(freeze_report, Path(tmp))
+        allowed, freeze = freeze_setup(runner.freeze_report, Path(tmp))
         job: ReplayJob = {
             "args": pytest_args(shown.child_path(tree), freeze),
             "project": list(shown.names),
@@ -153,9 +152,7 @@ def collect_and_run(
             env=env,
             # The test run may write its own tree, as the project's tests do in a checkout;
             # the tree is this run's alone and is removed after it.
-            confinement=run_confinement(
-                Path(tmp), tree, record, freeze=freeze, shown=shown, job=job
-            ),
+            confinement=run_confinement(Path(tmp), tree, freeze=freeze, shown=shown, job=job),
             result_limit=RESULT_LIMIT,
             job_socket=True,
         )
@@ -180,9 +177,7 @@ def collect_and_run(
     return ChosenRun(checked_origins(folded), collect_s, choose_s)
 
 
-def _nothing_to_collect(
-    tree: Path, choose: Choose, hash_seed: int, timeout_s: float, freeze_report: Path | None
-) -> ChosenRun:
+def _nothing_to_collect(tree: Path, choose: Choose, runner: Runner) -> ChosenRun:
     """No test path in the head: nothing to collect (as ``collect``); the choice may still
     name node ids (a failure log's), which then run and fail as not collected."""
     begun = time.monotonic()
@@ -191,8 +186,8 @@ def _nothing_to_collect(
     if not picked:
         return ChosenRun(None, 0.0, choose_s)
     direct = run_tests(
-        tree, nodeids=picked, hash_seed=hash_seed, timeout_s=timeout_s,
-        freeze_report=freeze_report,
+        tree, nodeids=picked, hash_seed=runner.hash_seed, timeout_s=runner.timeout_s,
+        freeze_report=runner.freeze_report,
     )  # fmt: skip
     return ChosenRun(direct, 0.0, choose_s)
 

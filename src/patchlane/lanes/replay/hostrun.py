@@ -16,7 +16,15 @@ import patchlane
 from patchlane.formats.receipt import Receipt, utc_stamp
 from patchlane.infra import git
 from patchlane.infra.sandbox import isolation
-from patchlane.lanes.replay.results import FAILED, FROZEN, PASSED, SKIPPED, RunResult, TestRun
+from patchlane.lanes.replay.results import (
+    FAILED,
+    FROZEN,
+    PASSED,
+    SKIPPED,
+    Runner,
+    RunResult,
+    TestRun,
+)
 from patchlane.lanes.replay.run import draw_hash_seed, run_tests
 from patchlane.lanes.replay.split import run_apart
 
@@ -62,10 +70,7 @@ def run_slice(repo: Path, nodeids: Sequence[str], slice_sha256: str, host: HostR
     split, timeout_s, freeze_report = host.split, host.timeout_s, host.freeze_report
     drawn = draw_hash_seed() if host.hash_seed is None else host.hash_seed
     if split is not None:
-        run = run_apart(
-            repo, nodeids, split[1], hash_seed=drawn, timeout_s=timeout_s,
-            freeze_report=freeze_report,
-        )  # fmt: skip
+        run = run_apart(repo, nodeids, split[1], Runner(drawn, timeout_s, freeze_report))
     else:
         run = run_tests(
             repo,
@@ -74,44 +79,28 @@ def run_slice(repo: Path, nodeids: Sequence[str], slice_sha256: str, host: HostR
             timeout_s=timeout_s,
             freeze_report=freeze_report,
         )
-    receipt = receipt_for(
-        run,
-        seed=host.seed,
-        hash_seed=drawn,
-        slice_sha256=slice_sha256,
-        head=host.head,
-        host_role=host.host_role,
-        started=started,
-        canary=host.canary,
-    )
+    receipt = receipt_for(run, host, slice_sha256=slice_sha256, hash_seed=drawn, started=started)
     if split is not None:
         receipt = dataclasses.replace(receipt, split_base=split[0])
     return RunResult(receipt, run)
 
 
 def receipt_for(
-    run: TestRun,
-    *,
-    seed: int,
-    hash_seed: int,
-    slice_sha256: str,
-    head: str | None,
-    host_role: str,
-    started: str,
-    canary: tuple[str, ...] | None = None,
+    run: TestRun, host: HostRun, *, slice_sha256: str, hash_seed: int, started: str
 ) -> Receipt:
     """Return the (unsigned) receipt of ``run``, a run of the slice ``slice_sha256`` under
-    ``hash_seed`` that began at ``started`` and ends now; ``canary``: which of its node ids
-    were the canary (``None``: not told)."""
+    ``hash_seed`` that began at ``started`` and ends now, on ``host`` (its public seed, the
+    head it names, its role and the slice's canary node ids: ``None``, not told)."""
+    canary = host.canary
     return Receipt(
-        seed=seed,
+        seed=host.seed,
         slice_sha256=slice_sha256,
         failed_nodeids=run.ids(FAILED),
         skipped_by_freeze=run.ids(FROZEN),
-        host_role=host_role,
+        host_role=host.host_role,
         passed_nodeids=run.ids(PASSED),
         skipped_nodeids=run.ids(SKIPPED),
-        head=head,
+        head=host.head,
         started=started,
         finished=utc_stamp(),
         patchlane_version=patchlane.__version__,

@@ -72,47 +72,45 @@ def replay(
         # A local lane that is not green is red: the verdict is already reject, and the
         # replay is skipped whatever --replay asked for (no evidence, not an error).
         return skipped(opts.mode)
-    bound = for_replay(opts.test_timeout_s, opts.obtained[0] if opts.obtained else None)
-    try:
-        with bounded(bound):  # every test this lane runs, at the head and the base
-            report = _replay(repo, cls, opts, freeze_report, out, steps)
-    except BuildFailed as e:
-        report = judge_build_failure(repo, cls, opts.mode, e.result)
-    except ForeignCode as e:
-        # The code under test was not the tree under judgement: no evidence (rule 6).
-        report = no_evidence(opts.mode, ReplayOutcome.NO_EVIDENCE, str(e))
+    if opts.mode == "none":
+        report = no_evidence("none", ReplayOutcome.NOT_RUN, "replay not run (--replay none)")
+    elif opts.seed is None:
+        raise UsageError(
+            "--replay needs a seed: pass --seed N or set lanes.replay.seed in the review map"
+        )
+    else:
+        stage = Stage(
+            repo,
+            cls,
+            opts,
+            seed=opts.seed,
+            # The PYTHONHASHSEED and Hypothesis seed of every child this stage starts on the
+            # head or the base (the run, and the checks beside it at the base, alike): drawn
+            # afresh for each gate, never from the public seed, which a patch could be tuned
+            # to.
+            hash_seed=draw_hash_seed(),
+            freeze_report=freeze_report,
+            out=out,
+            clock=steps if steps is not None else Steps(Output(quiet=True)),
+            timeout_s=RUN_TIMEOUT_S,  # read here: a test may shorten it (this module's name)
+        )
+        report = _judged(stage)
     events = compiled_events(repo, cls)
     return with_events(report, *events) if events else report
 
 
-def _replay(
-    repo: Path,
-    cls: Classification,
-    opts: ReplayOptions,
-    freeze_report: FreezeReport,
-    out: Output,
-    steps: Steps | None,
-) -> ReplayReport:
-    """The report of the mode ``opts`` names, as ``replay`` says; raises what it raises,
-    and ``BuildFailed`` for a map's build command that fails in a tree."""
-    if opts.mode == "none":
-        return no_evidence("none", ReplayOutcome.NOT_RUN, "replay not run (--replay none)")
-    if opts.seed is None:
-        raise UsageError(
-            "--replay needs a seed: pass --seed N or set lanes.replay.seed in the review map"
-        )
-    stage = Stage(
-        repo,
-        cls,
-        opts,
-        seed=opts.seed,
-        # The PYTHONHASHSEED and Hypothesis seed of every child this stage starts on the
-        # head or the base (the run, and the checks beside it at the base, alike): drawn
-        # afresh for each gate, never from the public seed, which a patch could be tuned to.
-        hash_seed=draw_hash_seed(),
-        freeze_report=freeze_report,
-        out=out,
-        clock=steps if steps is not None else Steps(Output(quiet=True)),
-        timeout_s=RUN_TIMEOUT_S,  # read here: a test may shorten it (this module's name)
-    )
-    return replay_here(stage) if opts.mode == "local" else replay_hosted(stage)
+def _judged(stage: Stage) -> ReplayReport:
+    """The report of the pipeline ``stage.opts.mode`` names (``local``, else ``hosted``),
+    every test bounded (``testbound``); a map's build command that fails in a tree is
+    judged (``compiled.judge_build_failure``), and code under test imported from outside
+    the tree under judgement is no evidence. Raises what ``replay`` raises."""
+    opts = stage.opts
+    bound = for_replay(opts.test_timeout_s, opts.obtained[0] if opts.obtained else None)
+    try:
+        with bounded(bound):  # every test this lane runs, at the head and the base
+            return replay_here(stage) if opts.mode == "local" else replay_hosted(stage)
+    except BuildFailed as e:
+        return judge_build_failure(stage.repo, stage.cls, opts.mode, e.result)
+    except ForeignCode as e:
+        # The code under test was not the tree under judgement: no evidence (rule 6).
+        return no_evidence(opts.mode, ReplayOutcome.NO_EVIDENCE, str(e))

@@ -51,7 +51,7 @@ from patchlane.lanes.replay.collect import Collected, CollectionError
 from patchlane.lanes.replay.compiled import wrote_events
 from patchlane.lanes.replay.receipts import local_receipt
 from patchlane.lanes.replay.reports import empty, no_evidence, with_events, with_slice
-from patchlane.lanes.replay.results import TestRun
+from patchlane.lanes.replay.results import Runner, TestRun
 from patchlane.lanes.replay.runprogress import logged, shown
 from patchlane.lanes.replay.select import SlicePlan, base_collector, decide_slice, plan_slice
 from patchlane.lanes.replay.selection import Selection
@@ -125,9 +125,7 @@ def _replay_here_with(stage: Stage, pool: Executor) -> ReplayReport:
                     _with_preload(plan.scope, dep_map, stage),
                     choose,
                     _own_tests(stage, plan, Path(tmp) / "head"),  # run apart (``split``)
-                    hash_seed=stage.hash_seed,
-                    timeout_s=stage.timeout_s,
-                    freeze_report=stage.freeze_path,
+                    Runner(stage.hash_seed, stage.timeout_s, stage.freeze_path),
                 )
         except CollectionError as e:
             return collection_failed(stage, e)

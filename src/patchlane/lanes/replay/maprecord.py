@@ -187,7 +187,7 @@ def record(
     from patchlane.infra.tree import materialise
     from patchlane.lanes.replay.chosen import Scope, collect_and_run
     from patchlane.lanes.replay.collect import Collected
-    from patchlane.lanes.replay.results import PASSED
+    from patchlane.lanes.replay.results import PASSED, Runner
     from patchlane.lanes.replay.run import run_tests
     from patchlane.lanes.replay.runprogress import shown
     from patchlane.lanes.replay.testbound import bounded
@@ -220,9 +220,8 @@ def record(
             if paths:
                 scope = Scope(extra_paths=tuple(paths), doctest_only=(), only_files=None)
                 chosen = collect_and_run(
-                    tree, scope, everything, hash_seed=seed, timeout_s=timeout_s,
-                    record=recording,
-                )  # fmt: skip
+                    tree, scope, everything, Runner(seed, timeout_s), record=recording
+                )
                 run = chosen.run
             else:  # nothing to collect: an empty suite, recorded as such
                 collected.append(Collected((), "none", 0.0))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from patchlane.formats.receipt import Receipt
 from patchlane.inputs.jsonio import atomic_write_bytes
 from patchlane.lanes.replay import signing
-from patchlane.lanes.replay.hostrun import receipt_for
+from patchlane.lanes.replay.hostrun import HostRun, receipt_for
 from patchlane.lanes.replay.results import RunResult, TestRun
 from patchlane.lanes.replay.selection import Selection
 from patchlane.lanes.replay.stage import Stage
@@ -39,11 +39,17 @@ def local_receipt(stage: Stage, selection: Selection, run: TestRun, started: str
     """The receipt of a local run of ``selection`` that began at ``started``, under the
     stage's seeds (the public seed, the drawn hash seed), signed when a key is configured
     (``signing.configured_private_key``) and written to the evidence directory."""
-    receipt = receipt_for(
-        run, seed=stage.seed, hash_seed=stage.hash_seed, slice_sha256=selection.sha256,
-        head=stage.cls.head, host_role="local", started=started,
+    host = HostRun(
+        seed=stage.seed,
+        head=stage.cls.head,
+        host_role="local",
+        freeze_report=stage.freeze_path,
+        timeout_s=stage.timeout_s,
         canary=None if selection.canary is None else selection.canary.nodeids,
-    )  # fmt: skip
+    )
+    receipt = receipt_for(
+        run, host, slice_sha256=selection.sha256, hash_seed=stage.hash_seed, started=started
+    )
     key = signing.configured_private_key(None)
     result = RunResult(receipt, run)
     if key is not None:

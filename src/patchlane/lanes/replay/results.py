@@ -10,10 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from patchlane.formats.receipt import Receipt
 
 PASSED, FAILED, SKIPPED, FROZEN = "passed", "failed", "skipped", "frozen"
+
+
+@dataclass(frozen=True)
+class Runner:
+    """How a replay's pytest child runs: its ``PYTHONHASHSEED`` and Hypothesis seed
+    (``hash_seed``), its wall clock (``timeout_s``) and the freeze report whose grants its
+    plugin skips (``freeze_report``; ``None``: none)."""
+
+    hash_seed: int
+    timeout_s: float
+    freeze_report: Path | None = None
 
 
 @dataclass(frozen=True)

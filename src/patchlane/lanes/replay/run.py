@@ -117,18 +117,18 @@ def child_env(hash_seed: int, *, pycache: bool = False) -> dict[str, str]:
 def run_confinement(
     tmp: Path,
     tree: Path,
-    record: Path | None = None,
     freeze: tuple[Path, Path] | None = None,
     shown: Presentation | None = None,
     job: ReplayJob | None = None,
 ) -> Confinement:
     """The sandbox of a test run in ``tree``: ``tmp`` its scratch (where its plugin writes
-    the freeze skips it made), the tree writable, and the directory of the ``record`` it
-    writes, nothing else; the ``freeze`` report its plugin reads, and the store of rewritten
-    test modules the ``job`` names, read-only; the tree shown as ``shown`` says
-    (``presented``). Home and temporary directory as a plain run has them
-    (``Confinement.plain``)."""
-    places = (tree,) if record is None else (tree, record.parent)
+    the freeze skips it made), the tree writable, and the directory of the record the
+    ``job`` names (``record``: what each test depended on), nothing else; the ``freeze``
+    report its plugin reads, and the store of rewritten test modules the ``job`` names,
+    read-only; the tree shown as ``shown`` says (``presented``). Home and temporary
+    directory as a plain run has them (``Confinement.plain``)."""
+    record = job.get("record") if job is not None else None
+    places = (tree,) if record is None else (tree, Path(record).parent)
     readable = () if freeze is None else (freeze[0],)
     if job is not None and "rewritten" in job:
         readable = (*readable, Path(job["rewritten"]))
@@ -230,7 +230,7 @@ def run_tests(
             env=env,
             # The test run may write its own tree, as the project's tests do in a checkout;
             # the tree is this run's alone and is removed after it.
-            confinement=run_confinement(Path(tmp), tree, record, freeze, shown, job),
+            confinement=run_confinement(Path(tmp), tree, freeze, shown, job),
             result_limit=RESULT_LIMIT,
             job_socket=True,
         )

@@ -46,6 +46,7 @@ from patchlane.lanes.replay.collect import DEFAULT_TIMEOUT_S, Collected, collect
 from patchlane.lanes.replay.run import child_env
 from patchlane.lanes.replay.selection import CollectsAtBase, Selection, SliceRequest, file_of
 from patchlane.lanes.replay.selector import (
+    HeadCollection,
     MapPlan,
     Selector,
     apply_rules,
@@ -220,9 +221,8 @@ def decide_slice(plan: SlicePlan, result: Collected) -> Selection:
     )
     selector.notes.extend(graph_notes(graph))
     looked(selector, result)
-    apply_rules(
-        selector, result, by_file, broken, graph, map_plan, plan.all_tests, plan.failure_log
-    )
+    head = HeadCollection(result, by_file, broken, graph)
+    apply_rules(selector, head, map_plan, plan.all_tests, plan.failure_log)
     broken_by_patch(selector, broken, plan.collects_at_base)
     not_replayed = [*selector.unreplayable, *drop_unusable(selector.reasons)]
     selector.notes.extend(not_replayed)

@@ -226,14 +226,8 @@ class Selector:
         def module_importers(name: str) -> set[str]:
             return {n for path in graph.names.get(name, ()) for n in importers(path)}
 
-        decision = mapselect.decide(
-            depmap,
-            changes,
-            is_test_or_harness=harness,
-            module_names=graph.module_names,
-            static_importers=importers,
-            module_importers=module_importers,
-        )
+        lookups = mapselect.Lookups(harness, graph.module_names, importers, module_importers)
+        decision = mapselect.decide(depmap, changes, lookups)
         # A path the map adds tests for but leaves to the static rules too (a data file)
         # is not decided: the static rules keep every test they select for it.
         self.decided = frozenset(decision.needs) - frozenset(decision.undecided)
@@ -405,18 +399,27 @@ def graph_notes(graph: importgraph.ImportGraph) -> Iterator[str]:
     )
 
 
+@dataclass(frozen=True)
+class HeadCollection:
+    """What pytest collected at the head (``result``), its node ids by test file, the test
+    files that did not collect (``broken``), and the static import graph the rules read."""
+
+    result: Collected
+    by_file: dict[str, list[str]]
+    broken: dict[str, CollectError]
+    graph: importgraph.ImportGraph
+
+
 def apply_rules(
     selector: Selector,
-    result: Collected,
-    by_file: dict[str, list[str]],
-    broken: dict[str, CollectError],
-    graph: importgraph.ImportGraph,
+    head: HeadCollection,
     plan: MapPlan | None,
     all_tests: bool,
     failure_log: frozenset[str],
 ) -> None:
-    """Select: the whole suite (``all_tests``), or the static rules and the map's decision;
-    then the failure log, and the test files that do not collect."""
+    """Select: the whole suite (``all_tests``), or the static rules and the map's decision
+    (``plan``); then the failure log, and the test files that do not collect."""
+    result, by_file, broken, graph = head.result, head.by_file, head.broken, head.graph
     if all_tests:
         for nodeid in [*result.nodeids, *broken]:
             selector.add(nodeid, "--all: the whole suite", WHOLE_SUITE)

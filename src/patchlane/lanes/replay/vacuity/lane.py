@@ -117,8 +117,7 @@ def _witness_at(
     return witnessed(
         where,
         recorded(run.calls),
-        run.sys_path,
-        run.root,
+        run,
         hash_seed=hash_seed,
         timeout_s=RUN_TIMEOUT_S,
     )
