@@ -17,7 +17,23 @@ from typing import TYPE_CHECKING
 
 from patchlane.commands.options import publish
 from patchlane.errors import Exit, InputError, UsageError
+from patchlane.formats import slicefile
+from patchlane.formats.freeze_report import FreezeReport
+from patchlane.formats.replay_report import ReplayOutcome
+from patchlane.gate.uncommitted import first_difference
+from patchlane.infra import git
 from patchlane.infra.ui import one_line, show, write_stdout
+from patchlane.inputs.jsonio import dumps_report
+from patchlane.lanes.replay import signing
+from patchlane.lanes.replay.hostrun import HostRun, run_slice, split_since
+from patchlane.lanes.replay.merge import Shard, merge_receipts
+from patchlane.lanes.replay.receipts import issue
+from patchlane.lanes.replay.run import draw_hash_seed
+from patchlane.lanes.replay.runprogress import logged, shown
+from patchlane.lanes.replay.testbound import bounded, default_bound
+from patchlane.lanes.replay.verify import Expectations, replay_report, verify_receipt
+from patchlane.project.classify import load_map_file, map_path_in_repo
+from patchlane.project.config import DEFAULT_MAP
 
 if TYPE_CHECKING:
     from patchlane.formats.freeze_report import FreezeReport
@@ -40,8 +56,6 @@ def _read(path: Path, error: type[InputError] = InputError) -> bytes:
 def _freeze_report(path: Path) -> FreezeReport:
     """Read a freeze report strictly (the freeze lane's one reader). Raises ``ReportError``
     (exit 2)."""
-    from patchlane.formats.freeze_report import FreezeReport
-
     return FreezeReport.read(path)
 
 
@@ -51,15 +65,6 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
     Returns 0 when nothing failed, 1 otherwise. Raises ``PatchlaneError`` (exit 2) for a
     malformed or empty slice, a malformed freeze report or signing key, a bad timeout.
     """
-    from patchlane.formats import slicefile
-    from patchlane.infra import git
-    from patchlane.lanes.replay import signing
-    from patchlane.lanes.replay.hostrun import HostRun, run_slice, split_since
-    from patchlane.lanes.replay.receipts import issue
-    from patchlane.lanes.replay.run import draw_hash_seed
-    from patchlane.lanes.replay.runprogress import logged, shown
-    from patchlane.lanes.replay.testbound import bounded, default_bound
-
     data = _read(args.slice, slicefile.SliceError)
     nodeids = slicefile.parse(data, os.fspath(args.slice))
     if not nodeids:
@@ -128,8 +133,6 @@ def _refuse_a_dirty_tree(repo: Path, given: tuple[Path | None, ...]) -> None:
     an uncommitted fix or an untracked ``conftest.py`` would vouch for a commit that was
     never tested (docs/architecture.md §2). The evidence directory and the files given on
     the command line do not count."""
-    from patchlane.gate.uncommitted import first_difference
-
     top = repo.resolve()
     exempt: list[str] = []
     for path in given:
@@ -160,12 +163,6 @@ def main_verify(args: argparse.Namespace, ctx: Context) -> int:
     ``PatchlaneError`` (exit 2) for a malformed slice, freeze report, key or map, an unknown
     ref, or a missing receipt file (nothing came back: that is the caller's to report).
     """
-    from patchlane.formats import slicefile
-    from patchlane.formats.replay_report import ReplayOutcome
-    from patchlane.infra import git
-    from patchlane.lanes.replay import signing
-    from patchlane.lanes.replay.verify import Expectations, replay_report, verify_receipt
-
     slice_bytes = _read(args.slice, slicefile.SliceError)
     slicefile.parse(slice_bytes, os.fspath(args.slice))
     receipt_bytes = _read(args.receipt)
@@ -212,9 +209,6 @@ def main_verify(args: argparse.Namespace, ctx: Context) -> int:
 
 def _work_tree_map(repo: Path, ctx: Context) -> ReviewMap:
     """The review map that configures ``verify`` (``--map``, else the work tree's)."""
-    from patchlane.project.classify import load_map_file, map_path_in_repo
-    from patchlane.project.config import DEFAULT_MAP
-
     rel, outside = map_path_in_repo(repo, ctx.map_option)
     if outside is not None:
         return load_map_file(outside)
@@ -229,11 +223,6 @@ def main_merge(args: argparse.Namespace, ctx: Context) -> int:
     written). Raises ``PatchlaneError`` (exit 2) for an unreadable or malformed slice or key, or
     a missing receipt file.
     """
-    from patchlane.formats import slicefile
-    from patchlane.lanes.replay import signing
-    from patchlane.lanes.replay.merge import Shard, merge_receipts
-    from patchlane.lanes.replay.receipts import issue
-
     whole = _read(args.slice, slicefile.SliceError)
     shards = [
         Shard(
@@ -266,7 +255,4 @@ def main_merge(args: argparse.Namespace, ctx: Context) -> int:
 
 def dumps_refusal(refusals: tuple[str, ...]) -> str:
     """The ``--json`` output of a refused merge."""
-    from patchlane.formats.replay_report import ReplayOutcome
-    from patchlane.inputs.jsonio import dumps_report
-
     return dumps_report({"outcome": ReplayOutcome.REFUSED, "refusals": list(refusals)})

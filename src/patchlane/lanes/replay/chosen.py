@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from patchlane.child.messages import ReplayJob
+from patchlane.infra import process
 from patchlane.infra.ui import one_line
 from patchlane.lanes.replay.collect import Collected, CollectionError, ImportSeen, tail_lines
 from patchlane.lanes.replay.fold import fold
@@ -43,6 +44,8 @@ from patchlane.lanes.replay.run import (
     run_tests,
     with_rewritten,
 )
+from patchlane.lanes.replay.runprogress import counter
+from patchlane.lanes.replay.testbound import Clock, current, listener
 
 # Given what the child collected, the node ids to run, or ``None`` to run nothing.
 Choose = Callable[[Collected], "Sequence[str] | None"]
@@ -99,10 +102,6 @@ def collect_and_run(
     error that is not one file's; what ``choose`` raises (the child killed first);
     ``ReportError`` for a malformed freeze report; ``OSError`` when the child cannot start.
     """
-    from patchlane.infra import process
-    from patchlane.lanes.replay.runprogress import counter
-    from patchlane.lanes.replay.testbound import Clock, current, listener
-
     if not scope.extra_paths:
         return _nothing_to_collect(tree, choose, runner)
     asked: list[Sequence[str] | None] = []

@@ -17,6 +17,7 @@ import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 
 from patchlane.child.messages import ReplayJob
@@ -65,8 +66,6 @@ def child_argv() -> tuple[str, ...]:
 
 @functools.cache
 def _plugin_installed() -> bool:
-    from importlib.metadata import entry_points
-
     return any(ep.value == PLUGIN_MODULE for ep in entry_points(group="pytest11"))
 
 

@@ -2,20 +2,45 @@
 
 The head commit is materialised from git objects into a temp dir (never the work tree: the
 slice must name what the head holds), pytest collects it in an isolated child, and the
-slice is the union of
+slice is the union of what these rules select, each named in the report by the rule string
+in brackets (``Selection.rule_counts``; the static rules' strings are ``staticrules``'):
 
-1. every test in a changed test file (under ``replay.tests``),
-2. every test whose file (or one of its ``conftest.py``) imports a changed module, directly
-   or through other project modules (``importgraph``), or whose ``conftest.py`` changed,
-3. every test in a file whose source names a changed fixture file (its path or basename as
-   a string literal),
-4. every node id in the failure log (included even when pytest no longer collects it: a
-   logged failure must not pass by disappearing),
+1. every test in a changed test file under ``replay.tests``, a changed doctest file, the
+   doctests of a changed module, and a test module that shares its file name with a changed
+   one [``changed test file``];
+2. every test whose ``conftest.py`` or test package ``__init__.py`` changed [``its conftest
+   changed``];
+3. every test whose file (or one of its ``conftest.py``) imports a changed module, directly
+   or through other project modules (``importgraph``) [``static import graph``];
+4. every test in a file that starts processes, for each changed module it does not import
+   (the process may run it) [``starts processes``];
+5. every test in a file whose source names a changed fixture or data file (its path or
+   basename as a string literal), or that a module it imports names [``names a changed
+   file``];
+6. every test in a file that names a changed source file or a folder above it (it may read
+   it as text) [``may read a changed source file``];
+7. every test, when a changed file changes state every later test shares (``sharedstate``,
+   or the head's look at a changed module's import: ``importseen``) [``a changed file
+   changes state every test shares``];
+8. every test, when the patch changes compiled code, which no import graph follows
+   [``compiled code``];
+9. every node id in the failure log, and every test of a file it names (included even when
+   pytest no longer collects it: a logged failure must not pass by disappearing) [``failure
+   log``];
+10. every test file of the slice that does not collect at the head [``does not collect at
+    head``], and every test file no rule selects that does not collect at the head but does
+    at the base: the patch broke it [``does not collect at head, collects at the base``];
+11. with a dependency map (``mapselect``), for the changed paths the map can speak for, its
+    decision instead of rules 3-6: the tests that ran the changed code [``ran changed
+    code``], that imported or ran a module changed outside one function [``module-level
+    change``], that read a changed data file [``read changed data``], every test when
+    changed code keeps state [``changed code keeps state``], the tests that imported or ran
+    a module whose docstrings alone changed [``changed docstring``];
 
-or, with ``all_tests``, the whole collected suite. Once that selection is fixed, a random
-sample of the collected tests outside it joins the slice (``canary``); with a dependency map
-the collection also takes the files of a random sample of the map's tests, so that the
-canary can land in any test file. A text file pytest collects as doctests
+or, with ``all_tests``, the whole collected suite [``--all``]. Once that selection is fixed,
+a random sample of the collected tests outside it joins the slice [``canary``]; with a
+dependency map the collection also takes the files of a random sample of the map's tests,
+so that the canary can land in any test file. A text file pytest collects as doctests
 (``--doctest-glob``) is a test file like any other: its examples' imports are its edges.
 A selected node id that cannot be a slice line (``slicefile.nodeid_problem``: a test file
 whose name holds an unprintable character) is left out of the slice and said so in
@@ -23,7 +48,11 @@ whose name holds an unprintable character) is left out of the slice and said so 
 So is every head entry the gate cannot materialise or name that pytest may collect or a
 lane covers (``unmaterialised``).
 It also finds out whether the slice may leave the machine: a file it needs under
-``replay.private``, or holding a secret, makes it private.
+``replay.private``, or holding a secret (``secrets``), makes it private.
+
+The sequence: ``plan_slice`` (materialise the head, let the map decide, name what to
+collect), then ``decide_slice`` on what pytest collected (the rules, ``selector``), which
+returns the ``Selection``; ``select_slice`` does both around its own collection.
 """
 
 from __future__ import annotations
@@ -36,6 +65,7 @@ from pathlib import Path
 
 from patchlane.formats import slicefile
 from patchlane.formats.depmap import DependencyMap
+from patchlane.infra import git
 from patchlane.infra.tree import materialise
 from patchlane.infra.ui import Output, show
 from patchlane.inputs.paths import to_fs, under_any
@@ -64,6 +94,7 @@ from patchlane.lanes.replay.selector import (
 from patchlane.project import importgraph
 from patchlane.project.build import Build, built, compiled_paths
 from patchlane.project.config import ReviewMap
+from patchlane.project.harness import module_patterns_at
 from patchlane.project.testmodules import (
     CONFTEST,
     ModulePatterns,
@@ -167,8 +198,6 @@ def plan_slice(
     merge_base, changed_paths, dep_map = request.merge_base, request.changed_paths, request.dep_map
     all_tests, failure_log = request.all_tests, request.failure_log
     materialised = materialise(repo, request.head, root)
-    from patchlane.project.harness import module_patterns_at
-
     selector = Selector(root, review_map, changed_paths, module_patterns_at(repo, merge_base))
     # What the real checkout has and the gate cannot replay is a review event, not a note
     # (docs/architecture.md §1 rule 6; ``unmaterialised``).
@@ -334,8 +363,6 @@ def _changes(
 ) -> list[mapselect.Change]:
     """Both sides of every changed path: the merge base's bytes (git) and the head's (the
     materialised tree); ``None`` where a side has no regular file."""
-    from patchlane.infra import git
-
     # One ls-tree and one cat-file for all of them, not two git processes per path.
     wanted = sorted(paths)
     if not wanted:

@@ -15,11 +15,12 @@ from patchlane.formats.canary import Canary
 from patchlane.formats.depmap import DependencyMap
 from patchlane.infra.ui import one_line, show
 from patchlane.inputs.paths import to_fs, under, under_any
-from patchlane.lanes.replay import canary, importseen, mapselect
+from patchlane.lanes.replay import canary, importseen, inert, mapselect
 from patchlane.lanes.replay.collect import Collected
 from patchlane.lanes.replay.results import CollectError
 from patchlane.lanes.replay.secrets import scan_file
 from patchlane.lanes.replay.selection import CollectsAtBase, file_of
+from patchlane.lanes.replay.sharedstate import shared_state_change
 from patchlane.lanes.replay.staticrules import (
     BROKEN_BY_PATCH,
     CHANGED_TEST,
@@ -99,8 +100,6 @@ class Selector:
         shares (``sharedstate``, every function read) -> where and how. A changed code module
         is judged by what of its import-time code changed (``outside_state``: ``inert``), not
         by what it did at the base already (an ABC registered at import, unchanged)."""
-        from patchlane.lanes.replay.sharedstate import shared_state_change
-
         tests = self.map.replay.tests
         found: dict[str, str] = {}
         for path in sorted(self.changed):
@@ -312,8 +311,6 @@ def outside_state(
     change state outside the module (``inert``): it runs at collection, before every test,
     so every test is selected. A project module counts as imported at collection when the
     map saw its lines run there; without a map, none does (an import of one then counts)."""
-    from patchlane.lanes.replay import inert
-
     roots = selector.roots()
     files: dict[str, str] = {}
     for path in selector.sources:
@@ -572,8 +569,6 @@ def fixed_by(
     """Why no look at the head's import can lift ``found`` (``None``: one may): a module the
     patch adds, one the base did not import at collection, text ``inert`` could not read, or
     a change that imports such a module (its code runs where it did not)."""
-    from patchlane.lanes.replay import inert
-
     if change.base is None or change.head is None:
         return importseen.NEW_MODULE
     if not names or any(where(n) != inert.COLLECTED for n in names):

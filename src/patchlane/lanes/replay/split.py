@@ -38,6 +38,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from patchlane.infra.sandbox import judged, repository_of
 from patchlane.inputs.paths import to_fs, under_any
 from patchlane.lanes.replay.chosen import Choose, ChosenRun, Scope, collect_and_run
 from patchlane.lanes.replay.collect import Collected, collect
@@ -203,8 +204,6 @@ def _copies(tree: Path, count: int) -> Iterator[tuple[Path, ...]]:
     """Yield ``count`` copies of ``tree`` (links kept as links), made now, before any child
     writes into it, each shown to a test child where ``tree`` is (``sandbox.judged``);
     removed when the block ends. Raises ``OSError`` when a copy cannot be made."""
-    from patchlane.infra.sandbox import judged, repository_of
-
     shown_at = repository_of(tree)
     with tempfile.TemporaryDirectory(prefix="patchlane-replay-copies-") as scratch:
         made = []

@@ -31,6 +31,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from patchlane.infra import process
 from patchlane.lanes.replay.results import TestRun
 from patchlane.lanes.replay.run import plain_env, presented, run_confinement
 from patchlane.lanes.replay.vacuity.check import checkout
@@ -138,8 +139,6 @@ def witnessed(
     witness's tree), and return its answers. Raises ``GitError`` when the commit cannot be checked out,
     ``BuildFailed`` when its build fails, ``OSError`` when the child cannot be started,
     ``ForeignCode`` when the environment cannot say how the tree is imported."""
-    from patchlane.infra import process
-
     if not calls:
         return Witnessed((), ())
     with tempfile.TemporaryDirectory(prefix="patchlane-witness-") as tmp:
