@@ -11,7 +11,7 @@ runs as ``run_tests`` would (docs/architecture.md §4, "Replay slice": one child
 collection and run).
 
 What the child collected is the patch's code talking, as with ``collect``; what counts is
-only what this process chose: a chosen node id that no report names failed (``run.fold``).
+only what this process chose: a chosen node id that no report names failed (``fold``).
 """
 
 from __future__ import annotations

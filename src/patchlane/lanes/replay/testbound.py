@@ -14,7 +14,7 @@ clock once at most (a forged record for a node already seen, or for one not coll
 nothing), so a run that keeps sending records runs at most one bound per collected test, and
 the run's own wall clock still holds; a run that sends no ``start`` at all, or goes on past
 its last test's end, is stopped with no node named, and then no pass of it counts
-(``run.fold``). Nothing the child sends switches the clock off: it runs until the process
+(``fold``). Nothing the child sends switches the clock off: it runs until the process
 ends.
 
 The bound in force is a context variable (``bounded``), so that every run started inside it
