@@ -224,6 +224,8 @@ class _Fold:
 
     def take(self, record: Mapping[str, Any]) -> None:
         if isinstance(record.get("tamper"), list) and self.tamper is None:
+            # The child's own module, loaded into this process only for a run whose
+            # machinery changed (rare): its wording is the child's.
             from patchlane.child.tripwire import describe
 
             found = [one_line(str(c)) for c in record["tamper"][:20]] or ["its machinery"]
