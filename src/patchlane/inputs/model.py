@@ -19,6 +19,11 @@ writer and schema::
     from_fields(Timings, fields)         # unknown keys refused, each value type-checked
     schema_of(Timings)                   # {"type": "object", "properties": ..., ...}
 
+A check across fields (a stamp before another, a flag that needs a listed item) is the
+model's own: a model that defines ``check_read(self, top)`` has it called with the reader of
+its object once every field is read, and raises ``top.fail(...)`` for what no field's type
+says (``Checked``).
+
 Reading goes through ``inputs.fields``, the one reader every input uses, so each refusal
 keeps the document's ``FILE:LINE`` and wording. The models are read once per class
 (``typing.get_type_hints``) and cached. Only the standard library and ``inputs.fields`` are
@@ -61,10 +66,23 @@ TypedReader = Callable[["_Field", Fields], object]
 @dataclass(frozen=True)
 class Group:
     """An object of the file that holds some of a model's fields as its keys (a report's
-    ``timings``), in the place of the first of them; ``description`` goes into the schema."""
+    ``timings``), in the place of the first of them; ``description`` goes into the schema.
+
+    A group whose object is ``optional`` may be left out even where it holds required keys:
+    its fields then keep their constructor defaults (``classify.json``'s ``map``)."""
 
     name: str
     description: str | None = None
+    optional: bool = False
+
+
+@typing.runtime_checkable
+class Checked(typing.Protocol):
+    """A model with a check across its fields, run when it is read (``from_fields``)."""
+
+    def check_read(self, top: Fields) -> None:
+        """Raise ``top.fail(...)`` (the document's error) for what the fields read from the
+        object ``top`` say together and no field's type refuses alone."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +93,8 @@ class Spec:
     none), ``notnone`` (left out when it is ``None``: an empty value is written) or a
     function of the model instance that says whether to write the key; ``when`` names
     another field: the key is written only when that field is not ``None``; ``group`` puts
-    the key inside an object of the file; ``dump`` replaces the derived writer.
+    the key inside an object of the file; ``dump`` replaces the derived writer; ``key`` is
+    the key in the file where it is not the field's name.
 
     Reading: ``absent`` is what an absent key reads as, where the constructor's default is
     not that (or where the field has none and the file may still leave the key out);
@@ -106,6 +125,7 @@ class Spec:
     read: Reader | None = None
     dump: Callable[[Any], object] | None = None
     schema: Mapping[str, object] | None = None
+    key: str | None = None
 
 
 def spec(**settings: Any) -> dict[str, Spec]:
@@ -129,6 +149,11 @@ class _Field:
     factory: Callable[[], object] | None = None
     # How its type is read (``_reader_for``), chosen once when the model is resolved.
     typed: TypedReader | None = None
+
+    @property
+    def key(self) -> str:
+        """The field's key in the file: ``Spec.key``, else its name."""
+        return self.spec.key or self.name
 
     def absent_value(self) -> object:
         """What an absent key reads as (``_UNSET``: the key is required)."""
@@ -182,9 +207,9 @@ def _check_declaration(model: type, name: str, kind: Any, given: Spec, *, readab
 
 
 def keys(model: type) -> tuple[str, ...]:
-    """Return the names of ``model``'s fields, in declaration order: the keys of its
+    """Return the keys of ``model``'s fields, in declaration order: the keys of its
     format for a model without groups (a group's keys sit inside its object)."""
-    return tuple(f.name for f in model_fields(model))
+    return tuple(f.key for f in model_fields(model))
 
 
 def _is_union(kind: Any) -> bool:
@@ -224,11 +249,11 @@ def to_data(value: object, head: Mapping[str, object] | None = None) -> dict[str
             continue
         plain = f.spec.dump(item) if f.spec.dump is not None else _plain(item)
         if f.spec.group is None:
-            data[f.name] = plain
+            data[f.key] = plain
         else:
             group = data.setdefault(f.spec.group.name, {})
             assert isinstance(group, dict)  # noqa: S101 - set just above, never from input
-            group[f.name] = plain
+            group[f.key] = plain
     return data
 
 
@@ -271,8 +296,9 @@ def from_fields(
     Every key must be one of ``extra`` (keys the caller reads itself, named first in the
     refusal's list) or of the model's (a group's keys inside its object); each field is
     read with the ``Fields`` getter its type calls for, except the ones ``given``
-    supplies. Raises the document's error (``FILE:LINE: FIELD: what is wrong``) for an
-    unknown key, a missing required one, or a value of the wrong type or range.
+    supplies; then a ``Checked`` model's ``check_read``. Raises the document's error
+    (``FILE:LINE: FIELD: what is wrong``) for an unknown key, a missing required one, a
+    value of the wrong type or range, or what ``check_read`` refuses.
     """
     fields = model_fields(model)
     top.only(tuple(dict.fromkeys((*extra, *(_top_key(f) for f in fields)))))
@@ -280,37 +306,43 @@ def from_fields(
     for f in fields:
         if f.spec.group is not None and f.spec.group.name not in within:
             group = top.mapping(f.spec.group.name, default=None)
-            members = tuple(m.name for m in fields if m.spec.group == f.spec.group)
+            members = tuple(m.key for m in fields if m.spec.group == f.spec.group)
             within[f.spec.group.name] = None if group is None else group.only(members)
     values = dict(given or {})
     for f in fields:
         if f.name in values:
             continue
         reader = top if f.spec.group is None else within[f.spec.group.name]
+        if reader is None and f.spec.group is not None and f.spec.group.optional:
+            continue  # no object: the constructor's default
         if reader is None and f.absent is _UNSET and f.spec.group is not None:
             top.require(f.spec.group.name)  # its object holds a required key
         value = f.absent_value() if reader is None else _read(f, reader)
         if f.init:
             values[f.name] = value
-    return model(**values)
+    read = model(**values)
+    if isinstance(read, Checked):
+        read.check_read(top)
+    return read
 
 
 def _top_key(f: _Field) -> str:
-    return f.name if f.spec.group is None else f.spec.group.name
+    return f.key if f.spec.group is None else f.spec.group.name
 
 
 def _read(f: _Field, top: Fields) -> object:
     """The value of one field: absent, null, a custom reader's, or its type's getter's."""
-    if f.name not in top.data:
+    if f.key not in top.data:
         if f.absent is _UNSET:
-            top.require(f.name)
+            top.require(f.key)
         return f.absent_value()
-    if f.nullable and top.get(f.name) is None:
+    if f.nullable and top.get(f.key) is None:
         return None
     if f.spec.read is not None:
-        return f.spec.read(top, f.name)
+        return f.spec.read(top, f.key)
     assert f.typed is not None  # noqa: S101 - _check_declaration refused a field without
-    return f.typed(f, top)
+    # The getters name the key: a field whose key is not its name is read under its key.
+    return f.typed(f if f.spec.key is None else dataclasses.replace(f, name=f.key), top)
 
 
 def _reader_for(kind: Any) -> TypedReader | None:
@@ -387,16 +419,17 @@ def schema_parts(model: type) -> tuple[dict[str, dict[str, object]], list[str]]:
     required: list[str] = []
     for f in model_fields(model):
         if f.spec.group is None:
-            properties[f.name] = _property(f)
-            required += [f.name] if f.absent is _UNSET else []
+            properties[f.key] = _property(f)
+            required += [f.key] if f.absent is _UNSET else []
             continue
         group = properties.setdefault(f.spec.group.name, _group_schema(f.spec.group))
         members = group["properties"]
         assert isinstance(members, dict)  # noqa: S101 - made by _group_schema
-        members[f.name] = _property(f)
+        members[f.key] = _property(f)
         if f.absent is _UNSET:
-            group["required"] = [*_names(group.get("required")), f.name]
-            required += [] if f.spec.group.name in required else [f.spec.group.name]
+            group["required"] = [*_names(group.get("required")), f.key]
+            optional = f.spec.group.optional or f.spec.group.name in required
+            required += [] if optional else [f.spec.group.name]
     return properties, required
 
 
