@@ -19,6 +19,7 @@ from patchlane.formats.fixture_report import LANE as FIXTURE
 from patchlane.formats.fixture_report import FixtureReport
 from patchlane.formats.property_report import LANE as PROPERTY
 from patchlane.formats.property_report import PropertyReport
+from patchlane.formats.receipt import receipt_schema
 from patchlane.formats.replay_report import LANE as REPLAY
 from patchlane.formats.replay_report import ReplayReport
 from patchlane.formats.verdict_file import verdict_schema
@@ -35,6 +36,7 @@ GENERATED: dict[str, Callable[[], dict[str, object]]] = {
     "replay-report": lambda: report_schema(
         REPLAY, ReplayReport, "replay-report.json", "patchlane replay report"
     ),
+    "receipt": receipt_schema,
     "verdict": verdict_schema,
 }
 

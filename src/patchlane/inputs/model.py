@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -105,6 +106,13 @@ class Spec:
     item of a list of strings (``None``: the whole list is refused); ``read`` replaces the
     derived reader.
 
+    A string (or each string of a list) may be checked further: ``pattern`` (a regular
+    expression the whole string must match, ``^...$``, written into the schema too), ``accept`` (a predicate that
+    must hold, where a pattern cannot say it all), ``check`` (a function returning the
+    problem, raised as it says) and, for a list, ``duplicate`` (the message for an item
+    listed twice: ``"node id {!r} is listed twice"``; ``uniqueItems`` in the schema);
+    ``expected`` words the refusal (``FIELD: expected EXPECTED, got KIND``).
+
     Describing: ``description`` goes into the schema; ``schema`` replaces the derived one
     (for a key whose shape the type does not say). A field with ``init=False`` (one the
     model computes) is written and its value checked when read, but never passed on.
@@ -126,6 +134,21 @@ class Spec:
     dump: Callable[[Any], object] | None = None
     schema: Mapping[str, object] | None = None
     key: str | None = None
+    pattern: str | None = None
+    accept: Callable[[str], object] | None = None
+    check: Callable[[str], str | None] | None = None
+    expected: str | None = None
+    duplicate: str | None = None
+
+    def checks_text(self) -> bool:
+        """Whether a string is checked beyond its type (``Fields.text``'s reading)."""
+        return any(x is not None for x in (self.pattern, self.accept, self.check, self.expected))
+
+    def accepts(self, value: str) -> bool:
+        """Whether ``value`` matches ``pattern`` and passes ``accept`` (each if given)."""
+        if self.pattern is not None and re.fullmatch(self.pattern, value) is None:
+            return False
+        return self.accept is None or bool(self.accept(value))
 
 
 def spec(**settings: Any) -> dict[str, Spec]:
@@ -366,7 +389,7 @@ def _reader_for(kind: Any) -> TypedReader | None:
         return _mapping_reader(values)
     item = _items_of(kind)
     if item is str:
-        return lambda f, top: top.text_list(f.name, item=f.spec.item)
+        return _read_strings
     if item is not None and _is_model(item):
         return lambda f, top: tuple(from_fields(item, entry) for entry in top.items(f.name))
     return None
@@ -387,9 +410,25 @@ def _read_number(f: _Field, top: Fields) -> float:
     return number
 
 
+def _read_strings(f: _Field, top: Fields) -> object:
+    given = f.spec
+    checked = given.checks_text() or given.duplicate is not None
+    return top.text_list(
+        f.name,
+        expected=given.expected or "a list of strings",
+        item=given.item,
+        accept=given.accepts if checked else None,
+        check=given.check,
+        duplicate=given.duplicate,
+    )
+
+
 def _read_string(f: _Field, top: Fields) -> object:
     if f.spec.choices is not None:
         return top.choice(f.name, f.spec.choices)
+    if f.spec.checks_text():
+        expected = f.spec.expected or "a string"
+        return top.text(f.name, expected=expected, accept=f.spec.accepts, check=f.spec.check)
     # ``null`` was read already: here it only words the refusal ("a string or null").
     return top.string(f.name, null=True) if f.nullable else top.string(f.name)
 
@@ -476,6 +515,8 @@ def _kind_schema(kind: Any, given: Spec) -> dict[str, object]:
         return {"enum": list(given.choices)}
     if kind in simple:
         schema: dict[str, object] = {"type": simple[kind]}
+        if kind is str and given.pattern is not None:
+            schema["pattern"] = given.pattern
         if given.lo is not None and kind in (int, float):
             schema["minimum"] = math.ceil(given.lo) if kind is int else given.lo
         if given.hi is not None and kind in (int, float):
@@ -495,7 +536,11 @@ def _kind_schema(kind: Any, given: Spec) -> dict[str, object]:
         return {"type": "object", "additionalProperties": _kind_schema(values, bounds)}
     item = _items_of(kind)
     if item is not None:
-        return {"type": "array", "items": _kind_schema(item, Spec())}
+        each = Spec(pattern=given.pattern) if item is str else Spec()
+        array: dict[str, object] = {"type": "array", "items": _kind_schema(item, each)}
+        if given.duplicate is not None:
+            array["uniqueItems"] = True
+        return array
     args = typing.get_args(kind)
     if typing.get_origin(kind) is tuple and args and all(a is args[0] for a in args):
         n = len(args)
