@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from patchlane.formats.classify_file import classify_schema
+from patchlane.formats.depmap import map_schema
 from patchlane.formats.envelope import report_schema
 from patchlane.formats.fixture_report import LANE as FIXTURE
 from patchlane.formats.fixture_report import FixtureReport
@@ -27,6 +28,7 @@ from patchlane.formats.verdict_file import verdict_schema
 # The schema's name (``NAMES`` of ``patchlane.schemas``) -> how it is generated.
 GENERATED: dict[str, Callable[[], dict[str, object]]] = {
     "classify": classify_schema,
+    "dependency-map": map_schema,
     "fixture-report": lambda: report_schema(
         FIXTURE, FixtureReport, "fixture-report.json", "patchlane fixture report"
     ),

@@ -400,10 +400,10 @@ def _read_number(f: _Field, top: Fields) -> float:
     if f.kind is int:
         lo = None if f.spec.lo is None else math.ceil(f.spec.lo)
         hi = None if f.spec.hi is None else math.floor(f.spec.hi)
-        expected = "an integer or null" if null else "an integer"
+        expected = f.spec.expected or ("an integer or null" if null else "an integer")
         number: float = top.integer(name, lo=lo, hi=hi, expected=expected)
     else:
-        expected = "a number or null" if null else "a number"
+        expected = f.spec.expected or ("a number or null" if null else "a number")
         number = top.number(name, lo=f.spec.lo, hi=f.spec.hi, expected=expected)
     if f.spec.above is not None and number <= f.spec.above:
         raise top.wrong(name, f"a number above {f.spec.above:g}", number)
@@ -536,7 +536,8 @@ def _kind_schema(kind: Any, given: Spec) -> dict[str, object]:
         return {"type": "object", "additionalProperties": _kind_schema(values, bounds)}
     item = _items_of(kind)
     if item is not None:
-        each = Spec(pattern=given.pattern) if item is str else Spec()
+        # A list's bounds and pattern are its items'.
+        each = Spec(pattern=given.pattern, lo=given.lo, hi=given.hi, above=given.above)
         array: dict[str, object] = {"type": "array", "items": _kind_schema(item, each)}
         if given.duplicate is not None:
             array["uniqueItems"] = True
