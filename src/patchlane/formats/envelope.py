@@ -136,12 +136,18 @@ def envelope(doc: Document, value: object, lane: str) -> tuple[Fields, Status, s
 
 
 def document_schema(
-    file_name: str, title: str, properties: dict[str, object], required: list[str]
+    file_name: str,
+    title: str,
+    properties: dict[str, object],
+    required: list[str],
+    *,
+    name: str | None = None,
 ) -> dict[str, object]:
     """Return the JSON Schema (draft 2020-12) of the file ``file_name`` (e.g.
     ``verdict.json``), called ``title``: an object of ``properties``, the ``required`` ones
-    listed, any other key refused."""
-    stem = file_name.removesuffix(".json")
+    listed, any other key refused. Its ``$id`` names the schema ``name`` (default: the file
+    name without ``.json``)."""
+    stem = file_name.removesuffix(".json") if name is None else name
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://patchlane.invalid/schemas/{stem}.schema.json",

@@ -109,7 +109,8 @@ class Spec:
     A string (or each string of a list) may be checked further: ``pattern`` (a regular
     expression the whole string must match, ``^...$``, written into the schema too), ``accept`` (a predicate that
     must hold, where a pattern cannot say it all), ``check`` (a function returning the
-    problem, raised as it says) and, for a list, ``duplicate`` (the message for an item
+    problem, raised as it says; where one is given, it words what ``pattern`` refuses, and
+    the pattern is the schema's only) and, for a list, ``duplicate`` (the message for an item
     listed twice: ``"node id {!r} is listed twice"``; ``uniqueItems`` in the schema);
     ``expected`` words the refusal (``FIELD: expected EXPECTED, got KIND``).
 
@@ -428,7 +429,9 @@ def _read_string(f: _Field, top: Fields) -> object:
         return top.choice(f.name, f.spec.choices)
     if f.spec.checks_text():
         expected = f.spec.expected or "a string"
-        return top.text(f.name, expected=expected, accept=f.spec.accepts, check=f.spec.check)
+        # A ``check`` words what the pattern refuses: the pattern is then the schema's only.
+        accept = f.spec.accepts if f.spec.check is None else f.spec.accept
+        return top.text(f.name, expected=expected, accept=accept, check=f.spec.check)
     # ``null`` was read already: here it only words the refusal ("a string or null").
     return top.string(f.name, null=True) if f.nullable else top.string(f.name)
 
