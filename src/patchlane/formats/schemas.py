@@ -18,6 +18,7 @@ from patchlane.formats.depmap import map_schema
 from patchlane.formats.envelope import report_schema
 from patchlane.formats.fixture_report import LANE as FIXTURE
 from patchlane.formats.fixture_report import FixtureReport
+from patchlane.formats.freeze_registry import registry_schema
 from patchlane.formats.lock_file import lock_schema
 from patchlane.formats.property_report import LANE as PROPERTY
 from patchlane.formats.property_report import PropertyReport
@@ -31,6 +32,7 @@ GENERATED: dict[str, Callable[[], dict[str, object]]] = {
     "classify": classify_schema,
     "dependency-map": map_schema,
     "lock": lock_schema,
+    "freeze-registry": registry_schema,
     "fixture-report": lambda: report_schema(
         FIXTURE, FixtureReport, "fixture-report.json", "patchlane fixture report"
     ),

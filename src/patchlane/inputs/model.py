@@ -2,7 +2,7 @@
 reader and its JSON Schema are derived from it (docs/architecture.md §4).
 
 A model's fields say everything the three need. Their types give the JSON kind (``str``,
-``int``, ``float``, ``bool``, a ``StrEnum``, a ``Literal`` of strings, another model, a
+``int``, ``float``, ``bool``, a calendar ``date``, a ``StrEnum``, a ``Literal`` of strings, another model, a
 ``tuple[T, ...]`` of any of these or a ``Mapping[str, T]`` of the scalars, each optionally
 ``| None``). Their defaults say what an absent key reads as, and an optional ``spec(...)``
 in the field's metadata says the rest (``Spec``): a description for the schema, a lower
@@ -33,6 +33,7 @@ imported: the pytest plugin reads the freeze report with this inside pytest chil
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import enum
 import math
 import re
@@ -95,7 +96,8 @@ class Spec:
     function of the model instance that says whether to write the key; ``when`` names
     another field: the key is written only when that field is not ``None``; ``group`` puts
     the key inside an object of the file; ``dump`` replaces the derived writer; ``key`` is
-    the key in the file where it is not the field's name.
+    the key in the file where it is not the field's name; a ``local`` field is no key at all
+    (where a record starts in its file: the reader passes it in ``given``).
 
     Reading: ``absent`` is what an absent key reads as, where the constructor's default is
     not that (or where the field has none and the file may still leave the key out);
@@ -135,6 +137,7 @@ class Spec:
     dump: Callable[[Any], object] | None = None
     schema: Mapping[str, object] | None = None
     key: str | None = None
+    local: bool = False
     pattern: str | None = None
     accept: Callable[[str], object] | None = None
     check: Callable[[str], str | None] | None = None
@@ -199,6 +202,8 @@ def model_fields(model: type) -> tuple[_Field, ...]:
         kind = hints[f.name]
         args = typing.get_args(kind)
         given: Spec = f.metadata.get(_SPEC, Spec())
+        if given.local:
+            continue
         nullable = _is_union(kind) and _NONE in args
         if nullable:
             rest = tuple(a for a in args if a is not _NONE)
@@ -234,6 +239,12 @@ def keys(model: type) -> tuple[str, ...]:
     """Return the keys of ``model``'s fields, in declaration order: the keys of its
     format for a model without groups (a group's keys sit inside its object)."""
     return tuple(f.key for f in model_fields(model))
+
+
+def required_keys(model: type) -> tuple[str, ...]:
+    """Return the keys a file of ``model`` must hold (outside any group), in declaration
+    order."""
+    return tuple(f.key for f in model_fields(model) if f.spec.group is None and f.absent is _UNSET)
 
 
 def _is_union(kind: Any) -> bool:
@@ -375,6 +386,8 @@ def _reader_for(kind: Any) -> TypedReader | None:
         return lambda f, top: top.get(f.name)
     if kind is bool:
         return lambda f, top: top.boolean(f.name)
+    if kind is datetime.date:
+        return lambda f, top: top.date(f.name)
     if kind in (int, float):
         return _read_number
     if kind is str:
@@ -529,6 +542,9 @@ def _kind_schema(kind: Any, given: Spec) -> dict[str, object]:
         return schema
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
         return {"enum": [m.value for m in kind]}
+    if kind is datetime.date:
+        # A YAML date (``2026-10-08``) is read as the text it is written as.
+        return {"type": "string", "format": "date", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}
     if typing.get_origin(kind) is Literal:
         return {"enum": list(typing.get_args(kind))}
     if _is_model(kind):

@@ -14,25 +14,20 @@ from functools import cached_property
 from pathlib import Path
 
 from patchlane.errors import MapError
-from patchlane.formats.classify_file import (
-    LANES,
-    ChangedFile,
-    ClassificationSummary,
-    ControlChange,
-    LaneEntry,
-    LaneTable,
-    describe,
-)
+from patchlane.formats.classify_file import LANES, LaneEntry, LaneTable, describe
+
+# ``classify.json``'s types, by the names the gate and the commands import them under.
+from patchlane.formats.classify_file import ChangedFile as ChangedFile
+from patchlane.formats.classify_file import ClassificationSummary as ClassificationSummary
+from patchlane.formats.classify_file import ControlChange as ControlChange
 from patchlane.infra import git
 from patchlane.inputs.committed import decode_utf8, read_committed_text
 from patchlane.inputs.paths import path_problem, under_any
 from patchlane.project import harness
 from patchlane.project.collects import Collects, collects
 from patchlane.project.config import DEFAULT_MAP, ReviewMap, parse_review_map
-from patchlane.project.controlfiles import (
-    control_kinds,
-    sectioned_harness,
-)
+from patchlane.project.controlfiles import control_kinds as control_kinds
+from patchlane.project.controlfiles import sectioned_harness
 from patchlane.project.facts import BLOCKING_KINDS, HARNESS, REPLAY_COMMAND
 from patchlane.project.patch import Patch
 from patchlane.project.replay_command import ReplayCommand
