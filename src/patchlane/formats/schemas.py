@@ -19,6 +19,8 @@ from patchlane.formats.envelope import report_schema
 from patchlane.formats.fixture_report import LANE as FIXTURE
 from patchlane.formats.fixture_report import FixtureReport
 from patchlane.formats.freeze_registry import registry_schema
+from patchlane.formats.freeze_report import LANE as FREEZE
+from patchlane.formats.freeze_report import FreezeReport
 from patchlane.formats.lock_file import lock_schema
 from patchlane.formats.property_report import LANE as PROPERTY
 from patchlane.formats.property_report import PropertyReport
@@ -35,6 +37,9 @@ GENERATED: dict[str, Callable[[], dict[str, object]]] = {
     "freeze-registry": registry_schema,
     "fixture-report": lambda: report_schema(
         FIXTURE, FixtureReport, "fixture-report.json", "patchlane fixture report"
+    ),
+    "freeze-report": lambda: report_schema(
+        FREEZE, FreezeReport, "freeze-report.json", "patchlane freeze report"
     ),
     "property-report": lambda: report_schema(
         PROPERTY, PropertyReport, "property-report.json", "patchlane property report"

@@ -307,6 +307,8 @@ def _plain(value: object) -> object:
     a model an object."""
     if isinstance(value, enum.Enum):
         return value.value
+    if isinstance(value, datetime.date):
+        return value.isoformat()
     if isinstance(value, tuple | list):
         return [_plain(item) for item in value]
     if isinstance(value, Mapping):
@@ -404,6 +406,8 @@ def _reader_for(kind: Any) -> TypedReader | None:
     item = _items_of(kind)
     if item is str:
         return _read_strings
+    if item in (int, float):
+        return _read_numbers
     if item is not None and _is_model(item):
         return lambda f, top: tuple(from_fields(item, entry) for entry in top.items(f.name))
     return None
@@ -435,6 +439,24 @@ def _read_strings(f: _Field, top: Fields) -> object:
         check=given.check,
         duplicate=given.duplicate,
     )
+
+
+def _read_numbers(f: _Field, top: Fields) -> object:
+    """A list of numbers (``int``: not ``true``), each within the field's bounds, each once
+    when ``duplicate`` is given: else ``FIELD: expected EXPECTED`` for the whole list."""
+    item = _items_of(f.kind)
+    value = top.sequence(f.name, expected=f.spec.expected or "a list of numbers")
+    given = f.spec
+    for number in value:
+        if (
+            isinstance(number, bool)
+            or not isinstance(number, int if item is int else int | float)
+            or (given.lo is not None and number < given.lo)
+            or (given.hi is not None and number > given.hi)
+            or (given.duplicate is not None and value.count(number) > 1)
+        ):
+            raise top.wrong(f.name, given.expected or "a list of numbers", value)
+    return tuple(value)
 
 
 def _read_string(f: _Field, top: Fields) -> object:
