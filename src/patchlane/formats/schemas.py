@@ -27,6 +27,8 @@ from patchlane.formats.property_report import PropertyReport
 from patchlane.formats.receipt import receipt_schema
 from patchlane.formats.replay_report import LANE as REPLAY
 from patchlane.formats.replay_report import ReplayReport
+from patchlane.formats.review_note import note_schema
+from patchlane.formats.swebench_report import swebench_schema
 from patchlane.formats.verdict_file import verdict_schema
 
 # The schema's name (``NAMES`` of ``patchlane.schemas``) -> how it is generated.
@@ -49,6 +51,8 @@ GENERATED: dict[str, Callable[[], dict[str, object]]] = {
     ),
     "receipt": receipt_schema,
     "verdict": verdict_schema,
+    "review-note": note_schema,
+    "swebench-report": swebench_schema,
 }
 
 

@@ -42,6 +42,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchlane.errors import InputError
+
+# SWE-bench's run-report keys that patchlane never writes (``formats.swebench_report``).
+from patchlane.formats.swebench_report import NOT_MEASURED as NOT_MEASURED
 from patchlane.triage.candidates import safe_name, unique_names
 from patchlane.triage.summary import (
     DOES_NOT_APPLY,
@@ -62,8 +65,6 @@ _PER_MODEL = re.compile(r"\A(?:swebench-report\..+\.json|accepted\..+\.jsonl)\Z"
 # The keys a tasks run adds to triage's own row (``Row.to_json``).
 TASK_KEYS = ("instance_id", "model_name_or_path", "key", "infra", "attempts", "base_commit", "repo")
 ROW_KEYS = tuple(Row("", "", "", None, "", 0, "", None, None, 0.0, None).to_json()) + TASK_KEYS
-# SWE-bench's run-report keys that patchlane never writes: it does not run the hidden tests.
-NOT_MEASURED = ("resolved_instances", "unresolved_instances", "resolved_ids", "unresolved_ids")
 _HEX64 = re.compile(r"\A[0-9a-f]{64}\Z")
 
 # An instance's outcome for one model, best first: the rank that picks it among the
