@@ -91,7 +91,7 @@ def _read_signature(top: Fields, key: str) -> Signature:
 
 def _is_stamp(stamp: str) -> bool:
     """An ISO-8601 UTC time ``YYYY-MM-DDTHH:MM:SS[.ffffff]Z`` that is a real instant."""
-    if not _STAMP.match(stamp):
+    if not _STAMP.fullmatch(stamp):
         return False
     try:
         datetime.fromisoformat(stamp[:-1])

@@ -27,12 +27,14 @@ from patchlane.formats.property_report import PropertyReport
 from patchlane.formats.receipt import receipt_schema
 from patchlane.formats.replay_report import LANE as REPLAY
 from patchlane.formats.replay_report import ReplayReport
+from patchlane.formats.review_map import map_schema as review_map_schema
 from patchlane.formats.review_note import note_schema
 from patchlane.formats.swebench_report import swebench_schema
 from patchlane.formats.verdict_file import verdict_schema
 
 # The schema's name (``NAMES`` of ``patchlane.schemas``) -> how it is generated.
 GENERATED: dict[str, Callable[[], dict[str, object]]] = {
+    "review-map": review_map_schema,
     "classify": classify_schema,
     "dependency-map": map_schema,
     "lock": lock_schema,

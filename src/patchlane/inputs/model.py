@@ -22,7 +22,8 @@ writer and schema::
 A check across fields (a stamp before another, a flag that needs a listed item) is the
 model's own: a model that defines ``check_read(self, top)`` has it called with the reader of
 its object once every field is read, and raises ``top.fail(...)`` for what no field's type
-says (``Checked``).
+says (``Checked``); what of it JSON Schema can say, the model's ``SCHEMA_ACROSS`` (a
+class variable: keywords such as ``not``/``anyOf`` over its keys) adds to its schema.
 
 Reading goes through ``inputs.fields``, the one reader every input uses, so each refusal
 keeps the document's ``FILE:LINE`` and wording. The models are read once per class
@@ -431,11 +432,13 @@ def _read_number(f: _Field, top: Fields) -> float:
 def _read_strings(f: _Field, top: Fields) -> object:
     given = f.spec
     checked = given.checks_text() or given.duplicate is not None
+    # A ``check`` words what the pattern refuses: the pattern is then the schema's only.
+    accept = given.accepts if given.check is None else given.accept
     return top.text_list(
         f.name,
         expected=given.expected or "a list of strings",
         item=given.item,
-        accept=given.accepts if checked else None,
+        accept=accept if checked else None,
         check=given.check,
         duplicate=given.duplicate,
     )
@@ -522,6 +525,7 @@ def schema_of(model: type) -> dict[str, object]:
     if required:
         schema["required"] = required
     schema["additionalProperties"] = False
+    schema.update(getattr(model, "SCHEMA_ACROSS", {}))
     return schema
 
 
