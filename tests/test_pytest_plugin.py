@@ -612,6 +612,7 @@ def test_reading_a_report_in_a_pytest_child_stays_cheap(tmp_path: Path) -> None:
         "patchlane.inputs.listed",
         "patchlane.inputs.jsonio",
         "patchlane.inputs.model",  # stdlib only: how a report's model is read and described
+        "patchlane.inputs.modelspec",  # stdlib only: what a model is declared in
         "patchlane.formats",
         "patchlane.formats.envelope",
         "patchlane.formats.freeze_report",
