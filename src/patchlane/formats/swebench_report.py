@@ -1,7 +1,7 @@
 """``swebench-report.json``, a tasks run's report in SWE-bench's run-report shape
 (``triage.swebench``), declared once (``inputs.model``): ``SwebenchReport`` is its model, its
-schema derives from it, and it reads back strictly what ``triage.swebench`` writes (a test
-holds the two to each other).
+schema derives from it, ``triage.swebench`` writes through it, and it reads the file back
+strictly (a test reads every report the tests write).
 """
 
 from __future__ import annotations
