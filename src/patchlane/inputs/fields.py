@@ -48,6 +48,7 @@ from datetime import date
 from typing import Any, Literal, TypeVar, overload
 
 from patchlane.errors import InputError
+from patchlane.inputs.jsonio import line_for
 
 # Re-exported: every reader imports these from here.
 from patchlane.inputs.listed import CollectionGetters
@@ -140,7 +141,6 @@ def json_document(
     ``text``, paid only when an error is raised); no line is known without ``text`` (a
     value that was never text, such as a report built in memory).
     """
-    from patchlane.inputs.jsonio import line_for
 
     def locate(path: FieldPath) -> int | None:
         return None if text is None else line_for(text, path)
