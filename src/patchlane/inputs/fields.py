@@ -35,9 +35,10 @@ line lookup and the error class in one place.
 The line of a path is found only when an error is raised: for JSON that is a second,
 position-recording pass over the text, which well-formed input never pays for.
 
-Besides the standard library this module imports only ``patchlane.errors`` and
-``inputs.jsonio`` (YAML only inside ``yaml_document``): the pytest plugin reads the freeze
-report with it inside pytest children, where every module loaded is paid for.
+Besides the standard library this module imports only ``patchlane.errors``,
+``inputs.jsonio`` and its own parts (``inputs.values``, ``inputs.wording``, ``inputs.listed``;
+YAML only inside ``yaml_document``): the pytest plugin reads the freeze report with it inside
+pytest children, where every module loaded is paid for.
 """
 
 from __future__ import annotations
