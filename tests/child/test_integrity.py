@@ -88,6 +88,11 @@ def emit(self, record):
         "import random",
         "random.Random.randint.__code__ = (lambda self, a, b: a).__code__",
     ),
+    # The snapshot engine the check compares with: blinding it is a rebinding like any other.
+    "patchlane.child.snapshot.changed_entries": (
+        "import patchlane.child.snapshot",
+        "patchlane.child.snapshot.changed_entries = lambda *a, **k: None",
+    ),
 }
 
 

@@ -79,12 +79,14 @@ MODULES: Final = (
     "patchlane.child.channel",
     "patchlane.child.replay_collect",
     "patchlane.child.replay_run",
+    "patchlane.child.replay_plugins",
     "patchlane.child.tripwire",
     "patchlane.child.snapshot",
     "patchlane.child.boundary",
     "patchlane.child.leftover",
     "patchlane.child.writes",
     "patchlane.child.importstate",
+    "patchlane.child.processstate",
     "__main__",
 )
 # The hooks whose implementations make or carry a test's reports.
