@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,8 +163,6 @@ def _start_replay() -> None:
     job = take_job()
     if job is None:
         return
-    import sys
-
     before = frozenset(sys.modules)
     from patchlane.child.replay_run import attach, start
 

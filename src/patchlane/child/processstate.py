@@ -8,7 +8,10 @@ Standard library only (docs/architecture.md §6).
 
 from __future__ import annotations
 
+import abc
+import gc
 import os
+import signal
 import sys
 import threading
 
@@ -28,9 +31,8 @@ def process() -> dict[str, object]:
         "sys.getswitchinterval": sys.getswitchinterval(),
         "threading.gettrace": id(getattr(threading, "_trace_hook", None)),
     }
-    import abc
+    # Not loaded when the run child starts: loaded only when the state is first read.
     import faulthandler
-    import gc
 
     state["gc"] = (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count())
     # Any class registered with any ABC moves this token (the registries are compiled code's).
@@ -78,8 +80,6 @@ def _threads() -> tuple[object, ...]:
 
 
 def _signals() -> tuple[object, ...]:
-    import signal
-
     found: list[object] = []
     for number in sorted(signal.valid_signals()):
         try:

@@ -43,6 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import _pytest._code.code
+import _pytest.assertion.rewrite
 import _pytest.config
 import pytest
 
@@ -465,8 +467,7 @@ def _no_rewritten_bytecode_below(root: Path, store: str | None) -> None:
     (docs/explanation/decisions/0031-plain-run.md) this is where that is decided. What is
     read below ``root`` instead, when the job names a ``store``: the code patchlane's own
     process rewrote for the bytes the module has now (``child.rewritten``)."""
-    from _pytest.assertion import rewrite
-
+    rewrite = _pytest.assertion.rewrite
     read = rewrite._read_pyc
     inside = os.path.realpath(root).rstrip(os.sep) + os.sep
 
@@ -491,8 +492,7 @@ def _statements_found_once() -> None:
     text itself: a file edited in between is parsed again). Before the tripwire's snapshot
     (``start``), as ``_no_rewritten_bytecode_below``: in every run alike, so that no run
     can be told from another by it."""
-    from _pytest._code import code
-
+    code = _pytest._code.code
     find = code.getstatementrange_ast  # type: ignore[attr-defined]
     found: dict[str, dict[tuple[int, bool], tuple[Any, int, int]]] = {}
 
