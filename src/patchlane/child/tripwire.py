@@ -8,7 +8,9 @@ hookwrapper of ``pytest_runtest_makereport`` that rewrites failures as passes. `
 snapshots, before pytest starts (no conftest and no test module has run), every module of
 ``MODULES`` that is loaded: its callables, classes and modules; the ``__dict__`` of each
 class it defines; the ``__code__``, ``__defaults__`` and ``__kwdefaults__`` of the Python
-functions found there. ``arm``'s ``hooks`` adds, once pytest's own plugins are configured
+functions found there (capturing and comparing are the snapshot engine's, ``child.snapshot``,
+shared with the property child's ``integrity``; this module says what is watched, when, and
+how a change is reported). ``arm``'s ``hooks`` adds, once pytest's own plugins are configured
 (``pytest_sessionstart``), the hook implementations of ``HOOKS``. Its ``check``
 compares all of it by identity and returns what changed, one phrase each: in full at the run
 child's boundaries (session start, after collection, each test file's first test, every
@@ -25,8 +27,8 @@ judged by classify). Modules pytest and its installed plugins legitimately chang
 configure time (``_pytest.config``, ``_pytest.fixtures``) are not watched: they configure,
 they do not make outcomes.
 
-The check runs on what this module captured when it was imported (default arguments) and
-reads no global of this module; the record it sends goes through ``sender``, which holds the
+The check runs on what this module and the engine captured when they were imported (default
+arguments) and reads no global of either (the engine is itself in ``MODULES``); the record it sends goes through ``sender``, which holds the
 descriptor, the token, ``os.write`` and the C JSON encoder captured before pytest started.
 It is a tripwire, not a sandbox: code that puts everything back before the check runs is not
 seen.
