@@ -122,7 +122,10 @@ def take(keys: Iterable[str]) -> Snapshot:
         # plain values is state (Hypothesis's ``settings._current_profile``), not reported.
         home = (getattr(module, "__name__", None),)
         engine.capture_module(spaces, seen, module, label, keep, (label + ".", "class", home))
-    return engine.snapshot(spaces, engine.functions(spaces), watched, sys.modules)
+    # The functions of modules and classes (a Python function among the builtins is
+    # compared as an entry of ``builtins``, like any other).
+    found = engine.functions(s for s in spaces if s[3] != _BUILTINS)
+    return engine.snapshot(spaces, found, watched, sys.modules)
 
 
 def _label(key: str, module: types.ModuleType) -> str:
