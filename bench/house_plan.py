@@ -277,6 +277,9 @@ def table() -> dict[str, object]:
             for _, p, _ in functions(path)
             if p > 5
         ),
+        "modules the gate reaches that use a thread": sorted(
+            n for n in reached if uses_thread(known[n])
+        ),
         "gate/ modules that use a thread": sorted(
             n for n, p in known.items() if n.startswith("patchlane.gate") and uses_thread(p)
         ),

@@ -16,7 +16,7 @@ import pytest
 from patchlane.child.leftover import StateWatch
 from patchlane.formats.replay_report import ReplayReport
 from patchlane.formats.status import Status
-from patchlane.lanes.replay.run import fold
+from patchlane.lanes.replay.fold import fold
 from patchlane.lanes.replay.widen import Widened, rule_of, suite_files, with_widened
 
 

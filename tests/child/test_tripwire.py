@@ -11,8 +11,10 @@ import pytest
 from patchlane.child.tripwire import describe
 from patchlane.lanes.replay.chosen import Scope, collect_and_run
 from patchlane.lanes.replay.collect import Collected
-from patchlane.lanes.replay.run import FAILED, PASSED, SKIPPED, fold, run_tests
-from patchlane.lanes.replay.run import TestRun as Run
+from patchlane.lanes.replay.fold import fold
+from patchlane.lanes.replay.results import FAILED, PASSED, SKIPPED, Runner
+from patchlane.lanes.replay.results import TestRun as Run
+from patchlane.lanes.replay.run import run_tests
 from tests.lanes.replay.trees import write_tree
 
 # The code under test breaks ``add`` and, at import, makes pytest lie about it.
@@ -248,7 +250,7 @@ def test_the_chosen_child_is_guarded_too(tmp_path: Path) -> None:
     def choose(collected: Collected) -> tuple[str, ...]:
         return tuple(collected.nodeids)
 
-    ran = collect_and_run(tree, Scope(("tests",), (), None), choose, hash_seed=5, timeout_s=120)
+    ran = collect_and_run(tree, Scope(("tests",), (), None), choose, Runner(5, 120))
     assert ran.run is not None
     _tampered(ran.run, "pytest's TestReport.from_item_and_call was replaced")
 

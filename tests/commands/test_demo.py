@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from patchlane.demo import patches as demo_patches
+from patchlane.demo import repo as demo_repo
 from patchlane.demo import scenarios as demo
 from patchlane.demo import triage as demo_triage
 from patchlane.gate.reports import FILE_NAMES
@@ -164,7 +166,7 @@ def test_silent_fixture_edit_is_rejected_naming_the_file(run: DemoRun) -> None:
     assert [r["rule"] for r in _reject_reasons(row)] == [2]
     report = run.evidence("silent-fixture-edit", "fixture-report.json")
     assert report["status"] == "fail"
-    assert report["changed"] == [demo.INVOICE_MIN]
+    assert report["changed"] == [demo_patches.INVOICE_MIN]
     assert report["missing"] == [] and report["extra"] == []
 
 
@@ -174,10 +176,10 @@ def test_reviewed_relock_is_not_rejected_and_shows_its_reason(run: DemoRun) -> N
     report = run.evidence("fixture-relock", "fixture-report.json")
     assert report["status"] == "pass"
     assert report["changed"] == [] and report["missing"] == [] and report["extra"] == []
-    assert demo.RELOCK_REASON in json.dumps(report)
-    assert demo.RELOCK_REASON in run.note("fixture-relock")
+    assert demo_patches.RELOCK_REASON in json.dumps(report)
+    assert demo_patches.RELOCK_REASON in run.note("fixture-relock")
     classify = run.evidence("fixture-relock", "classify.json")
-    assert demo.LOCK in classify["control_plane"]
+    assert demo_patches.LOCK in classify["control_plane"]
 
 
 def test_hand_edited_lock_with_the_old_reason_is_rejected(run: DemoRun) -> None:
@@ -187,7 +189,7 @@ def test_hand_edited_lock_with_the_old_reason_is_rejected(run: DemoRun) -> None:
     assert report["status"] == "fail"
     # The bytes match the pasted hash: it is the unchanged reason that makes it red.
     assert report["changed"] == []
-    assert [e["lock"] for e in report["lock_errors"]] == [demo.LOCK]
+    assert [e["lock"] for e in report["lock_errors"]] == [demo_patches.LOCK]
     assert "keeps the base's reason" in report["lock_errors"][0]["problem"]
     assert report["lock_updates"] == []
 
@@ -227,7 +229,7 @@ def test_symlinked_fixture_is_rejected(run: DemoRun) -> None:
     assert [r["rule"] for r in _reject_reasons(row)] == [2]
     report = run.evidence("fixture-symlink", "fixture-report.json")
     assert report["status"] == "fail"
-    assert demo.INVOICE_REFUND in json.dumps(report)
+    assert demo_patches.INVOICE_REFUND in json.dumps(report)
 
 
 def test_human_output_shows_verdicts_and_evidence(
@@ -305,14 +307,14 @@ def test_default_is_a_new_temporary_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(tempfile, "tempdir", os.fspath(tmp_path))
-    root = demo.prepare_root(None)
+    root = demo_repo.prepare_root(None)
     assert root.parent == tmp_path and root.name.startswith("patchlane-demo-")
     assert list(root.iterdir()) == []
 
 
 def test_the_example_repository_is_reproducible(tmp_path: Path) -> None:
-    first = demo.make_repo(tmp_path / "a")
-    second = demo.make_repo(tmp_path / "b")
+    first = demo_repo.make_repo(tmp_path / "a")
+    second = demo_repo.make_repo(tmp_path / "b")
     assert first.git("rev-parse", "main") == second.git("rev-parse", "main")
     assert first.git("status", "--porcelain") == ""
 

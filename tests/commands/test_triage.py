@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from patchlane.demo import patches as demo_patches
+from patchlane.demo import repo as demo_repo
 from patchlane.demo import scenarios as demo
 from tests.gitrepo import run_patchlane, stderr_lines
 
@@ -30,20 +32,20 @@ class Example:
     stale: bytes  # applies to ``drifted~1``, not to main: does not apply
 
 
-def _branch(repo: demo.DemoRepo, name: str, *edits: Any) -> None:
-    repo.git("checkout", "-q", "-b", name, demo.BASE_BRANCH)
+def _branch(repo: demo_repo.DemoRepo, name: str, *edits: Any) -> None:
+    repo.git("checkout", "-q", "-b", name, demo_repo.BASE_BRANCH)
     for edit in edits:
         edit(repo.path)
         repo.commit(f"agent: {name}")
-    repo.git("checkout", "-q", demo.BASE_BRANCH)
+    repo.git("checkout", "-q", demo_repo.BASE_BRANCH)
 
 
 @pytest.fixture
 def example(tmp_path: Path) -> Example:
-    repo = demo.make_repo(tmp_path)
-    _branch(repo, "good", demo.refactor_billing)
-    _branch(repo, "broken", demo.allow_refund_over_charge)
-    _branch(repo, "drifted", demo.refactor_billing, demo.allow_refund_over_charge)
+    repo = demo_repo.make_repo(tmp_path)
+    _branch(repo, "good", demo_patches.refactor_billing)
+    _branch(repo, "broken", demo_patches.allow_refund_over_charge)
+    _branch(repo, "drifted", demo_patches.refactor_billing, demo_patches.allow_refund_over_charge)
 
     def diff(spec: str) -> bytes:
         return subprocess.run(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from patchlane.demo.scenarios import copy_example
+from patchlane.demo.repo import copy_example
 from patchlane.inputs.yamlio import load_yaml
 from patchlane.lanes.fixture.lockfile import parse_lock
 from patchlane.project.config import parse_review_map

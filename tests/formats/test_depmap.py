@@ -17,7 +17,8 @@ from patchlane.infra import git
 from patchlane.infra.cachekey import CacheKey
 from patchlane.lanes.replay import maprecord
 from patchlane.lanes.replay.mapselect import MODULE, RAN, changed_functions
-from patchlane.lanes.replay.select import Selection, SliceRequest, select_slice
+from patchlane.lanes.replay.select import select_slice
+from patchlane.lanes.replay.selection import Selection, SliceRequest
 from patchlane.project.config import parse_review_map
 from tests.gitrepo import GitRepo
 from tests.unknownkey import KEY

@@ -28,9 +28,11 @@ from patchlane.infra.bytecode import is_bytecode, process_pycache
 from patchlane.infra.cache import default_cache
 from patchlane.infra.process import minimal_env
 from patchlane.infra.sandbox import isolation
-from patchlane.lanes.replay.basecheck import failures_at_base
+from patchlane.lanes.replay.basecheck import BaseRun, failures_at_base
 from patchlane.lanes.replay.collect import collect
-from patchlane.lanes.replay.run import HostRun, RunResult, child_env, run_slice
+from patchlane.lanes.replay.hostrun import HostRun, run_slice
+from patchlane.lanes.replay.results import RunResult
+from patchlane.lanes.replay.run import child_env
 from tests.gitrepo import GitRepo
 from tests.lanes.property import project as P
 
@@ -218,7 +220,8 @@ def test_a_base_run_judges_the_base_source(repo: GitRepo) -> None:
     plant_cached(repo.path, "calc.py", HOSTILE_CALC)
     base = repo.commit("a base whose committed bytecode would fail its test")
     nodeid = "tests/test_calc.py::test_answer"
-    assert failures_at_base(repo.path, base, [nodeid], hash_seed=1, timeout_s=120.0) == ()
+    at = BaseRun(repo.path, base, hash_seed=1, timeout_s=120.0)
+    assert failures_at_base(at, [nodeid]) == ()
 
 
 HELPERS = "PARAMS = [1]\n"

@@ -222,7 +222,8 @@ def _records(origins_record: dict[str, object] | None) -> list[dict[str, object]
 
 def test_a_run_folds_where_its_project_modules_came_from(tmp_path: Path) -> None:
     from patchlane.errors import ForeignCode
-    from patchlane.lanes.replay.run import checked_origins, fold
+    from patchlane.lanes.replay.fold import fold
+    from patchlane.lanes.replay.run import checked_origins
 
     tree = tmp_path / "checkout"
     write(tree, {"src/shapes/__init__.py": ""})
@@ -248,7 +249,8 @@ def test_a_run_folds_where_its_project_modules_came_from(tmp_path: Path) -> None
 def test_a_run_in_the_sandbox_imports_the_trees_copy_over_an_installed_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from patchlane.lanes.replay.run import PASSED, run_tests
+    from patchlane.lanes.replay.results import PASSED
+    from patchlane.lanes.replay.run import run_tests
 
     tree = tmp_path / "checkout"
     write(

@@ -17,9 +17,9 @@ from patchlane.infra.process import (
     ChildRun,
     Launch,
     minimal_env,
-    parse_results,
     run_child,
 )
+from patchlane.infra.resultchannel import parse_results
 
 
 def _alive(pid: int) -> bool:

@@ -17,7 +17,8 @@ import pytest
 
 from patchlane.infra import sandbox
 from patchlane.infra.cache import default_cache
-from patchlane.lanes.replay.run import FAILED, PASSED, run_tests
+from patchlane.lanes.replay.results import FAILED, PASSED
+from patchlane.lanes.replay.run import run_tests
 from tests.lanes.replay.trees import write_tree
 
 SANDBOXED = sandbox.isolation().sandboxed

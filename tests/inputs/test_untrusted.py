@@ -47,7 +47,7 @@ from patchlane.lanes.freeze.registry import RegistryError, parse_registry
 from patchlane.lanes.property.discover import property_names, read_version
 from patchlane.lanes.replay import secrets
 from patchlane.lanes.replay.collect import CollectionError, _judge
-from patchlane.lanes.replay.select import named_basenames
+from patchlane.lanes.replay.staticrules import named_basenames
 from patchlane.project import importgraph
 from patchlane.project.classify import configures_pytest
 from patchlane.project.config import parse_review_map

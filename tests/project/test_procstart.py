@@ -8,7 +8,7 @@ import ast
 
 import pytest
 
-from patchlane.lanes.replay.select import PROCESSES
+from patchlane.lanes.replay.staticrules import PROCESSES
 from patchlane.project.sourcescan import scan
 from tests.gitrepo import GitRepo
 from tests.lanes.replay.test_select import PROJECT, patch, project, select

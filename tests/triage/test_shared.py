@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from patchlane.demo import patches as demo_patches
+from patchlane.demo import repo as demo_repo
 from patchlane.demo import scenarios as demo
 from patchlane.gate.run import GateOptions, SharedBase, run_gate, share_map
 from patchlane.infra import git
@@ -31,9 +33,9 @@ def _options(repo: Path, tmp_path: Path) -> GateOptions:
 
 @pytest.fixture
 def example(tmp_path: Path) -> Path:
-    repo = demo.make_repo(tmp_path)
-    repo.git("checkout", "-q", "-b", "good", demo.BASE_BRANCH)
-    demo.refactor_billing(repo.path)
+    repo = demo_repo.make_repo(tmp_path)
+    repo.git("checkout", "-q", "-b", "good", demo_repo.BASE_BRANCH)
+    demo_patches.refactor_billing(repo.path)
     repo.commit("agent: refactor")
     return repo.path
 

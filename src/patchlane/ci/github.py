@@ -26,6 +26,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from patchlane.ci.workflow import Annotation, append_env_file, output_entry, printable
+from patchlane.errors import PatchlaneError, ReportError
+from patchlane.infra import git
+from patchlane.inputs.committed import decode_utf8
+from patchlane.inputs.jsonio import read_file_bytes
 
 if TYPE_CHECKING:
     from patchlane.ci.locate import Locator
@@ -96,8 +100,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         outcome = _outcome(repo, out_dir, gate)
     except Exception as e:  # noqa: BLE001 - the one boundary: a line and a code, never a trace
-        from patchlane.errors import PatchlaneError
-
         if not isinstance(e, PatchlaneError):
             if args.verbose:
                 traceback.print_exc()
@@ -122,9 +124,6 @@ def final_code(gate: int | None, verdict: int | None) -> int:
 
 
 def _repo(option: Path | None) -> Path:
-    from patchlane.errors import PatchlaneError
-    from patchlane.infra import git
-
     if option is not None:
         return option.absolute()
     try:
@@ -161,18 +160,12 @@ def _outcome(repo: Path, out_dir: Path, gate: int | None) -> Outcome:
 
 
 def _verdict_of(evidence: Evidence, path: Path) -> Verdict:
-    from patchlane.errors import ReportError
-
     if evidence.verdict is None:
         raise ReportError(str(path), "no such file: no gate wrote a verdict here (see --out-dir)")
     return evidence.verdict
 
 
 def _review(path: Path) -> str:
-    from patchlane.errors import ReportError
-    from patchlane.inputs.committed import decode_utf8
-    from patchlane.inputs.jsonio import read_file_bytes
-
     return decode_utf8(read_file_bytes(path, str(path), ReportError), str(path), ReportError)
 
 

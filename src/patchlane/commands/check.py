@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patchlane.errors import Exit
+from patchlane.commands.freeze import review_date
+from patchlane.errors import Exit, MapError
 from patchlane.infra.ui import one_line, show, write_stdout
 
 if TYPE_CHECKING:
@@ -17,7 +19,6 @@ if TYPE_CHECKING:
 
 def register(sub: Any, name: str, help_text: str, parents: list[argparse.ArgumentParser]) -> None:
     """Add ``check`` to the sub-parsers."""
-    from patchlane.commands.freeze import review_date
 
     p = sub.add_parser(
         name,
@@ -91,7 +92,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 def _with_map_paths(repo: Path, result: CheckResult) -> CheckResult:
     """``result`` with a problem for each map path that is a placeholder or names nothing
     (``check_paths``), when the map was read."""
-    import dataclasses
 
     from patchlane.commands.check_paths import checked_paths
 
@@ -111,7 +111,6 @@ def _with_map_paths(repo: Path, result: CheckResult) -> CheckResult:
 
 def _map_text(repo: Path, label: str, commit: str | None) -> str | None:
     """The text of the map ``check`` has just read and parsed (``None``: gone since)."""
-    from patchlane.errors import MapError
     from patchlane.inputs.committed import read_committed_text
     from patchlane.inputs.paths import to_fs
 

@@ -24,6 +24,7 @@ from patchlane.errors import PatchlaneError
 from patchlane.gate.validate import INPUT, Problem
 from patchlane.inputs.paths import symlink_on_way, to_fs
 from patchlane.inputs.yamlio import YamlList, YamlMap, load_yaml
+from patchlane.project.harness import snapshot
 
 # The example names an ``init`` once wrote in its comments (``PACKAGE/``,
 # ``tests/fixtures/NAME/``): a path with such a part names the user's code only by accident.
@@ -92,7 +93,6 @@ def _in_worktree(repo: Path, path: str) -> str:
 
 def _commit_kinds(repo: Path, commit: str) -> dict[str, str]:
     """Every path in ``commit``, files and the folders above them."""
-    from patchlane.project.harness import snapshot
 
     kinds: dict[str, str] = {}
     for path in snapshot(repo, commit).files:

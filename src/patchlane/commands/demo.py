@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from patchlane.errors import Exit
-from patchlane.infra.ui import write_stdout
+from patchlane.infra.ui import one_line, show, write_stdout
 
 if TYPE_CHECKING:
     from patchlane.demo.scenarios import Outcome
@@ -38,17 +38,9 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from patchlane.demo.scenarios import (
-        DEMO_CASES,
-        DEMO_SEED,
-        DEMO_TODAY,
-        SCENARIOS,
-        DemoRepo,
-        prepare_root,
-        run_demo,
-    )
+    from patchlane.demo.repo import DemoRepo, prepare_root
+    from patchlane.demo.scenarios import DEMO_CASES, DEMO_SEED, DEMO_TODAY, SCENARIOS, run_demo
     from patchlane.demo.triage import run_triage
-    from patchlane.infra.ui import show
     from patchlane.inputs.jsonio import dumps_report
 
     keep = None if args.keep is None else Path.cwd() / args.keep
@@ -104,7 +96,6 @@ def table(outcomes: list[Outcome], root: Path) -> list[str]:
     every reason, in rule order, is in the scenario's ``verdict.json``. It comes last so
     that a long message wraps without breaking the columns.
     """
-    from patchlane.infra.ui import show
 
     rows = [("scenario", "expected", "got", "ok", "evidence", "reason (rule [lane])")]
     for o in outcomes:
@@ -141,7 +132,6 @@ def triage_section(triaged: list[TriageOutcome], root: Path) -> list[str]:
     reason), a count and where the summary is."""
     from patchlane.demo.scenarios import DEMO_CASES, DEMO_SEED, DEMO_TODAY
     from patchlane.demo.triage import PATCH_DIR, PREDICTIONS, TRIAGE_JOBS, TRIAGE_OUT, TRIAGE_REPLAY
-    from patchlane.infra.ui import one_line, show
     from patchlane.triage.summary import ranked
 
     def at(rel: str) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from patchlane.commands.options import publish
-from patchlane.errors import Exit
+from patchlane.errors import Exit, MapError, UsageError
 from patchlane.infra.ui import show, write_stdout
 
 if TYPE_CHECKING:
@@ -76,7 +76,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 def _load_lane(repo: Path, ctx: Context) -> FixtureLane:
     """Return the fixture lane of the work tree's review map. Raises ``MapError``."""
-    from patchlane.errors import MapError
     from patchlane.project.classify import load_map_file, map_path_in_repo
     from patchlane.project.config import DEFAULT_MAP
 
@@ -161,7 +160,6 @@ def print_summary(report: FixtureReport, ctx: Context) -> None:
 
 
 def _run_lock(args: argparse.Namespace, ctx: Context) -> int:
-    from patchlane.errors import UsageError
     from patchlane.inputs.jsonio import dumps_report
     from patchlane.lanes.fixture.lane import write_locks
     from patchlane.lanes.fixture.lockfile import reason_problem

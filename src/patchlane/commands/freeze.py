@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patchlane.commands.options import base_ref, publish
+from patchlane.commands.options import add_diff_options, base_ref, publish
 from patchlane.errors import Exit
 from patchlane.infra.ui import one_line, show
 
@@ -35,7 +35,6 @@ def review_date(text: str) -> date:
 
 def register(sub: Any, name: str, help_text: str, parents: list[argparse.ArgumentParser]) -> None:
     """Add ``freeze`` with its action ``audit`` to the sub-parsers."""
-    from patchlane.commands.options import add_diff_options
 
     p = sub.add_parser(
         name,

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from patchlane.infra import git
+from patchlane.infra.ui import show
 
 if TYPE_CHECKING:
     from patchlane.infra.ui import Output
@@ -202,7 +203,6 @@ def say_next(out: Output, repo: Path, map_label: str) -> None:
     """Print the ``next:`` line: everything after ``run:`` is a command that works as
     printed once the scaffold is committed on the branch it names and a patch is committed
     on a branch of its own."""
-    from patchlane.infra.ui import show
 
     base, command = next_command(repo)
     if not base.found:

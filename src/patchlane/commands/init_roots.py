@@ -18,7 +18,9 @@ import stat
 from pathlib import Path
 
 from patchlane.commands.init_given import SKIP_DIRS
+from patchlane.commands.init_layout import find_code_paths
 from patchlane.errors import PatchlaneError
+from patchlane.infra import git
 from patchlane.project.testmodules import ModulePatterns
 
 # Folders whose test-named files are not the suite (pytest collects them only when asked).
@@ -39,7 +41,6 @@ def _kind(path: Path) -> str:
 def _pytest_options(repo: Path) -> dict[str, object] | None:
     """The options of the pytest configuration file the current commit holds (``None``:
     no commit yet, or none configures pytest)."""
-    from patchlane.infra import git
     from patchlane.project import harness
 
     try:
@@ -98,7 +99,6 @@ def find_test_roots(repo: Path, code_paths: tuple[str, ...] | None = None) -> tu
     ``testpaths`` that exist, else where the test modules are (see the module's doc), else
     ``tests/``. ``code_paths`` are the code's paths (default: ``find_code_paths``); a test
     module inside one of its packages makes that package the root."""
-    from patchlane.commands.init_layout import find_code_paths
     from patchlane.project import harness
 
     options = _pytest_options(repo)

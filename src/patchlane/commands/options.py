@@ -8,6 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from patchlane.errors import UsageError
+from patchlane.infra.ui import write_stdout
+
 if TYPE_CHECKING:
     from patchlane.infra.ui import Output
 
@@ -29,7 +32,6 @@ def base_ref(repo: Path, given: str | None) -> str:
     """Return ``--base`` as given, else the default branch (``init_layout.default_base``, the
     branch ``init``'s next line assumes). Raises ``UsageError`` when there is none."""
     from patchlane.commands.init_layout import default_base
-    from patchlane.errors import UsageError
 
     if given is not None:
         return given
@@ -54,7 +56,6 @@ def add_diff_options(p: argparse.ArgumentParser) -> None:
 def publish(out: Output, data: Any, path: str | Path | None, summary: Callable[[], None]) -> None:
     """Write a report to ``--out`` (atomically) when given, then show it: with ``--json`` the
     same bytes on stdout (also for a path that is not UTF-8), else the human ``summary``."""
-    from patchlane.infra.ui import write_stdout
     from patchlane.inputs.jsonio import dumps_report, write_json
 
     if path:
@@ -98,7 +99,6 @@ def dep_map_timeout(value: float | None) -> float:
     """Return the recording timeout: ``--dep-map-timeout``, else $PATCHLANE_DEP_MAP_TIMEOUT,
     else ``RECORD_TIMEOUT_S``. Raises ``UsageError`` for an environment value that is not a
     positive number."""
-    from patchlane.errors import UsageError
     from patchlane.lanes.replay.maprecord import RECORD_TIMEOUT_S
 
     if value is not None:
@@ -177,8 +177,53 @@ def property_cache_enabled(value: str) -> bool:
     """Return whether ``--property-cache`` (or its environment default) is ``on``. Raises
     ``UsageError`` for a value other than ``on`` or ``off`` (argparse checks the choices
     of the command line, not a default taken from the environment)."""
-    from patchlane.errors import UsageError
 
     if value not in ("on", "off"):
         raise UsageError(f"${PROPERTY_CACHE_ENV}={value!r}: expected on or off")
     return value == "on"
+
+
+# A candidate's gate in a tasks run, at most (an hour: a large suite's slice and the
+# property runs of a slow project, with room to spare).
+PAIR_TIMEOUT_S = 3600.0
+
+
+def add_tasks_options(p: argparse.ArgumentParser) -> None:
+    """Add the options of a tasks run (``triage --tasks``), which ``triage`` hands to
+    ``triage_tasks``; both read them, so they live here, below both."""
+    g = p.add_argument_group("a benchmark's tasks (--tasks)")
+    g.add_argument(
+        "--tasks",
+        type=Path,
+        metavar="FILE",
+        help="tasks.jsonl (instance_id, repo, base_commit; optional setup, python, map, "
+        "test_cmd): the candidates are then predictions .jsonl files, each gated against "
+        "its instance's base; --base does not apply",
+    )
+    g.add_argument(
+        "--engine",
+        default="local",
+        metavar="NAME",
+        help="where the tasks run: local (this machine, the default) or ray (a Ray "
+        "cluster; pip install 'patchlane[ray]')",
+    )
+    g.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="the Ray cluster to use (default: $RAY_ADDRESS, else one started for the run)",
+    )
+    g.add_argument(
+        "--pair-timeout",
+        type=seconds_value,
+        default=None,
+        metavar="SECONDS",
+        help=f"wall-clock bound of one candidate's gate; past it the candidate is undecided "
+        f"for the infrastructure (default: {PAIR_TIMEOUT_S:.0f})",
+    )
+    g.add_argument(
+        "--work-dir",
+        type=Path,
+        metavar="DIR",
+        help="where each machine keeps the bases' checkouts, environments and maps "
+        "(default: tasks/ in patchlane's cache directory)",
+    )

@@ -9,8 +9,18 @@ import argparse
 import time
 from typing import TYPE_CHECKING
 
+from patchlane.commands.options import base_ref
 from patchlane.errors import Exit, UsageError
+from patchlane.formats.depmap import Binding
+from patchlane.infra import git
+from patchlane.infra.cache import default_cache
+from patchlane.infra.cachekey import load_or_create_key
+from patchlane.infra.steps import Steps
 from patchlane.infra.ui import write_stdout
+from patchlane.inputs.jsonio import dumps_report
+from patchlane.lanes.replay import maprecord
+from patchlane.project.classify import load_map_at
+from patchlane.project.config import DEFAULT_MAP
 
 if TYPE_CHECKING:
     from patchlane.main import Context
@@ -26,17 +36,6 @@ def main_map(args: argparse.Namespace, ctx: Context) -> int:
     cannot be collected or run, ``InputError`` when the cache cannot be written and
     ``CacheKeyError`` when the cache key cannot be read or made (all exit 2).
     """
-    from patchlane.commands.options import base_ref
-    from patchlane.formats.depmap import Binding
-    from patchlane.infra import git
-    from patchlane.infra.cache import default_cache
-    from patchlane.infra.cachekey import load_or_create_key
-    from patchlane.infra.steps import Steps
-    from patchlane.inputs.jsonio import dumps_report
-    from patchlane.lanes.replay import maprecord
-    from patchlane.project.classify import load_map_at
-    from patchlane.project.config import DEFAULT_MAP
-
     if args.timeout <= 0:
         raise UsageError(f"--timeout {args.timeout}: must be positive")
     repo = ctx.repo()

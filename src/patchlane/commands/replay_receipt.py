@@ -17,7 +17,23 @@ from typing import TYPE_CHECKING
 
 from patchlane.commands.options import publish
 from patchlane.errors import Exit, InputError, UsageError
+from patchlane.formats import slicefile
+from patchlane.formats.freeze_report import FreezeReport
+from patchlane.formats.replay_report import ReplayOutcome
+from patchlane.gate.uncommitted import first_difference
+from patchlane.infra import git
 from patchlane.infra.ui import one_line, show, write_stdout
+from patchlane.inputs.jsonio import dumps_report
+from patchlane.lanes.replay import signing
+from patchlane.lanes.replay.hostrun import HostRun, run_slice, split_since
+from patchlane.lanes.replay.merge import Shard, merge_receipts
+from patchlane.lanes.replay.receipts import issue
+from patchlane.lanes.replay.run import draw_hash_seed
+from patchlane.lanes.replay.runprogress import logged, shown
+from patchlane.lanes.replay.testbound import bounded, default_bound
+from patchlane.lanes.replay.verify import Expectations, replay_report, verify_receipt
+from patchlane.project.classify import load_map_file, map_path_in_repo
+from patchlane.project.config import DEFAULT_MAP
 
 if TYPE_CHECKING:
     from patchlane.formats.freeze_report import FreezeReport
@@ -40,8 +56,6 @@ def _read(path: Path, error: type[InputError] = InputError) -> bytes:
 def _freeze_report(path: Path) -> FreezeReport:
     """Read a freeze report strictly (the freeze lane's one reader). Raises ``ReportError``
     (exit 2)."""
-    from patchlane.formats.freeze_report import FreezeReport
-
     return FreezeReport.read(path)
 
 
@@ -51,14 +65,6 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
     Returns 0 when nothing failed, 1 otherwise. Raises ``PatchlaneError`` (exit 2) for a
     malformed or empty slice, a malformed freeze report or signing key, a bad timeout.
     """
-    from patchlane.formats import slicefile
-    from patchlane.infra import git
-    from patchlane.inputs.jsonio import atomic_write_bytes
-    from patchlane.lanes.replay import signing
-    from patchlane.lanes.replay.run import HostRun, draw_hash_seed, run_slice
-    from patchlane.lanes.replay.runprogress import logged, shown
-    from patchlane.lanes.replay.testbound import bounded, default_bound
-
     data = _read(args.slice, slicefile.SliceError)
     nodeids = slicefile.parse(data, os.fspath(args.slice))
     if not nodeids:
@@ -73,7 +79,7 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
     repo = ctx.repo()
     head = git.resolve_commit(repo, "HEAD")
     _refuse_a_dirty_tree(repo, (args.slice, args.out, args.freeze_report))
-    split = _split(repo, args.base, head)
+    split = split_since(repo, args.base, head)
     # Drawn afresh unless a person reproduces a receipt's run (docs/architecture.md §4).
     hash_seed = draw_hash_seed() if args.hash_seed is None else args.hash_seed
     ctx.out.progress(
@@ -96,13 +102,11 @@ def main_run(args: argparse.Namespace, ctx: Context) -> int:
                 hash_seed=hash_seed,
             ),
         )
-    receipt = result.receipt if key is None else signing.sign(result.receipt, key)
-    rendered = receipt.render()
-    atomic_write_bytes(Path(args.out), rendered)
+    receipt = issue(result.receipt, key, Path(args.out))
     if ctx.out.verbose:
         ctx.out.debug("pytest output (tail):\n" + result.output_tail.decode("utf-8", "replace"))
     if ctx.out.json:
-        write_stdout(rendered.decode("utf-8"))
+        write_stdout(receipt.render().decode("utf-8"))
     else:
         out = ctx.out
         for problem in result.run.problems:
@@ -129,8 +133,6 @@ def _refuse_a_dirty_tree(repo: Path, given: tuple[Path | None, ...]) -> None:
     an uncommitted fix or an untracked ``conftest.py`` would vouch for a commit that was
     never tested (docs/architecture.md §2). The evidence directory and the files given on
     the command line do not count."""
-    from patchlane.gate.uncommitted import first_difference
-
     top = repo.resolve()
     exempt: list[str] = []
     for path in given:
@@ -154,21 +156,6 @@ def _refuse_a_dirty_tree(repo: Path, given: tuple[Path | None, ...]) -> None:
     )
 
 
-def _split(repo: Path, base: str | None, head: str) -> tuple[str, frozenset[str]] | None:
-    """``--base REF``: the merge base of ``REF`` and ``head`` and the paths the patch adds
-    or changes since it (their tests run apart: docs/architecture.md §4); else ``None``.
-    Raises ``GitError`` (exit 2) for a ref git cannot resolve or a missing merge base."""
-    from patchlane.infra import git
-
-    if base is None:
-        return None
-    merge_base = git.merge_base(repo, git.resolve_commit(repo, base), head)
-    changed = frozenset(
-        c.path for c in git.diff_changes(repo, merge_base, head) if c.status[:1] != "D"
-    )
-    return merge_base, changed
-
-
 def main_verify(args: argparse.Namespace, ctx: Context) -> int:
     """``replay verify``: check a receipt; write ``replay-report.json``.
 
@@ -176,12 +163,6 @@ def main_verify(args: argparse.Namespace, ctx: Context) -> int:
     ``PatchlaneError`` (exit 2) for a malformed slice, freeze report, key or map, an unknown
     ref, or a missing receipt file (nothing came back: that is the caller's to report).
     """
-    from patchlane.formats import slicefile
-    from patchlane.formats.replay_report import ReplayOutcome
-    from patchlane.infra import git
-    from patchlane.lanes.replay import signing
-    from patchlane.lanes.replay.verify import Expectations, replay_report, verify_receipt
-
     slice_bytes = _read(args.slice, slicefile.SliceError)
     slicefile.parse(slice_bytes, os.fspath(args.slice))
     receipt_bytes = _read(args.receipt)
@@ -228,9 +209,6 @@ def main_verify(args: argparse.Namespace, ctx: Context) -> int:
 
 def _work_tree_map(repo: Path, ctx: Context) -> ReviewMap:
     """The review map that configures ``verify`` (``--map``, else the work tree's)."""
-    from patchlane.project.classify import load_map_file, map_path_in_repo
-    from patchlane.project.config import DEFAULT_MAP
-
     rel, outside = map_path_in_repo(repo, ctx.map_option)
     if outside is not None:
         return load_map_file(outside)
@@ -245,11 +223,6 @@ def main_merge(args: argparse.Namespace, ctx: Context) -> int:
     written). Raises ``PatchlaneError`` (exit 2) for an unreadable or malformed slice or key, or
     a missing receipt file.
     """
-    from patchlane.formats import slicefile
-    from patchlane.inputs.jsonio import atomic_write_bytes
-    from patchlane.lanes.replay import signing
-    from patchlane.lanes.replay.merge import Shard, merge_receipts
-
     whole = _read(args.slice, slicefile.SliceError)
     shards = [
         Shard(
@@ -269,11 +242,9 @@ def main_merge(args: argparse.Namespace, ctx: Context) -> int:
         if ctx.out.json:
             write_stdout(dumps_refusal(merged.refusals))
         return Exit.UNDECIDED
-    receipt = merged.receipt if key is None else signing.sign(merged.receipt, key)
-    rendered = receipt.render()
-    atomic_write_bytes(Path(args.out), rendered)
+    receipt = issue(merged.receipt, key, Path(args.out))
     if ctx.out.json:
-        write_stdout(rendered.decode("utf-8"))
+        write_stdout(receipt.render().decode("utf-8"))
     else:
         ctx.out.say(
             f"replay merge: {len(shards)} shard(s), {len(receipt.failed_nodeids)} failed, "
@@ -284,7 +255,4 @@ def main_merge(args: argparse.Namespace, ctx: Context) -> int:
 
 def dumps_refusal(refusals: tuple[str, ...]) -> str:
     """The ``--json`` output of a refused merge."""
-    from patchlane.formats.replay_report import ReplayOutcome
-    from patchlane.inputs.jsonio import dumps_report
-
     return dumps_report({"outcome": ReplayOutcome.REFUSED, "refusals": list(refusals)})

@@ -10,11 +10,23 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from patchlane.commands.options import DEP_MAP_ENV, base_ref, dep_map_timeout
 from patchlane.errors import Exit, InputError, UsageError
+from patchlane.formats import slicefile
+from patchlane.formats.property_report import PropertyReport
+from patchlane.infra.steps import Steps
 from patchlane.infra.ui import one_line, show, write_stdout
+from patchlane.inputs.jsonio import atomic_write_bytes, dumps_report
+from patchlane.lanes.freeze.failure_log import read_failure_log
+from patchlane.lanes.replay.checks import unreached_code
+from patchlane.lanes.replay.maprecord import obtain
+from patchlane.lanes.replay.run import draw_hash_seed
+from patchlane.lanes.replay.select import select_slice
+from patchlane.lanes.replay.selection import SliceRequest
+from patchlane.project.classify import classify
 
 if TYPE_CHECKING:
-    from patchlane.lanes.replay.select import Selection
+    from patchlane.lanes.replay.selection import Selection
     from patchlane.main import Context
     from patchlane.project.classify import Classification
 
@@ -44,16 +56,6 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
     ``InputError`` for a bad failure log; ``GitError``/``MapError`` for refs and the map;
     ``CollectionError`` when pytest cannot collect the head's tests (all exit 2).
     """
-    from patchlane.commands.options import DEP_MAP_ENV, base_ref, dep_map_timeout
-    from patchlane.formats.property_report import PropertyReport
-    from patchlane.infra.steps import Steps
-    from patchlane.inputs.jsonio import atomic_write_bytes, dumps_report
-    from patchlane.lanes.freeze.failure_log import read_failure_log
-    from patchlane.lanes.replay.maprecord import obtain
-    from patchlane.lanes.replay.run import draw_hash_seed
-    from patchlane.lanes.replay.select import SliceRequest, select_slice
-    from patchlane.project.classify import classify
-
     if args.out is None:
         raise UsageError("replay select: --out FILE is required (where to write the slice)")
     # The files named on the command line first: a typo is reported before git is asked.
@@ -116,8 +118,6 @@ def main_select(args: argparse.Namespace, ctx: Context) -> int:
 
 def _warn_about(selection: Selection, cls: Classification) -> None:
     """Warn on stderr about private files, an empty slice and code no test reaches."""
-    from patchlane.lanes.replay.lane import unreached_code
-
     for path, why in selection.private:
         _warn(f"private: {show(path)}: {why}")
     if selection.private:
@@ -170,9 +170,6 @@ def main_split(args: argparse.Namespace, ctx: Context) -> int:
     1..MAX_SHARDS, ``SliceError`` for a malformed slice, ``InputError`` when a file cannot
     be read or written (all exit 2).
     """
-    from patchlane.formats import slicefile
-    from patchlane.inputs.jsonio import atomic_write_bytes, dumps_report
-
     shards = int(args.shards)
     if not 1 <= shards <= MAX_SHARDS:
         raise UsageError(f"--shards {shards}: must be between 1 and {MAX_SHARDS}")

@@ -6,6 +6,9 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from patchlane.errors import Exit
+from patchlane.infra.ui import write_stdout
+
 if TYPE_CHECKING:
     from patchlane.main import Context
 
@@ -39,10 +42,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     Raises ``ReportError`` (exit 2 at the boundary) for an evidence file that exists but
     cannot be read or is not well formed.
     """
-    from patchlane.errors import Exit
     from patchlane.gate.reports import read_evidence
     from patchlane.gate.review import build_note
-    from patchlane.infra.ui import write_stdout
     from patchlane.inputs.jsonio import atomic_write_text, dumps_report
 
     directory = args.dir if args.dir is not None else ctx.repo() / ".patchlane"

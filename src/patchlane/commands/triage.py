@@ -8,16 +8,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from patchlane.commands.gate import add_gate_options, gate_options
-from patchlane.commands.options import add_base_option, base_ref, seconds_value
+from patchlane.commands.options import add_base_option, add_tasks_options, base_ref
+from patchlane.errors import Exit, UsageError
+from patchlane.infra.ui import one_line, show, write_stdout
 
 if TYPE_CHECKING:
     from patchlane.main import Context
     from patchlane.triage.summary import Row
 
 DEFAULT_OUT = Path(".patchlane") / "triage"
-# A candidate's gate in a tasks run, at most (an hour: a large suite's slice and the
-# property runs of a slow project, with room to spare).
-PAIR_TIMEOUT_S = 3600.0
 
 
 def register(sub: Any, name: str, help_text: str, parents: list[argparse.ArgumentParser]) -> None:
@@ -56,50 +55,7 @@ def register(sub: Any, name: str, help_text: str, parents: list[argparse.Argumen
     add_gate_options(p)
 
 
-def add_tasks_options(p: argparse.ArgumentParser) -> None:
-    """Add the options of a tasks run (``--tasks``); ``run`` hands such a run to
-    ``triage_tasks``."""
-    g = p.add_argument_group("a benchmark's tasks (--tasks)")
-    g.add_argument(
-        "--tasks",
-        type=Path,
-        metavar="FILE",
-        help="tasks.jsonl (instance_id, repo, base_commit; optional setup, python, map, "
-        "test_cmd): the candidates are then predictions .jsonl files, each gated against "
-        "its instance's base; --base does not apply",
-    )
-    g.add_argument(
-        "--engine",
-        default="local",
-        metavar="NAME",
-        help="where the tasks run: local (this machine, the default) or ray (a Ray "
-        "cluster; pip install 'patchlane[ray]')",
-    )
-    g.add_argument(
-        "--address",
-        metavar="ADDR",
-        help="the Ray cluster to use (default: $RAY_ADDRESS, else one started for the run)",
-    )
-    g.add_argument(
-        "--pair-timeout",
-        type=seconds_value,
-        default=None,
-        metavar="SECONDS",
-        help=f"wall-clock bound of one candidate's gate; past it the candidate is undecided "
-        f"for the infrastructure (default: {PAIR_TIMEOUT_S:.0f})",
-    )
-    g.add_argument(
-        "--work-dir",
-        type=Path,
-        metavar="DIR",
-        help="where each machine keeps the bases' checkouts, environments and maps "
-        "(default: tasks/ in patchlane's cache directory)",
-    )
-
-
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from patchlane.errors import Exit, UsageError
-
     if args.tasks is not None:
         from patchlane.commands.triage_tasks import run_tasks_command
 
@@ -109,7 +65,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             flag = "--" + option.replace("_", "-")
             raise UsageError(f"{flag} goes with --tasks FILE (a benchmark's tasks)")
     from patchlane.gate.run import prepare_out_dir
-    from patchlane.infra.ui import write_stdout
     from patchlane.triage.batch import TriageOptions, triage
     from patchlane.triage.candidates import collect
     from patchlane.triage.summary import JSONL_NAME, MD_NAME, exit_code, write
@@ -137,8 +92,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         _say_summary(ctx, rows, root)
     code = exit_code(rows)
     if code == Exit.BAD_INPUT:
-        from patchlane.infra.ui import one_line, show
-
         where = show(str(root / MD_NAME))
         print(
             one_line(f"patchlane: error: no candidate could be gated (see {where})"),
@@ -148,8 +101,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _progress_line(row: Row, done: int, total: int) -> None:
-    from patchlane.infra.ui import one_line
-
     reason = f" ({row.reason[:120]})" if row.reason else ""
     same = f" [the same patch as {row.same_as}: one gate]" if row.same_as is not None else ""
     line = one_line(f"[{done}/{total}] {row.name}: {row.verdict}{reason}{same} {row.seconds:.1f} s")
@@ -157,7 +108,6 @@ def _progress_line(row: Row, done: int, total: int) -> None:
 
 
 def _say_summary(ctx: Context, rows: list[Row], root: Path) -> None:
-    from patchlane.infra.ui import one_line, show
     from patchlane.triage.summary import ranked
 
     width = max(len(r.name) for r in rows)

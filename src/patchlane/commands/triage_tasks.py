@@ -16,6 +16,20 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from patchlane import __version__
+from patchlane.commands.options import PAIR_TIMEOUT_S
+from patchlane.errors import Exit, InputError, UsageError
+from patchlane.infra.cache import default_cache
+from patchlane.infra.ui import one_line, show, write_stdout
+from patchlane.inputs.jsonio import dumps_report
+from patchlane.project.replay_command import parse_replay
+from patchlane.triage import tasks
+from patchlane.triage.engines import engine
+from patchlane.triage.fleet import FleetOptions, run_tasks, stderr_line
+from patchlane.triage.ledger import as_row
+from patchlane.triage.summary import MD_NAME, exit_code
+from patchlane.triage.units import RunPlan
+
 if TYPE_CHECKING:
     from patchlane.main import Context
 
@@ -25,16 +39,6 @@ DEFAULT_TASKS_OUT = Path(".patchlane") / "tasks"
 def run_tasks_command(args: argparse.Namespace, ctx: Context) -> int:
     """Run ``triage --tasks``; return its exit code. Raises ``UsageError`` or
     ``InputError`` (exit 2) for bad options or input, before any base is prepared."""
-    from patchlane import __version__
-    from patchlane.commands.triage import PAIR_TIMEOUT_S
-    from patchlane.errors import Exit, UsageError
-    from patchlane.infra.ui import one_line, show
-    from patchlane.triage import tasks
-    from patchlane.triage.engines import engine
-    from patchlane.triage.fleet import FleetOptions, run_tasks, stderr_line
-    from patchlane.triage.ledger import as_row
-    from patchlane.triage.summary import MD_NAME, exit_code
-    from patchlane.triage.units import RunPlan
 
     if args.base is not None:
         raise UsageError("--base with --tasks: each task names its own base_commit")
@@ -66,9 +70,6 @@ def run_tasks_command(args: argparse.Namespace, ctx: Context) -> int:
     )
     rows = run_tasks(opts, chosen, None if ctx.out.quiet else stderr_line)
     if ctx.out.json:
-        from patchlane.infra.ui import write_stdout
-        from patchlane.inputs.jsonio import dumps_report
-
         write_stdout(dumps_report(rows))
     else:
         for r in rows:
@@ -88,8 +89,6 @@ def run_tasks_command(args: argparse.Namespace, ctx: Context) -> int:
 def gate_words(args: argparse.Namespace) -> tuple[str, ...]:
     """Return the gate options given as the command-line words each pair's gate takes
     (paths made absolute). Raises ``UsageError`` for a value out of range."""
-    from patchlane.errors import UsageError
-    from patchlane.project.replay_command import parse_replay
 
     parse_replay(args.replay)
     if args.cases is not None and args.cases < 1:
@@ -118,16 +117,12 @@ def gate_words(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def _work_dir(given: Path | None) -> Path:
-    from patchlane.infra.cache import default_cache
-
     path = Path.cwd() / given if given is not None else default_cache() / "tasks"
     _make_dir(path, "--work-dir")
     return path
 
 
 def _make_dir(path: Path, option: str) -> None:
-    from patchlane.errors import InputError
-
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:

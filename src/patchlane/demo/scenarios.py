@@ -14,22 +14,36 @@ the row's expectation) rather than code.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import stat
-import subprocess
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
-from importlib.resources import files
-from importlib.resources.abc import Traversable
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from patchlane.errors import GitError, UsageError
+from patchlane.demo.patches import (
+    add_conftest_hook,
+    add_deploy_script,
+    add_deploy_script_and_ignore_it,
+    allow_refund_and_gut_property,
+    allow_refund_over_charge,
+    break_frozen_test,
+    break_invoice_total,
+    break_total_and_delete_its_test,
+    break_total_and_edit_its_expectation,
+    phone_home,
+    refactor_billing,
+    reprice_and_hand_edit_lock,
+    reprice_and_relock,
+    reprice_invoice_min,
+    retime_frozen_test,
+    symlink_fixture,
+)
+from patchlane.demo.repo import BASE_BRANCH, DemoRepo, make_repo
 from patchlane.formats.verdict_file import ACCEPT, REJECT, UNDECIDED, Reason
+from patchlane.gate.run import GateOptions, run_gate
+from patchlane.infra.ui import Output
 
 if TYPE_CHECKING:
     from patchlane.formats.fixture_report import FixtureReport
@@ -44,31 +58,6 @@ DEMO_CASES = 200
 # The review date of the example's freeze (it expires 2026-10-08): pinned so that the
 # demo's verdicts do not depend on the day it is run.
 DEMO_TODAY = date(2026, 9, 24)
-BASE_BRANCH = "main"
-_EPOCH = datetime(2026, 9, 24, 12, 0, tzinfo=UTC)
-
-_IDENTITY = {
-    "GIT_AUTHOR_NAME": "patchlane demo",
-    "GIT_AUTHOR_EMAIL": "demo@patchlane.invalid",
-    "GIT_COMMITTER_NAME": "patchlane demo",
-    "GIT_COMMITTER_EMAIL": "demo@patchlane.invalid",
-    # The user's git configuration (signing, hooks, templates, default branch) must not
-    # change what the demo commits.
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-}
-# Copying skips what running the example's tests or importing its modules leaves behind.
-_SKIP_NAMES = frozenset({"__pycache__", ".pytest_cache", ".patchlane"})
-
-FIXTURE_DIR = "tests/fixtures/billing"
-LOCK = f"{FIXTURE_DIR}/LOCK.json"
-INVOICE_MIN = f"{FIXTURE_DIR}/invoice_min.json"
-INVOICE_REFUND = f"{FIXTURE_DIR}/invoice_refund.json"
-RELOCK_REASON = "invoice_min: plan-basic repriced from 12.00 to 11.00 EUR (pricing change PR-142)"
-
-
-class DemoError(RuntimeError):
-    """A scenario could not be set up: the bundled example and the demo disagree (a bug)."""
 
 
 @dataclass(frozen=True)
@@ -239,218 +228,6 @@ def _replay_findings(rep: ReplayReport | None) -> list[str]:
     return lines
 
 
-# --- edits -------------------------------------------------------------------------------
-
-
-def _replace(repo: Path, rel: str, old: str, new: str) -> None:
-    path = repo / rel
-    text = path.read_text(encoding="utf-8")
-    if text.count(old) != 1:
-        raise DemoError(f"{rel}: the demo's edit no longer matches the bundled example")
-    path.write_text(text.replace(old, new), encoding="utf-8")
-
-
-def refactor_billing(repo: Path) -> None:
-    """Extract the amount check of ``apply_refund`` into a helper; behaviour is unchanged."""
-    _replace(
-        repo,
-        "src/billing/__init__.py",
-        "    if charge_cents < 0 or refund_cents < 0:\n"
-        '        raise ValueError(f"amounts must be non-negative: {charge_cents}, {refund_cents}")\n',
-        "    _require_non_negative(charge_cents, refund_cents)\n",
-    )
-    _replace(
-        repo,
-        "src/billing/__init__.py",
-        "def apply_refund(",
-        "def _require_non_negative(*amounts: int) -> None:\n"
-        "    if any(a < 0 for a in amounts):\n"
-        '        shown = ", ".join(str(a) for a in amounts)\n'
-        '        raise ValueError(f"amounts must be non-negative: {shown}")\n'
-        "\n\n"
-        "def apply_refund(",
-    )
-
-
-def reprice_invoice_min(repo: Path) -> None:
-    """Change the price in ``invoice_min.json`` (and its total, so the tests stay green)."""
-    _replace(repo, INVOICE_MIN, '"unit_cents": 1200}', '"unit_cents": 1100}')
-    _replace(repo, INVOICE_MIN, '"total_cents": 1200', '"total_cents": 1100')
-
-
-def reprice_and_relock(repo: Path) -> None:
-    """Reprice the fixture, then re-lock through patchlane with a new one-line reason."""
-    from patchlane.main import main
-
-    reprice_invoice_min(repo)
-    code = main(["--repo", os.fspath(repo), "-q", "fixture", "lock", "--reason", RELOCK_REASON])
-    if code != 0:
-        raise DemoError(f"patchlane fixture lock exited {code} in {repo}")
-
-
-def reprice_and_hand_edit_lock(repo: Path) -> None:
-    """Reprice the fixture and paste its new hash into LOCK.json, keeping the old reason."""
-    reprice_invoice_min(repo)
-    lock_path = repo / LOCK
-    lock = json.loads(lock_path.read_text(encoding="utf-8"))
-    digest = hashlib.sha256((repo / INVOICE_MIN).read_bytes()).hexdigest()
-    for row in lock["files"]:
-        if row["path"] == INVOICE_MIN:
-            row["sha256"] = digest
-    lock_path.write_text(json.dumps(lock, indent=2) + "\n", encoding="utf-8")
-
-
-DEPLOY_SCRIPT = """\
-#!/bin/sh
-# Push the example to the evaluation host.
-set -eu
-rsync -a --delete src/ "${EVAL_HOST:?}:/srv/example/src/"
-"""
-
-
-def add_deploy_script(repo: Path) -> None:
-    """Add ``scripts/deploy.sh``, a path no lane of the map covers."""
-    path = repo / "scripts" / "deploy.sh"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(DEPLOY_SCRIPT, encoding="utf-8")
-    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-
-
-def add_deploy_script_and_ignore_it(repo: Path) -> None:
-    """Add the deploy script and an ``ignore`` entry for it in the patch's own map."""
-    add_deploy_script(repo)
-    path = repo / "review-map.yml"
-    text = path.read_text(encoding="utf-8")
-    if not text.endswith("\n") or "ignore:\n" not in text:
-        raise DemoError("review-map.yml: the demo's edit no longer matches the bundled example")
-    text += '  - path: "scripts/"\n    reason: "deploy helpers, not product code"\n'
-    path.write_text(text, encoding="utf-8")
-
-
-CONFTEST_HOOK = '''\
-"""Stabilise the clock test on slow sandboxes."""
-
-import pytest
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    if item.name == "test_invoice_timestamp_order" and report.failed:
-        report.outcome = "passed"
-'''
-
-
-def add_conftest_hook(repo: Path) -> None:
-    """Add ``tests/conftest.py`` with a hook that rewrites a failing test's outcome."""
-    (repo / "tests" / "conftest.py").write_text(CONFTEST_HOOK, encoding="utf-8")
-
-
-def retime_frozen_test(repo: Path) -> None:
-    """Rewrite the frozen clock test's tolerance: its test file changes, so its freeze is in play."""
-    _replace(
-        repo,
-        "tests/test_billing.py",
-        "    assert before <= invoice.issued_at <= after < invoice.due_at\n",
-        "    assert before - 1 <= invoice.issued_at <= after + 1 < invoice.due_at\n",
-    )
-
-
-def break_invoice_total(repo: Path) -> None:
-    """Make ``invoice_total`` ignore quantities: no property covers it, the tests do."""
-    _replace(
-        repo,
-        "src/billing/__init__.py",
-        'return sum(line["quantity"] * line["unit_cents"] for line in lines)',
-        'return sum(line["unit_cents"] for line in lines)',
-    )
-
-
-def break_total_and_delete_its_test(repo: Path) -> None:
-    """The invoice-total regression, and the one test that would catch it deleted."""
-    break_invoice_total(repo)
-    path = repo / "tests" / "test_billing.py"
-    text = path.read_text(encoding="utf-8")
-    start = text.index("def test_invoice_refund_cases()")
-    end = text.index("def test_invoice_is_due_after_the_payment_terms()")
-    path.write_text(text[:start] + text[end:], encoding="utf-8")
-
-
-def break_total_and_edit_its_expectation(repo: Path) -> None:
-    """The invoice-total regression, and its test's expected value edited to match the bug."""
-    break_invoice_total(repo)
-    _replace(
-        repo,
-        "tests/test_billing.py",
-        '    assert invoice_total(invoice["lines"]) == invoice["total_cents"]\n    for case',
-        '    assert invoice_total(invoice["lines"]) == sum(x["unit_cents"] for x in invoice["lines"])\n'
-        "    for case",
-    )
-
-
-def break_frozen_test(repo: Path) -> None:
-    """Rewrite the frozen clock test so that it fails: only a frozen node is red."""
-    _replace(
-        repo,
-        "tests/test_billing.py",
-        "    assert before <= invoice.issued_at <= after < invoice.due_at\n",
-        "    assert invoice.issued_at < before, 'the sandbox clock stepped backwards'\n",
-    )
-
-
-def symlink_fixture(repo: Path) -> None:
-    """Replace ``invoice_refund.json`` with a symlink to a file outside the fixture root."""
-    path = repo / INVOICE_REFUND
-    path.unlink()
-    # The target exists and is tracked, so every test still finds "a fixture"; its bytes
-    # are simply not the ones the lock pinned, and a symlink is never followed out of a root.
-    path.symlink_to("../../../docs/billing.md")
-
-
-REFUND_GUARD = "    if refund_cents > charge_cents:\n        return RefundResult(net_cents=charge_cents, rejected=True)\n"
-
-
-def allow_refund_over_charge(repo: Path) -> None:
-    """Drop the guard that rejects a refund larger than the charge ("refunds are credits")."""
-    _replace(repo, "src/billing/__init__.py", REFUND_GUARD, "")
-
-
-def allow_refund_and_gut_property(repo: Path) -> None:
-    """Break ``apply_refund`` and rewrite the property so that it no longer checks the bound."""
-    allow_refund_over_charge(repo)
-    _replace(
-        repo,
-        "checks/billing_props.py",
-        "        assert 0 <= result.net_cents <= charge, (seed, i, charge, refund)\n"
-        "        assert result.rejected is (refund > charge), (seed, i, charge, refund)",
-        "        assert result is not None, (seed, i, charge, refund)",
-    )
-
-
-PHONE_HOME = """\
-
-
-def _report_usage(charge_cents: int) -> None:
-    import socket
-
-    with socket.create_connection(("127.0.0.1", 9), timeout=1) as conn:
-        conn.sendall(str(charge_cents).encode())
-"""
-
-
-def phone_home(repo: Path) -> None:
-    """Make ``apply_refund`` open a network connection ("usage metrics")."""
-    path = repo / "src" / "billing" / "__init__.py"
-    path.write_text(path.read_text(encoding="utf-8") + PHONE_HOME, encoding="utf-8")
-    _replace(
-        repo,
-        "src/billing/__init__.py",
-        "    if refund_cents > charge_cents:\n",
-        "    _report_usage(charge_cents)\n    if refund_cents > charge_cents:\n",
-    )
-
-
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "refactor-billing",
@@ -610,112 +387,6 @@ SCENARIOS: tuple[Scenario, ...] = (
 )
 
 
-# --- the repository ---------------------------------------------------------------------
-
-
-class DemoRepo:
-    """A git repository holding the example; commits get fixed, increasing dates."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._tick = 0
-
-    def env(self) -> dict[str, str]:
-        """Return the git environment: ``git_env()`` plus a fixed identity and date."""
-        from patchlane.infra.git import git_env
-
-        env = git_env()
-        env.update(_IDENTITY)
-        # One minute per commit: ids differ between commits yet are the same on every run.
-        stamp = _EPOCH + timedelta(minutes=self._tick)
-        env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = stamp.isoformat()
-        return env
-
-    def git(self, *args: str) -> str:
-        """Run git in the repository; return stdout.
-
-        Raises ``GitError`` when git is missing and ``DemoError`` when a command fails.
-        """
-        try:
-            proc = subprocess.run(
-                ["git", "-C", os.fspath(self.path), *args],
-                env=self.env(),
-                capture_output=True,
-                check=False,
-            )
-        except FileNotFoundError as e:
-            raise GitError("git is not installed or not on PATH; the demo needs it") from e
-        if proc.returncode != 0:
-            message = proc.stderr.decode("utf-8", "replace").strip()
-            raise DemoError(f"git {' '.join(args)} failed in {self.path}: {message}")
-        return proc.stdout.decode("utf-8", "replace")
-
-    def commit(self, message: str) -> str:
-        """Commit everything in the work tree; return the new commit id."""
-        self._tick += 1
-        self.git("add", "-A")
-        self.git("-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", message)
-        return self.git("rev-parse", "HEAD").strip()
-
-
-def example_root() -> Traversable:
-    """Return the bundled example as an importlib resource tree."""
-    return files("patchlane.demo") / "example"
-
-
-def _walk(node: Traversable, rel: str = "") -> Iterator[tuple[str, Traversable]]:
-    for child in sorted(node.iterdir(), key=lambda c: c.name):
-        if child.name in _SKIP_NAMES or child.name.endswith((".pyc", ".pyo")):
-            continue
-        child_rel = f"{rel}{child.name}"
-        if child.is_dir():
-            yield from _walk(child, child_rel + "/")
-        else:
-            yield child_rel, child
-
-
-def copy_example(dest: Path) -> list[str]:
-    """Copy the bundled example into ``dest`` (created); return the files copied, in a
-    stable order (names sorted, directories depth first).
-
-    Works from a wheel, a zip or a source tree, because it reads through importlib.resources.
-    """
-    copied = []
-    for rel, node in _walk(example_root()):
-        target = dest.joinpath(*rel.split("/"))
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(node.read_bytes())
-        copied.append(rel)
-    return copied
-
-
-def prepare_root(keep: Path | None) -> Path:
-    """Return the directory the demo works in: ``keep`` (empty or new) or a new temp dir.
-
-    Raises ``UsageError`` when ``keep`` exists and is not an empty directory: the demo never
-    writes over someone's files.
-    """
-    if keep is None:
-        return Path(tempfile.mkdtemp(prefix="patchlane-demo-"))
-    if keep.exists() or keep.is_symlink():
-        if not keep.is_dir() or keep.is_symlink():
-            raise UsageError(f"--keep {keep}: exists and is not a directory")
-        if any(keep.iterdir()):
-            raise UsageError(f"--keep {keep}: not empty; give a new or empty directory")
-    keep.mkdir(parents=True, exist_ok=True)
-    return keep.resolve()
-
-
-def make_repo(root: Path) -> DemoRepo:
-    """Create ``root/repo`` holding the example, committed on ``main``."""
-    repo = DemoRepo(root / "repo")
-    repo.path.mkdir(parents=True)
-    copy_example(repo.path)
-    repo.git("init", "-q", "-b", BASE_BRANCH)
-    repo.commit("example project: billing, quota, fixtures, review map")
-    return repo
-
-
 # Where the demo keeps the dependency map of its base, under the run's root.
 DEMO_DEP_CACHE = "dep-cache"
 
@@ -725,8 +396,6 @@ def run_scenario(repo: DemoRepo, scenario: Scenario, evidence: Path) -> Outcome:
 
     Returns the ``Outcome``; the gate's files are in ``evidence/<scenario>``.
     """
-    from patchlane.gate.run import GateOptions, run_gate
-    from patchlane.infra.ui import Output
 
     repo.git("checkout", "-q", "-b", scenario.name, BASE_BRANCH)
     scenario.edit(repo.path)

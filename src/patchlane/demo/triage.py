@@ -17,20 +17,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from patchlane.demo.scenarios import (
-    BASE_BRANCH,
-    DEMO_CASES,
-    DEMO_SEED,
-    DEMO_TODAY,
-    DemoRepo,
+from patchlane.demo.patches import (
     add_deploy_script,
     allow_refund_over_charge,
     break_invoice_total,
     refactor_billing,
     reprice_invoice_min,
 )
+from patchlane.demo.repo import BASE_BRANCH, DemoError, DemoRepo
+from patchlane.demo.scenarios import DEMO_CASES, DEMO_DEP_CACHE, DEMO_SEED, DEMO_TODAY
 from patchlane.formats.verdict_file import ACCEPT, REJECT, UNDECIDED
-from patchlane.triage.summary import DOES_NOT_APPLY
+from patchlane.gate.run import GateOptions, prepare_out_dir
+from patchlane.infra.ui import Output
+from patchlane.triage.batch import TriageOptions, triage
+from patchlane.triage.candidates import collect
+from patchlane.triage.summary import DOES_NOT_APPLY, write
 
 if TYPE_CHECKING:
     from patchlane.triage.summary import Row
@@ -141,12 +142,6 @@ def run_triage(
     outcome per case, in the cases' order.
 
     Raises ``DemoError`` when a case's candidate is not found in the run (a bug)."""
-    from patchlane.demo.scenarios import DEMO_DEP_CACHE, DemoError
-    from patchlane.gate.run import GateOptions, prepare_out_dir
-    from patchlane.infra.ui import Output
-    from patchlane.triage.batch import TriageOptions, triage
-    from patchlane.triage.candidates import collect
-    from patchlane.triage.summary import write
 
     cases = TRIAGE_CASES if cases is None else cases  # read now: tests replace it
     arguments = write_candidates(repo, root, cases)

@@ -47,6 +47,8 @@ from pathlib import Path
 from types import CodeType
 from typing import Any, ClassVar, NoReturn
 
+import patchlane
+
 PYCACHE = "__pycache__"
 # Lower-cased: a case-insensitive file system (macOS, Windows) imports ``MOD.PYC`` as well.
 BYTECODE_SUFFIXES = (".pyc", ".pyo")
@@ -207,8 +209,6 @@ def _installed() -> tuple[Path, ...]:
     (``sys.prefix`` and the rest) and patchlane's own package root. Trusted, and the same
     bytes in every child: their bytecode may be cached even when they lie inside a tree
     (a project's ``.venv``)."""
-    import patchlane
-
     found = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix}
     found.add(os.fspath(Path(patchlane.__file__).parent))
     return tuple(sorted({Path(os.path.realpath(p)) for p in found if p}))
@@ -378,8 +378,6 @@ def warm_prefix(prefix: str) -> None:
     import hashlib
     import subprocess
 
-    import patchlane
-
     stamp = hashlib.sha256(repr((sys.version, patchlane.__version__, _site_stamp())).encode())
     marker = Path(prefix, f"warm-{stamp.hexdigest()[:16]}")
     if _still_warm(marker):
@@ -436,6 +434,7 @@ def process_pycache() -> str:
     blocked (``import_tree_from_source``) are removed at exit. Raises ``OSError`` only when
     no temporary directory can be made either.
     """
+    # Here, not at the top: every child imports this module, and only the parent asks.
     from patchlane.infra.cache import default_cache
 
     try:

@@ -16,11 +16,12 @@ import json
 import os
 import selectors
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,7 @@ import patchlane
 from patchlane.infra import children, sandbox
 from patchlane.infra.bytecode import prepare_prefix, process_pycache
 from patchlane.infra.hostprocs import ConfinementRefused, Launched
+from patchlane.infra.resultchannel import Answer, Listen, Listener, Question, parse_results
 from patchlane.infra.sandbox import Confinement, Isolation
 
 CHILD_MODULE = "patchlane.child.properties"
@@ -46,13 +48,6 @@ RESULT_LIMIT = 8 * 1024 * 1024
 # After the child is gone, how long its pipes may stay open (a grandchild outside the
 # group, which SIGKILL to the group could not reach).
 DRAIN_S = 2.0
-# A record with this key asks the parent a question mid-run (``run_child``'s ``answer``).
-ASK = "ask"
-# Given every record so far (the question last), return the answer's bytes.
-Answer = Callable[[Sequence[dict[str, object]]], bytes]
-# Given the records that arrived since its last call (often none), on every turn of the
-# watch loop: what a caller shows while the child runs (``run_child``'s ``listen``).
-Listen = Callable[[Sequence[dict[str, object]]], None]
 
 
 @dataclass(frozen=True)
@@ -159,10 +154,10 @@ def run_child(
 
     ``result_limit`` bounds the bytes the result channel may carry (past it the child is
     killed and the run has a problem). With ``answer``, the job also names ``answer_fd``:
-    the first record carrying ``ASK`` is answered once, with what ``answer`` returns for the
-    records so far, written to that descriptor and closed (the child reads it to its end);
-    the child's clock keeps running meanwhile. With ``listen``, the records are also handed
-    to it as they arrive, and it is called on every turn of the watch loop (for progress:
+    the first record carrying ``resultchannel.ASK`` is answered once, with what ``answer``
+    returns for the records so far, written to that descriptor and closed (the child reads
+    it to its end); the child's clock keeps running meanwhile. With ``listen``, the records
+    are also handed to it as they arrive, and it is called on every turn of the watch loop (for progress:
     what it does changes nothing of the run). Returns the ``ChildRun``. Never raises for
     anything the child does; raises ``OSError`` only when the process cannot be started at
     all, ``ConfinementRefused`` when the sandbox's launcher could not confine a replay's
@@ -212,9 +207,9 @@ def run_child(
             sock.child.close()
         if launched is not None:
             launched.started()
-    question = None if answer is None else _Question(token, answer, ask_write)
+    question = None if answer is None else Question(token, answer, ask_write)
     watch = _Watch(proc, read_fd, start + launch.timeout_s, result_limit, question, stop)
-    watch.listener = None if listen is None else _Listener(token, listen)
+    watch.listener = None if listen is None else Listener(token, listen)
     watch.launched = launched
     try:
         if sock is None:
@@ -255,8 +250,6 @@ class _JobSocket:
     ends it."""
 
     def __init__(self, payload: bytes, timeout_s: float) -> None:
-        import socket
-
         self.parent, self.child = socket.socketpair()
         self.payload = payload
         self.timeout_s = timeout_s
@@ -358,13 +351,13 @@ class _Watch:
         read_fd: int,
         deadline: float,
         limit: int,
-        question: _Question | None = None,
+        question: Question | None = None,
         stop: threading.Event | None = None,
     ) -> None:
         self.proc = proc
         self.stop = stop
         self.question = question
-        self.listener: _Listener | None = None
+        self.listener: Listener | None = None
         self.launched: Launched | None = None
         self.deadline = deadline
         self.limit = limit
@@ -484,125 +477,3 @@ class _Watch:
                 stream.close()
         if self.question is not None:
             self.question.close()
-
-
-class _Listener:
-    """Hands the records that arrived to ``run_child``'s ``listen``, on every turn."""
-
-    def __init__(self, token: str, listen: Listen) -> None:
-        self.token = token
-        self.listen = listen
-        self.seen = 0  # bytes of the channel already split into records
-
-    def look(self, results: bytearray) -> None:
-        """Hand on the complete lines that arrived since the last look (maybe none)."""
-        end = results.rfind(b"\n", self.seen)
-        records: list[dict[str, object]] = []
-        if end >= self.seen:
-            records, _, _ = parse_results(bytes(results[self.seen : end + 1]), self.token)
-            self.seen = end + 1
-        self.listen(records)
-
-
-class _Question:
-    """Watches the result channel for the child's one question and answers it.
-
-    The answer is written from a thread: a child that asks and then never reads (the
-    patch's code runs in it) must not stop the watch, whose clock kills it in the end; the
-    write then fails and the thread ends.
-    """
-
-    def __init__(self, token: str, answer: Answer, fd: int) -> None:
-        self.token = token
-        self.answer = answer
-        self.fd: int | None = fd
-        self.seen = 0  # bytes of the channel already split into records
-        self.records: list[dict[str, object]] = []
-
-    def look(self, results: bytearray) -> None:
-        """Take the complete lines that arrived; answer at the first question."""
-        if self.fd is None:
-            return
-        end = results.rfind(b"\n")
-        if end < self.seen:
-            return
-        chunk = bytes(results[self.seen : end + 1])
-        self.seen = end + 1
-        records, _, _ = parse_results(chunk, self.token)
-        for record in records:
-            self.records.append(record)
-            if ASK in record:
-                fd, self.fd = self.fd, None
-                try:
-                    data = self.answer(self.records)
-                except BaseException:
-                    os.close(fd)
-                    raise
-                threading.Thread(target=_write_and_close, args=(fd, data), daemon=True).start()
-                return
-
-    def close(self) -> None:
-        """Close the answer's descriptor if no question came."""
-        if self.fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self.fd)
-            self.fd = None
-
-
-def _write_and_close(fd: int, data: bytes) -> None:
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    except OSError:
-        pass  # the child is gone, or closed its end: the watch reports what it did
-    finally:
-        os.close(fd)
-
-
-def parse_results(data: bytes, token: str) -> tuple[list[dict[str, object]], int | None, list[str]]:
-    """Split the result channel into records.
-
-    Returns ``(records, done_count, problems)``: the JSON objects carrying ``token`` (the
-    token removed), in order and before ``done``; the ``count`` of the ``done`` line (or
-    ``None``); and what was wrong with the channel (a line that is not a JSON object, a
-    wrong or missing token, anything after ``done``, an unterminated last line). Problems
-    never quote the child's bytes.
-    """
-    from patchlane.inputs.jsonio import loads_strict
-
-    records: list[dict[str, object]] = []
-    problems: list[str] = []
-    done: int | None = None
-    lines = data.split(b"\n")
-    if lines[-1]:
-        problems.append("an unterminated line at the end of the result channel")
-    for number, raw in enumerate(lines[:-1], start=1):
-        try:
-            value = loads_strict(raw.decode("utf-8"))
-        except (ValueError, RecursionError, UnicodeDecodeError):
-            problems.append(f"result line {number} is not JSON")
-            continue
-        if not isinstance(value, dict) or value.get("token") != token:
-            problems.append(f"result line {number} does not carry the job's token")
-            continue
-        value.pop("token")
-        if done is not None:
-            problems.append(f"result line {number} comes after 'done'")
-        elif value.get("done") is True:
-            count = value.get("count")
-            if (
-                isinstance(count, bool)
-                or not isinstance(count, int)
-                or set(value)
-                != {
-                    "done",
-                    "count",
-                }
-            ):
-                problems.append(f"result line {number}: a malformed 'done' line")
-            else:
-                done = count
-        else:
-            records.append(value)
-    return records, done, problems

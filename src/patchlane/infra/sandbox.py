@@ -57,6 +57,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from patchlane.infra import hostprocs
+from patchlane.infra.bytecode import process_pycache
+from patchlane.infra.cache import default_cache
+from patchlane.infra.cachekey import key_dir
 from patchlane.infra.hostprocs import Launched
 
 BWRAP = "bwrap"
@@ -537,8 +540,6 @@ def _hidden_and_shown() -> tuple[tuple[Path, ...], tuple[Path, ...], tuple[Path,
     inside them (the interpreter, this process's ``sys.path``, the bytecode prefix), and
     the secret files to empty (a signing key named by the environment, the system's
     password and host-key files), all resolved."""
-    from patchlane.infra.cache import default_cache
-    from patchlane.infra.cachekey import key_dir
 
     places = [Path.home(), default_cache(), key_dir(), Path(tempfile.gettempdir())]
     places += [Path(p) for p in _SHARED_PLACES if not Path(p).is_symlink()]
@@ -583,7 +584,6 @@ def _interpreter_places() -> Iterable[str]:
     yield sys.exec_prefix
     yield os.fspath(Path(sys.executable).resolve().parent)
     yield os.fspath(Path(sys.executable).parent)
-    from patchlane.infra.bytecode import process_pycache
 
     yield process_pycache()
 

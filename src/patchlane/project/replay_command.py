@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchlane.errors import UsageError
+from patchlane.infra import git
+from patchlane.infra.tree import materialise
 from patchlane.infra.ui import Output, one_line
 
 RUN_TIMEOUT_S = 1800.0
@@ -74,8 +76,6 @@ class ReplayCommand:
         patch's, so the command would run or read what the patch wrote there. Named
         relative, the same file is read from the base's copy. Raises ``GitError`` when git
         cannot read a commit."""
-        from patchlane.infra import git
-
         for path in sorted(self.in_work_tree(repo)):
             if any(git.entry_at(repo, commit, path) is not None for commit in commits):
                 raise UsageError(
@@ -162,8 +162,6 @@ def run_command(
     Raises ``GitError`` when git cannot read ``base``, ``OSError`` when the copy cannot be
     written.
     """
-    from patchlane.infra.tree import materialise
-
     receipt_path.unlink(missing_ok=True)
     line = command.expand(
         {

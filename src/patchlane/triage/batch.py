@@ -38,6 +38,7 @@ from patchlane.errors import Exit, InputError, PatchlaneError, UsageError
 from patchlane.gate.run import GateOptions, GateResult, SharedBase, run_gate, share_map
 from patchlane.infra import git
 from patchlane.infra.ui import Output, one_line
+from patchlane.inputs.patchfile import apply_patch
 from patchlane.triage.candidates import Candidate
 from patchlane.triage.summary import DOES_NOT_APPLY, EMPTY_PATCH, ERROR, Row
 
@@ -149,7 +150,6 @@ def _commit_for(repo: Path, base: str, c: Candidate, heads: dict[str, str]) -> _
     patch = c.patch or b""
     if not patch.strip():
         return _row_without_gate(c, EMPTY_PATCH, "the patch is empty", Exit.BAD_INPUT, 0.0)
-    from patchlane.inputs.patchfile import apply_patch
 
     try:
         head = apply_patch(repo, base, patch, c.source)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from patchlane.errors import InputError, UsageError
+from patchlane.inputs.jsonio import loads_strict
 
 PATCH_SUFFIXES = (".diff", ".patch")
 PREDICTION_KEYS = ("instance_id", "model_name_or_path", "model_patch")
@@ -169,7 +170,6 @@ def read_prediction_records(path: Path) -> list[Prediction]:
 def json_object(line: str, bad: Callable[[str], InputError]) -> dict[str, Any]:
     """Return ``line`` read as one strict JSON object (no duplicate keys, no NaN). Raises
     ``bad(what)`` (an error that names the file and line) for anything else."""
-    from patchlane.inputs.jsonio import loads_strict
 
     try:
         value = loads_strict(line)

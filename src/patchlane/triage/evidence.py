@@ -19,6 +19,11 @@ import tarfile
 from pathlib import Path, PurePosixPath
 
 from patchlane.errors import PatchlaneError
+from patchlane.formats.freeze_report import FreezeReport
+from patchlane.formats.replay_report import ReplayOutcome, ReplayReport
+from patchlane.formats.status import Status
+from patchlane.gate.reports import FILE_NAMES
+from patchlane.lanes.replay.verify import Expectations, verify_receipt
 
 # Beyond these, an archive is not evidence but a flood: refused before anything is written.
 MAX_MEMBERS = 20_000
@@ -111,11 +116,6 @@ def check_receipt(folder: Path, head: str | None, seed: int | None) -> str | Non
     ``receipt_sha256`` must be this receipt's. Returns ``None`` when it verifies and
     passes, or when the replay report says the lane had nothing to run; else why not (one
     line). Raises nothing."""
-    from patchlane.formats.freeze_report import FreezeReport
-    from patchlane.formats.replay_report import ReplayOutcome, ReplayReport
-    from patchlane.formats.status import Status
-    from patchlane.gate.reports import FILE_NAMES
-    from patchlane.lanes.replay.verify import Expectations, verify_receipt
 
     try:
         report = ReplayReport.read(folder / FILE_NAMES["replay"])

@@ -30,8 +30,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchlane.infra.ui import one_line
-from patchlane.triage.ledger import JsonRow, append, pair_row, read_ledger, reused_row
-from patchlane.triage.summary import JSONL_NAME, MD_NAME
+from patchlane.inputs.jsonio import atomic_write_text
+from patchlane.triage.evidence import EvidenceRefused, check_receipt, unpack
+from patchlane.triage.ledger import (
+    JsonRow,
+    append,
+    as_row,
+    pair_row,
+    read_ledger,
+    reused_row,
+    rewrite,
+)
+from patchlane.triage.summary import JSONL_NAME, MD_NAME, to_markdown
+from patchlane.triage.swebench import write_swebench
 from patchlane.triage.units import (
     INFRA_VERDICT,
     BaseEvent,
@@ -88,7 +99,6 @@ def run_tasks(opts: FleetOptions, engine: Engine, say: Say | None = None) -> lis
     pairs = _in_order([(p, u.base) for u in opts.units for p in u.pairs], opts.order)
     rows = [_final_row(p, base, plan_rows, results, judged) for p, base in pairs]
     _write_summary(opts.out_dir, rows)
-    from patchlane.triage.swebench import write_swebench
 
     write_swebench(opts.out_dir, rows, [p for p, _ in pairs], opts.task_ids)
     return rows
@@ -194,7 +204,6 @@ class _Collector:
 
     def _checked(self, pair: Pair, base: BaseSpec, result: PairResult) -> JsonRow:
         """``result`` made a row: its evidence unpacked, its receipt checked."""
-        from patchlane.triage.evidence import EvidenceRefused, check_receipt, unpack
 
         folder = self._opts.out_dir / pair.name
         evidence: str | None = None
@@ -263,9 +272,6 @@ class _Ticker:
 
 def _write_summary(out_dir: Path, rows: Sequence[JsonRow]) -> None:
     """``triage.jsonl`` (the run's rows in order) and ``triage.md``."""
-    from patchlane.inputs.jsonio import atomic_write_text
-    from patchlane.triage.ledger import as_row, rewrite
-    from patchlane.triage.summary import to_markdown
 
     rewrite(out_dir / JSONL_NAME, rows)
     text = to_markdown([as_row(r) for r in rows])

@@ -17,6 +17,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from patchlane.inputs.jsonio import atomic_write_text
 from patchlane.triage.summary import Row
 from patchlane.triage.units import BaseSpec, Pair, PairResult
 
@@ -136,7 +137,6 @@ def append(path: Path, row: Mapping[str, object]) -> None:
 
 def rewrite(path: Path, rows: Sequence[Mapping[str, object]]) -> None:
     """Write ``rows`` as ``path``'s whole content, atomically."""
-    from patchlane.inputs.jsonio import atomic_write_text
 
     text = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows)
     atomic_write_text(path, text)

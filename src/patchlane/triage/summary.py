@@ -8,11 +8,14 @@ were not gated (``does_not_apply``, ``empty_patch``, ``error``), by name within 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from patchlane.errors import Exit
+from patchlane.gate.review import md_text
+from patchlane.inputs.jsonio import atomic_write_text
 
 GATED = ("accept_for_review", "undecided", "reject")
 DOES_NOT_APPLY = "does_not_apply"
@@ -88,7 +91,6 @@ def exit_code(rows: Sequence[Row]) -> int:
 
 def to_markdown(rows: Sequence[Row]) -> str:
     """Return ``triage.md``: a count per verdict and the table, best first."""
-    from patchlane.gate.review import md_text
 
     counts = {v: sum(r.verdict == v for r in rows) for v in GATED + NOT_GATED}
     shown = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
@@ -122,7 +124,6 @@ def to_markdown(rows: Sequence[Row]) -> str:
 
 def to_jsonl(rows: Sequence[Row]) -> str:
     """Return ``triage.jsonl``: one compact JSON object per row, in the given order."""
-    import json
 
     return "".join(
         json.dumps(r.to_json(), ensure_ascii=False, allow_nan=False) + "\n" for r in rows
@@ -131,7 +132,6 @@ def to_jsonl(rows: Sequence[Row]) -> str:
 
 def write(out_dir: Path, rows: Sequence[Row]) -> None:
     """Write ``triage.jsonl`` and ``triage.md`` into ``out_dir``, each atomically."""
-    from patchlane.inputs.jsonio import atomic_write_text
 
     atomic_write_text(out_dir / JSONL_NAME, to_jsonl(rows))
     atomic_write_text(out_dir / MD_NAME, to_markdown(rows))

@@ -31,6 +31,7 @@ import os
 import re
 import shutil
 import signal
+import site
 import socket
 import subprocess
 import sys
@@ -44,6 +45,7 @@ from typing import TYPE_CHECKING
 
 import patchlane
 from patchlane.errors import PatchlaneError
+from patchlane.infra import children, sandbox
 from patchlane.triage.units import BaseSpec, Pair, PairResult, Prepared, RunPlan, infra_result
 from patchlane.triage.units import content_key as _content_key
 
@@ -133,7 +135,6 @@ def _run(
     together, kept in ``output`` when given, else in a temporary file: never a pipe a
     chatty child could fill; stderr apart, in ``errors``, when that is given). Raises
     ``OSError`` when it cannot be started."""
-    from patchlane.infra import children
 
     with contextlib.ExitStack() as stack:
         sink = (
@@ -328,7 +329,6 @@ def _site_lines() -> list[str]:
     dependencies after its own packages: the driver's site directories (their own
     ``.pth`` files processed, editable installs included) and the folder patchlane is
     imported from."""
-    import site
 
     dirs = [*site.getsitepackages()]
     if site.ENABLE_USER_SITE:
@@ -373,7 +373,6 @@ def _setup_in_sandbox(command: str, checkout: Path, env_dir: Path, log: Path) ->
     the environment and a scratch directory (its ``HOME`` and ``TMPDIR``) writable, the
     user's home and credentials hidden, but with the network (a setup installs packages).
     Returns how it ended; raises ``OSError`` when it cannot be started."""
-    from patchlane.infra import sandbox
 
     with tempfile.TemporaryDirectory(prefix="patchlane-setup-") as scratch:
         confinement = sandbox.Confinement(Path(scratch), writable=(checkout, env_dir))

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from patchlane.demo.scenarios import copy_example
+from patchlane.demo.repo import copy_example
 from patchlane.main import main
 from tests.gitrepo import GitRepo
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from patchlane.lanes.replay.basecheck import ChangedPath, base_versions
+from patchlane.lanes.replay.basecheck import BaseRun, ChangedPath, base_versions
 from patchlane.project.build import Build
 from tests.gitrepo import GitRepo
 
@@ -34,8 +34,8 @@ def test_a_link_the_build_leaves_never_carries_a_write_out_of_the_tree(tmp_path:
     head = repo.commit("head")
     changed = [ChangedPath("M", "tests/sub/test_x.py"), ChangedPath("A", "tests/sub/victim.txt")]
     ran = base_versions(
-        repo.path, base, head, changed, (),
-        hash_seed=0, timeout_s=60.0, build=Build("sh build.sh"),
+        BaseRun(repo.path, base, hash_seed=0, timeout_s=60.0, build=Build("sh build.sh")),
+        head, changed, (),
     )  # fmt: skip
     assert (outside / "test_x.py").read_text() == "precious\n"
     assert (outside / "victim.txt").read_text() == "precious\n"

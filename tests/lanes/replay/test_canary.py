@@ -14,7 +14,8 @@ from patchlane.errors import MapError
 from patchlane.formats.slicefile import parse
 from patchlane.lanes.replay import canary, maprecord
 from patchlane.lanes.replay.canary import ENV, CanarySetting, draw, setting_for
-from patchlane.lanes.replay.select import SliceRequest, select_slice
+from patchlane.lanes.replay.select import select_slice
+from patchlane.lanes.replay.selection import SliceRequest
 from patchlane.project.config import parse_review_map
 from tests.formats import test_depmap as shop
 from tests.gitrepo import GitRepo

@@ -10,7 +10,7 @@ import pytest
 
 from patchlane.lanes.replay.chosen import ChosenRun, Scope, collect_and_run
 from patchlane.lanes.replay.collect import Collected, CollectionError, collect
-from patchlane.lanes.replay.run import FAILED, PASSED, NodeResult
+from patchlane.lanes.replay.results import FAILED, PASSED, NodeResult, Runner
 from tests.lanes.replay.trees import write_tree
 
 
@@ -29,7 +29,7 @@ def _run(
     tree: Path, choose: object, *, only: Sequence[str] | None = None, doctests: Sequence[str] = ()
 ) -> ChosenRun:
     scope = Scope(("tests",), tuple(doctests), None if only is None else tuple(only))
-    return collect_and_run(tree, scope, choose, hash_seed=3, timeout_s=120)  # type: ignore[arg-type]
+    return collect_and_run(tree, scope, choose, Runner(3, 120))  # type: ignore[arg-type]
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ from typing import Any
 
 from patchlane.formats.replay_report import ReplayReport
 from patchlane.formats.status import Status
-from patchlane.lanes.replay.lane import with_first_failure
+from patchlane.lanes.replay.reports import with_first_failure
 
 A, B = "tests/test_a.py::test_one", "tests/test_b.py::test_two"
 

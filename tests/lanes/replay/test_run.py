@@ -12,19 +12,11 @@ from pathlib import Path
 import pytest
 
 from patchlane.formats import slicefile
-from patchlane.lanes.replay.run import (
-    FAILED,
-    PASSED,
-    SKIPPED,
-    HostRun,
-    RunResult,
-    child_env,
-    fold,
-    pytest_args,
-    run_slice,
-    run_tests,
-)
-from patchlane.lanes.replay.run import FROZEN as FROZEN_OUTCOME
+from patchlane.lanes.replay.fold import fold
+from patchlane.lanes.replay.hostrun import HostRun, run_slice
+from patchlane.lanes.replay.results import FAILED, PASSED, SKIPPED, RunResult
+from patchlane.lanes.replay.results import FROZEN as FROZEN_OUTCOME
+from patchlane.lanes.replay.run import child_env, pytest_args, run_tests
 from tests.gitrepo import GitRepo
 from tests.lanes.replay.test_verify import freeze_record, freeze_report
 from tests.lanes.replay.trees import wheel_site, write_tree

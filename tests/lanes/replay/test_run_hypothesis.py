@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from patchlane.formats import slicefile
-from patchlane.lanes.replay import run as replay_run
-from patchlane.lanes.replay.run import FAILED, PASSED, HostRun, run_slice, run_tests
+from patchlane.lanes.replay import results as replay_run
+from patchlane.lanes.replay.hostrun import HostRun, run_slice
+from patchlane.lanes.replay.results import FAILED, PASSED
+from patchlane.lanes.replay.run import run_tests
 from tests.lanes.replay.trees import write_tree
 
 

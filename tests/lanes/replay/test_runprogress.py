@@ -10,7 +10,8 @@ import pytest
 
 from patchlane.lanes.replay.chosen import Scope, collect_and_run
 from patchlane.lanes.replay.collect import Collected
-from patchlane.lanes.replay.run import FAILED, PASSED, run_tests
+from patchlane.lanes.replay.results import FAILED, PASSED, Runner
+from patchlane.lanes.replay.run import run_tests
 from patchlane.lanes.replay.runprogress import Counter, counter, shown
 from tests.lanes.replay.trees import write_tree
 
@@ -77,7 +78,7 @@ def test_the_child_that_collects_and_runs_counts_the_chosen_tests(tmp_path: Path
         return tuple(IDS)
 
     with shown(lines.append, every_s=0.05):
-        ran = collect_and_run(tree, Scope(("tests",), (), None), choose, hash_seed=3, timeout_s=120)
+        ran = collect_and_run(tree, Scope(("tests",), (), None), choose, Runner(3, 120))
     assert ran.run is not None and ran.run.results[IDS[2]].outcome == PASSED
     assert _counts(lines)
 

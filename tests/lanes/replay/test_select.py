@@ -9,7 +9,8 @@ import pytest
 
 from patchlane.formats.slicefile import parse
 from patchlane.infra import git
-from patchlane.lanes.replay.select import Selection, SliceRequest, select_slice
+from patchlane.lanes.replay.select import select_slice
+from patchlane.lanes.replay.selection import Selection, SliceRequest
 from patchlane.project.classify import load_map_at
 from patchlane.project.config import ReviewMap, parse_review_map
 from tests.gitrepo import GitRepo

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from patchlane.infra.sandbox import isolation
-from patchlane.lanes.replay import run as replay_run
+from patchlane.lanes.replay import results as replay_run
 from patchlane.lanes.replay.chosen import Scope
 from patchlane.lanes.replay.collect import Collected, CollectionError
-from patchlane.lanes.replay.run import FAILED, PASSED, NodeResult
+from patchlane.lanes.replay.results import FAILED, PASSED, NodeResult, Runner
 from patchlane.lanes.replay.split import own_test_files, run_apart, split_and_run, union
 from patchlane.project.testmodules import ModulePatterns
 from tests.lanes.replay.trees import write_tree
@@ -46,7 +46,7 @@ def test_the_base_tests_run_in_a_process_without_the_patchs_module(tmp_path: Pat
         seen.append(collected)
         return tuple(sorted(collected.nodeids))
 
-    ran = split_and_run(tree, SCOPE, choose, ["tests/test_new.py"], hash_seed=3, timeout_s=120)
+    ran = split_and_run(tree, SCOPE, choose, ["tests/test_new.py"], Runner(3, 120))
     # One choice, from both collections as one.
     (collected,) = seen
     assert sorted(collected.nodeids) == [
@@ -84,7 +84,11 @@ def test_a_base_test_the_patch_breaks_fails_in_its_own_process(tmp_path: Path) -
         },
     )
     ran = split_and_run(
-        tree, SCOPE, lambda c: tuple(c.nodeids), ["tests/test_zz.py"], hash_seed=3, timeout_s=120
+        tree,
+        SCOPE,
+        lambda c: tuple(c.nodeids),
+        ["tests/test_zz.py"],
+        Runner(3, 120),
     )
     assert ran.run is not None
     assert ran.run.results["tests/test_base.py::test_limit"].outcome == FAILED
@@ -99,8 +103,7 @@ def test_only_the_patchs_files_chosen_run_nothing_in_the_base_process(tmp_path: 
         SCOPE,
         lambda c: ("tests/test_new.py::test_low",),
         ["tests/test_new.py"],
-        hash_seed=3,
-        timeout_s=120,
+        Runner(3, 120),
     )
     assert ran.run is not None
     assert ran.run.results == {"tests/test_new.py::test_low": NodeResult(PASSED)}
@@ -120,7 +123,7 @@ def test_a_file_that_clashes_with_the_patchs_module_is_judged_beside_it(tmp_path
         seen.append(collected)
         return (*collected.nodeids, *(e.nodeid for e in collected.errors))
 
-    ran = split_and_run(tree, SCOPE, choose, ["tests/new/test_q.py"], hash_seed=3, timeout_s=120)
+    ran = split_and_run(tree, SCOPE, choose, ["tests/new/test_q.py"], Runner(3, 120))
     (collected,) = seen
     broken = [e.nodeid for e in collected.errors]
     assert len(broken) == 1
@@ -131,7 +134,7 @@ def test_a_file_that_clashes_with_the_patchs_module_is_judged_beside_it(tmp_path
 @pytest.mark.slow
 def test_no_file_of_the_patchs_runs_as_one_child(tmp_path: Path) -> None:
     tree = _tree(tmp_path, {"tests/test_base.py": BASE_TEST})
-    ran = split_and_run(tree, SCOPE, lambda c: tuple(c.nodeids), [], hash_seed=3, timeout_s=120)
+    ran = split_and_run(tree, SCOPE, lambda c: tuple(c.nodeids), [], Runner(3, 120))
     assert ran.run is not None
     assert sorted(ran.run.ids(PASSED)) == [
         "tests/test_base.py::test_limit",
@@ -201,7 +204,7 @@ def test_a_slice_chosen_elsewhere_runs_the_patchs_files_apart(tmp_path: Path) ->
         "tests/test_base.py::test_other",
         "tests/test_zz.py::test_z",
     ]
-    run = run_apart(tree, ids, frozenset({"tests/test_zz.py"}), hash_seed=3, timeout_s=120)
+    run = run_apart(tree, ids, frozenset({"tests/test_zz.py"}), Runner(3, 120))
     assert run.results["tests/test_base.py::test_limit"].outcome == FAILED
     assert run.ids(PASSED) == ("tests/test_base.py::test_other", "tests/test_zz.py::test_z")
     assert run.problems == ()
@@ -218,7 +221,7 @@ def test_what_the_patchs_test_leaves_behind_fails_the_base_test_run_together(
     tree = _tree(tmp_path, {"tests/test_b.py": base_test, "tests/test_a_new.py": leaks})
     ran = split_and_run(
         tree, SCOPE, lambda c: tuple(sorted(c.nodeids)), ["tests/test_a_new.py"],
-        hash_seed=3, timeout_s=120,
+        Runner(3, 120),
     )  # fmt: skip
     assert ran.run is not None
     clean = ran.run.results["tests/test_b.py::test_clean"]
@@ -246,7 +249,7 @@ def test_a_patch_collection_that_breaks_is_the_error_told_and_nothing_runs(
         return tuple(sorted(collected.nodeids))
 
     with pytest.raises(CollectionError, match="test collection failed"):
-        split_and_run(tree, SCOPE, choose, ["tests/test_new.py"], hash_seed=3, timeout_s=120)
+        split_and_run(tree, SCOPE, choose, ["tests/test_new.py"], Runner(3, 120))
     assert seen == []
     assert not (tree / "ran.txt").exists()
 
@@ -268,8 +271,7 @@ def test_no_run_sees_what_another_run_wrote_in_the_tree(tmp_path: Path) -> None:
     # tree, so the run together does not see the marker the patch's own run wrote.
     tree = _tree(tmp_path, {"tests/test_a.py": NO_MARKER, "tests/test_z.py": WRITES_MARKER})
     ran = split_and_run(
-        tree, SCOPE, lambda c: tuple(sorted(c.nodeids)), ["tests/test_z.py"], hash_seed=3,
-        timeout_s=120,
+        tree, SCOPE, lambda c: tuple(sorted(c.nodeids)), ["tests/test_z.py"], Runner(3, 120),
     )  # fmt: skip
     assert ran.run is not None
     assert ran.run.results == {

@@ -11,7 +11,8 @@ import pytest
 
 from patchlane.lanes.replay.chosen import Scope, collect_and_run
 from patchlane.lanes.replay.collect import Collected
-from patchlane.lanes.replay.run import FAILED, PASSED, SKIPPED, run_tests
+from patchlane.lanes.replay.results import FAILED, PASSED, SKIPPED, Runner
+from patchlane.lanes.replay.run import run_tests
 from patchlane.lanes.replay.runprogress import shown
 from patchlane.lanes.replay.testbound import (
     FACTOR,
@@ -200,7 +201,7 @@ def test_the_child_that_collects_and_asks_is_bounded_too(tmp_path: Path) -> None
         return tuple(collected.nodeids)
 
     with bounded(3.0):
-        ran = collect_and_run(tree, Scope(("tests",), (), None), choose, hash_seed=2, timeout_s=600)
+        ran = collect_and_run(tree, Scope(("tests",), (), None), choose, Runner(2, 600))
     assert ran.run is not None and ran.run.overran == IDS[1]
     assert ran.run.results[IDS[1]].why.startswith("timed out after 3 s")
 

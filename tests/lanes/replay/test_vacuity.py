@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from patchlane.errors import GitError
-from patchlane.lanes.replay import run as replay_run
-from patchlane.lanes.replay.run import FAILED, PASSED, SKIPPED, NodeResult
+from patchlane.lanes.replay import results as replay_run
+from patchlane.lanes.replay.results import FAILED, PASSED, SKIPPED, NodeResult
 from patchlane.lanes.replay.vacuity.check import (
     MAX_TESTS,
     HeadRun,

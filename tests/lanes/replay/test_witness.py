@@ -172,7 +172,7 @@ def test_recorded_calls_are_made_again_outside_any_test_run(repo: GitRepo, tmp_p
         "tell",
     ]
     where = Where(repo.path, commit, None, ("tests",), DEFAULT_PATTERNS)
-    found = witnessed(where, calls, run.sys_path, run.root, hash_seed=7, timeout_s=60)
+    found = witnessed(where, calls, run, hash_seed=7, timeout_s=60)
     assert found.problem == ""
     judged = compare(found)
     # Only the code that tells a test run apart answers otherwise where none runs.
@@ -206,7 +206,7 @@ def test_the_witness_sees_its_tree_where_the_checks_run_does(repo: GitRepo, tmp_
     calls = recorded(run.calls)
     assert [c.qualname for c in calls] == ["where"]
     where = Where(repo.path, commit, None, ("tests",), DEFAULT_PATTERNS)
-    found = witnessed(where, calls, run.sys_path, run.root, hash_seed=7, timeout_s=60)
+    found = witnessed(where, calls, run, hash_seed=7, timeout_s=60)
     assert found.problem == ""
     judged = compare(found)
     assert judged.counts["calls_witnessed"] == 1 and judged.unexcused == (), judged

@@ -36,18 +36,26 @@ from patchlane.infra import git, sandbox
 from patchlane.infra.bytecode import is_bytecode
 from patchlane.infra.tree import materialise
 from patchlane.inputs.paths import to_fs
-from patchlane.lanes.replay.run import (
-    FAILED,
-    PASSED,
-    CollectError,
-    TestRun,
-    child_env,
-    run_tests,
-)
+from patchlane.lanes.replay.collect import CollectionError, collect
+from patchlane.lanes.replay.results import FAILED, PASSED, CollectError, TestRun
+from patchlane.lanes.replay.run import child_env, run_tests
 from patchlane.project.build import Build, built
 from patchlane.project.collects import collects_at
 from patchlane.project.testmodules import CONFTEST, ModulePatterns, is_suite_path
 from patchlane.project.unmaterialised import doctest_glob_of
+
+
+@dataclass(frozen=True)
+class BaseRun:
+    """Where and how the gate runs tests at the base: the repository, the merge base, the
+    hash seed of the gate's children, each run's wall clock and the map's build command
+    (``None``: none), which every materialised tree runs before its tests."""
+
+    repo: Path
+    merge_base: str
+    hash_seed: int
+    timeout_s: float
+    build: Build | None = None
 
 
 @dataclass(frozen=True)
@@ -95,15 +103,7 @@ class HeadSuite:
 
 
 def test_changes(
-    repo: Path,
-    merge_base: str,
-    head: str,
-    changed: Sequence[ChangedPath],
-    suite: HeadSuite,
-    *,
-    hash_seed: int,
-    timeout_s: float,
-    build: Build | None = None,
+    base: BaseRun, head: str, changed: Sequence[ChangedPath], suite: HeadSuite
 ) -> TestChanges:
     """Run the base version of every changed test file against the head's code.
 
@@ -116,11 +116,7 @@ def test_changes(
     ``python_files`` or a text doctest by its ``--doctest-glob``. Returns the
     ``TestChanges``. Raises ``GitError`` when a commit cannot be read, ``BuildFailed``.
     """
-    ran = base_versions(
-        repo, merge_base, head, changed, suite.slice_ids,
-        hash_seed=hash_seed, timeout_s=timeout_s, build=build,
-    )  # fmt: skip
-    return judged(changed, suite, ran)
+    return judged(changed, suite, base_versions(base, head, changed, suite.slice_ids))
 
 
 @dataclass(frozen=True)
@@ -151,23 +147,16 @@ def _test_file_at(repo: Path, merge_base: str) -> Callable[[str], bool]:
 
 
 def base_versions(
-    repo: Path,
-    merge_base: str,
-    head: str,
-    changed: Sequence[ChangedPath],
-    slice_ids: Sequence[str],
-    *,
-    hash_seed: int,
-    timeout_s: float,
-    build: Build | None = None,
+    base: BaseRun, head: str, changed: Sequence[ChangedPath], slice_ids: Sequence[str]
 ) -> BaseVersions:
     """Run the base version of every changed test file in a fresh tree of ``head`` (and,
     beside a changed helper, the slice's tests in files the patch left alone: ``slice_ids``
     is read only then). Returns the ``BaseVersions``. Raises ``GitError`` when a commit
     cannot be read, ``BuildFailed``."""
+    repo, merge_base = base.repo, base.merge_base
     is_test = _test_file_at(repo, merge_base)
     with tempfile.TemporaryDirectory(prefix="patchlane-base-tests-") as tmp:
-        tree = _tree(repo, head, Path(tmp) / "tree", build, "head, again")
+        tree = _tree(repo, head, Path(tmp) / "tree", base.build, "head, again")
         at_base = _write_base_versions(repo, merge_base, tree, changed, is_test)
         names = [(c.path, c.path.rsplit("/", 1)[-1]) for c in changed]
         helpers = any(not is_test(p) and n != CONFTEST for p, n in names)
@@ -181,7 +170,7 @@ def base_versions(
         if not at_base and not others:
             return BaseVersions(tuple(at_base), None)
         run = run_tests(
-            tree, nodeids=others, files=at_base, hash_seed=hash_seed, timeout_s=timeout_s
+            tree, nodeids=others, files=at_base, hash_seed=base.hash_seed, timeout_s=base.timeout_s
         )
     return BaseVersions(tuple(at_base), run)
 
@@ -293,35 +282,18 @@ def _enter(fd: int, name: str) -> int:
     return child
 
 
-def skips_that_run_at_base(
-    repo: Path,
-    merge_base: str,
-    nodeids: Sequence[str],
-    *,
-    hash_seed: int,
-    timeout_s: float,
-    build: Build | None = None,
-) -> tuple[str, ...]:
+def skips_that_run_at_base(base: BaseRun, nodeids: Sequence[str]) -> tuple[str, ...]:
     """Return the node ids (of ``nodeids``, skipped by the suite at the head) that pass at the
     base: the patch made them skip. Raises ``GitError`` when the base cannot be read."""
     wanted = [n for n in nodeids if "::" in n]
     if not wanted:
         return ()
-    run = _run_at_base(
-        repo, merge_base, wanted, hash_seed=hash_seed, timeout_s=timeout_s, build=build
-    )
+    run = _run_at_base(base, wanted)
     return run.ids(PASSED)
 
 
 def failures_at_base(
-    repo: Path,
-    merge_base: str,
-    nodeids: Sequence[str],
-    *,
-    hash_seed: int,
-    timeout_s: float,
-    uncollected: frozenset[str] = frozenset(),
-    build: Build | None = None,
+    base: BaseRun, nodeids: Sequence[str], uncollected: frozenset[str] = frozenset()
 ) -> tuple[str, ...]:
     """Return the node ids (of ``nodeids``, failed at the head) that fail at the base as well:
     the base collects and fails them, or (for ``uncollected``: ids the head's run did not
@@ -330,9 +302,7 @@ def failures_at_base(
     base does not have is the patch's own. Raises ``GitError`` when the base cannot be read."""
     if not nodeids:
         return ()
-    run = _run_at_base(
-        repo, merge_base, nodeids, hash_seed=hash_seed, timeout_s=timeout_s, build=build
-    )
+    run = _run_at_base(base, nodeids)
     collected = set(run.collected)
     broken = {e.nodeid for e in run.collect_errors}
     return tuple(
@@ -348,15 +318,7 @@ def failures_at_base(
     )
 
 
-def environment_faults(
-    repo: Path,
-    merge_base: str,
-    errors: Sequence[CollectError],
-    *,
-    hash_seed: int,
-    timeout_s: float,
-    build: Build | None = None,
-) -> list[CollectError]:
+def environment_faults(base: BaseRun, errors: Sequence[CollectError]) -> list[CollectError]:
     """Return the collection errors (missing modules) that the base has too.
 
     Only errors that name a missing module are candidates; each file is collected at the
@@ -368,39 +330,34 @@ def environment_faults(
         return []
     # A file's own id runs all of its tests; one the base lacks reports no collection error.
     ids = [e.nodeid for e in candidates]
-    run = _run_at_base(repo, merge_base, ids, hash_seed=hash_seed, timeout_s=timeout_s, build=build)
+    run = _run_at_base(base, ids)
     at_base = {e.nodeid: e for e in run.collect_errors}
     return [e for e in candidates if e.nodeid in at_base and at_base[e.nodeid].missing == e.missing]
 
 
 def collects_at_base(
-    repo: Path,
-    merge_base: str,
-    paths: Sequence[str],
-    test_roots: Sequence[str],
-    *,
-    hash_seed: int,
-    timeout_s: float,
-    build: Build | None = None,
+    base: BaseRun, paths: Sequence[str], test_roots: Sequence[str]
 ) -> frozenset[str]:
     """Return the paths (of ``paths``: test files or directories that do not collect at the
     head) that the base has and collects without an error: the patch broke them (a new test
     file whose module name clashes with theirs, a package ``__init__`` that now raises), so
     the full suite at the head fails on them. Raises ``GitError`` when the base cannot be
     read; a base pytest cannot collect at all collects none of them."""
-    from patchlane.lanes.replay.collect import CollectionError, collect
-
     with tempfile.TemporaryDirectory(prefix="patchlane-base-collect-") as tmp:
         tree = Path(tmp) / "tree"
-        materialise(repo, merge_base, tree)
+        materialise(base.repo, base.merge_base, tree)
         present = [p for p in paths if to_fs(tree, p).exists()]
         roots = [r for r in test_roots if to_fs(tree, r).exists()]
         if not present or not roots:
             return frozenset()
-        built(build, tree, "base")
+        built(base.build, tree, "base")
         try:
             found = collect(
-                tree, roots, timeout_s=timeout_s, env=child_env(hash_seed), only_files=present
+                tree,
+                roots,
+                timeout_s=base.timeout_s,
+                env=child_env(base.hash_seed),
+                only_files=present,
             )
         except CollectionError:
             return frozenset()
@@ -408,54 +365,43 @@ def collects_at_base(
     return frozenset(p for p in present if p not in broken)
 
 
-def base_collects_suite(
-    repo: Path,
-    merge_base: str,
-    test_roots: Sequence[str],
-    *,
-    hash_seed: int,
-    timeout_s: float,
-    build: Build | None = None,
-) -> bool:
+def base_collects_suite(base: BaseRun, test_roots: Sequence[str]) -> bool:
     """Return whether pytest collects the base's suite (``test_roots`` at ``merge_base``)
     without failing as a whole: when it does and the head's collection failed as a whole,
     the patch's code ended it (docs/architecture.md §2, "A patch that kills collection").
     A base with none of the roots collects nothing and says ``False``. Raises ``GitError``
     when the base cannot be read, ``BuildFailed`` when its build fails."""
-    from patchlane.lanes.replay.collect import CollectionError, collect
-
     with tempfile.TemporaryDirectory(prefix="patchlane-base-collect-") as tmp:
         tree = Path(tmp) / "tree"
-        materialise(repo, merge_base, tree)
+        materialise(base.repo, base.merge_base, tree)
         roots = [r for r in test_roots if to_fs(tree, r).exists()]
         if not roots:
             return False
-        built(build, tree, "base")
+        built(base.build, tree, "base")
         try:
-            collect(tree, roots, timeout_s=timeout_s, env=child_env(hash_seed))
+            collect(tree, roots, timeout_s=base.timeout_s, env=child_env(base.hash_seed))
         except CollectionError:
             return False
     return True
 
 
-def _run_at_base(
-    repo: Path,
-    merge_base: str,
-    nodeids: Sequence[str],
-    *,
-    hash_seed: int,
-    timeout_s: float,
-    build: Build | None = None,
-) -> TestRun:
+def _run_at_base(base: BaseRun, nodeids: Sequence[str]) -> TestRun:
     """Run ``nodeids`` on the base commit, in a detached checkout of it as the head's run
     has (``git.checkout_detached``: ``.git`` present), so a node runs the same way on both
     sides; built with ``build`` first (``BuildFailed`` when that fails)."""
     with tempfile.TemporaryDirectory(prefix="patchlane-base-run-") as tmp:
         tree = Path(tmp) / "tree"
-        git.checkout_detached(repo, merge_base, tree, branch=git.branch_for(repo, merge_base))
-        sandbox.judged(tree, repo)  # shown at the repository's path (infra.origins)
-        built(build, tree, "base")
-        return run_tests(tree, nodeids=nodeids, hash_seed=hash_seed, timeout_s=timeout_s)
+        checkout_base(base, tree)
+        return run_tests(tree, nodeids=nodeids, hash_seed=base.hash_seed, timeout_s=base.timeout_s)
+
+
+def checkout_base(base: BaseRun, tree: Path) -> None:
+    """Make ``tree`` a detached checkout of the merge base, shown at the repository's path
+    (``infra.origins``) and built. Raises ``GitError``, ``BuildFailed``."""
+    repo, merge_base = base.repo, base.merge_base
+    git.checkout_detached(repo, merge_base, tree, branch=git.branch_for(repo, merge_base))
+    sandbox.judged(tree, repo)
+    built(base.build, tree, "base")
 
 
 def _tree(repo: Path, commit: str, tree: Path, build: Build | None, where: str) -> Path:

@@ -11,7 +11,7 @@ runs as ``run_tests`` would (docs/architecture.md §4, "Replay slice": one child
 collection and run).
 
 What the child collected is the patch's code talking, as with ``collect``; what counts is
-only what this process chose: a chosen node id that no report names failed (``run.fold``).
+only what this process chose: a chosen node id that no report names failed (``fold``).
 """
 
 from __future__ import annotations
@@ -27,16 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from patchlane.child.messages import ReplayJob
+from patchlane.infra import process
 from patchlane.infra.ui import one_line
 from patchlane.lanes.replay.collect import Collected, CollectionError, ImportSeen, tail_lines
+from patchlane.lanes.replay.fold import fold
+from patchlane.lanes.replay.results import CollectError, Runner, TestRun, file_part
 from patchlane.lanes.replay.run import (
     RESULT_LIMIT,
-    CollectError,
-    TestRun,
     checked_origins,
     child_argv,
-    file_part,
-    fold,
     freeze_setup,
     plain_env,
     presented,
@@ -45,6 +44,8 @@ from patchlane.lanes.replay.run import (
     run_tests,
     with_rewritten,
 )
+from patchlane.lanes.replay.runprogress import counter
+from patchlane.lanes.replay.testbound import Clock, current, listener
 
 # Given what the child collected, the node ids to run, or ``None`` to run nothing.
 Choose = Callable[[Collected], "Sequence[str] | None"]
@@ -87,13 +88,11 @@ def collect_and_run(
     tree: Path,
     scope: Scope,
     choose: Choose,
-    *,
-    hash_seed: int,
-    timeout_s: float,
-    freeze_report: Path | None = None,
+    runner: Runner,
     record: Path | None = None,
 ) -> ChosenRun:
-    """Start pytest in ``tree``, let ``choose`` pick from what it collected, run that.
+    """Start pytest in ``tree``, let ``choose`` pick from what it collected, run that, as
+    ``runner`` says (its hash seed, wall clock and freeze report).
 
     With ``record`` (a path in a directory the caller made), the child also records what
     each test depended on and writes it there, as ``run_tests`` does (``replay map``).
@@ -103,12 +102,8 @@ def collect_and_run(
     error that is not one file's; what ``choose`` raises (the child killed first);
     ``ReportError`` for a malformed freeze report; ``OSError`` when the child cannot start.
     """
-    from patchlane.infra import process
-    from patchlane.lanes.replay.runprogress import counter
-    from patchlane.lanes.replay.testbound import Clock, current, listener
-
     if not scope.extra_paths:
-        return _nothing_to_collect(tree, choose, hash_seed, timeout_s, freeze_report)
+        return _nothing_to_collect(tree, choose, runner)
     asked: list[Sequence[str] | None] = []
     clock = {"start": time.monotonic(), "asked": 0.0, "chosen": 0.0}
     # Each test's own wall clock (``testbound``); inside ``runprogress.shown``: collection's
@@ -125,10 +120,11 @@ def collect_and_run(
             progress.expect(len(chosen))
         return json.dumps({"run": None if chosen is None else list(chosen)}).encode("utf-8")
 
+    hash_seed, timeout_s = runner.hash_seed, runner.timeout_s
     env = plain_env(hash_seed)
     shown = presented(tree, env)
     with tempfile.TemporaryDirectory(prefix="patchlane-replay-") as tmp:
-        allowed, freeze = freeze_setup(freeze_report, Path(tmp))
+        allowed, freeze = freeze_setup(runner.freeze_report, Path(tmp))
         job: ReplayJob = {
             "args": pytest_args(shown.child_path(tree), freeze),
             "project": list(shown.names),
@@ -155,9 +151,7 @@ def collect_and_run(
             env=env,
             # The test run may write its own tree, as the project's tests do in a checkout;
             # the tree is this run's alone and is removed after it.
-            confinement=run_confinement(
-                Path(tmp), tree, record, freeze=freeze, shown=shown, job=job
-            ),
+            confinement=run_confinement(Path(tmp), tree, freeze=freeze, shown=shown, job=job),
             result_limit=RESULT_LIMIT,
             job_socket=True,
         )
@@ -182,9 +176,7 @@ def collect_and_run(
     return ChosenRun(checked_origins(folded), collect_s, choose_s)
 
 
-def _nothing_to_collect(
-    tree: Path, choose: Choose, hash_seed: int, timeout_s: float, freeze_report: Path | None
-) -> ChosenRun:
+def _nothing_to_collect(tree: Path, choose: Choose, runner: Runner) -> ChosenRun:
     """No test path in the head: nothing to collect (as ``collect``); the choice may still
     name node ids (a failure log's), which then run and fail as not collected."""
     begun = time.monotonic()
@@ -193,8 +185,8 @@ def _nothing_to_collect(
     if not picked:
         return ChosenRun(None, 0.0, choose_s)
     direct = run_tests(
-        tree, nodeids=picked, hash_seed=hash_seed, timeout_s=timeout_s,
-        freeze_report=freeze_report,
+        tree, nodeids=picked, hash_seed=runner.hash_seed, timeout_s=runner.timeout_s,
+        freeze_report=runner.freeze_report,
     )  # fmt: skip
     return ChosenRun(direct, 0.0, choose_s)
 

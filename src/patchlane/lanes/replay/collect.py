@@ -22,7 +22,7 @@ from patchlane.infra.bytecode import process_pycache
 from patchlane.infra.origins import ProbeError, presentation
 from patchlane.infra.sandbox import Confinement, isolation
 from patchlane.infra.ui import one_line
-from patchlane.lanes.replay.run import CollectError, file_part
+from patchlane.lanes.replay.results import CollectError, file_part
 
 CHILD_ARGV = (sys.executable, "-s", "-P", "-X", "utf8", "-m")
 CHILD_MODULE = "patchlane.child.replay_collect"

@@ -48,6 +48,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from patchlane.infra.sandbox import is_credential
+
 # A variable the replay lacks whose name looks like a credential (``is_credential``).
 CREDENTIALS = (
     "variables whose names look like credentials (TOKEN, SECRET, AWS_..., SSH_AUTH_SOCK) are "
@@ -166,8 +168,6 @@ def _shape_path(name: str) -> str:
 def undeclared(plain: Mapping[str, Any], replay: Mapping[str, Any]) -> list[str]:
     """Return one line per key whose value differs between ``plain`` and ``replay`` (or that
     one lacks) and that no ``DECLARED`` pattern allows, sorted; empty when they agree."""
-    from patchlane.infra.sandbox import is_credential
-
     found = []
     for key in sorted(set(plain) | set(replay)):
         if plain.get(key, _ABSENT) == replay.get(key, _ABSENT):

@@ -13,6 +13,7 @@ can be found for.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,22 +50,30 @@ def resolve(
         if not pairs or any(not n or not f or f.rsplit("/", 1)[-1] == CONFTEST for n, f in pairs):
             blind.setdefault(EVERY, reason)
             return blind
+        suite = _Suite(graph, sources, by_file, imported)
         for module, file in pairs:
-            _blind_importers(blind, module, file, reason, graph, sources, by_file, imported)
+            _blind_importers(blind, (module, file), reason, suite)
     return blind
 
 
+@dataclass(frozen=True)
+class _Suite:
+    """The base's suite as the recording saw it: its static import graph, its Python
+    sources, its node ids by test file, and the modules each test imported."""
+
+    graph: importgraph.ImportGraph
+    sources: dict[str, bytes]
+    by_file: dict[str, list[str]]
+    imported: Mapping[str, list[str]]
+
+
 def _blind_importers(
-    blind: dict[str, str],
-    module: str,
-    file: str,
-    reason: str,
-    graph: importgraph.ImportGraph,
-    sources: dict[str, bytes],
-    by_file: dict[str, list[str]],
-    imported: Mapping[str, list[str]],
+    blind: dict[str, str], started: tuple[str, str], reason: str, suite: _Suite
 ) -> None:
-    """Blind, for ``reason``, every test that imported ``module`` (the file ``file``)."""
+    """Blind, for ``reason``, every test that imported the module ``started`` names (its
+    name, its file)."""
+    module, file = started
+    graph, sources, by_file, imported = suite.graph, suite.sources, suite.by_file, suite.imported
     names = frozenset(graph.module_names(file)) | {module}
     for test_file, ids in by_file.items():
         starts_from = [test_file, *conftests(test_file, sources)]

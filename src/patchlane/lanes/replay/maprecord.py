@@ -29,10 +29,20 @@ from patchlane.formats.depmap import (
 from patchlane.infra import sandbox
 from patchlane.infra.cache import default_cache
 from patchlane.infra.cachekey import CacheKey, load_or_create_key
+from patchlane.infra.tree import materialise
 from patchlane.infra.ui import Output, show
 from patchlane.inputs.jsonio import atomic_write_bytes
 from patchlane.inputs.paths import to_fs
+from patchlane.lanes.replay.chosen import Scope, collect_and_run
+from patchlane.lanes.replay.collect import Collected
+from patchlane.lanes.replay.importblind import resolve
+from patchlane.lanes.replay.results import PASSED, Runner
+from patchlane.lanes.replay.run import run_tests
+from patchlane.lanes.replay.runprogress import shown
+from patchlane.lanes.replay.testbound import bounded
+from patchlane.project.build import Build, BuildFailed, built
 from patchlane.project.config import ReviewMap
+from patchlane.project.importgraph import tree_roots
 
 RECORD_TIMEOUT_S = 1800.0
 # The failure note: its name's prefix, the MAC's purpose (``CacheKey.mac``), how much is read.
@@ -184,13 +194,6 @@ def record(
     cannot collect it, and ``MapRecordingError`` when the run ends without a recording (a
     timeout, a crash of the child).
     """
-    from patchlane.infra.tree import materialise
-    from patchlane.lanes.replay.chosen import Scope, collect_and_run
-    from patchlane.lanes.replay.collect import Collected
-    from patchlane.lanes.replay.run import PASSED, run_tests
-    from patchlane.lanes.replay.runprogress import shown
-    from patchlane.lanes.replay.testbound import bounded
-
     with tempfile.TemporaryDirectory(prefix="patchlane-map-") as tmp:
         tree = Path(tmp) / "tree"
         materialise(repo, base, tree)
@@ -219,9 +222,8 @@ def record(
             if paths:
                 scope = Scope(extra_paths=tuple(paths), doctest_only=(), only_files=None)
                 chosen = collect_and_run(
-                    tree, scope, everything, hash_seed=seed, timeout_s=timeout_s,
-                    record=recording,
-                )  # fmt: skip
+                    tree, scope, everything, Runner(seed, timeout_s), record=recording
+                )
                 run = chosen.run
             else:  # nothing to collect: an empty suite, recorded as such
                 collected.append(Collected((), "none", 0.0))
@@ -247,9 +249,6 @@ def _blind_at_import(
 ) -> dict[str, str]:
     """The recording's blind contexts, with each process start at import charged to the
     tests that imported its module (``importblind``), by the base's own import roots."""
-    from patchlane.lanes.replay.importblind import resolve
-    from patchlane.project.importgraph import tree_roots
-
     lane = review_map.property
     return resolve(data, tree, tree_roots(tree, lane.pythonpath if lane else ()), tests)
 
@@ -257,8 +256,6 @@ def _blind_at_import(
 def _build_base(review_map: ReviewMap, tree: Path) -> None:
     """Run the map's build command in the base's ``tree`` before its suite runs. Raises
     ``MapRecordingError`` when it fails (selection then keeps the static rules)."""
-    from patchlane.project.build import Build, BuildFailed, built
-
     try:
         built(Build.of(review_map.replay), tree, "base")
     except BuildFailed as e:

@@ -55,6 +55,19 @@ class Change:
     head: bytes | None
 
 
+@dataclass(frozen=True)
+class Lookups:
+    """What the map's decision asks of the head's static graph: which paths keep the static
+    rules whatever the map holds (``is_test_or_harness``), a module file's import names
+    (``module_names``), the node ids whose test file (or its conftests) imports a path
+    (``static_importers``) or a module name (``module_importers``)."""
+
+    is_test_or_harness: Callable[[str], bool]
+    module_names: Callable[[str], tuple[str, ...]]
+    static_importers: Callable[[str], set[str]]
+    module_importers: Callable[[str], set[str]] = lambda name: set()
+
+
 @dataclass
 class Decision:
     """What the map decided: for each changed path it speaks for, the tests it needs, each
@@ -65,42 +78,25 @@ class Decision:
     undecided: dict[str, str] = field(default_factory=dict)  # path -> why not
 
 
-def decide(
-    depmap: DependencyMap,
-    changes: Iterable[Change],
-    *,
-    is_test_or_harness: Callable[[str], bool],
-    module_names: Callable[[str], tuple[str, ...]],
-    static_importers: Callable[[str], set[str]],
-    module_importers: Callable[[str], set[str]] = lambda name: set(),
-) -> Decision:
-    """Return the map's decision for ``changes`` (see the module docstring).
-
-    ``is_test_or_harness(path)`` says which paths keep the static rules whatever the map
-    holds; ``module_names(path)`` gives a module file's import names; ``static_importers
-    (path)`` the node ids whose test file (or its conftests) imports ``path`` in the static
-    graph; ``module_importers(name)`` the same for a module name). Raises nothing.
-    """
+def decide(depmap: DependencyMap, changes: Iterable[Change], lookups: Lookups) -> Decision:
+    """Return the map's decision for ``changes`` (see the module docstring), asking the
+    head's static graph through ``lookups`` (``Lookups``). Raises nothing."""
     decision = Decision()
     for change in changes:
         path = change.path
-        if is_test_or_harness(path):
+        if lookups.is_test_or_harness(path):
             decision.undecided[path] = "a test file or the harness"
         elif path.endswith(".py"):
-            _module(depmap, change, decision, module_names, static_importers, module_importers)
+            _module(depmap, change, decision, lookups)
         else:
             _data(depmap, change, decision)
     return decision
 
 
-def _module(
-    depmap: DependencyMap,
-    change: Change,
-    decision: Decision,
-    module_names: Callable[[str], tuple[str, ...]],
-    static_importers: Callable[[str], set[str]],
-    module_importers: Callable[[str], set[str]],
-) -> None:
+def _module(depmap: DependencyMap, change: Change, decision: Decision, lookups: Lookups) -> None:
+    """Decide for the changed module ``change`` (into ``decision``)."""
+    module_names, static_importers = lookups.module_names, lookups.static_importers
+    module_importers = lookups.module_importers
     path = change.path
     if change.base is None:
         decision.undecided[path] = "new at the head: the map has never seen it"

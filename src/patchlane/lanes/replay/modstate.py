@@ -73,7 +73,7 @@ def stateful_functions(tree: ast.Module, *, passed_in: bool = False) -> list[tup
     return [
         (f[0].lineno, f[0].end_lineno or f[0].lineno)
         for f in functions
-        if _changes_state(*f, module, passed_in=passed_in)
+        if _changes_state(f, module, passed_in=passed_in)
     ]
 
 
@@ -85,17 +85,15 @@ class _Module:
 
 
 def _changes_state(
-    function: _Function,
-    scope: frozenset[str],
-    owner: ast.ClassDef | None,
-    own: list[ast.AST],
+    found: _FunctionEntry,
     module: _Module,
     *,
     passed_in: bool = False,
 ) -> bool:
-    """Whether ``function``'s own body ``own`` (nested functions are judged on their own)
-    changes shared state; ``scope`` holds the names it or an enclosing function binds,
-    ``owner`` is its class when it is a method."""
+    """Whether a function (``found``: the function, the names it or an enclosing function
+    binds, its class when it is a method, its own body) changes shared state through its
+    own body (nested functions are judged on their own)."""
+    function, scope, owner, own = found
     names = (scope | _local_names(function, own)) - _declared(own, ast.Global)
     # What an import inside the body binds is a module (or its object): shared, not local.
     imported = {

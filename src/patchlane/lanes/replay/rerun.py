@@ -37,12 +37,11 @@ from patchlane.formats.replay_report import ReplayOutcome, ReplayReport
 from patchlane.formats.status import Status
 from patchlane.infra import git, sandbox
 from patchlane.infra.ui import Output
-from patchlane.lanes.replay.basecheck import failures_at_base
-from patchlane.lanes.replay.compiled import build_of
-from patchlane.lanes.replay.run import PASSED, TestRun, run_tests
+from patchlane.lanes.replay.basecheck import BaseRun, failures_at_base
+from patchlane.lanes.replay.results import PASSED, TestRun
+from patchlane.lanes.replay.run import run_tests
 from patchlane.lanes.replay.testbound import carry
-from patchlane.project.build import Build, built
-from patchlane.project.classify import Classification
+from patchlane.project.build import built
 
 # How many failing nodes run again: each costs two pytest processes, and a patch that fails
 # more tests than this is not one whose verdict hangs on a race.
@@ -78,19 +77,10 @@ def passed_alone(run: TestRun, nodeid: str) -> bool:
     return result is not None and result.outcome == PASSED and not run.problems and not run.foreign
 
 
-def rerun_alone(
-    repo: Path,
-    merge_base: str,
-    head: str,
-    nodeids: Sequence[str],
-    *,
-    hash_seed: int,
-    timeout_s: float,
-    build: Build | None = None,
-) -> Rerun:
+def rerun_alone(base: BaseRun, head: str, nodeids: Sequence[str]) -> Rerun:
     """Run each of ``nodeids`` (failed at the head, passing at the base) again alone: at the
     ``head`` ``HEAD_TRIES`` times, each in a fresh detached checkout of it, and at
-    ``merge_base`` with the base's code only (``basecheck.failures_at_base``, one node at a
+    ``base.merge_base`` with the base's code only (``basecheck.failures_at_base``, one node at a
     time); all of these at once. Returns the ``Rerun``; with
     more than ``RERUN_CAP`` nodes, an empty one (nothing ran). Raises ``GitError`` when a
     commit cannot be checked out, ``BuildFailed`` when a build fails."""
@@ -111,26 +101,26 @@ def rerun_alone(
         def at_head(i: int, attempt: int, nodeid: str) -> bool:
             # A checkout per run: nothing one run wrote can meet the next.
             tree = Path(tmp) / f"head-{i}-{attempt}"
+            repo = base.repo
             git.checkout_detached(repo, head, tree, branch=git.branch_for(repo, head))
             sandbox.judged(tree, repo)  # shown at the repository's path (infra.origins)
-            built(build, tree, "head, again")
-            run = run_tests(tree, nodeids=[nodeid], hash_seed=hash_seed, timeout_s=timeout_s)
+            built(base.build, tree, "head, again")
+            run = run_tests(
+                tree, nodeids=[nodeid], hash_seed=base.hash_seed, timeout_s=base.timeout_s
+            )
             return passed_alone(run, nodeid)
 
         runs = [
             (
                 nodeid,
                 [pool.submit(at_head, i, attempt, nodeid) for attempt in range(HEAD_TRIES)],
-                pool.submit(
-                    failures_at_base, repo, merge_base, [nodeid], hash_seed=hash_seed,
-                    timeout_s=timeout_s, build=build,
-                ),
+                pool.submit(failures_at_base, base, [nodeid]),
             )
             for i, nodeid in enumerate(nodeids)
-        ]  # fmt: skip
-        for nodeid, heads, base in runs:
+        ]
+        for nodeid, heads, at in runs:
             passes = any([f.result() for f in heads])  # every result: a raise is raised
-            base_fails = base.result()
+            base_fails = at.result()
             if passes:
                 flaky.append(nodeid)
             elif base_fails:
@@ -162,23 +152,15 @@ def to_run_again(report: ReplayReport) -> tuple[str, ...]:
     return failing
 
 
-def judged_again(
-    repo: Path,
-    cls: Classification,
-    report: ReplayReport,
-    out: Output,
-    *,
-    hash_seed: int,
-    timeout_s: float,
-) -> ReplayReport:
+def judged_again(base: BaseRun, head: str, report: ReplayReport, out: Output) -> ReplayReport:
     """Return the failed ``report`` (its ``fail_at_base_too`` and ``skipped_but_pass_at_base``
     already decided) after its remaining failures ran again alone (``rerun_alone``): still
     ``fail`` while one of them repeats or was not run again (more than ``RERUN_CAP``, or a
     skip the patch added, which is no race); else ``error`` with outcome
     ``flaky_at_head`` (naming the nodes) when one passed alone at the head, or
     ``fails_at_base`` when each failed alone at the base too. Unchanged for any other
-    report. The reruns are of ``cls``'s head and merge base, built with the map's build
-    command. Raises ``GitError``, ``BuildFailed``."""
+    report. The reruns are of ``head`` and ``base``'s merge base, built with the map's
+    build command. Raises ``GitError``, ``BuildFailed``."""
     failing = to_run_again(report)
     if not failing:
         return report
@@ -189,15 +171,7 @@ def judged_again(
         )
         return dataclasses.replace(report, reran_alone=())
     out.progress(f"replay: running {len(failing)} failing node(s) again, alone, at both sides")
-    again = rerun_alone(
-        repo,
-        cls.merge_base,
-        cls.head,
-        failing,
-        hash_seed=hash_seed,
-        timeout_s=timeout_s,
-        build=build_of(cls),
-    )
+    again = rerun_alone(base, head, failing)
     report = dataclasses.replace(
         report,
         reran_alone=again.reran,

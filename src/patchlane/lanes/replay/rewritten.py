@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import marshal
 import os
 import sys
 import threading
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from patchlane.child.rewritten import key
+from patchlane.infra.cache import default_cache
+from patchlane.infra.sandbox import isolation
 
 # pytest's default ``python_files``, and conftests: what is rewritten here (a module of a
 # project's own patterns is rewritten by pytest in the test process, as before).
@@ -49,8 +52,6 @@ def store_for(tree: Path, at: Path) -> Path | None:
     process that sees ``tree`` at ``at`` reads them; once per (``tree``, ``at``) in this
     process. ``None`` when no store can be used (no sandbox, no pytest here, a configuration
     that may turn on the assertion pass hook, no cache directory). Never raises."""
-    from patchlane.infra.sandbox import isolation
-
     found = _pytest()
     # Only where the sandbox makes the store read-only to the test process: without it,
     # that process's code could write what a later gate reads.
@@ -73,8 +74,6 @@ def store_for(tree: Path, at: Path) -> Path | None:
 
 
 def _store(version: str) -> Path | None:
-    from patchlane.infra.cache import default_cache
-
     try:
         store = default_cache() / "rewritten" / f"{sys.implementation.cache_tag}-pytest-{version}"
         store.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -120,8 +119,6 @@ def _test_modules(tree: Path) -> list[Path]:
 def _put(store: Path, rewrite_asserts: Any, source: Path, shown: Path) -> None:
     """Write the rewritten code of ``source`` (seen at ``shown``) into ``store`` unless it
     is there. Raises ``OSError``, ``SyntaxError`` and what compiling may raise."""
-    import marshal
-
     data = source.read_bytes()
     if len(data) > _MAX_BYTES:
         return

@@ -9,7 +9,7 @@ tests/test_x.py::test_y running for 40 s`` every ``EVERY_S`` seconds (the runnin
 its time from the parent's clock of it, ``testbound.Clock``), and ``replay: run: collecting
 the tests (20 s)`` before the tests begin. The counts are for the eye only: what the child
 sends is the patch's code talking, and the outcome is still the parent's fold of the whole
-stream (``run.fold``).
+stream (``fold``).
 
 ``shown`` sets the printer for the runs started inside it (a context variable), so that the
 functions between the command and the child need no argument for it.

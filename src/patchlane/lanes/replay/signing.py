@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 import rfc8785
 
+from patchlane.infra.sandbox import hide_file
+
 if TYPE_CHECKING:
     # Imported where a key is read or used: a local run with no key configured never
     # needs cryptography, and its import is on the way from the last test to the verdict.
@@ -114,8 +116,6 @@ def load_private_key(path: Path) -> Ed25519PrivateKey:
     ids). Raises ``KeyFileError``."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    from patchlane.infra.sandbox import hide_file
 
     hide_file(path)
     try:

@@ -38,17 +38,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from patchlane.infra.sandbox import judged, repository_of
 from patchlane.inputs.paths import to_fs, under_any
 from patchlane.lanes.replay.chosen import Choose, ChosenRun, Scope, collect_and_run
 from patchlane.lanes.replay.collect import Collected, collect
-from patchlane.lanes.replay.run import (
-    FAILED,
-    NodeResult,
-    TestRun,
-    child_env,
-    file_part,
-    run_tests,
-)
+from patchlane.lanes.replay.results import FAILED, NodeResult, Runner, TestRun, file_part
+from patchlane.lanes.replay.run import child_env, run_tests
 from patchlane.lanes.replay.testbound import carry, unjudged
 from patchlane.project.testmodules import CONFTEST, ModulePatterns
 
@@ -87,10 +82,7 @@ def split_and_run(
     scope: Scope,
     choose: Choose,
     own: Sequence[str],
-    *,
-    hash_seed: int,
-    timeout_s: float,
-    freeze_report: Path | None = None,
+    runner: Runner,
 ) -> ChosenRun:
     """Collect and run as ``chosen.collect_and_run`` does, with the patch's own test files
     ``own`` (``own_test_files``) collected and run in processes of their own (see the
@@ -99,30 +91,22 @@ def split_and_run(
     ``collect`` raise."""
     own = tuple(own)
     if not own or not scope.extra_paths:
-        return collect_and_run(
-            tree, scope, choose, hash_seed=hash_seed, timeout_s=timeout_s,
-            freeze_report=freeze_report,
-        )  # fmt: skip
+        return collect_and_run(tree, scope, choose, runner)
     with _copies(tree, 2) as (own_tree, together_tree):
-        return _split(
-            tree, (own_tree, together_tree), scope, choose, own,
-            hash_seed=hash_seed, timeout_s=timeout_s, freeze_report=freeze_report,
-        )  # fmt: skip
+        return _split((tree, own_tree, together_tree), scope, choose, own, runner)
 
 
 def _split(
-    tree: Path,
-    copies: tuple[Path, Path],
+    trees: tuple[Path, Path, Path],
     scope: Scope,
     choose: Choose,
     own: tuple[str, ...],
-    *,
-    hash_seed: int,
-    timeout_s: float,
-    freeze_report: Path | None,
+    runner: Runner,
 ) -> ChosenRun:
-    """``split_and_run`` once the tree's ``copies`` (for the patch's own run, and for the
-    run together) are made."""
+    """``split_and_run`` once the tree's copies (``trees``: the tree, its copy for the
+    patch's own run, and for the run together) are made."""
+    tree, copies = trees[0], trees[1:]
+    hash_seed, timeout_s = runner.hash_seed, runner.timeout_s
     own_set = frozenset(own)
     names = {p.rsplit("/", 1)[-1] for p in own if p.endswith(".py")}
     clashing = [
@@ -180,10 +164,7 @@ def _split(
         exclude_files=tuple(sorted({*scope.exclude_files, *own})),
     )
     try:
-        ran = collect_and_run(
-            tree, first_scope, choose_first, hash_seed=hash_seed, timeout_s=timeout_s,
-            freeze_report=freeze_report,
-        )  # fmt: skip
+        ran = collect_and_run(tree, first_scope, choose_first, runner)
     except BaseException:
         # The patch's collection failing is the error to tell, as when it ran first.
         theirs_error = pending.exception()
@@ -210,7 +191,7 @@ def _split(
             nodeids=ids,
             hash_seed=hash_seed,
             timeout_s=timeout_s,
-            freeze_report=freeze_report,
+            freeze_report=runner.freeze_report,
         )
         for where, ids in ((copies[0], tuple(second)), (copies[1], tuple(everything)))
     )
@@ -223,8 +204,6 @@ def _copies(tree: Path, count: int) -> Iterator[tuple[Path, ...]]:
     """Yield ``count`` copies of ``tree`` (links kept as links), made now, before any child
     writes into it, each shown to a test child where ``tree`` is (``sandbox.judged``);
     removed when the block ends. Raises ``OSError`` when a copy cannot be made."""
-    from patchlane.infra.sandbox import judged, repository_of
-
     shown_at = repository_of(tree)
     with tempfile.TemporaryDirectory(prefix="patchlane-replay-copies-") as scratch:
         made = []
@@ -260,27 +239,24 @@ def worst(apart: TestRun, together: TestRun) -> TestRun:
     )
 
 
-def run_apart(
-    tree: Path,
-    nodeids: Sequence[str],
-    own: frozenset[str],
-    *,
-    hash_seed: int,
-    timeout_s: float,
-    freeze_report: Path | None = None,
-) -> TestRun:
+def run_apart(tree: Path, nodeids: Sequence[str], own: frozenset[str], runner: Runner) -> TestRun:
     """Run a slice that was chosen elsewhere (``replay run --base``) in two processes: the
     node ids of files outside ``own`` (the paths the patch adds or changes), then those of
     ``own`` and every file line (a file that did not collect at the head: it is judged
     beside the patch's test files, as the full suite has it), then, when both ran, the
-    whole slice once more in one process, as ``split_and_run`` does. Returns the runs
+    whole slice once more in one process, as ``split_and_run`` does, each as ``runner``
+    says. Returns the runs
     folded into one (``worst``). Raises what ``run_tests`` raises."""
     second = [n for n in nodeids if file_part(n) in own or "::" not in n]
     moved = frozenset(second)
     first = [n for n in nodeids if n not in moved]
     runs = [
         run_tests(
-            tree, nodeids=ids, hash_seed=hash_seed, timeout_s=timeout_s, freeze_report=freeze_report
+            tree,
+            nodeids=ids,
+            hash_seed=runner.hash_seed,
+            timeout_s=runner.timeout_s,
+            freeze_report=runner.freeze_report,
         )
         for ids in (first, second, nodeids)
         if ids and (ids is not nodeids or (first and second))

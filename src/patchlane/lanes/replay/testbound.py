@@ -14,7 +14,7 @@ clock once at most (a forged record for a node already seen, or for one not coll
 nothing), so a run that keeps sending records runs at most one bound per collected test, and
 the run's own wall clock still holds; a run that sends no ``start`` at all, or goes on past
 its last test's end, is stopped with no node named, and then no pass of it counts
-(``run.fold``). Nothing the child sends switches the clock off: it runs until the process
+(``fold``). Nothing the child sends switches the clock off: it runs until the process
 ends.
 
 The bound in force is a context variable (``bounded``), so that every run started inside it
@@ -23,31 +23,25 @@ into a pool's thread) is bounded alike. Its default is derived from the base's r
 durations (``default_bound``).
 
 A node that ran past its bound at the head is run once more at the base under the same bound
-(``at_base``): past it there too, the test is this machine's to fix (exit 2); within it, the
-head's failure stands (a pass at the base: the patch made it hang) or is the base's as any
-failure is (``basecheck``). The other tests of the stopped run are not judged: a red verdict
-needs no more evidence, and a failure the base excuses leaves the replay without a pass.
+(``overrun``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from patchlane.infra.ui import one_line
+from patchlane.lanes.replay.results import FAILED, NodeResult, TestRun
 
 if TYPE_CHECKING:
     from patchlane.formats.depmap import DependencyMap
-    from patchlane.formats.replay_report import ReplayReport
-    from patchlane.infra.ui import Output
-    from patchlane.lanes.replay.run import TestRun
-    from patchlane.project.build import Build
 
 # The default bound is FACTOR times the base's slowest test, at least FLOOR_S: the recording
 # ran under coverage (slower than the replay), but this machine may be busier now than then,
@@ -212,9 +206,6 @@ def listener(
 def unjudged(run: TestRun, nodeids: Sequence[str]) -> TestRun:
     """``run`` (stopped by a node past its bound) with ``nodeids``, which it never ran,
     failed as not judged, as the run's own are."""
-    from patchlane.infra.ui import one_line
-    from patchlane.lanes.replay.run import FAILED, NodeResult
-
     if run.overran is None or run.bound_s is None:
         return run
     why = not_judged_why(one_line(run.overran)[:200], run.bound_s)
@@ -243,106 +234,7 @@ def stalled_problem(bound_s: float) -> str:
     )
 
 
-@dataclass(frozen=True)
-class AtBase:
-    """How the node that overran at the head did at the base under the same bound:
-    ``overran`` there too, else its outcome (``passed``, ``failed``, ``skipped``...)."""
-
-    nodeid: str
-    overran: bool
-    outcome: str
-
-
-def at_base(
-    repo: Path,
-    merge_base: str,
-    nodeid: str,
-    *,
-    bound_s: float,
-    hash_seed: int,
-    timeout_s: float,
-    build: Build | None = None,
-) -> AtBase:
-    """Run ``nodeid`` alone on the base commit (a detached checkout, built with ``build``,
-    as the head's run) under ``bound_s``; return how it did. Raises ``GitError``,
-    ``BuildFailed``, ``OSError`` as the runs do."""
-    from patchlane.infra import git, sandbox
-    from patchlane.lanes.replay.run import run_tests
-    from patchlane.project.build import built
-
-    with tempfile.TemporaryDirectory(prefix="patchlane-base-bound-") as tmp:
-        tree = Path(tmp) / "tree"
-        git.checkout_detached(repo, merge_base, tree, branch=git.branch_for(repo, merge_base))
-        sandbox.judged(tree, repo)  # shown at the repository's path (infra.origins)
-        built(build, tree, "base")
-        with bounded(bound_s):
-            run = run_tests(tree, nodeids=[nodeid], hash_seed=hash_seed, timeout_s=timeout_s)
-    result = run.results.get(nodeid)
-    return AtBase(nodeid, run.overran == nodeid, result.outcome if result else "failed")
-
-
 def for_replay(given: float | None, dep_map: DependencyMap | None) -> Bound:
     """The bound of a gate's replay: ``given``, else derived from ``dep_map``'s recorded
     durations (``default_bound``)."""
     return default_bound(given, dep_map.slowest_s if dep_map is not None else None)
-
-
-def judge_overrun(
-    repo: Path,
-    merge_base: str,
-    report: ReplayReport,
-    run: TestRun,
-    *,
-    hash_seed: int,
-    build: Build | None,
-    out: Output,
-) -> ReplayReport:
-    """Judge a failed ``report`` whose head ``run`` was stopped by a node past its bound:
-    that node runs at the base under the same bound (``at_base``). Returns ``report``
-    without the nodes the run left unjudged (a review event names how many), its reason
-    saying what happened; the node itself stays failed for ``basecheck`` to judge as any
-    failure (it fails at the base as well, or it counts against the patch). ``report``
-    unchanged when no node ran past its bound. Raises ``EnvironmentFault`` (exit 2) when
-    the node runs past its bound at the base too: this machine's or the bound's, not the
-    patch's; ``GitError``, ``BuildFailed``, ``OSError`` as the base's run does."""
-    from patchlane.errors import EnvironmentFault
-    from patchlane.infra.ui import one_line
-    from patchlane.project.replay_command import RUN_TIMEOUT_S
-
-    node, bound = run.overran, run.bound_s
-    if node is None or bound is None:
-        return report
-    shown = one_line(node)[:200]
-    out.progress(
-        f"replay: {shown} ran past its bound of {bound:g} s at the head; running it at the "
-        "base under the same bound"
-    )
-    base = at_base(
-        repo, merge_base, node, bound_s=bound, hash_seed=hash_seed, timeout_s=RUN_TIMEOUT_S,
-        build=build,
-    )  # fmt: skip
-    if base.overran:
-        raise EnvironmentFault(
-            f"{shown} runs past its bound of {bound:g} s at the base as at the head: it hangs "
-            "here without the patch, or the bound is too short for this machine; pass "
-            "--test-timeout SECONDS (longer) and gate again"
-        )
-    dropped = frozenset(run.not_judged) & frozenset(report.failed)
-    at = {"passed": "passes", "failed": "fails"}.get(base.outcome, f"is {base.outcome}")
-    reason = (
-        f"{shown} timed out after {bound:g} s at the head and {at} at the base under the same bound"
-    )
-    events: tuple[str, ...] = ()
-    if dropped:
-        reason += f"; {len(dropped)} other node(s) not judged (the run stopped there)"
-        events = (
-            f"{len(dropped)} node(s) of the slice were not judged: the run was stopped when "
-            f"{shown} ran past its bound of {bound:g} s",
-        )
-    return dataclasses.replace(
-        report,
-        reason=reason,
-        failed=tuple(n for n in report.failed if n not in dropped),
-        failed_why={n: w for n, w in (report.failed_why or {}).items() if n not in dropped},
-        review_events=(*(report.review_events or ()), *events),
-    )

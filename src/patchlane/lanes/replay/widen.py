@@ -37,7 +37,8 @@ from pathlib import Path
 from patchlane.formats.replay_report import ReplayOutcome, ReplayReport
 from patchlane.formats.status import Status
 from patchlane.infra import git, sandbox
-from patchlane.lanes.replay.run import FAILED, Also, TestRun, file_part, run_tests
+from patchlane.lanes.replay.results import FAILED, TestRun, file_part
+from patchlane.lanes.replay.run import Also, run_tests
 from patchlane.project.build import Build, built
 
 # How many items of what was left behind a rule names.

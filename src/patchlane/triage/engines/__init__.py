@@ -6,6 +6,7 @@ Each is imported only when chosen: ``patchlane --help`` and a local run never im
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
 from patchlane.errors import UsageError
@@ -30,8 +31,6 @@ def engine(name: str, address: str | None = None) -> Engine:
 
         return LocalEngine()
     if name == "ray":
-        import importlib
-
         try:
             importlib.import_module("ray")
         except ImportError as e:

@@ -11,6 +11,7 @@ units go on.
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 import threading
 import time
@@ -30,6 +31,7 @@ from patchlane.triage.units import (
     Unit,
     infra_result,
 )
+from patchlane.triage.work import SetupFailed, gate_pair, prepare
 
 # How often an infrastructure failure is tried: once, then once more.
 ATTEMPTS = 2
@@ -69,7 +71,6 @@ class LocalEngine:
 def prepare_unit(unit: Unit, plan: RunPlan) -> tuple[Prepared | None, BaseEvent]:
     """Prepare ``unit``'s base, once more after a failure; return what is ready (``None``
     after two failures) and the event to report. Raises nothing."""
-    from patchlane.triage.work import SetupFailed, prepare
 
     start = time.monotonic()
     error = "preparation failed"
@@ -90,7 +91,6 @@ def gate_with_retry(prepared: Prepared, pair: Pair, plan: RunPlan) -> PairResult
     """Gate ``pair``; an infrastructure failure is gated once more. Returns the last
     result with ``attempts`` set. Raises nothing: a bug in the worker is an ``undecided``
     row with exit code 4 (it is retried, and the run's exit code says a bug happened)."""
-    from patchlane.triage.work import gate_pair
 
     result: PairResult | None = None
     for attempt in range(1, ATTEMPTS + 1):
@@ -110,8 +110,6 @@ def _gate_and_say(prepared: Prepared, pair: Pair, plan: RunPlan, said: Report) -
 
 
 def _with_attempts(result: PairResult, attempt: int) -> PairResult:
-    import dataclasses
-
     return dataclasses.replace(result, attempts=attempt)
 
 

@@ -36,7 +36,8 @@ from patchlane.formats.depmap import DependencyMap
 from patchlane.infra import git, sandbox
 from patchlane.inputs.paths import to_fs
 from patchlane.lanes.replay.mapselect import changed_functions
-from patchlane.lanes.replay.run import FAILED, PASSED, Also, TestRun, run_tests
+from patchlane.lanes.replay.results import FAILED, PASSED, TestRun
+from patchlane.lanes.replay.run import Also, run_tests
 from patchlane.lanes.replay.vacuity.variants import REPEAT, VARIANT, Generated, extend
 from patchlane.project.build import Build, built
 
@@ -204,7 +205,8 @@ def run_head(
         if not generated:
             return HeadRun(tuple(nodeids), (), (), None, watch)
         ids = [*nodeids, *(g.nodeid for g in generated)]
-        at_head = _run(sides, head, "head, again", appended, ids, watch, hash_seed, timeout_s)
+        job = _Job(appended, ids, watch, hash_seed, timeout_s)
+        at_head = _run(sides, head, "head, again", job)
         return HeadRun(tuple(nodeids), tuple(appended), tuple(generated), at_head, watch)
 
 
@@ -235,9 +237,8 @@ def finish(
             checkout(sides.repo, sides.base, base)
             # The same node ids as the head's process ran: the same tests around each.
             ids = [*head.nodeids, *(g.nodeid for g in head.generated)]
-            at_base = _run(
-                sides, base, "base", head.appended, ids, head.watch, hash_seed, timeout_s
-            )
+            job = _Job(head.appended, ids, head.watch, hash_seed, timeout_s)
+            at_base = _run(sides, base, "base", job)
     # Without the base's run nothing at the head could be made to count or excused: the
     # verdict is the one that run would give, so it is left out (half the cost).
     judged = compare(nodeids, generated, at_base, head.at_head)
@@ -256,24 +257,32 @@ def judge(sides: Sides, nodeids: Sequence[str], *, hash_seed: int, timeout_s: fl
     return finish(sides, head, hash_seed=hash_seed, timeout_s=timeout_s)
 
 
-def _run(
-    sides: Sides,
-    tree: Path,
-    where: str,
-    appended: Sequence[tuple[str, str]],
-    ids: Sequence[str],
-    watch: Mapping[str, Sequence[str]] | None,
-    hash_seed: int,
-    timeout_s: float,
-) -> TestRun:
-    """Append ``appended`` (path, text) to the test files of ``tree``, build it and run
-    ``ids`` there in one process (recording the calls to ``watch``'s functions)."""
-    for path, text in appended:
+@dataclass(frozen=True)
+class _Job:
+    """One run of the judged tests on a side: the text ``appended`` (path, text) to their
+    files, the node ids to run, the functions whose calls it records (``watch``), the hash
+    seed and the wall clock."""
+
+    appended: Sequence[tuple[str, str]]
+    ids: Sequence[str]
+    watch: Mapping[str, Sequence[str]] | None
+    hash_seed: int
+    timeout_s: float
+
+
+def _run(sides: Sides, tree: Path, where: str, job: _Job) -> TestRun:
+    """Append ``job.appended`` to the test files of ``tree``, build it and run ``job.ids``
+    there in one process (recording the calls to ``job.watch``'s functions)."""
+    for path, text in job.appended:
         with to_fs(tree, path).open("a", encoding="utf-8") as f:
             f.write(text)
     built(sides.build, tree, where)
     return run_tests(
-        tree, nodeids=ids, hash_seed=hash_seed, timeout_s=timeout_s, also=Also(watch=watch)
+        tree,
+        nodeids=job.ids,
+        hash_seed=job.hash_seed,
+        timeout_s=job.timeout_s,
+        also=Also(watch=job.watch),
     )
 
 

@@ -29,7 +29,7 @@ from patchlane.formats.status import Status
 from patchlane.infra import git
 from patchlane.infra.ui import Output
 from patchlane.lanes.replay.compiled import build_of
-from patchlane.lanes.replay.run import TestRun
+from patchlane.lanes.replay.results import TestRun
 from patchlane.lanes.replay.vacuity.check import (
     HeadRun,
     Sides,
@@ -117,8 +117,7 @@ def _witness_at(
     return witnessed(
         where,
         recorded(run.calls),
-        run.sys_path,
-        run.root,
+        run,
         hash_seed=hash_seed,
         timeout_s=RUN_TIMEOUT_S,
     )
@@ -140,6 +139,20 @@ def _witness_event(at_head: Witnessed, at_base: Witnessed | None) -> tuple[Judge
 
 
 @dataclass(frozen=True)
+class Vacuity:
+    """What every step of this judgement takes: the repository, the patch's classification,
+    the thread ``pool`` its runs start in, the hash seed of the gate's children, where it
+    speaks, and the base's dependency map (``None``: none)."""
+
+    repo: Path
+    cls: Classification
+    pool: Executor
+    hash_seed: int
+    out: Output
+    dep_map: DependencyMap | None = None
+
+
+@dataclass(frozen=True)
 class Judging:
     """The judgement of the tests that ran the changed code, under way (``start``,
     ``start_early``): the changed code, the two sides, the head's run to come (``None``:
@@ -154,20 +167,13 @@ class Judging:
     literals: Future[frozenset[Value]] | None = None
 
 
-def start_early(
-    repo: Path,
-    cls: Classification,
-    dep_map: DependencyMap | None,
-    pool: Executor,
-    *,
-    hash_seed: int,
-    out: Output,
-) -> Judging | None:
-    """Start the head's run (``check.run_head``) in ``pool`` before the head's slice runs,
-    beside it, on the tests the base's ``dep_map`` chose (``check.chosen_from_map``);
+def start_early(v: Vacuity) -> Judging | None:
+    """Start the head's run (``check.run_head``) in ``v.pool`` before the head's slice runs,
+    beside it, on the tests the base's map (``v.dep_map``) chose (``check.chosen_from_map``);
     ``checked`` judges only those that pass in the slice. ``None`` when it cannot be
     started yet (no map, no changed code, a changed file the map cannot speak for, no test
     that ran the change): ``start`` does it after the slice. Raises ``GitError``."""
+    repo, cls, dep_map = v.repo, v.cls, v.dep_map
     if dep_map is None:
         return None
     code = changed_code(repo, cls)
@@ -178,27 +184,17 @@ def start_early(
     nodeids = chosen_from_map(code, candidates, dep_map)
     if not nodeids:
         return None
-    out.progress(
+    v.out.progress(
         f"replay: {len(nodeids)} test(s) ran the changed code at the base; running their "
         "impossible variants and repeats at the head, beside the slice"
     )
-    return dataclasses.replace(
-        _started(repo, cls, code, nodeids, pool, hash_seed), beside_slice=True
-    )
+    return dataclasses.replace(_started(v, code, nodeids), beside_slice=True)
 
 
 def start_with_slice(
-    repo: Path,
-    cls: Classification,
-    slice_ids: Sequence[str],
-    pool: Executor,
-    *,
-    reached_by: dict[str, frozenset[str]],
-    dep_map: DependencyMap | None,
-    hash_seed: int,
-    out: Output,
+    v: Vacuity, slice_ids: Sequence[str], reached_by: dict[str, frozenset[str]]
 ) -> Judging | None:
-    """Start the head's run (``check.run_head``) in ``pool`` once the slice is chosen and
+    """Start the head's run (``check.run_head``) in ``v.pool`` once the slice is chosen and
     before it runs, beside it, when ``start_early`` could not: on the tests of the slice
     (``slice_ids``) that ran the changed code (``check.chosen_tests``, with the head's
     ``reached_by``, as ``start`` chooses among the tests that passed); ``checked`` judges
@@ -207,64 +203,53 @@ def start_with_slice(
     ``start`` does it after the slice. Raises ``GitError``."""
     if any("::" not in n for n in slice_ids):
         return None
-    code = changed_code(repo, cls)
+    code = changed_code(v.repo, v.cls)
     if not code:
         return None
-    own = cls.changed_paths
+    own = v.cls.changed_paths
     candidates = [n for n in slice_ids if n.split("::", 1)[0] not in own]
-    nodeids = chosen_tests(code, candidates, dep_map, reached_by)
+    nodeids = chosen_tests(code, candidates, v.dep_map, reached_by)
     if not nodeids:
         return None
-    out.progress(
+    v.out.progress(
         f"replay: {len(nodeids)} test(s) of the slice ran the changed code; running their "
         "impossible variants and repeats at the head, beside the slice"
     )
-    return dataclasses.replace(
-        _started(repo, cls, code, nodeids, pool, hash_seed), beside_slice=True
-    )
+    return dataclasses.replace(_started(v, code, nodeids), beside_slice=True)
 
 
 def start(
-    repo: Path,
-    cls: Classification,
-    report: ReplayReport,
-    pool: Executor,
-    *,
-    reached_by: dict[str, frozenset[str]],
-    dep_map: DependencyMap | None,
-    hash_seed: int,
-    out: Output,
+    v: Vacuity, report: ReplayReport, reached_by: dict[str, frozenset[str]]
 ) -> Judging | None:
-    """Start the head's run (``check.run_head``) in ``pool`` on the tests of the passing
+    """Start the head's run (``check.run_head``) in ``v.pool`` on the tests of the passing
     ``report`` that ran the changed code (``check.chosen_tests``); return what ``checked``
     finishes, ``None`` for a report that is not a pass or a patch that changes no code
     under test. Raises ``GitError``; the run's errors come with its result."""
     if report.status != Status.PASS:
         return None
+    repo, cls = v.repo, v.cls
     code = changed_code(repo, cls)
     if not code:
         return None
     own = cls.changed_paths
     candidates = [n for n in report.passed if "::" in n and n.split("::", 1)[0] not in own]
-    nodeids = chosen_tests(code, candidates, dep_map, reached_by)
+    nodeids = chosen_tests(code, candidates, v.dep_map, reached_by)
     if not nodeids:
         sides = Sides(repo, cls.merge_base, cls.head, build_of(cls))
-        return Judging(code, sides, None, literals=pool.submit(_tests_literals, repo, cls))
-    out.progress(
+        return Judging(code, sides, None, literals=v.pool.submit(_tests_literals, repo, cls))
+    v.out.progress(
         f"replay: {len(nodeids)} test(s) ran the changed code; running their impossible "
         "variants and repeats at the head (and at the base if the head needs it)"
     )
-    return _started(repo, cls, code, nodeids, pool, hash_seed)
+    return _started(v, code, nodeids)
 
 
 def _started(
-    repo: Path,
-    cls: Classification,
-    code: dict[str, tuple[bytes | None, bytes]],
-    nodeids: Sequence[str],
-    pool: Executor,
-    hash_seed: int,
+    v: Vacuity, code: dict[str, tuple[bytes | None, bytes]], nodeids: Sequence[str]
 ) -> Judging:
+    """The judgement of ``nodeids`` (they ran the changed ``code``), its runs started in
+    ``v.pool``."""
+    repo, cls, pool = v.repo, v.cls, v.pool
     sides = Sides(repo, cls.merge_base, cls.head, build_of(cls))
     # The head's run records the calls its tests make to the changed functions, for the
     # witness (``checked``).
@@ -272,7 +257,7 @@ def _started(
         run_head,
         sides,
         nodeids,
-        hash_seed=hash_seed,
+        hash_seed=v.hash_seed,
         timeout_s=RUN_TIMEOUT_S,
         watch=watched(code) or None,
     )
@@ -280,14 +265,10 @@ def _started(
 
 
 def checked(
-    repo: Path,
-    cls: Classification,
+    v: Vacuity,
     report: ReplayReport,
     judging: Judging | None,
-    *,
     reached_by: dict[str, frozenset[str]],
-    hash_seed: int,
-    out: Output,
 ) -> ReplayReport:
     """Return the passing ``report`` with what its tests that ran the changed code show
     (the module docstring), once ``judging``'s head run is done (and the base's, when the
@@ -296,6 +277,7 @@ def checked(
     ``GitError``, ``BuildFailed``, ``OSError`` as ``check.run_head`` does."""
     if report.status != Status.PASS or judging is None:
         return report
+    repo, cls, hash_seed, out = v.repo, v.cls, v.hash_seed, v.out
     code = judging.code
     events: list[str] = []
     cannot_fail: tuple[JudgedTest, ...] = ()

@@ -31,6 +31,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from patchlane.infra import process
+from patchlane.lanes.replay.results import TestRun
 from patchlane.lanes.replay.run import plain_env, presented, run_confinement
 from patchlane.lanes.replay.vacuity.check import checkout
 from patchlane.project.build import Build, built
@@ -127,19 +129,16 @@ class Where:
 def witnessed(
     where: Where,
     calls: Sequence[Call],
-    sys_path: Sequence[str],
-    root: str,
+    ran: TestRun,
     *,
     hash_seed: int,
     timeout_s: float,
 ) -> Witnessed:
     """Make ``calls`` twice in a witness child (the module docstring) at ``where``, with
-    the recorded run's ``sys_path`` (its places below that run's ``root`` moved to the
+    the recorded run's (``ran``) ``sys_path`` (its places below that run's ``root`` moved to the
     witness's tree), and return its answers. Raises ``GitError`` when the commit cannot be checked out,
     ``BuildFailed`` when its build fails, ``OSError`` when the child cannot be started,
     ``ForeignCode`` when the environment cannot say how the tree is imported."""
-    from patchlane.infra import process
-
     if not calls:
         return Witnessed((), ())
     with tempfile.TemporaryDirectory(prefix="patchlane-witness-") as tmp:
@@ -157,8 +156,8 @@ def witnessed(
             process.Launch(
                 (sys.executable, "-m", WITNESS_MODULE),
                 {
-                    "sys_path": list(sys_path),
-                    "root": root,
+                    "sys_path": list(ran.sys_path),
+                    "root": ran.root,
                     "calls": [[c.module, c.qualname, c.args] for c in calls],
                 },
                 token=secrets.token_hex(16),
