@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,9 +109,9 @@ def take_job(fd: int = 0) -> dict[str, Any] | None:
     (``fd`` untouched, nothing read) when ``fd`` is not a socket that starts with
     ``JOB_MAGIC`` right now. Raises nothing: a job that cannot be read whole is ``None``
     after ``fd`` was replaced (the run then reports nothing, which the parent fails)."""
+    # Only a replay's test process has a job: a plain run does not pay for these.
     import json
     import socket
-    import stat
 
     try:
         if not stat.S_ISSOCK(os.fstat(fd).st_mode):
@@ -162,8 +164,6 @@ def _start_replay() -> None:
     job = take_job()
     if job is None:
         return
-    import sys
-
     before = frozenset(sys.modules)
     from patchlane.child.replay_run import attach, start
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from patchlane.child import integrity
+from patchlane.child import snapshot as engine
 from tests.gitrepo import GitRepo
 from tests.lanes.property import project as P
 from tests.loader import Loader
@@ -86,6 +87,11 @@ def emit(self, record):
     "random.Random.randint.__code__": (
         "import random",
         "random.Random.randint.__code__ = (lambda self, a, b: a).__code__",
+    ),
+    # The snapshot engine the check compares with: blinding it is a rebinding like any other.
+    "patchlane.child.snapshot.changed_entries": (
+        "import patchlane.child.snapshot",
+        "patchlane.child.snapshot.changed_entries = lambda *a, **k: None",
     ),
 }
 
@@ -312,9 +318,13 @@ def test_the_check_does_not_call_through_what_it_checks(
     # nothing. Written by hand, not with monkeypatch: pytest itself needs the builtins.
     namespace = vars(builtins)
     saved = {n: namespace[n] for n in ("type", "tuple")}
-    monkeypatch.setattr(integrity, "_is_plain", lambda value: True)
-    for helper in ("_changed_entries", "_added_entries", "_changed_functions"):
-        monkeypatch.setattr(integrity, helper, lambda *a: None)
+    # The engine's helpers (``child.snapshot``) and the tripwire's own names.
+    monkeypatch.setattr(engine, "is_plain", lambda value: True)
+    for helper in ("_same", "_counts", "changed_entries", "changed_functions", "_any_base"):
+        monkeypatch.setattr(engine, helper, lambda *a: None)
+    for name in ("compare", "restore", "verify"):
+        monkeypatch.setattr(engine, name, lambda *a, **k: [])
+    monkeypatch.setattr(integrity, "_watched", lambda *a: False)
     synthetic.Box.close = lambda self: None
     monkeypatch.setattr(synthetic.helper, "__defaults__", (5,))
     try:

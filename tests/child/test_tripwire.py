@@ -138,6 +138,22 @@ _write = os.write
 os.write = lambda fd, data: len(data) if b"tamper" in data else _write(fd, data)
 """
 
+# The same for the snapshot engine both tripwires compare with (``child.snapshot``): its
+# module's functions rebound, found among the interpreter's objects as above.
+_SILENCE_ENGINE = """
+import gc
+import types
+
+_engine = next(
+    o for o in gc.get_objects()
+    if isinstance(o, types.ModuleType) and o.__name__ == "patchlane.child.snapshot"
+)
+for _name in ("compare", "changed_entries", "changed_functions", "verify"):
+    setattr(_engine, _name, lambda *a, **k: [])
+_engine.unchanged = lambda *a, **k: True
+_engine.is_plain = lambda value: True
+"""
+
 _STUB_ASSERT = """
 import unittest
 
@@ -200,6 +216,7 @@ def _tampered(run: Run, what: str) -> None:
         (_WRITER, "patchlane's ResultWriter.emit was added"),
         (_HOOKEXEC, "pluggy's PytestPluginManager._inner_hookexec was replaced"),
         (_SILENCE + _FLIP_REPORT, "pytest's TestReport.from_item_and_call was replaced"),
+        (_SILENCE_ENGINE + _FLIP_REPORT, "pytest's TestReport.from_item_and_call was replaced"),
         (_STUB_ASSERT, "unittest's TestCase.assertEqual was replaced"),
         (_META_PATH, "the import system's sys.meta_path was changed ahead of its entries"),
         (_FAKE_FILE_PLUGIN, "/usr/lib/timing.py, which does not define it"),
@@ -212,6 +229,7 @@ def _tampered(run: Run, what: str) -> None:
         "writer",
         "hookexec",
         "silenced",
+        "silenced-engine",
         "unittest-assert",
         "meta-path",
         "plugin-with-a-fake-file",

@@ -49,12 +49,11 @@ import collections
 import importlib.abc
 import os
 import sys
-import threading
 import types
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
-from patchlane.child.leftover import _cwd, _environ_data
+from patchlane.child.processstate import process
 
 # How many items one snapshot reads at most; past it the look is not trusted.
 ITEMS_LIMIT: Final = 4_000_000
@@ -125,7 +124,7 @@ class ImportWatch:
                 self.runs[name] = 1
                 self._send(name, BEFORE, [])
         # Once before any look: its first call fills caches (a codec's) the next leaves be.
-        _process()
+        process()
         self.finder = _Finder(self)
         sys.meta_path.insert(0, self.finder)
         sys.addaudithook(self._audit)
@@ -306,7 +305,7 @@ def snapshot(module: types.ModuleType, own: Sequence[object] = ()) -> Snapshot:
     """Return the state outside ``module`` now. Raises ``_TooLarge`` past ``ITEMS_LIMIT``."""
     snap = Snapshot()
     snap.modules = dict(sys.modules)
-    snap.process = _process()
+    snap.process = process()
     # ``sys.modules`` is compared apart (``_modules``): a module's own imports add to it.
     # Identity by ``object.__hash__`` (the address, for any object), not ``id``: ``id``
     # raises an audit event, and this reads some 100,000 objects.
@@ -361,7 +360,7 @@ def snapshot(module: types.ModuleType, own: Sequence[object] = ()) -> Snapshot:
 def changes(before: Snapshot, module: types.ModuleType) -> list[str]:
     """Return what changed outside ``module`` since ``before`` (one phrase each)."""
     found: list[str] = []
-    now = _process()
+    now = process()
     found += [k for k, v in before.process.items() if now.get(k) != v]
     found += _modules(before.modules, module)
     caches = _caches()
@@ -536,77 +535,3 @@ def _cell(cell: Any) -> object:
 def _instance(obj: Any) -> tuple[Any, ...]:
     own = object.__getattribute__(obj, "__dict__")
     return _dict(own) if isinstance(own, dict) else ()
-
-
-def _process() -> dict[str, object]:
-    """Return the process-wide state that no module's namespace holds, by kind."""
-    state: dict[str, object] = {
-        "os.environ": dict(_environ_data()),
-        "cwd": _cwd(),
-        "umask": _umask(),
-        "threads": _threads(),
-        "sys.gettrace": id(sys.gettrace()),
-        "sys.getprofile": id(sys.getprofile()),
-        "sys.getrecursionlimit": sys.getrecursionlimit(),
-        "sys.getswitchinterval": sys.getswitchinterval(),
-        "threading.gettrace": id(getattr(threading, "_trace_hook", None)),
-    }
-    import abc
-    import faulthandler
-    import gc
-
-    state["gc"] = (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count())
-    # Any class registered with any ABC moves this token (the registries are compiled code's).
-    state["abc registrations"] = abc.get_cache_token()
-    state["faulthandler"] = faulthandler.is_enabled()
-    state["threading.stack_size"] = threading.stack_size()
-    state["sys.get_int_max_str_digits"] = sys.get_int_max_str_digits()
-    state["sys.getdlopenflags"] = sys.getdlopenflags()
-    state["sys.get_asyncgen_hooks"] = tuple(map(id, sys.get_asyncgen_hooks()))
-    state["sys.get_coroutine_origin_tracking_depth"] = sys.get_coroutine_origin_tracking_depth()
-    state["signal handlers"] = _signals()
-    atexit = sys.modules.get("atexit")
-    count = getattr(atexit, "_ncallbacks", None)
-    state["atexit"] = count() if callable(count) else None
-    random = sys.modules.get("random")
-    inst = getattr(random, "_inst", None)
-    state["random state"] = inst.getstate() if inst is not None else None
-    decimal = sys.modules.get("decimal")
-    context = getattr(decimal, "getcontext", None)
-    state["decimal context"] = repr(context()) if callable(context) else None
-    socket = sys.modules.get("socket")
-    timeout = getattr(socket, "getdefaulttimeout", None)
-    state["socket default timeout"] = timeout() if callable(timeout) else None
-    locale = sys.modules.get("locale")
-    setlocale = getattr(locale, "setlocale", None)
-    state["locale"] = setlocale(getattr(locale, "LC_ALL", 6)) if callable(setlocale) else None
-    return state
-
-
-def _umask() -> int:
-    mask = os.umask(0o22)
-    os.umask(mask)
-    return mask
-
-
-def _threads() -> tuple[object, ...]:
-    """The process's threads: its OS tasks (every thread, ``_thread``'s too) and
-    ``threading``'s list."""
-    try:
-        # Every OS thread, ``_thread``'s too; a plain listing (no ``pathlib`` import here).
-        tasks: tuple[str, ...] = tuple(sorted(os.listdir("/proc/self/task")))  # noqa: PTH208
-    except OSError:
-        tasks = ()
-    return (tasks, tuple(id(t) for t in threading.enumerate()))
-
-
-def _signals() -> tuple[object, ...]:
-    import signal
-
-    found: list[object] = []
-    for number in sorted(signal.valid_signals()):
-        try:
-            found.append((number, id(signal.getsignal(number))))
-        except (ValueError, OSError):
-            continue
-    return tuple(found)

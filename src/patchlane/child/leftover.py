@@ -44,6 +44,7 @@ containers), against about as much for the rest of the watch.
 from __future__ import annotations
 
 import functools
+import importlib
 import operator
 import os
 import sys
@@ -376,8 +377,6 @@ def preload(root: str, files: Iterable[str]) -> int:
     whole collection imported them: code that rebinds another module only when that module
     is loaded (``vars(sys.modules.get(...))``) then does so where the watch sees it.
     Returns how many imported."""
-    import importlib
-
     entries = sorted(
         {os.path.abspath(p) for p in sys.path if isinstance(p, str) and p},  # noqa: PTH100
         key=len,

@@ -37,9 +37,12 @@ records is believed; nothing of a patch ever runs in a recording.
 
 from __future__ import annotations
 
+import _posixsubprocess
+import _thread
 import json
 import linecache
 import os
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -202,13 +205,8 @@ class Recorder:
         ``multiprocessing`` with spawn or forkserver starts its children through
         ``_posixsubprocess.fork_exec`` (no audit event), and a thread started with
         ``_thread.start_new_thread`` is not traced. Only the base's trusted code runs here."""
-        import _posixsubprocess
-        import _thread
-
         fork_exec = _posixsubprocess.fork_exec
         start_new_thread = _thread.start_new_thread
-
-        import subprocess
 
         popen = subprocess.Popen._execute_child.__code__  # type: ignore[attr-defined]
 

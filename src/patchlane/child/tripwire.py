@@ -8,7 +8,9 @@ hookwrapper of ``pytest_runtest_makereport`` that rewrites failures as passes. `
 snapshots, before pytest starts (no conftest and no test module has run), every module of
 ``MODULES`` that is loaded: its callables, classes and modules; the ``__dict__`` of each
 class it defines; the ``__code__``, ``__defaults__`` and ``__kwdefaults__`` of the Python
-functions found there. ``arm``'s ``hooks`` adds, once pytest's own plugins are configured
+functions found there (capturing and comparing are the snapshot engine's, ``child.snapshot``,
+shared with the property child's ``integrity``; this module says what is watched, when, and
+how a change is reported). ``arm``'s ``hooks`` adds, once pytest's own plugins are configured
 (``pytest_sessionstart``), the hook implementations of ``HOOKS``. Its ``check``
 compares all of it by identity and returns what changed, one phrase each: in full at the run
 child's boundaries (session start, after collection, each test file's first test, every
@@ -25,8 +27,8 @@ judged by classify). Modules pytest and its installed plugins legitimately chang
 configure time (``_pytest.config``, ``_pytest.fixtures``) are not watched: they configure,
 they do not make outcomes.
 
-The check runs on what this module captured when it was imported (default arguments) and
-reads no global of this module; the record it sends goes through ``sender``, which holds the
+The check runs on what this module and the engine captured when they were imported (default
+arguments) and reads no global of either (the engine is itself in ``MODULES``); the record it sends goes through ``sender``, which holds the
 descriptor, the token, ``os.write`` and the C JSON encoder captured before pytest started.
 It is a tripwire, not a sandbox: code that puts everything back before the check runs is not
 seen.
@@ -41,11 +43,12 @@ import os
 import sys
 import types
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from patchlane.child import boundary, writes
+from patchlane.child import snapshot as engine
 from patchlane.child.channel import encode
-from patchlane.child.namespaces import Namespace
+from patchlane.child.snapshot import NO_FUNCTIONS, Functions, Space, unchanged
 
 # The modules the outcome stream depends on: collection and the run protocol, the reports
 # and their outcomes, the skip/xfail and assertion helpers, pluggy's hook calls, and
@@ -78,11 +81,14 @@ MODULES: Final = (
     "patchlane.child.channel",
     "patchlane.child.replay_collect",
     "patchlane.child.replay_run",
+    "patchlane.child.replay_plugins",
     "patchlane.child.tripwire",
+    "patchlane.child.snapshot",
     "patchlane.child.boundary",
     "patchlane.child.leftover",
     "patchlane.child.writes",
     "patchlane.child.importstate",
+    "patchlane.child.processstate",
     "__main__",
 )
 # The hooks whose implementations make or carry a test's reports.
@@ -131,8 +137,6 @@ MACHINERY: Final = (
 SHOWN: Final = 3
 # The rule-6 reason of a run whose machinery changed (DESIGN §1).
 REBOUND: Final = "judging machinery rebound by the code under test"
-_PLAIN: Final = (str, bytes, int, float, bool, complex, tuple, list, dict, set, frozenset)
-_MISSING: Final = object()
 _OWNERS: Final = {
     "_pytest": "pytest",
     "pytest": "pytest",
@@ -146,26 +150,6 @@ _OWNERS: Final = {
     "_frozen_importlib_external": "the import system",
 }
 
-# (label, live namespace, captured entries, and None for a module, the class of a class
-# dict (for its MRO), True for an object's own dict, where every addition counts). Plain
-# tuples: reading them needs no attribute lookup.
-Space = tuple[
-    str,
-    Mapping[str, Any],
-    Namespace,
-    type | Literal[True] | None,
-    Callable[[Mapping[str, Any]], tuple[Any, ...]],
-    tuple[tuple[Any, ...], int],
-]
-"""(label, live, saved, kind) and the fast path: an itemgetter of the saved names, and what
-it returned and how many entries ``live`` had when the space was captured."""
-Functions = tuple[
-    tuple[str, ...],
-    tuple[types.FunctionType, ...],
-    tuple[types.CodeType, ...],
-    tuple[tuple[Any, ...] | None, ...],
-    tuple[dict[str, object] | None, ...],
-]
 # (label, the hook caller, its implementations' list, (impl, function, plugin, wrapper,
 # hookwrapper) of each).
 Hook = tuple[str, Any, list[Any], tuple[tuple[Any, Any, Any, Any, Any], ...]]
@@ -176,39 +160,14 @@ def _owner(key: str) -> str:
     return _OWNERS.get(key.split(".")[0], "patchlane")
 
 
-def _is_plain(value: Any, _type: type[type] = type, _plain: tuple[type, ...] = _PLAIN) -> bool:
-    """Return whether ``value`` is plain data (state, not behaviour)."""
-    kind = _type(value)
-    for plain in _plain:
-        if kind is plain:
-            return True
-    return value is None
-
-
-def _space(
-    label: str, live: Mapping[str, Any], saved: Namespace, kind: type | Literal[True] | None
-) -> Space:
-    """Return the space of ``live`` with its ``saved`` entries and its fast path."""
-    # An itemgetter of two or more names returns a tuple (of one, the bare value): a lone
-    # name is asked for twice.
-    names = tuple(saved) if len(saved) != 1 else tuple(saved) * 2
-    getter = operator.itemgetter(*names) if names else _nothing
-    return (label, live, saved, kind, getter, (getter(live), len(live)))
-
-
-def _nothing(_live: Mapping[str, Any]) -> tuple[Any, ...]:
-    """Return ``()``: the getter of a space that captured nothing."""
-    return ()
-
-
 def take(
     modules: Iterable[str] = MODULES, held: Mapping[str, types.ModuleType] | None = None
 ) -> tuple[tuple[Space, ...], Functions]:
-    """Return the snapshot of the loaded ``modules`` (see the module docstring); a name in
-    ``held`` is that module, whatever ``sys.modules`` holds (patchlane's own modules, which
-    the replay takes off ``sys.modules``: ``replay_run.unlist``)."""
+    """Return the snapshot of the loaded ``modules`` (see the module docstring): their
+    spaces and functions (``child.snapshot``); a name in ``held`` is that module, whatever
+    ``sys.modules`` holds (patchlane's own modules, which the replay takes off
+    ``sys.modules``: ``replay_run.unlist``)."""
     spaces: list[Space] = []
-    found: dict[int, tuple[str, types.FunctionType]] = {}
     seen: set[int] = set()
     for key in modules:
         module = (held or {}).get(key) or sys.modules.get(key)
@@ -216,36 +175,15 @@ def take(
             continue
         seen.add(id(module))
         owner = _owner(getattr(module.__spec__, "name", key) if key == "__main__" else key)
-        namespace = vars(module)
-        saved = {
-            k: v for k, v in namespace.items() if callable(v) or isinstance(v, types.ModuleType)
-        }
-        spaces.append(_space(f"{owner}'s {key}", namespace, saved, None))
-        for value in saved.values():
-            if isinstance(value, type) and id(value) not in seen:
-                if vars(value).get("__module__") not in (module.__name__, key):
-                    continue
-                seen.add(id(value))
-                entries = {k: v for k, v in vars(value).items() if not _is_plain(v)}
-                spaces.append(
-                    _space(f"{owner}'s {value.__qualname__}", vars(value), entries, value)
-                )
-    for label, _live, saved, _cls, _getter, _values in spaces:
-        for name, value in saved.items():
-            func = value.__func__ if isinstance(value, staticmethod | classmethod) else value
-            if isinstance(value, property):
-                func = value.fget
-            if type(func) is types.FunctionType and id(func) not in found:
-                found[id(func)] = (f"{label}.{name}", func)
-    labels = tuple(label for label, _f in found.values())
-    funcs = tuple(f for _label, f in found.values())
-    return tuple(spaces), (
-        labels,
-        funcs,
-        tuple(f.__code__ for f in funcs),
-        tuple(f.__defaults__ for f in funcs),
-        tuple(f.__kwdefaults__ for f in funcs),
-    )
+        classes = (f"{owner}'s ", "shadow", (module.__name__, key))
+        engine.capture_module(spaces, seen, module, f"{owner}'s {key}", _kept, classes)
+    return tuple(spaces), engine.functions(spaces, properties=True)
+
+
+def _kept(value: Any) -> bool:
+    """Return whether a module's entry ``value`` is captured: what is called or imported
+    through the module (its state is not)."""
+    return callable(value) or isinstance(value, types.ModuleType)
 
 
 def instances(label: str, objects: Iterable[Any]) -> tuple[Space, ...]:
@@ -257,8 +195,9 @@ def instances(label: str, objects: Iterable[Any]) -> tuple[Space, ...]:
     for obj in objects:
         live = getattr(obj, "__dict__", None)
         if isinstance(live, dict):
-            saved = {k: v for k, v in live.items() if not _is_plain(v)}
-            out.append(_space(f"{label}'s {type(obj).__name__}", live, saved, True))
+            saved = {k: v for k, v in live.items() if not engine.is_plain(v)}
+            where = f"{label}'s {type(obj).__name__}"
+            out.append(engine.space(where, live, saved, engine.OBJECT, live))
     return tuple(out)
 
 
@@ -291,16 +230,6 @@ def _where(impl: Any) -> str:
         return str(getattr(code, "co_filename", "?"))[-120:]
     except Exception:  # noqa: BLE001 - hostile attributes
         return "?"
-
-
-def _any_base(
-    cls: type,
-    name: str,
-    _any: Callable[[Iterable[Any]], bool] = any,
-    _vars: Callable[[Any], Namespace] = vars,
-) -> bool:
-    """Return whether a base class of ``cls`` (its MRO beyond itself) defines ``name``."""
-    return _any(name in _vars(base) for base in cls.__mro__[1:])
 
 
 def _hooks_changed(
@@ -354,91 +283,27 @@ def compare(
     functions: Functions,
     hooks: tuple[Hook, ...],
     pluginmanager: Any,
-    _type: type[type] = type,
-    _tuple: type[tuple[Any, ...]] = tuple,
-    _map: type[map[Any]] = map,
-    _zip: type[zip[Any]] = zip,
-    _len: Callable[[Any], int] = len,
-    _attr: type[operator.attrgetter[Any]] = operator.attrgetter,
-    _is: Callable[[Any, Any], bool] = operator.is_,
-    _all: Callable[[Iterable[Any]], bool] = all,
-    _is_plain: Callable[[Any], bool] = _is_plain,
-    _any_base: Callable[[type, str], bool] = _any_base,
-    _hooks_changed: Callable[[tuple[Hook, ...], Any], list[str]] = _hooks_changed,
-    _str: type[str] = str,
-    _key_error: type[Exception] = KeyError,
-    _missing: object = _MISSING,
     _same: Callable[[tuple[Space, ...]], bool] | None = None,
+    _changed_entries: Callable[
+        [tuple[Space, ...], engine.Verbs, list[str]], None
+    ] = engine.changed_entries,
+    _changed_functions: Callable[
+        [Functions, engine.Verbs, list[str]], None
+    ] = engine.changed_functions,
+    _hooks_changed: Callable[[tuple[Hook, ...], Any], list[str]] = _hooks_changed,
+    _verbs: engine.Verbs = engine.PHRASES,
 ) -> list[str]:
-    """Return one phrase per watched object that changed (``[]`` when none did). Reads no
-    global of this module and no builtin by name: what it needs are default arguments.
-    ``_same``: ``unchanged(spaces)``, the check of every space at once, in C."""
+    """Return one phrase per watched object that changed (``[]`` when none did): the
+    entries of ``spaces``, the ``functions`` (``child.snapshot``), then the ``hooks``.
+    Reads no global of this module and no builtin by name: what it needs are default
+    arguments. ``_same``: ``unchanged(spaces)``, the check of every space at once, in C;
+    when it holds, the entries are not looked at one by one."""
     changed: list[str] = []
-    for label, live, saved, cls, getter, values in () if _same and _same(spaces) else spaces:
-        try:
-            same = _all(_map(_is, getter(live), values[0]))
-        except _key_error:  # a name was deleted
-            same = False
-        if same and (cls is None or _len(live) == values[1]):
-            continue  # the fast path, in C: nothing of this space changed
-        for name, old in saved.items():
-            new = live.get(name, _missing)
-            if new is old:
-                continue
-            verb = " was deleted" if new is _missing else " was replaced"
-            changed.append(label + "." + name + verb)
-        if cls is None or live.keys() == saved.keys():
-            continue
-        for name in _tuple(live):
-            if name in saved or _type(name) is not _str:
-                continue
-            value = live.get(name, _missing)
-            if value is _missing or _is_plain(value):
-                continue
-            dunder = name[:2] == "__" and name[-2:] == "__"
-            # Fresh names shadow nothing the captured code calls (see the module docstring).
-            if cls is True or dunder or _any_base(cls, name):
-                changed.append(label + "." + name + " was added")
-    labels, funcs, codes, defaults, kwdefaults = functions
-    for attribute, originals in (
-        ("__code__", codes),
-        ("__defaults__", defaults),
-        ("__kwdefaults__", kwdefaults),
-    ):
-        current = _tuple(_map(_attr(attribute), funcs))
-        if not _all(_map(_is, current, originals)):
-            for label, new, old in _zip(labels, current, originals):
-                if new is not old:
-                    changed.append(label + "." + attribute + " was replaced")
+    if _same is None or not _same(spaces):
+        _changed_entries(spaces, _verbs, changed)
+    _changed_functions(functions, _verbs, changed)
     changed += _hooks_changed(hooks, pluginmanager)
     return changed
-
-
-def unchanged(
-    spaces: tuple[Space, ...],
-    _all: Callable[[Iterable[Any]], bool] = all,
-    _map: type[map[Any]] = map,
-    _is: Callable[[Any, Any], bool] = operator.is_,
-    _repeat: type[itertools.repeat[Any]] = itertools.repeat,
-    _call: Callable[..., Any] = operator.call,
-    _len: Callable[[Any], int] = len,
-    _tuple: type[tuple[Any, ...]] = tuple,
-    _itemgetter: type[operator.itemgetter[Any]] = operator.itemgetter,
-    _key_error: type[Exception] = KeyError,
-) -> bool:
-    """Return whether no entry of ``spaces`` changed and no class or object space grew:
-    every comparison by identity, iterated in C (no Python frame per space)."""
-    getters = _tuple(_map(_itemgetter(4), spaces))
-    lives = _tuple(_map(_itemgetter(1), spaces))
-    saved = _tuple(_map(_itemgetter(5), spaces))
-    try:
-        now = _map(_call, getters, lives)
-        if not _all(_map(_all, _map(_map, _repeat(_is), now, _map(_itemgetter(0), saved)))):
-            return False
-    except _key_error:  # a name was deleted
-        return False
-    # Modules may grow (a lazy attribute); a class or an object's own dict may not.
-    return _all(_len(space[1]) == space[5][1] for space in spaces if space[3] is not None)
 
 
 def describe(phrases: list[str]) -> str:
@@ -466,9 +331,6 @@ def sender(
             data = data[_write(fd, data) :]
 
     return send
-
-
-_NO_FUNCTIONS: Final[Functions] = ((), (), (), (), ())
 
 
 def arm(
@@ -536,7 +398,7 @@ def arm(
                 compare, (*now, *more), now_functions, hooked, pluginmanager, _same=unchanged
             )
             state[4] = functools.partial(
-                compare, more, _NO_FUNCTIONS, hooked, pluginmanager, _same=unchanged
+                compare, more, NO_FUNCTIONS, hooked, pluginmanager, _same=unchanged
             )
             # A plugin registered before now (from a package a root conftest imports) is
             # judged by where its code is; one registered later, by what it is.
