@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from patchlane.errors import ReportError
 from patchlane.formats.canary import Canary, CanarySetting
 from patchlane.formats.envelope import field_name
+from patchlane.formats.facts import PatchFacts
 from patchlane.formats.status import Status
 from patchlane.formats.verdict_file import ACCEPT, REJECT, UNDECIDED, IsolationFacts, Verdict
 from patchlane.gate.verdict import decide
 from patchlane.inputs.jsonio import write_json
-from patchlane.project.facts import PatchFacts
 from patchlane.verdict import lane_verdict
 from tests.unknownkey import KEY, add_json_key
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from patchlane.formats.facts import HARNESS
 from patchlane.project.classify import EXTEND_THE_MAP, classify
-from patchlane.project.facts import HARNESS
 from tests.gitrepo import GitRepo, add_symlink, make_project, start_patch
 
 

@@ -23,8 +23,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from patchlane.formats.review_note import (
+    NoteChangedFile,
+    NoteControl,
+    NoteField,
+    NoteFields,
+    NoteIsolation,
+    NotePatch,
+    ReviewNoteFile,
+)
 from patchlane.formats.status import Status
-from patchlane.formats.verdict_file import ACCEPT, REJECT
+from patchlane.formats.verdict_file import ACCEPT, REJECT, Ruling
+from patchlane.inputs.model import to_data
 
 if TYPE_CHECKING:
     from patchlane.formats.canary import Canary
@@ -174,20 +184,16 @@ class PatchSection:
     wall_seconds: float | None = None
     isolation: tuple[str, str] | None = None
 
-    def to_json(self) -> dict[str, object]:
-        """Return the section as JSON-ready data, keys in a fixed order."""
-        return {
-            "base": self.base,
-            "merge_base": self.merge_base,
-            "head": self.head,
-            "files": [
-                {"status": f.status, "path": f.path, "old_path": f.old_path} for f in self.files
-            ],
-            "wall_seconds": self.wall_seconds,
-            "isolation": None
-            if self.isolation is None
-            else {"kind": self.isolation[0], "detail": self.isolation[1]},
-        }
+    def to_file(self) -> NotePatch:
+        """Return the section as the review note's format declares it (``NotePatch``)."""
+        return NotePatch(
+            base=self.base,
+            merge_base=self.merge_base,
+            head=self.head,
+            files=tuple(NoteChangedFile(f.status, f.path, f.old_path) for f in self.files),
+            wall_seconds=self.wall_seconds,
+            isolation=None if self.isolation is None else NoteIsolation(*self.isolation),
+        )
 
     def markdown_lines(self) -> list[str]:
         """Return the section's Markdown lines, every repository value through
@@ -227,16 +233,22 @@ class ReviewNote:
     def reviewed(self) -> bool:
         return self.verdict is not None and all(f.filled for f in self.fields)
 
+    def to_file(self) -> ReviewNoteFile:
+        """Return the note as its format declares it (``formats.review_note``), every value
+        raw (JSON needs no escaping). Raises ``ValueError`` for a verdict that is not a
+        ruling or fields other than the four lanes'."""
+        return ReviewNoteFile(
+            verdict=None if self.verdict is None else Ruling(self.verdict),
+            reviewed=self.reviewed,
+            fields=NoteFields(**{f.name: NoteField(f.text, f.filled) for f in self.fields}),
+            control_plane=tuple(NoteControl(p, k) for p, k in self.control_plane),
+            notes=tuple(n.plain for n in self.notes),
+            patch=self.patch.to_file(),
+        )
+
     def to_json(self) -> dict[str, object]:
-        """Return the note as JSON-ready data, every value raw (JSON needs no escaping)."""
-        return {
-            "verdict": self.verdict,
-            "reviewed": self.reviewed,
-            "fields": {f.name: {"text": f.text, "filled": f.filled} for f in self.fields},
-            "control_plane": [{"path": p, "kind": k} for p, k in self.control_plane],
-            "notes": [n.plain for n in self.notes],
-            "patch": self.patch.to_json(),
-        }
+        """Return the note as JSON-ready data: its format's writer (``inputs.model``)."""
+        return to_data(self.to_file())
 
     def to_markdown(self) -> str:
         """Return the note as Markdown: every repository value through ``md_text``, so each

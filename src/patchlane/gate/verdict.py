@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from patchlane.formats.facts import PatchFacts
 from patchlane.formats.replay_report import ReplayReport
 from patchlane.formats.status import Status
 from patchlane.formats.verdict_file import (
@@ -20,7 +21,6 @@ from patchlane.formats.verdict_file import (
     Verdict,
 )
 from patchlane.infra.ui import one_line
-from patchlane.project.facts import PatchFacts
 
 
 class LaneEvidence(Protocol):

@@ -20,6 +20,7 @@ from patchlane.formats.classify_file import LANES, LaneEntry, LaneTable, describ
 from patchlane.formats.classify_file import ChangedFile as ChangedFile
 from patchlane.formats.classify_file import ClassificationSummary as ClassificationSummary
 from patchlane.formats.classify_file import ControlChange as ControlChange
+from patchlane.formats.facts import BLOCKING_KINDS, HARNESS, REPLAY_COMMAND
 from patchlane.infra import git
 from patchlane.inputs.committed import decode_utf8, read_committed_text
 from patchlane.inputs.paths import path_problem, under_any
@@ -28,7 +29,6 @@ from patchlane.project.collects import Collects, collects
 from patchlane.project.config import DEFAULT_MAP, ReviewMap, parse_review_map
 from patchlane.project.controlfiles import control_kinds as control_kinds
 from patchlane.project.controlfiles import sectioned_harness
-from patchlane.project.facts import BLOCKING_KINDS, HARNESS, REPLAY_COMMAND
 from patchlane.project.patch import Patch
 from patchlane.project.replay_command import ReplayCommand
 

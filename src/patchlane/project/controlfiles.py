@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from patchlane.formats.facts import HARNESS
 from patchlane.infra import git
 from patchlane.infra.bytecode import is_bytecode
 from patchlane.inputs.paths import under_any
 from patchlane.project import harness
 from patchlane.project.config import ReviewMap
-from patchlane.project.facts import HARNESS
 
 HARNESS_NAMES = frozenset(
     {"conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml",

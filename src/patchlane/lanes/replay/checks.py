@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from patchlane.errors import EnvironmentFault
 from patchlane.formats.depmap import DependencyMap
+from patchlane.formats.facts import HARNESS
 from patchlane.formats.replay_report import EditedTest, ReplayOutcome, ReplayReport
 from patchlane.formats.status import Status
 from patchlane.infra.ui import one_line
@@ -40,7 +41,6 @@ from patchlane.lanes.replay.stage import Stage, quote
 from patchlane.lanes.replay.vacuity.lane import Judging, Vacuity, checked, start
 from patchlane.lanes.replay.verify import Expectations, replay_report, verify_receipt
 from patchlane.project.classify import Classification
-from patchlane.project.facts import HARNESS
 from patchlane.project.harness import module_patterns_at
 
 # Files of the code under test that Python never runs or reads when the tests import it:
