@@ -606,8 +606,13 @@ def test_reading_a_report_in_a_pytest_child_stays_cheap(tmp_path: Path) -> None:
         "patchlane.errors",
         "patchlane.inputs",
         "patchlane.inputs.fields",
+        # Parts of ``inputs.fields`` (stdlib only): its values, wording and list getters.
+        "patchlane.inputs.values",
+        "patchlane.inputs.wording",
+        "patchlane.inputs.listed",
         "patchlane.inputs.jsonio",
         "patchlane.inputs.model",  # stdlib only: how a report's model is read and described
+        "patchlane.inputs.modelspec",  # stdlib only: what a model is declared in
         "patchlane.formats",
         "patchlane.formats.envelope",
         "patchlane.formats.freeze_report",

@@ -49,8 +49,8 @@ from patchlane.lanes.replay import secrets
 from patchlane.lanes.replay.collect import CollectionError, _judge
 from patchlane.lanes.replay.staticrules import named_basenames
 from patchlane.project import importgraph
-from patchlane.project.classify import configures_pytest
 from patchlane.project.config import parse_review_map
+from patchlane.project.controlfiles import configures_pytest
 from tests.gitrepo import GitRepo, run_patchlane
 from tests.sample import FIXTURE_MAP, FIXTURES, LOCK, SEED_MAP, make_billing_repo
 

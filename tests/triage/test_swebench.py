@@ -28,6 +28,9 @@ import jsonschema
 import pytest
 
 from patchlane.errors import InputError, UnsafeWriteError
+from patchlane.formats.swebench_report import SwebenchReport
+from patchlane.inputs.fields import json_document
+from patchlane.inputs.model import from_fields, to_data
 from patchlane.schemas import load_schema
 from patchlane.triage.summary import Row
 from patchlane.triage.swebench import (
@@ -103,9 +106,13 @@ def read_predictions_as_swebench(path: Path) -> dict[str, dict[str, object]]:
 
 def report(out: Path, name: str = REPORT_NAME) -> dict[str, Any]:
     """The report ``name`` in ``out``, checked against its shipped schema."""
-    value = json.loads((out / name).read_text("utf-8"))
+    text = (out / name).read_text("utf-8")
+    value = json.loads(text)
     jsonschema.validate(value, load_schema("swebench-report"))
     assert isinstance(value, dict)
+    # Its model reads it strictly and writes it back key for key.
+    read = from_fields(SwebenchReport, json_document(text, name, InputError).fields(value))
+    assert json.dumps(to_data(read)) == json.dumps(value)
     return value
 
 

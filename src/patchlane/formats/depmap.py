@@ -15,6 +15,9 @@ whose bytes changed no longer matches its name and is not used either. Beside it
 (``patchlane.infra.cachekey``): a map whose MAC is missing or wrong was not written by patchlane
 with this key, and is not read at all.
 
+The file is declared once, as ``MapFile`` (``inputs.model``): its writer, its strict reader
+and its schema (``map_schema``) derive from it; ``DependencyMap`` is what selection reads.
+
 In a map, a *context* is an index into ``tests`` followed by ``fixtures``: a test's own
 context, or a fixture's setup (``fixtures[i]`` is at ``len(tests) + i``). What ran outside
 every test and fixture (imports, collection) is kept apart, as ``import_lines`` and
@@ -34,9 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from patchlane.errors import DependencyMapError
+from patchlane.formats.envelope import document_schema
 from patchlane.infra.cachekey import CacheKey
-from patchlane.inputs.fields import Fields, json_document
+from patchlane.inputs.fields import Fields, json_document, non_blank
 from patchlane.inputs.jsonio import atomic_write_bytes, parse_json_bytes, read_file_bytes
+from patchlane.inputs.model import from_fields, schema_parts, spec, to_data
 
 FORMAT = "patchlane-dependency-map"
 VERSION = 4
@@ -45,14 +50,6 @@ MAPS = "maps"
 PURPOSE = "dependency-map"
 MAC_SUFFIX = ".mac"
 _MAC_LIMIT = 1024
-_HEX40 = frozenset("0123456789abcdef")
-_KEYS = (
-    "format", "version", "base", "python", "pytest", "coverage", "tests", "fixtures",
-    "lines", "import_lines", "opened", "opened_at_import", "listed", "listed_at_import",
-    "imported", "uses", "blind", "blind_reasons", "whole_files", "shared", "passed",
-)  # fmt: skip
-# Optional: a map recorded before durations were kept has none (the bound then falls back).
-_OPTIONAL = ("slowest_s",)
 
 
 class UnverifiedMapError(DependencyMapError):
@@ -198,34 +195,36 @@ class DependencyMap:
 
     # --- writing ------------------------------------------------------------------------
 
+    def to_file(self) -> MapFile:
+        """Return the map as its file holds it (``MapFile``)."""
+        return MapFile(
+            format=FORMAT,
+            version=VERSION,
+            base=self.binding.base,
+            python=self.binding.python,
+            pytest=self.binding.pytest,
+            coverage=self.binding.coverage,
+            tests=self.tests,
+            fixtures=self.fixtures,
+            lines={p: {str(n): c for n, c in sorted(by.items())} for p, by in self.lines.items()},
+            import_lines={p: tuple(sorted(n)) for p, n in self.import_lines.items()},
+            opened=self.opened,
+            opened_at_import=tuple(sorted(self.opened_at_import)),
+            listed=self.listed,
+            listed_at_import=tuple(sorted(self.listed_at_import)),
+            imported=self.imported,
+            uses=self.uses,
+            blind=self.blind,
+            blind_reasons={str(c): w for c, w in sorted(self.blind_reasons.items())},
+            whole_files=self.whole_files,
+            shared=self.shared,
+            passed=self.passed,
+            slowest_s=self.slowest_s,
+        )
+
     def to_json(self) -> dict[str, object]:
         """Return the map as JSON data (the file's shape)."""
-        return {
-            "format": FORMAT,
-            "version": VERSION,
-            "base": self.binding.base,
-            "python": self.binding.python,
-            "pytest": self.binding.pytest,
-            "coverage": self.binding.coverage,
-            "tests": list(self.tests),
-            "fixtures": list(self.fixtures),
-            "lines": {
-                p: {str(n): list(c) for n, c in sorted(by.items())} for p, by in self.lines.items()
-            },
-            "import_lines": {p: sorted(n) for p, n in self.import_lines.items()},
-            "opened": {p: list(c) for p, c in self.opened.items()},
-            "opened_at_import": sorted(self.opened_at_import),
-            "listed": {p: list(c) for p, c in self.listed.items()},
-            "listed_at_import": sorted(self.listed_at_import),
-            "imported": {m: list(c) for m, c in self.imported.items()},
-            "uses": [list(u) for u in self.uses],
-            "blind": list(self.blind),
-            "blind_reasons": {str(c): w for c, w in sorted(self.blind_reasons.items())},
-            "whole_files": list(self.whole_files),
-            "shared": list(self.shared),
-            "passed": list(self.passed),
-            **({} if self.slowest_s is None else {"slowest_s": self.slowest_s}),
-        }
+        return to_data(self.to_file())
 
     def to_bytes(self) -> bytes:
         """Return the file's bytes: compact JSON, keys sorted, ASCII, one trailing newline."""
@@ -373,48 +372,155 @@ def read(path: Path, key: CacheKey) -> DependencyMap:
 
 
 def _parse(top: Fields) -> DependencyMap:
-    top.only((*_KEYS, *_OPTIONAL))
-    top.require(*_KEYS)
-    if top.text("format") != FORMAT:
-        raise top.fail("format", f"expected {FORMAT!r}")
-    top.integer("version", lo=VERSION, hi=VERSION, expected=f"the integer {VERSION}")
-    base = top.text(
-        "base", accept=lambda s: len(s) == 40 and set(s) <= _HEX40, expected="a commit id"
+    f = from_fields(MapFile, top)
+    return DependencyMap(
+        binding=Binding(f.base, f.python, f.pytest, f.coverage),
+        tests=f.tests,
+        fixtures=f.fixtures,
+        lines={p: {int(n): c for n, c in by.items()} for p, by in f.lines.items()},
+        import_lines={p: frozenset(n) for p, n in f.import_lines.items()},
+        opened=f.opened,
+        opened_at_import=frozenset(f.opened_at_import),
+        listed=f.listed,
+        listed_at_import=frozenset(f.listed_at_import),
+        imported=f.imported,
+        uses=f.uses,
+        blind=f.blind,
+        blind_reasons={int(c): w for c, w in f.blind_reasons.items()},
+        whole_files=f.whole_files,
+        shared=f.shared,
+        passed=f.passed,
+        slowest_s=f.slowest_s,
     )
-    binding = Binding(base, top.text("python"), top.text("pytest"), top.text("coverage"))
-    tests = top.text_list("tests", duplicate="listed twice")
-    fixtures = top.text_list("fixtures", duplicate="listed twice")
-    size = len(tests) + len(fixtures)
-    lines: dict[str, dict[int, tuple[int, ...]]] = {}
-    by_file = top.mapping("lines")
+
+
+# --- the file --------------------------------------------------------------------------------
+#
+# The readers of the keys that hold contexts need the number of contexts: ``tests`` and
+# ``fixtures`` are declared (so read) before them, and each reader counts them in ``top``.
+
+
+def _size(top: Fields) -> int:
+    """The number of contexts: tests, then fixtures (both read already)."""
+    return len(top.data["tests"]) + len(top.data["fixtures"])
+
+
+def _tests(top: Fields) -> int:
+    return len(top.data["tests"])
+
+
+def _read_format(top: Fields, key: str) -> str:
+    if top.text(key) != FORMAT:
+        raise top.fail(key, f"expected {FORMAT!r}")
+    return FORMAT
+
+
+def _read_lines(top: Fields, key: str) -> dict[str, dict[str, tuple[int, ...]]]:
+    size = _size(top)
+    lines: dict[str, dict[str, tuple[int, ...]]] = {}
+    by_file = top.mapping(key)
     for path, by_line in by_file.data.items():
         where = by_file.mapping(path)
-        lines[path] = {_line(where, n): _indexes(where, n, ctx, size) for n, ctx in by_line.items()}
-    at_import = top.mapping("import_lines")
-    import_lines = {
-        p: frozenset(_indexes(at_import, p, v, None)) for p, v in at_import.data.items()
-    }
-    return DependencyMap(
-        binding=binding,
-        tests=tests,
-        fixtures=fixtures,
-        lines=lines,
-        import_lines=import_lines,
-        opened=_index_map(top, "opened", size),
-        opened_at_import=frozenset(top.text_list("opened_at_import")),
-        listed=_index_map(top, "listed", size),
-        listed_at_import=frozenset(top.text_list("listed_at_import", accept=None)),
-        imported=_index_map(top, "imported", size),
-        uses=tuple(
-            _indexes(top, ("uses", i), u, size)
-            for i, u in enumerate(top.sequence("uses", expected="a list"))
-        ),
-        blind=_indexes(top, "blind", top.get("blind"), size),
-        blind_reasons=_reasons(top, size),
-        whole_files=_indexes(top, "whole_files", top.get("whole_files"), len(tests)),
-        shared=_shared(top, len(tests), size),
-        passed=_indexes(top, "passed", top.get("passed"), len(tests)),
-        slowest_s=top.number("slowest_s", lo=0, expected="a number of seconds", default=None),
+        kept: dict[str, tuple[int, ...]] = {}
+        for n, ctx in by_line.items():
+            _line(where, n)  # refuses a key that is not a line number
+            kept[n] = _indexes(where, n, ctx, size)
+        lines[path] = kept
+    return lines
+
+
+def _read_import_lines(top: Fields, key: str) -> dict[str, tuple[int, ...]]:
+    at_import = top.mapping(key)
+    return {p: _indexes(at_import, p, v, None) for p, v in at_import.data.items()}
+
+
+def _read_index_map(top: Fields, key: str) -> dict[str, tuple[int, ...]]:
+    return _index_map(top, key, _size(top))
+
+
+def _read_uses(top: Fields, key: str) -> tuple[tuple[int, ...], ...]:
+    size = _size(top)
+    return tuple(
+        _indexes(top, (key, i), u, size) for i, u in enumerate(top.sequence(key, expected="a list"))
+    )
+
+
+def _read_contexts(top: Fields, key: str) -> tuple[int, ...]:
+    return _indexes(top, key, top.get(key), _size(top))
+
+
+def _read_test_contexts(top: Fields, key: str) -> tuple[int, ...]:
+    return _indexes(top, key, top.get(key), _tests(top))
+
+
+def _read_reasons(top: Fields, key: str) -> dict[str, str]:
+    return {str(c): w for c, w in _reasons(top, _size(top)).items()}
+
+
+def _read_shared(top: Fields, key: str) -> tuple[int, ...]:
+    return _shared(top, _tests(top), _size(top))
+
+
+_INDEXES = "a list of contexts: indexes into tests, then fixtures"
+_BY_CONTEXT = "by path (a module, for imported): the contexts that {}"
+
+
+@dataclass(frozen=True)
+class MapFile:
+    """The dependency map's file (``MAPS/<base>/<sha256>.json``): what ``replay map``
+    recorded, as the file holds it (line numbers and contexts as text keys)."""
+
+    format: str = field(metadata=spec(pattern=f"^{FORMAT}$", read=_read_format))
+    version: int = field(metadata=spec(lo=VERSION, hi=VERSION, expected=f"the integer {VERSION}"))
+    base: str = field(metadata=spec(pattern="^[0-9a-f]{40}$", expected="a commit id"))
+    python: str = field(metadata=spec(accept=non_blank, expected="a non-empty string"))
+    pytest: str = field(metadata=spec(accept=non_blank, expected="a non-empty string"))
+    coverage: str = field(metadata=spec(accept=non_blank, expected="a non-empty string"))
+    tests: tuple[str, ...] = field(metadata=spec(duplicate="listed twice"))
+    fixtures: tuple[str, ...] = field(metadata=spec(duplicate="listed twice"))
+    lines: Mapping[str, Mapping[str, tuple[int, ...]]] = field(
+        metadata=spec(
+            read=_read_lines, lo=0, description="by file, by line: the contexts that ran it"
+        )
+    )
+    import_lines: Mapping[str, tuple[int, ...]] = field(
+        metadata=spec(read=_read_import_lines, lo=0, description="by file: the lines run at import")
+    )
+    opened: Mapping[str, tuple[int, ...]] = field(
+        metadata=spec(read=_read_index_map, lo=0, description=_BY_CONTEXT.format("opened it"))
+    )
+    opened_at_import: tuple[str, ...]
+    listed: Mapping[str, tuple[int, ...]] = field(
+        metadata=spec(read=_read_index_map, lo=0, description=_BY_CONTEXT.format("listed it"))
+    )
+    listed_at_import: tuple[str, ...]
+    imported: Mapping[str, tuple[int, ...]] = field(
+        metadata=spec(
+            read=_read_index_map, lo=0, description=_BY_CONTEXT.format("imported it first")
+        )
+    )
+    uses: tuple[tuple[int, ...], ...] = field(
+        metadata=spec(read=_read_uses, lo=0, description="by test: the fixture contexts it used")
+    )
+    blind: tuple[int, ...] = field(metadata=spec(read=_read_contexts, lo=0, description=_INDEXES))
+    blind_reasons: Mapping[str, str] = field(
+        metadata=spec(read=_read_reasons, description="by blind context: why it is blind")
+    )
+    whole_files: tuple[int, ...] = field(metadata=spec(read=_read_test_contexts, lo=0))
+    shared: tuple[int, ...] = field(metadata=spec(read=_read_shared, lo=0))
+    passed: tuple[int, ...] = field(metadata=spec(read=_read_test_contexts, lo=0))
+    # A map recorded before durations were kept has none (the bound then falls back).
+    slowest_s: float | None = field(
+        default=None,
+        metadata=spec(lo=0, expected="a number of seconds", write="notnone", null=False),
+    )
+
+
+def map_schema() -> dict[str, object]:
+    """Return the JSON Schema of a dependency map file, derived from ``MapFile``."""
+    properties, required = schema_parts(MapFile)
+    return document_schema(
+        "dependency-map.json", "patchlane dependency map", dict(properties), required
     )
 
 

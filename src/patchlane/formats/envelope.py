@@ -27,6 +27,7 @@ from patchlane.formats.status import Status
 from patchlane.inputs.fields import Document, FieldPath, Fields, Wording, json_document
 from patchlane.inputs.jsonio import dotted, parse_json_bytes, read_file_bytes
 from patchlane.inputs.model import schema_parts, spec
+from patchlane.inputs.wording import Named
 
 T = TypeVar("T")
 
@@ -52,22 +53,22 @@ class ReportWording(Wording):
     ``'FIELD' must be present (it is missing)``, ``'FIELD' must be an integer of at least
     0, not -1``, a mapping being ``a JSON object``."""
 
-    def missing(self, doc: Document, path: FieldPath) -> str:
+    def missing(self, doc: Named, path: FieldPath) -> str:
         """Return ``'FIELD' must be present (it is missing)``."""
         return f"{doc.name(path)} must be present (it is missing)"
 
-    def wrong(self, doc: Document, path: FieldPath, expected: str, value: Any, got: bool) -> str:
+    def wrong(self, doc: Named, path: FieldPath, expected: str, value: Any, got: bool) -> str:
         """Return ``'FIELD' must be EXPECTED, not VALUE`` (without ``got``, no VALUE)."""
         shown = f", not {show(value)}" if got else ""
         return f"{doc.name(path)} must be {expected}{shown}"
 
     def out_of_range(
-        self, doc: Document, path: FieldPath, expected: str, bound: str, value: float
+        self, doc: Named, path: FieldPath, expected: str, bound: str, value: float
     ) -> str:
         """Return ``'FIELD' must be EXPECTED of BOUND, not VALUE``."""
         return f"{doc.name(path)} must be {expected} of {bound}, not {show(value)}"
 
-    def mapping(self, doc: Document) -> str:
+    def mapping(self, doc: Named) -> str:
         """Return ``a JSON object``."""
         return "a JSON object"
 
@@ -135,12 +136,18 @@ def envelope(doc: Document, value: object, lane: str) -> tuple[Fields, Status, s
 
 
 def document_schema(
-    file_name: str, title: str, properties: dict[str, object], required: list[str]
+    file_name: str,
+    title: str,
+    properties: dict[str, object],
+    required: list[str],
+    *,
+    name: str | None = None,
 ) -> dict[str, object]:
     """Return the JSON Schema (draft 2020-12) of the file ``file_name`` (e.g.
     ``verdict.json``), called ``title``: an object of ``properties``, the ``required`` ones
-    listed, any other key refused."""
-    stem = file_name.removesuffix(".json")
+    listed, any other key refused. Its ``$id`` names the schema ``name`` (default: the file
+    name without ``.json``)."""
+    stem = file_name.removesuffix(".json") if name is None else name
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://patchlane.invalid/schemas/{stem}.schema.json",

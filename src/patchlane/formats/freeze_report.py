@@ -2,7 +2,9 @@
 
 Every field but ``timings`` is a function of the repository, the review date, the other
 lanes' reports and the failure log, so two runs give byte-identical JSON apart from that
-field. The report validates against ``schemas/freeze-report.schema.json``.
+field. ``FreezeReport`` is the format's model (``inputs.model``): its writer and its schema
+(``schemas/freeze-report.schema.json``) derive from it, and the reader reads the keys that
+need no cross-checking through it.
 
 The reader (``FreezeReport.from_json``, ``FreezeReport.read``, ``parse_freeze_report``) is
 the only one: the gate, ``patchlane verdict``/``review``, the receipt's verifier and the
@@ -16,13 +18,14 @@ code: it imports only the standard library and small patchlane modules (``errors
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from patchlane.formats.envelope import (
     ENVELOPE_KEYS,
+    REVIEW_EVENTS_MEANING,
     parse_report_bytes,
     read_report,
     report_document,
@@ -30,6 +33,7 @@ from patchlane.formats.envelope import (
 )
 from patchlane.formats.status import Status
 from patchlane.inputs.fields import Document, FieldPath, Fields
+from patchlane.inputs.model import Group, from_fields, spec, to_data
 
 LANE = "freeze"
 RULES = (1, 2, 3, 4, 5, 6)
@@ -66,27 +70,43 @@ _TOP_KEYS = (
 _RECORD_KEYS = (*_REQUIRED_RECORD, "owner", "details")
 
 
+def _details_data(details: tuple[str, ...]) -> dict[str, str]:
+    return {str(rule): text for rule, text in zip(RULES, details, strict=True)}
+
+
+_DETAILS_SCHEMA = {
+    "type": "object",
+    "properties": {str(rule): {"type": "string"} for rule in RULES},
+    "additionalProperties": False,
+    "description": "one line per rule, keyed by its number: why it holds or fails",
+}
+
+
 @dataclass(frozen=True)
 class RecordResult:
     """One audited record: whether it is in play (rule 5 holds), which rules failed, and
-    one line per rule (1 to 6, pass or fail) saying why."""
+    one line per rule (1 to 6, pass or fail) saying why. ``in_play`` and ``ok`` are
+    computed from ``failed_rules``."""
 
     id: str
     nodeid: str
-    owner: str
-    expires: date | None
-    failed_rules: tuple[int, ...]
-    details: tuple[str, ...]  # details[i] explains rule i + 1 ("" when a report read back has none)
+    owner: str = field(metadata=spec(absent=""))
+    expires: date | None = field(metadata=spec(required=True))
+    # Whether the record concerns this patch (rule 5 holds).
+    in_play: bool = field(init=False)
+    # Whether every rule holds: only then may the record's node id be skipped.
+    ok: bool = field(init=False)
+    failed_rules: tuple[int, ...] = field(
+        metadata=spec(lo=RULES[0], hi=RULES[-1], duplicate="{!r} is listed twice")
+    )
+    # details[i] explains rule i + 1 ("" when a report read back has none).
+    details: tuple[str, ...] = field(
+        metadata=spec(dump=_details_data, schema=_DETAILS_SCHEMA, absent=("",) * len(RULES))
+    )
 
-    @property
-    def in_play(self) -> bool:
-        """Whether the record concerns this patch (rule 5 holds)."""
-        return IN_PLAY_RULE not in self.failed_rules
-
-    @property
-    def ok(self) -> bool:
-        """Whether every rule holds: only then may the record's node id be skipped."""
-        return not self.failed_rules
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "in_play", IN_PLAY_RULE not in self.failed_rules)
+        object.__setattr__(self, "ok", not self.failed_rules)
 
     @property
     def red(self) -> bool:
@@ -95,16 +115,24 @@ class RecordResult:
 
     def to_json(self) -> dict[str, object]:
         """Return the record as JSON-ready data, keys in a fixed order."""
-        return {
-            "id": self.id,
-            "nodeid": self.nodeid,
-            "owner": self.owner,
-            "expires": None if self.expires is None else self.expires.isoformat(),
-            "in_play": self.in_play,
-            "ok": self.ok,
-            "failed_rules": list(self.failed_rules),
-            "details": {str(rule): text for rule, text in zip(RULES, self.details, strict=True)},
-        }
+        return to_data(self)
+
+
+# A key only a lane that audited something writes (``today`` is not none).
+_AUDITED = spec(when="today")
+_NAMES = spec(when="today", item=None)
+_TIMINGS = Group("timings", "how long the audit took: the one field that differs between runs")
+
+
+def _rounded(seconds: float) -> float:
+    return round(seconds, 6)
+
+
+def _read_skippable(top: Fields, key: str) -> tuple[str, ...]:
+    value = top.get(key)
+    if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
+        raise top.doc.error_at((key,), f"'skippable' must be a list of node ids, not {show(value)}")
+    return tuple(value)
 
 
 @dataclass(frozen=True)
@@ -122,23 +150,35 @@ class FreezeReport:
 
     status: Status
     reason: str
-    records: tuple[RecordResult, ...] = ()
-    today: date | None = None
-    registry: str | None = None
-    registry_source: str = NONE
-    max_age_days: int | None = None
-    max_extensions: int | None = None
-    base: str | None = None
-    head: str | None = None
-    merge_base: str | None = None
-    added_by_patch: tuple[str, ...] = ()
-    changed_by_patch: tuple[str, ...] = ()
-    removed_by_patch: tuple[str, ...] = ()
-    head_registry_problem: str | None = None
-    history_versions: int = 0
-    notes: tuple[str, ...] = ()
-    seconds: float = 0.0
-    review_events: tuple[str, ...] = ()
+    today: date | None = field(default=None, metadata=spec(write="notnone", null=False))
+    registry: str | None = field(default=None, metadata=_AUDITED)
+    registry_source: str = field(default=NONE, metadata=spec(when="today", choices=_SOURCES))
+    max_age_days: int | None = field(default=None, metadata=spec(when="today", lo=0))
+    max_extensions: int | None = field(default=None, metadata=spec(when="today", lo=0))
+    base: str | None = field(default=None, metadata=_AUDITED)
+    head: str | None = field(default=None, metadata=_AUDITED)
+    merge_base: str | None = field(default=None, metadata=_AUDITED)
+    records: tuple[RecordResult, ...] = field(default=(), metadata=spec(required=True))
+    added_by_patch: tuple[str, ...] = field(default=(), metadata=_NAMES)
+    changed_by_patch: tuple[str, ...] = field(default=(), metadata=_NAMES)
+    removed_by_patch: tuple[str, ...] = field(default=(), metadata=_NAMES)
+    head_registry_problem: str | None = field(default=None, metadata=_AUDITED)
+    # The node ids of the records in play that pass every rule, in registry order.
+    skippable: tuple[str, ...] = field(
+        default=(), init=False, metadata=spec(when="today", read=_read_skippable)
+    )
+    history_versions: int = field(default=0, metadata=spec(when="today", lo=0))
+    notes: tuple[str, ...] = field(default=(), metadata=_NAMES)
+    seconds: float = field(
+        default=0.0, metadata=spec(when="today", group=_TIMINGS, lo=0, dump=_rounded)
+    )
+    review_events: tuple[str, ...] = field(
+        default=(), metadata=spec(write="nonempty", item=None, description=REVIEW_EVENTS_MEANING)
+    )
+
+    def __post_init__(self) -> None:
+        skippable = tuple(r.nodeid for r in self.records if r.in_play and r.ok)
+        object.__setattr__(self, "skippable", skippable)
 
     @classmethod
     def not_applicable(cls, reason: str) -> FreezeReport:
@@ -156,11 +196,6 @@ class FreezeReport:
         """Whether the lane is green (not ``fail``)."""
         return self.status != Status.FAIL
 
-    @property
-    def skippable(self) -> tuple[str, ...]:
-        """The node ids of the records in play that pass every rule, in registry order."""
-        return tuple(r.nodeid for r in self.records if r.in_play and r.ok)
-
     def granted(self) -> dict[str, tuple[str, str]]:
         """Return what the report lets a host skip: ``{nodeid: (freeze id, expires)}`` for
         each record in play that passes every rule, and nothing unless ``status`` is
@@ -174,35 +209,10 @@ class FreezeReport:
         }
 
     def to_json(self) -> dict[str, object]:
-        """Return the report as JSON-ready data, keys in a fixed order."""
-        data: dict[str, object] = {"lane": LANE, "status": self.status.value, "reason": self.reason}
-        if self.today is None:
-            data["records"] = [r.to_json() for r in self.records]
-        else:
-            data.update(
-                {
-                    "today": self.today.isoformat(),
-                    "registry": self.registry,
-                    "registry_source": self.registry_source,
-                    "max_age_days": self.max_age_days,
-                    "max_extensions": self.max_extensions,
-                    "base": self.base,
-                    "head": self.head,
-                    "merge_base": self.merge_base,
-                    "records": [r.to_json() for r in self.records],
-                    "added_by_patch": list(self.added_by_patch),
-                    "changed_by_patch": list(self.changed_by_patch),
-                    "removed_by_patch": list(self.removed_by_patch),
-                    "head_registry_problem": self.head_registry_problem,
-                    "skippable": list(self.skippable),
-                    "history_versions": self.history_versions,
-                    "notes": list(self.notes),
-                    "timings": {"seconds": round(self.seconds, 6)},
-                }
-            )
-        if self.review_events:
-            data["review_events"] = list(self.review_events)
-        return data
+        """Return the report as JSON-ready data, keys in a fixed order: a lane that audited
+        nothing (no ``today``) writes only ``lane``, ``status``, ``reason``, ``records`` and
+        any review events."""
+        return to_data(self, {"lane": LANE})
 
     @classmethod
     def from_json(cls, data: object, label: str) -> FreezeReport:
@@ -281,37 +291,11 @@ def _parse(doc: Document, value: object) -> FreezeReport:
     records = _records(doc, value["records"], status)
     top = doc.fields(value)
     top.boolean("not_built", default=False)  # written by early versions; means nothing
-    report = FreezeReport(
-        status=status,
-        reason=value["reason"],
-        records=records,
-        today=today,
-        registry=top.string("registry", null=True, default=None),
-        registry_source=top.choice("registry_source", _SOURCES, default=NONE),
-        max_age_days=top.integer("max_age_days", lo=0, null=True, default=None),
-        max_extensions=top.integer("max_extensions", lo=0, null=True, default=None),
-        base=top.string("base", null=True, default=None),
-        head=top.string("head", null=True, default=None),
-        merge_base=top.string("merge_base", null=True, default=None),
-        added_by_patch=top.text_list("added_by_patch", item=None, default=()),
-        changed_by_patch=top.text_list("changed_by_patch", item=None, default=()),
-        removed_by_patch=top.text_list("removed_by_patch", item=None, default=()),
-        head_registry_problem=top.string("head_registry_problem", null=True, default=None),
-        history_versions=top.integer("history_versions", lo=0, default=0),
-        notes=top.text_list("notes", item=None, default=()),
-        seconds=_seconds(top),
-        review_events=top.text_list("review_events", item=None, default=()),
-    )
+    given = {"status": status, "reason": value["reason"], "records": records, "today": today}
+    report = from_fields(FreezeReport, top, given=given, extra=ENVELOPE_KEYS)
     if "skippable" in value:
         _check_skippable(doc, value["skippable"], _grants(records))
     return report
-
-
-def _seconds(top: Fields) -> float:
-    timings = top.mapping("timings", default=None)
-    if timings is None:
-        return 0.0
-    return timings.only(("seconds",)).number("seconds", lo=0, default=0.0)
 
 
 def _records(doc: Document, records: list[Any], status: Status) -> tuple[RecordResult, ...]:

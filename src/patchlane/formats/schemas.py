@@ -13,19 +13,37 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from patchlane.formats.classify_file import classify_schema
+from patchlane.formats.depmap import map_schema
 from patchlane.formats.envelope import report_schema
 from patchlane.formats.fixture_report import LANE as FIXTURE
 from patchlane.formats.fixture_report import FixtureReport
+from patchlane.formats.freeze_registry import registry_schema
+from patchlane.formats.freeze_report import LANE as FREEZE
+from patchlane.formats.freeze_report import FreezeReport
+from patchlane.formats.lock_file import lock_schema
 from patchlane.formats.property_report import LANE as PROPERTY
 from patchlane.formats.property_report import PropertyReport
+from patchlane.formats.receipt import receipt_schema
 from patchlane.formats.replay_report import LANE as REPLAY
 from patchlane.formats.replay_report import ReplayReport
+from patchlane.formats.review_map import map_schema as review_map_schema
+from patchlane.formats.review_note import note_schema
+from patchlane.formats.swebench_report import swebench_schema
 from patchlane.formats.verdict_file import verdict_schema
 
 # The schema's name (``NAMES`` of ``patchlane.schemas``) -> how it is generated.
 GENERATED: dict[str, Callable[[], dict[str, object]]] = {
+    "review-map": review_map_schema,
+    "classify": classify_schema,
+    "dependency-map": map_schema,
+    "lock": lock_schema,
+    "freeze-registry": registry_schema,
     "fixture-report": lambda: report_schema(
         FIXTURE, FixtureReport, "fixture-report.json", "patchlane fixture report"
+    ),
+    "freeze-report": lambda: report_schema(
+        FREEZE, FreezeReport, "freeze-report.json", "patchlane freeze report"
     ),
     "property-report": lambda: report_schema(
         PROPERTY, PropertyReport, "property-report.json", "patchlane property report"
@@ -33,7 +51,10 @@ GENERATED: dict[str, Callable[[], dict[str, object]]] = {
     "replay-report": lambda: report_schema(
         REPLAY, ReplayReport, "replay-report.json", "patchlane replay report"
     ),
+    "receipt": receipt_schema,
     "verdict": verdict_schema,
+    "review-note": note_schema,
+    "swebench-report": swebench_schema,
 }
 
 

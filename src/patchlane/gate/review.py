@@ -17,6 +17,7 @@ on one line. Only patchlane's own fixed wording goes into the Markdown unescaped
 from __future__ import annotations
 
 import dataclasses
+import json
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -332,8 +333,6 @@ def _findings_text(report: PropertyReport) -> Text:
 
 
 def _compact(value: Any) -> str:
-    import json
-
     text = json.dumps(value, ensure_ascii=True, sort_keys=True)
     return text if len(text) <= 200 else text[:197] + "..."
 

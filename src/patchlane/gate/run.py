@@ -25,9 +25,17 @@ from patchlane.formats.verdict_file import IsolationFacts, Verdict
 from patchlane.gate.reports import FILE_NAMES, LaneReports
 from patchlane.gate.review import build_note
 from patchlane.gate.verdict import decide
+from patchlane.infra.sandbox import isolation
 from patchlane.infra.steps import CACHED_RUNS, Steps
 from patchlane.infra.ui import Output
 from patchlane.inputs.jsonio import atomic_write_text, write_json
+from patchlane.lanes.fixture import lane as fixture_lane
+from patchlane.lanes.freeze import lane as freeze_lane
+from patchlane.lanes.freeze.audit import records_in_play
+from patchlane.lanes.freeze.failure_log import read_failure_log
+from patchlane.lanes.freeze.source import load_base_registry
+from patchlane.lanes.property import DEFAULT_MUTANTS
+from patchlane.lanes.property.lane import PropertyRequest, run_property_lane
 from patchlane.lanes.replay.lane import ReplayOptions, obtain_map, replay
 from patchlane.lanes.replay.maprecord import RECORD_TIMEOUT_S
 from patchlane.project.classify import Classification, classify
@@ -40,7 +48,6 @@ if TYPE_CHECKING:
     from patchlane.formats.depmap import DependencyMap
     from patchlane.formats.replay_report import ReplayReport
     from patchlane.lanes.freeze.source import Registry
-    from patchlane.lanes.property.lane import LaneStarted
 
 
 @dataclass(frozen=True)
@@ -127,51 +134,47 @@ def today_utc() -> date:
     return datetime.now(UTC).date()
 
 
-def property_report(ctx: GateContext) -> LaneStarted:
-    """Start the property lane: the base's and the head's property modules run against the
-    head commit's code, in isolated child processes; the oracle audit may go on while the
-    caller runs the other lanes (``LaneStarted.finish``). It runs when the patch touches
-    the lane or when a freeze in play (``ctx.in_play``) needs its required properties'
-    results. ``ctx.property_cache``: reuse the results of runs whose inputs are unchanged."""
-    from patchlane.lanes.property.lane import LaneStarted
-
+def property_report(ctx: GateContext) -> PropertyReport:
+    """Return the property lane's report: the base's and the head's property modules run
+    against the head commit's code, in isolated child processes, then the oracle audit
+    (the patch's own when it reaches a property, else the base's; not run once the lane
+    is red, the report saying ``stopped``). It runs when the patch touches the lane or
+    when a freeze in play (``ctx.in_play``) needs its required properties' results.
+    ``ctx.property_cache``: reuse the results of runs whose inputs are unchanged and the
+    base's audit. Raises what ``run_property_lane`` raises."""
     cls, seed, cases = ctx.cls, ctx.seed, ctx.cases
     review_map = cls.map_source.review_map
     lane = cls.lanes["property"]
     run_it = lane.applicable or ctx.in_play
     if review_map.property is None or not run_it or seed is None:
         modules = review_map.property.modules if review_map.property else ()
-        report = PropertyReport.not_applicable(lane.reason, seed, cases, modules)
-        return LaneStarted(report, lambda stop=False: report)
-    from patchlane.lanes.property import DEFAULT_MUTANTS
-    from patchlane.lanes.property.lane import PropertyRequest, start_property_lane
-
+        return PropertyReport.not_applicable(lane.reason, seed, cases, modules)
     request = PropertyRequest(
         seed=seed,
         cases=cases,
         mutants=DEFAULT_MUTANTS if ctx.mutants is None else ctx.mutants,
         changed=cls.changed_paths,
         result_cache=ctx.property_cache,
+        # A red lane decides the verdict: the audit, which only informs, is not run.
+        audit_red=False,
     )
     # The property lane also runs without a patch (the work tree, one commit), so it takes
     # the patch's revisions rather than a ``Patch``.
-    return start_property_lane(
+    return run_property_lane(
         ctx.repo, review_map, request, base=cls.base, head=cls.head, out=ctx.out
     )
 
 
 def fixture_report(ctx: GateContext) -> FixtureReport:
     """Return the fixture lane's report: the head commit's bytes against its locks."""
-    from patchlane.lanes.fixture import lane as fixture
-
     lane = ctx.cls.lanes["fixture"]
     try:
         # A map without a fixture lane gives ``not_applicable``, saying so.
-        report = fixture.check_patch(ctx.repo, ctx.cls.patch)
+        report = fixture_lane.check_patch(ctx.repo, ctx.cls.patch)
     except LockError as e:
         # The lock is patch-controlled: a lock that cannot be read safely is red (rule 2),
         # not a usage error a hostile patch could hide behind.
-        report = fixture.report_for_lock_error(e)
+        report = fixture_lane.report_for_lock_error(e)
     if report.status == Status.PASS and not lane.applicable:
         report = dataclasses.replace(
             report,
@@ -187,11 +190,9 @@ def freeze_report(ctx: GateContext, prop: PropertyReport, fixture: FixtureReport
 
     ``ctx.registry`` is ``base_registry``'s answer (``None``: the map has no freeze lane).
     """
-    from patchlane.lanes.freeze.lane import audit
-
     if ctx.registry is None:
         return FreezeReport.not_applicable(ctx.cls.lanes["freeze"].reason)
-    return audit(
+    return freeze_lane.audit(
         ctx.repo,
         ctx.cls.patch,
         today=ctx.today,
@@ -210,8 +211,6 @@ def replay_report(ctx: GateContext, local_green: bool, frz: FreezeReport) -> Rep
 
 def base_registry(repo: Path, cls: Classification) -> Registry | None:
     """Return the base's freeze registry, read once per gate run (``None``: no freeze lane)."""
-    from patchlane.lanes.freeze.source import load_base_registry
-
     review_map = cls.map_source.review_map
     if review_map.freeze is None:
         return None
@@ -226,8 +225,6 @@ def freezes_in_play(
     Rule 3 needs the required properties' results, so the property lane must run whenever a
     freeze is in play, even for a patch that touches no property path.
     """
-    from patchlane.lanes.freeze.audit import records_in_play
-
     return registry is not None and bool(records_in_play(registry, cls.changed_paths, failure_log))
 
 
@@ -354,8 +351,6 @@ def _context(repo: Path, opts: GateOptions, out: Output) -> GateContext:
 
     failure_log = frozenset[str]()
     if opts.failure_log is not None:
-        from patchlane.lanes.freeze.failure_log import read_failure_log
-
         failure_log = read_failure_log(opts.failure_log)
     registry = base_registry(repo, cls)
     in_play = freezes_in_play(registry, cls, failure_log)
@@ -386,29 +381,22 @@ def _context(repo: Path, opts: GateOptions, out: Output) -> GateContext:
 def _lanes(
     ctx: GateContext,
 ) -> tuple[PropertyReport, FixtureReport, FreezeReport, ReplayReport]:
-    """Run each lane once (the property lane first, its oracle audit waited for last; the
-    replay only when every local lane is green), write each report, and return the four in
-    the verdict's reading order. Raises what the lanes raise."""
+    """Run each lane once, one after the other (the replay only when every local lane is
+    green), write each report, and return the four in the verdict's reading order. Raises
+    what the lanes raise."""
     steps = ctx.steps
     with steps.step("property lane"):
-        started = property_report(ctx)
-    if (use := started.report.cache) is not None:
+        prop = property_report(ctx)
+    if (use := prop.cache) is not None:
         steps.count(CACHED_RUNS, use.hits, use.hits + use.misses)
-    red = False  # once a lane is red the verdict is reject: the audit is not waited for
-    try:
-        prop = started.report  # every property's result; the audit may still run
-        with steps.step("fixture lane"):
-            fix = fixture_report(ctx)
-        write_json(ctx.out_dir / FILE_NAMES["fixture"], fix.to_json())
-        with steps.step("freeze lane"):
-            frz = freeze_report(ctx, prop, fix)
-        write_json(ctx.out_dir / FILE_NAMES["freeze"], frz.to_json())
-        local_green = all(r.status.green for r in (prop, fix, frz))
-        rep = replay_report(ctx, local_green, frz)
-        red = any(r.status.red for r in (prop, fix, frz)) or rep.status == Status.FAIL
-    finally:
-        with steps.step("property lane: oracle audit (waited for)"):
-            prop = started.finish(stop=red)
+    with steps.step("fixture lane"):
+        fix = fixture_report(ctx)
+    write_json(ctx.out_dir / FILE_NAMES["fixture"], fix.to_json())
+    with steps.step("freeze lane"):
+        frz = freeze_report(ctx, prop, fix)
+    write_json(ctx.out_dir / FILE_NAMES["freeze"], frz.to_json())
+    local_green = all(r.status.green for r in (prop, fix, frz))
+    rep = replay_report(ctx, local_green, frz)
     write_json(ctx.out_dir / FILE_NAMES["property"], prop.to_json())
     write_json(ctx.out_dir / FILE_NAMES["replay"], rep.to_json())
     return prop, fix, frz, rep
@@ -423,8 +411,6 @@ def _completed(verdict: Verdict, rep: ReplayReport, timings: Mapping[str, float]
 def isolation_facts(cls: Classification) -> IsolationFacts:
     """Which isolation this machine's children get, and whether the deciding (base's) map
     requires the kernel sandbox."""
-    from patchlane.infra.sandbox import isolation
-
     layers = isolation()
     required = cls.map_source.review_map.isolation == "required"
     return IsolationFacts(layers.kind, layers.describe(), required)

@@ -31,6 +31,12 @@ from pathlib import Path
 
 from patchlane.errors import UsageError
 from patchlane.infra import git
+from patchlane.project.classify import (
+    control_kinds,
+    deciding_map,
+    lanes_for,
+    property_module_prefixes,
+)
 
 SHOWN = 4  # entries listed before "and N more"
 # The gate's default evidence directory: it writes there before a replay command runs.
@@ -137,13 +143,6 @@ def _listed(changes: list[tuple[str, str]]) -> str:
 
 def _covered(repo: Path, map_option: str | None, base: str, head: str) -> Callable[[str], bool]:
     """Return whether a path is one the deciding map gives a lane or a control kind."""
-    from patchlane.project.classify import (
-        control_kinds,
-        deciding_map,
-        lanes_for,
-        property_module_prefixes,
-    )
-
     source = deciding_map(repo, map_option, base, head, frozenset())
     review_map = source.review_map
     props = property_module_prefixes(review_map)

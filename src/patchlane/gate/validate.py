@@ -26,9 +26,15 @@ from pathlib import Path
 from patchlane.errors import InputError, LockError, MapError
 from patchlane.inputs.committed import decode_utf8, read_committed_text
 from patchlane.inputs.paths import symlink_on_way, to_fs
-from patchlane.lanes.fixture.lane import FixtureReport
+from patchlane.lanes.fixture.commit_tree import way_of
+from patchlane.lanes.fixture.lane import FixtureReport, check_commit, check_worktree
+from patchlane.lanes.fixture.lockfile import covers, parse_lock_bytes
+from patchlane.lanes.fixture.locks import read_commit_lock, read_worktree_lock
+from patchlane.lanes.freeze.audit import rule_expiry, rule_properties_listed
 from patchlane.lanes.freeze.registry import FreezeRecord, RegistryError, read_registry
-from patchlane.project.config import DEFAULT_MAP, FixtureLane, ReviewMap
+from patchlane.lanes.property.discover import find_module_file, property_names, search_roots
+from patchlane.project.classify import map_path_in_repo
+from patchlane.project.config import DEFAULT_MAP, FixtureLane, ReviewMap, parse_review_map
 
 # A problem's kind: bad input (exit 2) or a red finding in valid input (exit 1).
 INPUT = "input"
@@ -174,9 +180,6 @@ def check(
 
 def _review_map(source: _Source, map_option: str | None, found: _Found) -> ReviewMap | None:
     """Read and parse the review map; ``None`` (with the problem kept) when it cannot be."""
-    from patchlane.project.classify import map_path_in_repo
-    from patchlane.project.config import parse_review_map
-
     rel, outside = map_path_in_repo(source.repo, map_option)
     try:
         if outside is not None:  # a file of the user's, outside the repository
@@ -202,15 +205,10 @@ def _review_map(source: _Source, map_option: str | None, found: _Found) -> Revie
 
 def _locks(source: _Source, lane: FixtureLane | None, found: _Found) -> bool:
     """Parse every lock of the fixture lane; return whether all of them are sound."""
-    from patchlane.lanes.fixture.lockfile import parse_lock_bytes
-    from patchlane.lanes.fixture.locks import read_commit_lock, read_worktree_lock
-
     if lane is None:
         return True
     on_way: dict[str, str] = {}
     if source.commit is not None:
-        from patchlane.lanes.fixture.commit_tree import way_of
-
         on_way = way_of(source.repo, source.commit, lane.locks).problems
     ok = True
     for root in lane.roots:
@@ -261,8 +259,6 @@ def _record_findings(
 ) -> list[Problem]:
     """The audit's rules 1 and 2 on one record, and rule 4's lock: each a red problem at
     the record's line."""
-    from patchlane.lanes.freeze.audit import rule_expiry, rule_properties_listed
-
     assert review_map.freeze is not None  # noqa: S101 - the caller read the registry it names
     out = []
     verdicts = (
@@ -286,8 +282,6 @@ def _property_names(
     """Find and parse each property module of the work tree (without running it); return
     its ``(module, prop_name)`` pairs, or ``None`` when a module is missing or unparsable
     (then the names cannot be known: the problem is kept)."""
-    from patchlane.lanes.property.discover import find_module_file, property_names, search_roots
-
     lane = review_map.property
     names: set[tuple[str, str]] = set()
     complete = True
@@ -350,8 +344,6 @@ def _fixture_bytes(
 ) -> FixtureReport | None:
     """Compare the fixture bytes with their locks (the fixture lane's check); every path
     that differs is a red problem naming the file."""
-    from patchlane.lanes.fixture.lane import check_commit, check_worktree
-
     try:
         if source.commit is None:
             report = check_worktree(source.repo, lane, use_cache=use_cache)
@@ -367,7 +359,6 @@ def _fixture_bytes(
 
 def fixture_problems(report: FixtureReport, lane: FixtureLane) -> list[Problem]:
     """One red problem per fixture path that differs from its lock, named by its path."""
-    from patchlane.lanes.fixture.lockfile import covers
 
     def lock_of(path: str) -> str:
         return ", ".join(r.lock for r in lane.roots if covers(r.paths)(path)) or "its lock"

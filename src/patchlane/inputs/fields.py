@@ -35,165 +35,50 @@ line lookup and the error class in one place.
 The line of a path is found only when an error is raised: for JSON that is a second,
 position-recording pass over the text, which well-formed input never pays for.
 
-Besides the standard library this module imports only ``patchlane.errors`` and
-``inputs.jsonio`` (YAML only inside ``yaml_document``): the pytest plugin reads the freeze
-report with it inside pytest children, where every module loaded is paid for.
+Besides the standard library this module imports only ``patchlane.errors``,
+``inputs.jsonio`` and its own parts (``inputs.values``, ``inputs.wording``, ``inputs.listed``;
+YAML only inside ``yaml_document``): the pytest plugin reads the freeze report with it inside
+pytest children, where every module loaded is paid for.
 """
 
 from __future__ import annotations
 
-import enum
-import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from typing import Any, Literal, TypeVar, overload
 
 from patchlane.errors import InputError
-from patchlane.inputs.jsonio import dotted
+from patchlane.inputs.jsonio import line_for
 
-# How much of a string value an error message quotes.
-SHOWN_CHARS = 80
+# Re-exported: every reader imports these from here.
+from patchlane.inputs.listed import CollectionGetters
+from patchlane.inputs.values import (
+    MISSING,
+    SHOWN_CHARS,
+    At,
+    ErrorClass,
+    FieldPath,
+    calendar_date,
+    dotted_name,
+    kind_of,
+    non_blank,
+    printable,
+    printable_non_blank,
+)
+from patchlane.inputs.wording import FIELD_WORDING, Wording
 
-# A path to a value inside a parsed document: mapping keys and list indexes, outermost first.
-FieldPath = tuple[str | int, ...]
-# Where a reader looks below itself: one key, one index, or a path.
-At = str | int | FieldPath
-# What a document raises: an ``InputError`` subclass, or anything called like one.
-ErrorClass = Callable[[str, str, int | None], InputError]
+__all__ = [
+    "FIELD_WORDING", "SHOWN_CHARS", "At", "Document", "ErrorClass", "FieldPath", "Fields",
+    "Wording", "calendar_date", "dotted_name", "json_document", "kind_of", "non_blank",
+    "printable", "printable_non_blank", "yaml_document",
+]  # fmt: skip
 
 D = TypeVar("D")
-
-_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
-
-
-class _Missing(enum.Enum):
-    MISSING = enum.auto()
-
-
-# The ``default`` of a getter that was given none: the field is then required.
-_MISSING: Literal[_Missing.MISSING] = _Missing.MISSING
-
-
-def kind_of(value: Any, *, json: bool = False) -> str:
-    """Return how an error message should name ``value``'s kind ("a string ('x')", ...).
-
-    ``json`` words it for JSON input ("an object", "null") instead of YAML ("a mapping").
-    A string longer than ``SHOWN_CHARS`` is cut (with its length said): the value is the
-    input's, and a megabyte-long one must not become a megabyte-long error line.
-    """
-    if value is None:
-        return "null" if json else "nothing (null)"
-    if isinstance(value, bool):
-        return f"a boolean ({str(value).lower() if json else value})"
-    if isinstance(value, int | float):
-        text = str(value)  # an int read from JSON or YAML has at most 4300 digits
-        if len(text) > 24:
-            text = f"{text[:12]}... of {len(text)} characters"
-        return f"a number ({text})"
-    if isinstance(value, datetime):
-        return f"a timestamp ({value.isoformat()})"
-    if isinstance(value, date):
-        return f"a date ({value.isoformat()})"
-    if isinstance(value, str):
-        if len(value) > SHOWN_CHARS:
-            return f"a string ({value[:SHOWN_CHARS]!r}... of {len(value)} characters)"
-        return f"a string ({value!r})" if json or value.strip() else "an empty string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object" if json else "a mapping"
-    return type(value).__name__
-
-
-def calendar_date(value: Any) -> date | None:
-    """Return the calendar date ``value`` names, or ``None`` when it names none.
-
-    Accepts a YAML date (``expires: 2026-10-08``) and the exact text ``YYYY-MM-DD``
-    (``"2026-10-08"``). A timestamp, ``2026-02-30``, ``20261008`` or ``next week`` is none.
-    """
-    if isinstance(value, datetime):  # a datetime is a date too; a day is asked for
-        return None
-    if isinstance(value, date):
-        return value
-    if isinstance(value, str) and _DATE_RE.match(value):
-        try:
-            return date.fromisoformat(value)
-        except ValueError:
-            return None
-    return None
-
-
-# --- what a string field may hold (the ``accept`` of ``Fields.text`` and ``text_list``) ---
-
-
-def non_blank(value: str) -> bool:
-    """Return whether ``value`` holds something besides white space."""
-    return bool(value.strip())
-
-
-def printable(value: str) -> bool:
-    """Return whether ``value`` is non-empty and fits one terminal line: no line break,
-    control character or lone surrogate (``"\\udcXX"`` in JSON)."""
-    return bool(value) and value.isprintable()
-
-
-def printable_non_blank(value: str) -> bool:
-    """Return whether ``value`` is ``printable`` and not only white space."""
-    return bool(value.strip()) and value.isprintable()
-
-
-def dotted_name(path: FieldPath) -> str:
-    """Return how a field is named in most inputs' messages: ``lanes.fixture.roots[0].lock``
-    (keys joined by ``.``, indexes in brackets), or ``(top level)`` for the document."""
-    return dotted(path) or "(top level)"
-
-
-def _shown(value: float) -> str:
-    """Return ``value`` for a message: a number of more than 20 digits is elided (a hostile
-    file's 4000-digit integer must not become a 4000-character line)."""
-    text = str(value)
-    return text if len(text) <= 20 else f"{text[:8]}...({len(text)} digits)"
 
 
 def _path(at: At) -> FieldPath:
     return at if isinstance(at, tuple) else (at,)
-
-
-class Wording:
-    """How a ``Document`` words what the getters of ``Fields`` refuse.
-
-    Each method returns a message (the file and line go in front), naming the field as the
-    document does (``Document.name``). This class words the inputs a person writes:
-    ``FIELD: missing``, ``FIELD: expected WHAT, got KIND`` (``kind_of``) and ``FIELD: must
-    be at least LO, got N``. A family of files whose messages read otherwise subclasses it
-    and keeps every getter (the lane reports: ``formats.envelope.ReportWording``).
-    """
-
-    def missing(self, doc: Document, path: FieldPath) -> str:
-        """Return the message for the required value at ``path``, which is absent."""
-        return f"{doc.name(path)}: missing"
-
-    def wrong(self, doc: Document, path: FieldPath, expected: str, value: Any, got: bool) -> str:
-        """Return the message for ``value`` at ``path``, which is not ``expected`` (without
-        ``got``, the message does not say what it is)."""
-        kind = f", got {doc.kind(value)}" if got else ""
-        return f"{doc.name(path)}: expected {expected}{kind}"
-
-    def out_of_range(
-        self, doc: Document, path: FieldPath, expected: str, bound: str, value: float
-    ) -> str:
-        """Return the message for the number ``value`` at ``path``, which is ``expected``
-        (``an integer``) but not ``bound`` (``at least 0``, ``at most 9``)."""
-        return f"{doc.name(path)}: must be {bound}, got {_shown(value)}"
-
-    def mapping(self, doc: Document) -> str:
-        """Return what the messages call a mapping: ``a mapping``, or ``an object`` in JSON."""
-        return doc.kind({})
-
-
-# The wording of every input but the lane reports.
-FIELD_WORDING = Wording()
 
 
 @dataclass(frozen=True)
@@ -257,7 +142,6 @@ def json_document(
     ``text``, paid only when an error is raised); no line is known without ``text`` (a
     value that was never text, such as a report built in memory).
     """
-    from patchlane.inputs.jsonio import line_for
 
     def locate(path: FieldPath) -> int | None:
         return None if text is None else line_for(text, path)
@@ -273,27 +157,13 @@ def yaml_document(
     A path's line is the line of its last key (``lanes:`` for ``("lanes",)``) or list item;
     the empty path's is where ``root`` starts (1 for a scalar document).
     """
-    from patchlane.inputs.yamlio import YamlList, YamlMap
+    from patchlane.inputs.yamlio import line_at
 
-    def locate(path: FieldPath) -> int | None:
-        node: object = root
-        line: int = getattr(root, "line", 1)
-        for part in path:
-            if isinstance(node, YamlMap) and isinstance(part, str) and part in node:
-                line = node.key_lines[part]
-                node = node[part]
-            elif isinstance(node, YamlList) and isinstance(part, int) and 0 <= part < len(node):
-                line = node.item_lines[part]
-                node = node[part]
-            else:
-                break
-        return line
-
-    return Document(label, error, locate, json=False, name=name)
+    return Document(label, error, lambda path: line_at(root, path), json=False, name=name)
 
 
 @dataclass(frozen=True)
-class Fields:
+class Fields(CollectionGetters):
     """Typed reading of one mapping of a ``Document``; every refusal names file, line, field.
 
     ``data`` is the mapping, ``path`` where it lies in the document. Keys and paths given to
@@ -361,12 +231,12 @@ class Fields:
                 raise self.doc.missing((*self.path, key), line=line)
 
     def _value(self, key: str, default: Any) -> Any:
-        """Return the value at ``key``, ``_MISSING`` for an absent key with a default."""
+        """Return the value at ``key``, ``MISSING`` for an absent key with a default."""
         if key in self.data:
             return self.data[key]
-        if default is _MISSING:
+        if default is MISSING:
             raise self.doc.missing((*self.path, key))
-        return _MISSING
+        return MISSING
 
     def _within(
         self, key: str, value: float, lo: float | None, hi: float | None, expected: str
@@ -409,7 +279,7 @@ class Fields:
         expected: str = "a non-empty string",
         accept: Callable[[str], object] | None = non_blank,
         check: Callable[[str], str | None] | None = None,
-        default: Any = _MISSING,
+        default: Any = MISSING,
     ) -> Any:
         """Return the string at ``key``, as written (not stripped).
 
@@ -418,7 +288,7 @@ class Fields:
         ``expected EXPECTED, got KIND``; a problem ``check`` returns is raised as it says.
         """
         value = self._value(key, default)
-        if value is _MISSING:
+        if value is MISSING:
             return default
         if not isinstance(value, str) or (accept is not None and not accept(value)):
             raise self.wrong(key, expected, value)
@@ -433,7 +303,7 @@ class Fields:
     def string(self, key: str, *, null: Literal[False] = ..., default: D) -> str | D: ...
     @overload
     def string(self, key: str, *, null: Literal[True], default: None = ...) -> str | None: ...
-    def string(self, key: str, *, null: bool = False, default: Any = _MISSING) -> Any:
+    def string(self, key: str, *, null: bool = False, default: Any = MISSING) -> Any:
         """Return the string at ``key``, whatever it holds (empty or blank: ``text`` with
         ``accept=None``); with ``null``, ``null`` too, returned as ``None`` (a default is
         then ``None`` as well, if any).
@@ -441,7 +311,7 @@ class Fields:
         Raises ``expected a string, got KIND`` (``a string or null`` with ``null``).
         """
         value = self._value(key, default)
-        if value is _MISSING:
+        if value is MISSING:
             return default
         if value is None and null:
             return None
@@ -489,7 +359,7 @@ class Fields:
         hi: int | None = None,
         expected: str = "an integer",
         null: bool = False,
-        default: Any = _MISSING,
+        default: Any = MISSING,
     ) -> Any:
         """Return the integer at ``key`` (never a boolean), within ``lo``..``hi`` when given;
         with ``null``, ``null`` too, returned as ``None`` (a default is then ``None`` as
@@ -500,7 +370,7 @@ class Fields:
         elided).
         """
         value = self._value(key, default)
-        if value is _MISSING:
+        if value is MISSING:
             return default
         if value is None and null:
             return None
@@ -530,7 +400,7 @@ class Fields:
         lo: float | None = None,
         hi: float | None = None,
         expected: str = "a number",
-        default: Any = _MISSING,
+        default: Any = MISSING,
     ) -> Any:
         """Return the number at ``key``, integer or not (never a boolean), within
         ``lo``..``hi`` when given.
@@ -539,7 +409,7 @@ class Fields:
         most HI``).
         """
         value = self._value(key, default)
-        if value is _MISSING:
+        if value is MISSING:
             return default
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.wrong(key, expected, value)
@@ -550,10 +420,10 @@ class Fields:
     def boolean(self, key: str) -> bool: ...
     @overload
     def boolean(self, key: str, *, default: D) -> bool | D: ...
-    def boolean(self, key: str, *, default: Any = _MISSING) -> Any:
+    def boolean(self, key: str, *, default: Any = MISSING) -> Any:
         """Return the boolean at ``key``. Raises ``expected true or false, got KIND``."""
         value = self._value(key, default)
-        if value is _MISSING:
+        if value is MISSING:
             return default
         if not isinstance(value, bool):
             raise self.wrong(key, "true or false", value)
@@ -571,12 +441,12 @@ class Fields:
         choices: Sequence[str],
         *,
         expected: str | None = None,
-        default: Any = _MISSING,
+        default: Any = MISSING,
     ) -> Any:
         """Return the string at ``key``, one of ``choices``. Raises ``expected EXPECTED, got
         KIND``, EXPECTED defaulting to ``one of A, B`` (``choices`` in the order given)."""
         value = self._value(key, default)
-        if value is _MISSING:
+        if value is MISSING:
             return default
         if not isinstance(value, str) or value not in choices:
             raise self.wrong(key, expected or "one of " + ", ".join(choices), value)
@@ -586,182 +456,23 @@ class Fields:
     def date(self, key: str, *, expected: str = ...) -> date: ...
     @overload
     def date(self, key: str, *, expected: str = ..., default: D) -> date | D: ...
-    def date(
-        self, key: str, *, expected: str = "a date YYYY-MM-DD", default: Any = _MISSING
-    ) -> Any:
+    def date(self, key: str, *, expected: str = "a date YYYY-MM-DD", default: Any = MISSING) -> Any:
         """Return the calendar date at ``key``: a YAML date or the text ``YYYY-MM-DD``
         (``calendar_date``). Raises ``expected EXPECTED, got KIND`` for anything else (a
         timestamp, ``2026-02-30``, ``null``: a caller for whom null means "none" checks
         ``get(key) is None`` first)."""
         value = self._value(key, default)
-        if value is _MISSING:
+        if value is MISSING:
             return default
         day = calendar_date(value)
         if day is None:
             raise self.wrong(key, expected, value)
         return day
 
-    # --- collections ---------------------------------------------------------------------
+    def at(self, value: Mapping[str, Any], path: FieldPath) -> Fields:
+        """Return a reader of the mapping ``value``, found at ``path`` of this document."""
+        return Fields(self.doc, value, path)
 
-    @overload
-    def text_list(
-        self,
-        key: str,
-        *,
-        expected: str = ...,
-        item: str | None = ...,
-        accept: Callable[[str], object] | None = ...,
-        check: Callable[[str], str | None] | None = ...,
-        duplicate: str | None = ...,
-    ) -> tuple[str, ...]: ...
-    @overload
-    def text_list(
-        self,
-        key: str,
-        *,
-        expected: str = ...,
-        item: str | None = ...,
-        accept: Callable[[str], object] | None = ...,
-        check: Callable[[str], str | None] | None = ...,
-        duplicate: str | None = ...,
-        default: D,
-    ) -> tuple[str, ...] | D: ...
-    def text_list(
-        self,
-        key: str,
-        *,
-        expected: str = "a list of strings",
-        item: str | None = "a string",
-        accept: Callable[[str], object] | None = None,
-        check: Callable[[str], str | None] | None = None,
-        duplicate: str | None = None,
-        default: Any = _MISSING,
-    ) -> Any:
-        """Return the list of strings at ``key`` as a tuple, in order.
-
-        A value that is not a list raises ``KEY: expected EXPECTED, got KIND``. Each item,
-        in order, is refused at its own line and name (``KEY[i]``): ``expected ITEM, got
-        KIND`` when it is not a string ``accept`` takes (``None``: any string), the problem
-        ``check`` returns, and, when ``duplicate`` is given, ``duplicate.format(item)``
-        (e.g. ``"node id {!r} is listed twice"``) for an item equal to an earlier one. With
-        ``item=None`` an item that is not such a string refuses the whole list instead
-        (``KEY: expected EXPECTED, got KIND``, on the list's line).
-        """
-        value = self._value(key, default)
-        if value is _MISSING:
-            return default
-        if not isinstance(value, list):
-            raise self.wrong(key, expected, value)
-        seen: set[str] = set()
-        for index, entry in enumerate(value):
-            if not isinstance(entry, str) or (accept is not None and not accept(entry)):
-                if item is None:
-                    raise self.wrong(key, expected, value)
-                raise self.wrong((key, index), item, entry)
-            problem = check(entry) if check is not None else None
-            if problem:
-                raise self.fail((key, index), problem)
-            if duplicate is not None:
-                if entry in seen:
-                    raise self.fail((key, index), duplicate.format(entry))
-                seen.add(entry)
-        return tuple(value)
-
-    @overload
-    def mapping(self, key: str, *, expected: str | None = ...) -> Fields: ...
-    @overload
-    def mapping(self, key: str, *, expected: str | None = ..., default: D) -> Fields | D: ...
-    def mapping(self, key: str, *, expected: str | None = None, default: Any = _MISSING) -> Any:
-        """Return a reader of the mapping at ``key``. Raises ``expected EXPECTED, got KIND``
-        for anything else (EXPECTED defaulting to ``Wording.mapping``: "a mapping", or "an
-        object" in JSON)."""
-        value = self._value(key, default)
-        if value is _MISSING:
-            return default
-        if not isinstance(value, dict):
-            raise self.wrong(key, expected or self.doc.wording.mapping(self.doc), value)
-        return Fields(self.doc, value, (*self.path, key))
-
-    @overload
-    def sequence(
-        self, key: str, *, expected: str = ..., non_empty: bool = ..., got: bool = ...
-    ) -> list[Any]: ...
-    @overload
-    def sequence(
-        self, key: str, *, expected: str = ..., non_empty: bool = ..., got: bool = ..., default: D
-    ) -> list[Any] | D: ...
-    def sequence(
-        self,
-        key: str,
-        *,
-        expected: str = "a list",
-        non_empty: bool = False,
-        got: bool = True,
-        default: Any = _MISSING,
-    ) -> Any:
-        """Return the list at ``key`` (its items unchecked).
-
-        Raises ``expected EXPECTED, got KIND`` (without ``got``: ``expected EXPECTED``) for
-        anything else, and for an empty list when ``non_empty``.
-        """
-        value = self._value(key, default)
-        if value is _MISSING:
-            return default
-        if not isinstance(value, list) or (non_empty and not value):
-            raise self.wrong(key, expected, value, got=got)
-        return value
-
-    def element(
-        self, key: str, index: int, *, expected: str | None = None, got: bool = True
-    ) -> Fields:
-        """Return a reader of the mapping at ``key[index]`` (the list was checked by the
-        caller, e.g. with ``sequence``). Raises ``KEY[i]: expected EXPECTED, got KIND``
-        (without ``got``: ``expected EXPECTED``; EXPECTED defaulting as ``mapping``'s) on the
-        item's line for anything else."""
-        value = self.data[key][index]
-        if not isinstance(value, dict):
-            expected = expected or self.doc.wording.mapping(self.doc)
-            raise self.wrong((key, index), expected, value, got=got)
-        return Fields(self.doc, value, (*self.path, key, index))
-
-    @overload
-    def items(
-        self,
-        key: str,
-        *,
-        expected: str = ...,
-        item: str | None = ...,
-        non_empty: bool = ...,
-        got: bool = ...,
-    ) -> Iterator[Fields]: ...
-    @overload
-    def items(
-        self,
-        key: str,
-        *,
-        expected: str = ...,
-        item: str | None = ...,
-        non_empty: bool = ...,
-        got: bool = ...,
-        default: D,
-    ) -> Iterator[Fields] | D: ...
-    def items(
-        self,
-        key: str,
-        *,
-        expected: str = "a list",
-        item: str | None = None,
-        non_empty: bool = False,
-        got: bool = True,
-        default: Any = _MISSING,
-    ) -> Any:
-        """Return readers of the mappings listed at ``key``, in order.
-
-        The list itself is checked at once (``sequence``: ``expected``, ``non_empty``); each
-        item only when the iteration reaches it (``element``: ``item``), so that the first
-        problem in file order is the one reported. ``got`` applies to both messages.
-        """
-        if default is not _MISSING and key not in self.data:
-            return default
-        count = len(self.sequence(key, expected=expected, non_empty=non_empty, got=got))
-        return (self.element(key, i, expected=item, got=got) for i in range(count))
+    def mapping_kind(self) -> str:
+        """Return what this document's messages call a mapping (``Wording.mapping``)."""
+        return self.doc.wording.mapping(self.doc)

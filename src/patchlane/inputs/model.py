@@ -2,9 +2,9 @@
 reader and its JSON Schema are derived from it (docs/architecture.md §4).
 
 A model's fields say everything the three need. Their types give the JSON kind (``str``,
-``int``, ``float``, ``bool``, a ``StrEnum``, a ``Literal`` of strings, another model, a
-``tuple[T, ...]`` of any of these or a ``Mapping[str, T]`` of the scalars, each optionally
-``| None``). Their defaults say what an absent key reads as, and an optional ``spec(...)``
+``int``, ``float``, ``bool``, a calendar ``date``, a ``StrEnum``, a ``Literal`` of strings,
+another model, a ``tuple[T, ...]`` of any of these or a ``Mapping[str, T]`` of the scalars,
+each optionally ``| None``). Their defaults say what an absent key reads as, and an optional ``spec(...)``
 in the field's metadata says the rest (``Spec``): a description for the schema, a lower
 bound, when the key is written, what an absent key reads as when that differs from the
 constructor's default, and, for the rare key whose shape no type says, its own reader,
@@ -19,6 +19,12 @@ writer and schema::
     from_fields(Timings, fields)         # unknown keys refused, each value type-checked
     schema_of(Timings)                   # {"type": "object", "properties": ..., ...}
 
+A check across fields (a stamp before another, a flag that needs a listed item) is the
+model's own: a model that defines ``check_read(self, top)`` has it called with the reader of
+its object once every field is read, and raises ``top.fail(...)`` for what no field's type
+says (``Checked``); what of it JSON Schema can say, the model's ``SCHEMA_ACROSS`` (a
+class variable: keywords such as ``not``/``anyOf`` over its keys) adds to its schema.
+
 Reading goes through ``inputs.fields``, the one reader every input uses, so each refusal
 keeps the document's ``FILE:LINE`` and wording. The models are read once per class
 (``typing.get_type_hints``) and cached. Only the standard library and ``inputs.fields`` are
@@ -28,6 +34,7 @@ imported: the pytest plugin reads the freeze report with this inside pytest chil
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import enum
 import math
 import types
@@ -38,80 +45,19 @@ from typing import Any, Literal, TypeVar
 
 from patchlane.inputs.fields import Fields
 
+# The vocabulary models are declared in, by the names every format imports from here.
+from patchlane.inputs.modelspec import SPEC as _SPEC
+from patchlane.inputs.modelspec import UNSET as _UNSET
+from patchlane.inputs.modelspec import Checked as Checked
+from patchlane.inputs.modelspec import Group as Group
+from patchlane.inputs.modelspec import Reader as Reader
+from patchlane.inputs.modelspec import Spec as Spec
+from patchlane.inputs.modelspec import spec as spec
+
 M = TypeVar("M")
-
-# The key of a field's metadata that holds its ``Spec``.
-_SPEC = "patchlane"
 _NONE: Any = type(None)
-
-
-class _Absent(enum.Enum):
-    ABSENT = enum.auto()
-
-
-# A ``Spec.absent`` that was not given: the field's default, if any, is what an absent key
-# reads as; with no default the key is required.
-_UNSET: Literal[_Absent.ABSENT] = _Absent.ABSENT
-
-Reader = Callable[[Fields, str], object]
 # A field's reader by its type, given the resolved field.
 TypedReader = Callable[["_Field", Fields], object]
-
-
-@dataclass(frozen=True)
-class Group:
-    """An object of the file that holds some of a model's fields as its keys (a report's
-    ``timings``), in the place of the first of them; ``description`` goes into the schema."""
-
-    name: str
-    description: str | None = None
-
-
-@dataclass(frozen=True)
-class Spec:
-    """What a field's type and default do not say about its key.
-
-    Writing: ``write`` is ``always``, ``nonempty`` (left out when the value is empty or
-    none), ``notnone`` (left out when it is ``None``: an empty value is written) or a
-    function of the model instance that says whether to write the key; ``when`` names
-    another field: the key is written only when that field is not ``None``; ``group`` puts
-    the key inside an object of the file; ``dump`` replaces the derived writer.
-
-    Reading: ``absent`` is what an absent key reads as, where the constructor's default is
-    not that (or where the field has none and the file may still leave the key out);
-    ``required`` makes the key required even where the constructor has a default;
-    ``null=False`` refuses ``null`` for a field whose ``None`` only stands for an absent
-    key; ``lo``, ``hi`` and ``above`` bound a number (at least, at most, more than; of each value, for a
-    mapping); ``choices`` are the strings a ``str`` field may hold; ``item`` words a refused
-    item of a list of strings (``None``: the whole list is refused); ``read`` replaces the
-    derived reader.
-
-    Describing: ``description`` goes into the schema; ``schema`` replaces the derived one
-    (for a key whose shape the type does not say). A field with ``init=False`` (one the
-    model computes) is written and its value checked when read, but never passed on.
-    """
-
-    description: str | None = None
-    lo: float | None = None
-    hi: float | None = None
-    above: float | None = None
-    write: Literal["always", "nonempty", "notnone"] | Callable[[Any], bool] = "always"
-    when: str | None = None
-    group: Group | None = None
-    absent: object = _UNSET
-    required: bool = False
-    null: bool = True
-    choices: tuple[str, ...] | None = None
-    item: str | None = "a string"
-    read: Reader | None = None
-    dump: Callable[[Any], object] | None = None
-    schema: Mapping[str, object] | None = None
-
-
-def spec(**settings: Any) -> dict[str, Spec]:
-    """Return a field's metadata holding ``Spec(**settings)``, for ``field(metadata=...)``.
-    Raises ``TypeError`` for a setting ``Spec`` does not have."""
-    return {_SPEC: Spec(**settings)}
 
 
 @dataclass(frozen=True)
@@ -129,6 +75,11 @@ class _Field:
     factory: Callable[[], object] | None = None
     # How its type is read (``_reader_for``), chosen once when the model is resolved.
     typed: TypedReader | None = None
+
+    @property
+    def key(self) -> str:
+        """The field's key in the file: ``Spec.key``, else its name."""
+        return self.spec.key or self.name
 
     def absent_value(self) -> object:
         """What an absent key reads as (``_UNSET``: the key is required)."""
@@ -150,6 +101,8 @@ def model_fields(model: type) -> tuple[_Field, ...]:
         kind = hints[f.name]
         args = typing.get_args(kind)
         given: Spec = f.metadata.get(_SPEC, Spec())
+        if given.local:
+            continue
         nullable = _is_union(kind) and _NONE in args
         if nullable:
             rest = tuple(a for a in args if a is not _NONE)
@@ -182,9 +135,15 @@ def _check_declaration(model: type, name: str, kind: Any, given: Spec, *, readab
 
 
 def keys(model: type) -> tuple[str, ...]:
-    """Return the names of ``model``'s fields, in declaration order: the keys of its
+    """Return the keys of ``model``'s fields, in declaration order: the keys of its
     format for a model without groups (a group's keys sit inside its object)."""
-    return tuple(f.name for f in model_fields(model))
+    return tuple(f.key for f in model_fields(model))
+
+
+def required_keys(model: type) -> tuple[str, ...]:
+    """Return the keys a file of ``model`` must hold (outside any group), in declaration
+    order."""
+    return tuple(f.key for f in model_fields(model) if f.spec.group is None and f.absent is _UNSET)
 
 
 def _is_union(kind: Any) -> bool:
@@ -224,11 +183,11 @@ def to_data(value: object, head: Mapping[str, object] | None = None) -> dict[str
             continue
         plain = f.spec.dump(item) if f.spec.dump is not None else _plain(item)
         if f.spec.group is None:
-            data[f.name] = plain
+            data[f.key] = plain
         else:
             group = data.setdefault(f.spec.group.name, {})
             assert isinstance(group, dict)  # noqa: S101 - set just above, never from input
-            group[f.name] = plain
+            group[f.key] = plain
     return data
 
 
@@ -247,6 +206,8 @@ def _plain(value: object) -> object:
     a model an object."""
     if isinstance(value, enum.Enum):
         return value.value
+    if isinstance(value, datetime.date):
+        return value.isoformat()
     if isinstance(value, tuple | list):
         return [_plain(item) for item in value]
     if isinstance(value, Mapping):
@@ -271,8 +232,9 @@ def from_fields(
     Every key must be one of ``extra`` (keys the caller reads itself, named first in the
     refusal's list) or of the model's (a group's keys inside its object); each field is
     read with the ``Fields`` getter its type calls for, except the ones ``given``
-    supplies. Raises the document's error (``FILE:LINE: FIELD: what is wrong``) for an
-    unknown key, a missing required one, or a value of the wrong type or range.
+    supplies; then a ``Checked`` model's ``check_read``. Raises the document's error
+    (``FILE:LINE: FIELD: what is wrong``) for an unknown key, a missing required one, a
+    value of the wrong type or range, or what ``check_read`` refuses.
     """
     fields = model_fields(model)
     top.only(tuple(dict.fromkeys((*extra, *(_top_key(f) for f in fields)))))
@@ -280,37 +242,43 @@ def from_fields(
     for f in fields:
         if f.spec.group is not None and f.spec.group.name not in within:
             group = top.mapping(f.spec.group.name, default=None)
-            members = tuple(m.name for m in fields if m.spec.group == f.spec.group)
+            members = tuple(m.key for m in fields if m.spec.group == f.spec.group)
             within[f.spec.group.name] = None if group is None else group.only(members)
     values = dict(given or {})
     for f in fields:
         if f.name in values:
             continue
         reader = top if f.spec.group is None else within[f.spec.group.name]
+        if reader is None and f.spec.group is not None and f.spec.group.optional:
+            continue  # no object: the constructor's default
         if reader is None and f.absent is _UNSET and f.spec.group is not None:
             top.require(f.spec.group.name)  # its object holds a required key
         value = f.absent_value() if reader is None else _read(f, reader)
         if f.init:
             values[f.name] = value
-    return model(**values)
+    read = model(**values)
+    if isinstance(read, Checked):
+        read.check_read(top)
+    return read
 
 
 def _top_key(f: _Field) -> str:
-    return f.name if f.spec.group is None else f.spec.group.name
+    return f.key if f.spec.group is None else f.spec.group.name
 
 
 def _read(f: _Field, top: Fields) -> object:
     """The value of one field: absent, null, a custom reader's, or its type's getter's."""
-    if f.name not in top.data:
+    if f.key not in top.data:
         if f.absent is _UNSET:
-            top.require(f.name)
+            top.require(f.key)
         return f.absent_value()
-    if f.nullable and top.get(f.name) is None:
+    if f.nullable and top.get(f.key) is None:
         return None
     if f.spec.read is not None:
-        return f.spec.read(top, f.name)
+        return f.spec.read(top, f.key)
     assert f.typed is not None  # noqa: S101 - _check_declaration refused a field without
-    return f.typed(f, top)
+    # The getters name the key: a field whose key is not its name is read under its key.
+    return f.typed(f if f.spec.key is None else dataclasses.replace(f, name=f.key), top)
 
 
 def _reader_for(kind: Any) -> TypedReader | None:
@@ -319,6 +287,8 @@ def _reader_for(kind: Any) -> TypedReader | None:
         return lambda f, top: top.get(f.name)
     if kind is bool:
         return lambda f, top: top.boolean(f.name)
+    if kind is datetime.date:
+        return lambda f, top: top.date(f.name)
     if kind in (int, float):
         return _read_number
     if kind is str:
@@ -334,7 +304,9 @@ def _reader_for(kind: Any) -> TypedReader | None:
         return _mapping_reader(values)
     item = _items_of(kind)
     if item is str:
-        return lambda f, top: top.text_list(f.name, item=f.spec.item)
+        return _read_strings
+    if item in (int, float):
+        return _read_numbers
     if item is not None and _is_model(item):
         return lambda f, top: tuple(from_fields(item, entry) for entry in top.items(f.name))
     return None
@@ -345,19 +317,57 @@ def _read_number(f: _Field, top: Fields) -> float:
     if f.kind is int:
         lo = None if f.spec.lo is None else math.ceil(f.spec.lo)
         hi = None if f.spec.hi is None else math.floor(f.spec.hi)
-        expected = "an integer or null" if null else "an integer"
+        expected = f.spec.expected or ("an integer or null" if null else "an integer")
         number: float = top.integer(name, lo=lo, hi=hi, expected=expected)
     else:
-        expected = "a number or null" if null else "a number"
+        expected = f.spec.expected or ("a number or null" if null else "a number")
         number = top.number(name, lo=f.spec.lo, hi=f.spec.hi, expected=expected)
     if f.spec.above is not None and number <= f.spec.above:
         raise top.wrong(name, f"a number above {f.spec.above:g}", number)
     return number
 
 
+def _read_strings(f: _Field, top: Fields) -> object:
+    given = f.spec
+    checked = given.checks_text() or given.duplicate is not None
+    # A ``check`` words what the pattern refuses: the pattern is then the schema's only.
+    accept = given.accepts if given.check is None else given.accept
+    return top.text_list(
+        f.name,
+        expected=given.expected or "a list of strings",
+        item=given.item,
+        accept=accept if checked else None,
+        check=given.check,
+        duplicate=given.duplicate,
+    )
+
+
+def _read_numbers(f: _Field, top: Fields) -> object:
+    """A list of numbers (``int``: not ``true``), each within the field's bounds, each once
+    when ``duplicate`` is given: else ``FIELD: expected EXPECTED`` for the whole list."""
+    item = _items_of(f.kind)
+    value = top.sequence(f.name, expected=f.spec.expected or "a list of numbers")
+    given = f.spec
+    for number in value:
+        if (
+            isinstance(number, bool)
+            or not isinstance(number, int if item is int else int | float)
+            or (given.lo is not None and number < given.lo)
+            or (given.hi is not None and number > given.hi)
+            or (given.duplicate is not None and value.count(number) > 1)
+        ):
+            raise top.wrong(f.name, given.expected or "a list of numbers", value)
+    return tuple(value)
+
+
 def _read_string(f: _Field, top: Fields) -> object:
     if f.spec.choices is not None:
         return top.choice(f.name, f.spec.choices)
+    if f.spec.checks_text():
+        expected = f.spec.expected or "a string"
+        # A ``check`` words what the pattern refuses: the pattern is then the schema's only.
+        accept = f.spec.accepts if f.spec.check is None else f.spec.accept
+        return top.text(f.name, expected=expected, accept=accept, check=f.spec.check)
     # ``null`` was read already: here it only words the refusal ("a string or null").
     return top.string(f.name, null=True) if f.nullable else top.string(f.name)
 
@@ -387,16 +397,17 @@ def schema_parts(model: type) -> tuple[dict[str, dict[str, object]], list[str]]:
     required: list[str] = []
     for f in model_fields(model):
         if f.spec.group is None:
-            properties[f.name] = _property(f)
-            required += [f.name] if f.absent is _UNSET else []
+            properties[f.key] = _property(f)
+            required += [f.key] if f.absent is _UNSET else []
             continue
         group = properties.setdefault(f.spec.group.name, _group_schema(f.spec.group))
         members = group["properties"]
         assert isinstance(members, dict)  # noqa: S101 - made by _group_schema
-        members[f.name] = _property(f)
+        members[f.key] = _property(f)
         if f.absent is _UNSET:
-            group["required"] = [*_names(group.get("required")), f.name]
-            required += [] if f.spec.group.name in required else [f.spec.group.name]
+            group["required"] = [*_names(group.get("required")), f.key]
+            optional = f.spec.group.optional or f.spec.group.name in required
+            required += [] if optional else [f.spec.group.name]
     return properties, required
 
 
@@ -412,6 +423,7 @@ def schema_of(model: type) -> dict[str, object]:
     if required:
         schema["required"] = required
     schema["additionalProperties"] = False
+    schema.update(getattr(model, "SCHEMA_ACROSS", {}))
     return schema
 
 
@@ -443,6 +455,8 @@ def _kind_schema(kind: Any, given: Spec) -> dict[str, object]:
         return {"enum": list(given.choices)}
     if kind in simple:
         schema: dict[str, object] = {"type": simple[kind]}
+        if kind is str and given.pattern is not None:
+            schema["pattern"] = given.pattern
         if given.lo is not None and kind in (int, float):
             schema["minimum"] = math.ceil(given.lo) if kind is int else given.lo
         if given.hi is not None and kind in (int, float):
@@ -452,6 +466,9 @@ def _kind_schema(kind: Any, given: Spec) -> dict[str, object]:
         return schema
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
         return {"enum": [m.value for m in kind]}
+    if kind is datetime.date:
+        # A YAML date (``2026-10-08``) is read as the text it is written as.
+        return {"type": "string", "format": "date", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}
     if typing.get_origin(kind) is Literal:
         return {"enum": list(typing.get_args(kind))}
     if _is_model(kind):
@@ -462,7 +479,12 @@ def _kind_schema(kind: Any, given: Spec) -> dict[str, object]:
         return {"type": "object", "additionalProperties": _kind_schema(values, bounds)}
     item = _items_of(kind)
     if item is not None:
-        return {"type": "array", "items": _kind_schema(item, Spec())}
+        # A list's bounds and pattern are its items'.
+        each = Spec(pattern=given.pattern, lo=given.lo, hi=given.hi, above=given.above)
+        array: dict[str, object] = {"type": "array", "items": _kind_schema(item, each)}
+        if given.duplicate is not None:
+            array["uniqueItems"] = True
+        return array
     args = typing.get_args(kind)
     if typing.get_origin(kind) is tuple and args and all(a is args[0] for a in args):
         n = len(args)

@@ -156,3 +156,22 @@ def load_yaml(text: str, label: str, error: type[InputError] = InputError) -> An
     if node is None:
         return None
     return _construct(node, loader, label, error)
+
+
+def line_at(root: Any, path: tuple[str | int, ...]) -> int:
+    """Return the line of the value at ``path`` below ``root`` (from ``load_yaml``): the
+    line of its last key (``lanes:`` for ``("lanes",)``) or list item, of its nearest
+    existing parent when the path is missing, and where ``root`` starts (1 for a scalar
+    document) for the empty path."""
+    node: object = root
+    line: int = getattr(root, "line", 1)
+    for part in path:
+        if isinstance(node, YamlMap) and isinstance(part, str) and part in node:
+            line = node.key_lines[part]
+            node = node[part]
+        elif isinstance(node, YamlList) and isinstance(part, int) and 0 <= part < len(node):
+            line = node.item_lines[part]
+            node = node[part]
+        else:
+            break
+    return line

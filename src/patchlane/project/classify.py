@@ -9,47 +9,28 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 from patchlane.errors import MapError
-from patchlane.formats.envelope import read_report, report_document
+from patchlane.formats.classify_file import LANES, LaneEntry, LaneTable, describe
+
+# ``classify.json``'s types, by the names the gate and the commands import them under.
+from patchlane.formats.classify_file import ChangedFile as ChangedFile
+from patchlane.formats.classify_file import ClassificationSummary as ClassificationSummary
+from patchlane.formats.classify_file import ControlChange as ControlChange
 from patchlane.infra import git
-from patchlane.infra.bytecode import is_bytecode
 from patchlane.inputs.committed import decode_utf8, read_committed_text
-from patchlane.inputs.fields import Document
 from patchlane.inputs.paths import path_problem, under_any
 from patchlane.project import harness
 from patchlane.project.collects import Collects, collects
 from patchlane.project.config import DEFAULT_MAP, ReviewMap, parse_review_map
-from patchlane.project.facts import BLOCKING_KINDS, HARNESS, REPLAY_COMMAND, PatchFacts
+from patchlane.project.controlfiles import control_kinds as control_kinds
+from patchlane.project.controlfiles import sectioned_harness
+from patchlane.project.facts import BLOCKING_KINDS, HARNESS, REPLAY_COMMAND
 from patchlane.project.patch import Patch
 from patchlane.project.replay_command import ReplayCommand
-
-LANES = ("property", "fixture", "freeze", "replay")
-# Every kind of control file (``control_kinds``, and the harness routes found on top).
-CONTROL_KINDS = (
-    "review map", "fixture lock", "freeze registry", "property module", HARNESS,
-    "committed bytecode", "checkout attributes", REPLAY_COMMAND,
-)  # fmt: skip
-MAP_SOURCES = ("base", "head", "file")
-
-
-HARNESS_NAMES = frozenset(
-    {"conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml",
-     "sitecustomize.py", "usercustomize.py"}
-)  # fmt: skip
-# Config files that configure pytest only when they hold its section; both sides are read.
-# pyproject.toml is parsed (``[tool]`` with a dotted ``pytest.ini_options...`` key, or an
-# inline table, configures pytest just as well); one it cannot parse counts as harness.
-_PYTEST11 = re.compile(rb"^\s*pytest11\s*=", re.MULTILINE)
-_SECTIONED = {
-    "pyproject.toml": re.compile(rb"^\s*\[\s*tool\.pytest", re.MULTILINE),
-    "setup.cfg": re.compile(rb"^\s*\[\s*tool:pytest\s*\]", re.MULTILINE),
-    "tox.ini": re.compile(rb"^\s*\[\s*pytest\s*\]", re.MULTILINE),
-}
 
 
 @dataclass(frozen=True)
@@ -86,166 +67,6 @@ class LaneApplicability:
 
 
 @dataclass(frozen=True)
-class ControlChange:
-    """A changed control file: its path, its kind, and the route that made it one (``None``
-    when the kind says it all, as for ``conftest.py``)."""
-
-    path: str
-    kind: str
-    why: str | None
-
-
-@dataclass(frozen=True)
-class ChangedFile:
-    """One changed file as the note names it: git's status letter, its path, and the path
-    it was renamed or copied from (``None`` otherwise)."""
-
-    status: str
-    path: str
-    old_path: str | None = None
-
-
-@dataclass(frozen=True)
-class ClassificationSummary:
-    """What ``classify.json`` tells the verdict and the review note: whether the map covers
-    the diff (and why), where the deciding map came from (``map_source`` ``base``, ``head``
-    or ``file``; ``None`` when the file does not say), the unmapped paths and the
-    control-plane changes."""
-
-    map_complete: bool
-    map_reason: str
-    map_source: str | None
-    map_changed: bool
-    unmapped: tuple[str, ...]
-    control_plane: tuple[ControlChange, ...]
-    # The head commit, and the patch file it was applied from (``gate --patch``; ``None``
-    # for a head that was already a commit).
-    head: str | None = None
-    applied_from: str | None = None
-    # Why the patch's changed map does not load at the head (the base's decides), if so.
-    head_map_problem: str | None = None
-    # The base and merge base commits and the changed files (``None``/empty when the file
-    # does not say): what the note names as the patch it is about.
-    base: str | None = None
-    merge_base: str | None = None
-    changed: tuple[ChangedFile, ...] = ()
-    # The changed paths only the base's tests judge (``Classification.tests_alone``).
-    tests_alone: tuple[str, ...] = ()
-
-    @property
-    def facts(self) -> PatchFacts:
-        """Return what the verdict needs: map coverage and the changed control files that
-        keep it at ``undecided``, each as ``path (kind: why)``."""
-        blocking = tuple(
-            _describe(c.path, c.kind, c.why) for c in self.control_plane if c.kind in BLOCKING_KINDS
-        )
-        return PatchFacts(self.map_complete, self.map_reason, blocking, self.head_map_problem)
-
-    @classmethod
-    def from_json(cls, data: object, label: str) -> ClassificationSummary:
-        """Return what the JSON value ``data`` (a ``classify.json``) says.
-
-        Only ``map_complete`` is required; every other key read here is checked when
-        present. Raises ``ReportError`` naming ``label`` for a missing or mistyped value, or
-        a ``harness_changed`` that lists no harness file.
-        """
-        return _parse_summary(report_document(label), data)
-
-    @classmethod
-    def read(cls, path: Path, label: str | None = None) -> ClassificationSummary:
-        """Read and strictly check ``classify.json`` at ``path`` (``label`` names it in
-        messages). Raises ``ReportError``, ``FILE[:LINE]: what is wrong``."""
-        return read_report(path, label, _parse_summary)
-
-
-# The keys ``Classification.to_json`` can write, at each level; the summary's reader refuses
-# any other (docs/architecture.md §4), also in the parts it does not keep.
-_SUMMARY_KEYS = (
-    "base",
-    "head",
-    "merge_base",
-    "applied_from",
-    "map",
-    "files",
-    "lanes",
-    "unmapped",
-    "control_plane",
-    "control_plane_details",
-    "harness_changed",
-    "map_complete",
-    "map_reason",
-    "tests_alone",
-)
-_FILE_KEYS = ("path", "status", "old_path", "lanes", "ignored", "collected", "control_plane")
-
-
-def _parse_summary(doc: Document, value: object) -> ClassificationSummary:
-    if not isinstance(value, dict):
-        raise doc.error_at((), "expected a JSON object")
-    top = doc.fields(value).only(_SUMMARY_KEYS)
-    lanes = top.mapping("lanes", default=None)
-    if lanes is not None:
-        for name in lanes.only(("property", "fixture", "freeze", "replay")).data:
-            lanes.mapping(name).only(("status", "reason", "files"))
-    complete = value.get("map_complete")
-    if not isinstance(complete, bool):
-        raise doc.error_at(("map_complete",), "'map_complete' must be true or false")
-    changes: list[ControlChange] = []
-    for index, item in enumerate(top.sequence("control_plane_details", default=())):
-        where = ("control_plane_details", index)
-        if not (
-            isinstance(item, dict)
-            and isinstance(item.get("path"), str)
-            and isinstance(item.get("kind"), str)
-        ):
-            raise doc.error_at(where, "'control_plane_details' must be a list of {path, kind}")
-        detail = doc.fields(item, where).only(("path", "kind", "why"))
-        why = detail.string("why", default=None)
-        changes.append(ControlChange(item["path"], detail.choice("kind", CONTROL_KINDS), why))
-    harness_listed = any(c.kind in BLOCKING_KINDS for c in changes)
-    if top.boolean("harness_changed", default=False) and not harness_listed:
-        raise doc.error_at(
-            ("harness_changed",), "'harness_changed' is true but no harness file is listed"
-        )
-    source, changed, head_problem = None, False, None
-    map_info = top.mapping("map", default=None)
-    if map_info is not None:
-        map_info.only(("path", "source", "changed_by_patch", "head_problem"))
-        map_info.string("path", null=True, default=None)
-        source = map_info.choice("source", MAP_SOURCES)
-        changed = map_info.boolean("changed_by_patch")
-        head_problem = map_info.string("head_problem", default=None)
-    changed_files: list[ChangedFile] = []
-    for index, item in enumerate(top.sequence("files", default=())):
-        where = ("files", index)
-        if not isinstance(item, dict):
-            raise doc.error_at(where, "'files' must be a list of {path, status, old_path}")
-        entry = doc.fields(item, where).only(_FILE_KEYS)
-        changed_files.append(
-            ChangedFile(
-                status=entry.string("status"),
-                path=entry.string("path"),
-                old_path=entry.string("old_path", null=True, default=None),
-            )
-        )
-    return ClassificationSummary(
-        base=top.string("base", default=None),
-        merge_base=top.string("merge_base", default=None),
-        changed=tuple(changed_files),
-        map_complete=complete,
-        map_reason=top.string("map_reason", default=""),
-        map_source=source,
-        map_changed=changed,
-        unmapped=top.text_list("unmapped", item=None, default=()),
-        control_plane=tuple(changes),
-        head=top.string("head", default=None),
-        applied_from=top.string("applied_from", default=None),
-        head_map_problem=head_problem,
-        tests_alone=top.text_list("tests_alone", item=None, default=()),
-    )
-
-
-@dataclass(frozen=True)
 class Classification:
     base: str
     head: str
@@ -270,7 +91,7 @@ class Classification:
         """Return the changed control files that keep the verdict at ``undecided``, each
         as ``path (kind: why)``."""
         return tuple(
-            _describe(path, kind, self.control_why.get((path, kind)))
+            describe(path, kind, self.control_why.get((path, kind)))
             for path, kind in self.control_plane
             if kind in BLOCKING_KINDS
         )
@@ -293,83 +114,43 @@ class Classification:
         )
 
     def summary(self) -> ClassificationSummary:
-        """Return what the verdict and the review note read from the classification (the
+        """Return ``classify.json``: what the verdict and the review note read back (the
         same as ``ClassificationSummary.from_json`` of ``to_json``)."""
+        lanes = {
+            name: LaneEntry(
+                "applicable" if lane.applicable else "not_applicable", lane.reason, lane.files
+            )
+            for name, lane in self.lanes.items()
+        }
         return ClassificationSummary(
-            map_complete=self.map_complete,
-            map_reason=self.map_reason,
+            base=self.base,
+            head=self.head,
+            merge_base=self.merge_base,
+            applied_from=self.applied_from,
+            map_path=self.map_source.path,
             map_source=self.map_source.source,
             map_changed=self.map_source.changed,
+            head_map_problem=self.map_source.head_problem,
+            changed=tuple(
+                ChangedFile(
+                    f.path, f.status, f.old_path, f.lanes, f.ignored_reason, f.collected, f.control
+                )
+                for f in self.files
+            ),
+            lanes=LaneTable(**lanes),
             unmapped=self.unmapped,
             control_plane=tuple(
                 ControlChange(path, kind, self.control_why.get((path, kind)))
                 for path, kind in self.control_plane
             ),
-            head=self.head,
-            applied_from=self.applied_from,
-            head_map_problem=self.map_source.head_problem,
-            base=self.base,
-            merge_base=self.merge_base,
-            changed=tuple(ChangedFile(f.status, f.path, f.old_path) for f in self.files),
+            map_complete=self.map_complete,
+            map_reason=self.map_reason,
             tests_alone=self.tests_alone,
         )
 
     def to_json(self) -> dict[str, object]:
         """Return ``classify.json`` as JSON-ready data, keys in a fixed order."""
-        return {
-            "base": self.base,
-            "head": self.head,
-            "merge_base": self.merge_base,
-            **({"applied_from": self.applied_from} if self.applied_from is not None else {}),
-            "map": {
-                "path": self.map_source.path,
-                "source": self.map_source.source,
-                "changed_by_patch": self.map_source.changed,
-                **(
-                    {"head_problem": self.map_source.head_problem}
-                    if self.map_source.head_problem is not None
-                    else {}
-                ),
-            },
-            "files": [
-                {
-                    "path": f.path,
-                    "status": f.status,
-                    "old_path": f.old_path,
-                    "lanes": list(f.lanes),
-                    **({"ignored": f.ignored_reason} if f.ignored_reason is not None else {}),
-                    **({"collected": f.collected} if f.collected is not None else {}),
-                    **({"control_plane": list(f.control)} if f.control else {}),
-                }
-                for f in self.files
-            ],
-            "lanes": {
-                name: {
-                    "status": "applicable" if lane.applicable else "not_applicable",
-                    "reason": lane.reason,
-                    "files": list(lane.files),
-                }
-                for name, lane in self.lanes.items()
-            },
-            "unmapped": list(self.unmapped),
-            "control_plane": sorted({path for path, _ in self.control_plane}),
-            "control_plane_details": [
-                {
-                    "path": path,
-                    "kind": kind,
-                    **({"why": why} if (why := self.control_why.get((path, kind))) else {}),
-                }
-                for path, kind in self.control_plane
-            ],
-            "harness_changed": bool(self.harness_changed),
-            "map_complete": self.map_complete,
-            "map_reason": self.map_reason,
-            **({"tests_alone": list(self.tests_alone)} if self.tests_alone else {}),
-        }
-
-
-def _describe(path: str, kind: str, why: str | None) -> str:
-    return f"{path} ({kind}: {why})" if why is not None else f"{path} ({kind})"
+        return self.summary().to_json()
 
 
 def map_path_in_repo(repo: Path, map_option: str | None) -> tuple[str | None, Path | None]:
@@ -470,71 +251,6 @@ def property_module_prefixes(review_map: ReviewMap) -> tuple[str, ...]:
             else:
                 out.extend((f"{root}{top}.py", f"{root}{top}/"))
     return tuple(dict.fromkeys(out))
-
-
-def control_kinds(
-    path: str, review_map: ReviewMap, map_rel: str | None, props: tuple[str, ...]
-) -> list[str]:
-    """Return the kinds of control file ``path`` is (empty when it is none)."""
-    kinds = []
-    name = path.rsplit("/", 1)[-1]
-    if map_rel is not None and path == map_rel:
-        kinds.append("review map")
-    if review_map.fixture is not None and path in review_map.fixture.locks:
-        kinds.append("fixture lock")
-    if review_map.freeze is not None and path == review_map.freeze.registry:
-        kinds.append("freeze registry")
-    if under_any(path, props):
-        kinds.append("property module")
-    if name in HARNESS_NAMES or name.endswith(".pth"):
-        kinds.append(HARNESS)
-    if is_bytecode(path):
-        kinds.append("committed bytecode")
-    if harness.is_gitattributes(path):
-        kinds.append("checkout attributes")
-    return kinds
-
-
-def configures_pytest(name: str, data: bytes) -> bool:
-    """Return whether a file called ``name`` with bytes ``data`` holds pytest configuration
-    (for the names that hold it only in a section: pyproject.toml, setup.cfg, tox.ini).
-
-    A pyproject.toml that cannot be read safely (not UTF-8, not TOML, nested too deeply,
-    too large: ``untrusted.load_toml``) returns True: pytest reads that file too, so what
-    it does there is unknown, and the patch's content must not be able to hide a harness
-    change behind a parse failure. Never raises.
-    """
-    pattern = _SECTIONED.get(name)
-    if pattern is None:
-        return False
-    if name == "pyproject.toml":
-        from patchlane.inputs.untrusted import Unreadable, load_toml
-
-        try:
-            doc = load_toml(data)
-        except Unreadable:
-            return True
-        tool = doc.get("tool")
-        project = doc.get("project")
-        entry_points = project.get("entry-points") if isinstance(project, dict) else None
-        # A ``pytest11`` entry point loads its module as a plugin wherever the project is
-        # installed (an editable install: on every run).
-        plugin = isinstance(entry_points, dict) and "pytest11" in entry_points
-        return (isinstance(tool, dict) and "pytest" in tool) or plugin
-    if name == "setup.cfg" and _PYTEST11.search(data) is not None:
-        return True
-    return pattern.search(data) is not None
-
-
-def _sectioned_harness(repo: Path, commits: tuple[str, str], path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    if name not in _SECTIONED:
-        return False
-    for commit in commits:
-        found = git.read_file_at(repo, commit, path)
-        if found is not None and configures_pytest(name, found[1]):
-            return True
-    return False
 
 
 def lanes_for(path: str, review_map: ReviewMap, props: tuple[str, ...]) -> list[str]:
@@ -648,7 +364,7 @@ class _Sorter:
     def kinds(self, side: str) -> list[str]:
         """Return the control kinds of one path, noting the harness routes found."""
         kinds = control_kinds(side, self.review_map, self.map_rel, self.props)
-        if HARNESS not in kinds and _sectioned_harness(self.repo, self.commits, side):
+        if HARNESS not in kinds and sectioned_harness(self.repo, self.commits, side):
             kinds.append(HARNESS)
             self.whys[(side, HARNESS)] = "holds pytest configuration"
         if HARNESS not in kinds and side in self.found:

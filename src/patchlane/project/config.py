@@ -1,7 +1,9 @@
 """The review map (``review-map.yml``): strict loading into frozen dataclasses.
 
 The keys of docs/architecture.md §4 are accepted; anything else (unknown keys, wrong types,
-duplicate keys, bad YAML, unsafe paths) is a ``MapError`` naming the file and line.
+duplicate keys, bad YAML, unsafe paths) is a ``MapError`` naming the file and line. The
+format is declared once, in ``formats.review_map`` (its keys, types, bounds and schema);
+this module reads it into the types the lanes use.
 """
 
 from __future__ import annotations
@@ -12,29 +14,36 @@ from dataclasses import dataclass, field
 
 from patchlane.errors import MapError
 from patchlane.formats.canary import DEFAULT_MIN, DEFAULT_SHARE, MAP_SOURCE, CanarySetting
+from patchlane.formats.review_map import (
+    CANARY_KEYS,
+    FIXTURE_KEYS,
+    FREEZE_KEYS,
+    IGNORE_KEYS,
+    LANE_KEYS,
+    MODULE_PATTERN,
+    PROPERTY_KEYS,
+    REPLAY_KEYS,
+    ROOT_KEYS,
+    TOP_KEYS,
+)
+
+# The map's defaults and bounds, by the names the lanes and commands import them under.
+from patchlane.formats.review_map import DEFAULT_AUDIT_BUDGET_S as DEFAULT_AUDIT_BUDGET_S
+from patchlane.formats.review_map import DEFAULT_BUILD_TIMEOUT_S as DEFAULT_BUILD_TIMEOUT_S
+from patchlane.formats.review_map import DEFAULT_CASES as DEFAULT_CASES
+from patchlane.formats.review_map import DEFAULT_MAX_AGE_DAYS as DEFAULT_MAX_AGE_DAYS
+from patchlane.formats.review_map import DEFAULT_MAX_EXTENSIONS as DEFAULT_MAX_EXTENSIONS
+from patchlane.formats.review_map import DEFAULT_REPLAY_TESTS as DEFAULT_REPLAY_TESTS
+from patchlane.formats.review_map import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S
+from patchlane.formats.review_map import ISOLATION_CHOICES as ISOLATION_CHOICES
+from patchlane.formats.review_map import MAX_AGE_DAYS as MAX_AGE_DAYS
+from patchlane.formats.review_map import MAX_SEED as MAX_SEED
 from patchlane.inputs.fields import Fields, kind_of, yaml_document
 from patchlane.inputs.paths import path_problem
 from patchlane.inputs.yamlio import YamlMap, load_yaml
 
 DEFAULT_MAP = "review-map.yml"
-DEFAULT_CASES = 200
-DEFAULT_TIMEOUT_S = 60.0
-# The oracle audit is informational (it never changes the verdict): it gets a few seconds.
-DEFAULT_AUDIT_BUDGET_S = 5.0
-DEFAULT_MAX_AGE_DAYS = 14
-DEFAULT_MAX_EXTENSIONS = 1
-DEFAULT_REPLAY_TESTS = ("tests/",)
-# A C extension's build takes seconds to minutes; a build that hangs must still end.
-DEFAULT_BUILD_TIMEOUT_S = 900.0
-# A seed can become a child's PYTHONHASHSEED (``replay map`` records the base under it),
-# which Python accepts only up to 2**32 - 1 (a larger one makes every test process fail to
-# start). The replay's own runs draw theirs (``replay.run.draw_hash_seed``).
-MAX_SEED = 2**32 - 1
-# ``today + max_age_days`` must stay a date (year 9999 at most); a century is already
-# beyond any review period.
-MAX_AGE_DAYS = 36500
-
-_MODULE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+_MODULE_RE = re.compile(MODULE_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -112,9 +121,6 @@ class IgnoreEntry:
     reason: str
 
 
-ISOLATION_CHOICES = ("preferred", "required")
-
-
 @dataclass(frozen=True)
 class ReviewMap:
     """A validated review map. ``replay`` is always present (defaults when not written)."""
@@ -148,15 +154,11 @@ def parse_review_map(text: str, label: str) -> ReviewMap:
     doc = load_yaml(text, label, MapError)
     if not isinstance(doc, YamlMap):
         raise MapError(label, f"expected a mapping at the top, got {kind_of(doc)}", 1)
-    top = (
-        yaml_document(doc, label, MapError)
-        .fields(doc)
-        .only(("ignore", "isolation", "lanes", "version"))
-    )
+    top = yaml_document(doc, label, MapError).fields(doc).only(TOP_KEYS)
     version = top.get("version", 1)
     if type(version) is not int or version != 1:  # ``true == 1`` and ``1.0 == 1`` in Python
         raise top.fail("version", f"unsupported version {version!r} (this patchlane reads 1)")
-    lanes = top.mapping("lanes").only(("fixture", "freeze", "property", "replay"))
+    lanes = top.mapping("lanes").only(LANE_KEYS)
     return ReviewMap(
         label=label,
         property=_property(lanes),
@@ -193,19 +195,7 @@ def _property(lanes: Fields) -> PropertyLane | None:
     r = lanes.mapping("property", default=None)
     if r is None:
         return None
-    r.only(
-        (
-            "audit_budget_s",
-            "cases",
-            "module",
-            "modules",
-            "paths",
-            "pythonpath",
-            "seed",
-            "tests",
-            "timeout_s",
-        )
-    )
+    r.only(PROPERTY_KEYS)
     r.require("paths")
     tests = r.text_list(
         "tests",
@@ -233,7 +223,7 @@ def _property(lanes: Fields) -> PropertyLane | None:
             raise r.fail(key, "expected a non-empty list of module names")
         modules = tuple(raw)
     for name in modules:
-        if not _MODULE_RE.match(name):
+        if not _MODULE_RE.fullmatch(name):
             raise r.fail(key, f"{name!r} is not a dotted Python module name")
     return PropertyLane(
         paths=_paths(r, "paths"),
@@ -272,7 +262,7 @@ def _fixture(lanes: Fields) -> FixtureLane | None:
     r = lanes.mapping("fixture", default=None)
     if r is None:
         return None
-    r.only(("canonical_json", "lock", "paths", "roots"))
+    r.only(FIXTURE_KEYS)
     if r.has("roots"):
         for key in ("paths", "lock", "canonical_json"):
             if r.has(key):
@@ -304,7 +294,7 @@ def _fixture(lanes: Fields) -> FixtureLane | None:
 
 def _root(r: Fields) -> FixtureRoot:
     """One entry of ``fixture.roots``: ``{path, lock, canonical_json}``."""
-    r.only(("canonical_json", "lock", "path"))
+    r.only(ROOT_KEYS)
     r.require("path", "lock")
     return FixtureRoot(
         paths=(r.text("path", check=path_problem),),
@@ -317,7 +307,7 @@ def _freeze(lanes: Fields) -> FreezeLane | None:
     r = lanes.mapping("freeze", default=None)
     if r is None:
         return None
-    r.only(("max_age_days", "max_extensions", "registry"))
+    r.only(FREEZE_KEYS)
     return FreezeLane(
         registry=r.text("registry", check=_file_path),
         max_age_days=r.integer("max_age_days", lo=0, hi=MAX_AGE_DAYS, default=DEFAULT_MAX_AGE_DAYS),
@@ -329,18 +319,7 @@ def _replay(lanes: Fields) -> ReplayLane:
     r = lanes.mapping("replay", default=None)
     if r is None:
         return ReplayLane(tests=DEFAULT_REPLAY_TESTS, private=(), require_signature=False)
-    r.only(
-        (
-            "build",
-            "build_timeout_s",
-            "canary",
-            "paths",
-            "private",
-            "require_signature",
-            "seed",
-            "tests",
-        )
-    )
+    r.only(REPLAY_KEYS)
     tests = _paths(r, "tests", DEFAULT_REPLAY_TESTS)
     if not tests:
         raise r.fail("tests", "expected at least one test path")
@@ -365,7 +344,7 @@ def _canary(r: Fields) -> CanarySetting | None:
         return None
     if value is False or value == "off" or (type(value) is int and value == 0):
         return CanarySetting(share=0.0, min=0, source=MAP_SOURCE)
-    c = r.mapping("canary", expected="{share, min} or off").only(("min", "share"))
+    c = r.mapping("canary", expected="{share, min} or off").only(CANARY_KEYS)
     share = c.number("share", lo=0, expected="a share between 0 and 1", default=DEFAULT_SHARE)
     if share > 1:
         raise c.fail("share", f"expected a share between 0 and 1, got {share!r}")
@@ -381,7 +360,7 @@ def _ignore(top: Fields) -> tuple[IgnoreEntry, ...]:
     )
     out = []
     for r in entries:
-        r.only(("path", "reason"))
+        r.only(IGNORE_KEYS)
         r.require("path", "reason")
         reason = r.text("reason")
         if "\n" in reason.strip():

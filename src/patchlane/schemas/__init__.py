@@ -9,7 +9,7 @@ from importlib import resources
 NAMES = (
     "review-map", "lock", "freeze-registry", "receipt", "classify",
     "fixture-report", "property-report", "freeze-report", "replay-report", "verdict",
-    "review-note", "swebench-report",
+    "review-note", "swebench-report", "dependency-map",
 )  # fmt: skip
 
 

@@ -42,6 +42,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchlane.errors import InputError
+
+# SWE-bench's run-report keys that patchlane never writes (``formats.swebench_report``).
+from patchlane.formats.swebench_report import NOT_MEASURED as NOT_MEASURED
+from patchlane.formats.swebench_report import SwebenchReport
+from patchlane.inputs.model import to_data
 from patchlane.triage.candidates import safe_name, unique_names
 from patchlane.triage.summary import (
     DOES_NOT_APPLY,
@@ -62,8 +67,6 @@ _PER_MODEL = re.compile(r"\A(?:swebench-report\..+\.json|accepted\..+\.jsonl)\Z"
 # The keys a tasks run adds to triage's own row (``Row.to_json``).
 TASK_KEYS = ("instance_id", "model_name_or_path", "key", "infra", "attempts", "base_commit", "repo")
 ROW_KEYS = tuple(Row("", "", "", None, "", 0, "", None, None, 0.0, None).to_json()) + TASK_KEYS
-# SWE-bench's run-report keys that patchlane never writes: it does not run the hidden tests.
-NOT_MEASURED = ("resolved_instances", "unresolved_instances", "resolved_ids", "unresolved_ids")
 _HEX64 = re.compile(r"\A[0-9a-f]{64}\Z")
 
 # An instance's outcome for one model, best first: the rank that picks it among the
@@ -261,39 +264,39 @@ def _model_report(
     reasons = {
         i: final[(p.instance_id, p.model, p.key)].reason for i, (o, p) in best.items() if o == INFRA
     }
-    report: dict[str, object] = {
+    report = SwebenchReport(
         # SWE-bench's keys (make_run_report), in its order, less resolved_*/unresolved_*.
-        "total_instances": len(task_ids),
-        "submitted_instances": len(outcomes),
-        "completed_instances": len(completed),
-        "infra_failure_instances": len(infra),
+        total_instances=len(task_ids),
+        submitted_instances=len(outcomes),
+        completed_instances=len(completed),
+        infra_failure_instances=len(infra),
         # patchlane knows how each gate ended; it never guesses from logs as SWE-bench's
         # classify_logs does, so no failure is ambiguous.
-        "ambiguous_failure_instances": 0,
-        "empty_patch_instances": len(empty),
-        "error_instances": len(errors),
-        "completed_ids": completed,
-        "incomplete_ids": incomplete,
-        "empty_patch_ids": empty,
-        "submitted_ids": sorted(outcomes),
-        "infra_failure_ids": infra,
-        "ambiguous_failure_ids": [],
-        "failure_reasons": dict(sorted(reasons.items())),
-        "error_ids": errors,
+        ambiguous_failure_instances=0,
+        empty_patch_instances=len(empty),
+        error_instances=len(errors),
+        completed_ids=tuple(completed),
+        incomplete_ids=tuple(incomplete),
+        empty_patch_ids=tuple(empty),
+        submitted_ids=tuple(sorted(outcomes)),
+        infra_failure_ids=tuple(infra),
+        ambiguous_failure_ids=(),
+        failure_reasons=dict(sorted(reasons.items())),
+        error_ids=tuple(errors),
         # patchlane's own keys.
-        "model_name_or_path": model,
-        "accepted_instances": len(ids(ACCEPTED)),
-        "undecided_instances": len(ids(UNDECIDED)),
-        "rejected_instances": len(ids(REJECTED)),
-        "does_not_apply_instances": len(ids(NOT_APPLIED)),
-        "accepted_ids": ids(ACCEPTED),
-        "undecided_ids": ids(UNDECIDED),
-        "rejected_ids": ids(REJECTED),
-        "does_not_apply_ids": ids(NOT_APPLIED),
-        "accepted_not_written": not_written,
-        "not_measured": list(NOT_MEASURED),
-    }
-    return report, accepted
+        model_name_or_path=model,
+        accepted_instances=len(ids(ACCEPTED)),
+        undecided_instances=len(ids(UNDECIDED)),
+        rejected_instances=len(ids(REJECTED)),
+        does_not_apply_instances=len(ids(NOT_APPLIED)),
+        accepted_ids=tuple(ids(ACCEPTED)),
+        undecided_ids=tuple(ids(UNDECIDED)),
+        rejected_ids=tuple(ids(REJECTED)),
+        does_not_apply_ids=tuple(ids(NOT_APPLIED)),
+        accepted_not_written=tuple(not_written),
+        not_measured=NOT_MEASURED,
+    )
+    return to_data(report), accepted
 
 
 def accepted_jsonl(pairs: Sequence[Pair]) -> str:

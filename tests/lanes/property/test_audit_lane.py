@@ -6,7 +6,7 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from patchlane.formats.property_report import ORACLE_KINDS
+from patchlane.formats.property_report import ORACLE_KINDS, PropertyReport
 from patchlane.schemas import load_schema
 from tests.gitrepo import GitRepo
 from tests.lanes.property import project as P
@@ -162,52 +162,55 @@ def test_the_audit_runs_only_when_the_patch_changes_what_the_properties_import(
     assert audit(frozenset({"checks/props.py"})) == "ran"
 
 
-def test_the_lane_answers_before_its_audit_and_finish_adds_it(repo: GitRepo) -> None:
-    from patchlane.lanes.property.lane import PropertyRequest, start_property_lane
-    from patchlane.project.classify import load_map_file
+def test_the_audit_adds_its_findings_and_changes_no_result(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The audit runs after the properties, to its end, and only adds to the report: what
+    # the verdict reads is the same without it.
+    import importlib.util
+
+    from patchlane.lanes.property import lane as lane_module
 
     P.make(repo, P.SEED_PROP + "\n\n" + HOLLOW.split("\n", 2)[2])
-    started = start_property_lane(
-        repo.path,
-        load_map_file(repo.path / "review-map.yml"),
-        PropertyRequest(seed=P.SEED, cases=P.CASES, mutants=5),
-        base="main",
-        head="HEAD",
-    )
-    # What the verdict reads is there at once; the audit's findings come with finish().
-    assert started.report.status == "pass"
-    assert started.report.oracle_audit == "not run" and started.report.mutation == ()
-    final = started.finish()
+    final = P.lane(repo, mutants=5)
     assert final.status == "pass" and final.oracle_audit == "ran"
     assert {m.property for m in final.mutation} == {"prop_refund_bounded", "prop_hollow"}
-    assert final.properties == started.report.properties
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        lane_module.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == lane_module.ORACLE_MODULE else real(name, *a),
+    )
+    without = P.lane(repo, mutants=5)
+    assert without.status == "pass"
+    assert without.oracle_audit == "not available" and without.mutation == ()
+    assert final.properties == without.properties
+    assert final.failures == without.failures
 
 
 @pytest.mark.slow
-def test_finish_with_stop_does_not_wait_for_the_audit(repo: GitRepo) -> None:
-    # The gate's verdict is already red: the audit only informs, so it is stopped, its
-    # children killed, and the report says so rather than holding the verdict.
-    from patchlane.lanes.property.lane import PropertyRequest, start_property_lane
+def test_a_red_lane_the_caller_does_not_want_audited_is_not(repo: GitRepo) -> None:
+    # The gate's verdict is red once the lane is: the audit only informs, so it does not
+    # run, and the report says so rather than holding the verdict.
+    from patchlane.lanes.property.lane import PropertyRequest, run_property_lane
     from patchlane.project.classify import load_map_file
 
-    slow = "import time\n" + P.SEED_PROP.replace("    for i", "    time.sleep(2)\n    for i", 1)
-    P.make(repo, slow)
-    repo.write(
-        "review-map.yml",
-        (repo.path / "review-map.yml")
-        .read_text()
-        .replace("timeout_s:", "audit_budget_s: 600\n    timeout_s:"),
-    )
-    repo.commit("a slow property, a long audit budget")
-    started = start_property_lane(
-        repo.path,
-        load_map_file(repo.path / "review-map.yml"),
-        PropertyRequest(seed=P.SEED, cases=P.CASES, mutants=50),
-        base="main",
-        head="HEAD",
-    )
-    assert started.report.status == "pass"
-    final = started.finish(stop=True)
+    P.make(repo, P.SEED_PROP + "\n\ndef prop_red(seed, n=1):\n    assert False\n")
+
+    def run(audit_red: bool) -> PropertyReport:
+        return run_property_lane(
+            repo.path,
+            load_map_file(repo.path / "review-map.yml"),
+            PropertyRequest(seed=P.SEED, cases=P.CASES, mutants=5, audit_red=audit_red),
+            base="main",
+            head="HEAD",
+        )
+
+    final = run(audit_red=False)
+    assert final.status == "fail"
     assert final.oracle_audit == "stopped"
     assert final.mutation == () and final.oracle_findings == ()
-    assert final.properties == started.report.properties
+    assert not [c for c in final.children if c.mode == "audit"]
+    audited = run(audit_red=True)
+    assert audited.oracle_audit == "ran" and audited.mutation != ()
+    assert final.properties == audited.properties

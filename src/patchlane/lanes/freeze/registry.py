@@ -1,77 +1,40 @@
 """The freeze registry (``tests/flaky-freeze.yml``): strict parsing into frozen dataclasses.
 
 Records hold the keys docs/architecture.md §4 lists, ``failure_log: {ref, sha256}`` being
-optional. Anything else (unknown or duplicate keys, missing fields, wrong types, a date that
-is not a calendar date, duplicate ids or node ids, a node id that is not a test) is a
+optional; the format is declared once, as ``formats.freeze_registry.FreezeRecord``.
+Anything else (unknown or duplicate keys, missing fields, wrong types, a date that is not a
+calendar date, duplicate ids or node ids, a node id that is not a test) is a
 ``RegistryError`` naming the file and line. A record's ``expires`` may be absent: the audit
 reports a missing expiry by rule number (rule 1) rather than refusing the file.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-from datetime import date
-
 from patchlane.errors import InputError
+from patchlane.formats.freeze_registry import (
+    RECORD_KEYS,
+    REQUIRED_KEYS,
+    RegistryFile,
+)
+
+# The lane's names for the records it reads.
+from patchlane.formats.freeze_registry import FailureLogRef as FailureLogRef
+from patchlane.formats.freeze_registry import FreezeRecord as FreezeRecord
 from patchlane.inputs.fields import (
     Fields,
     calendar_date,
     kind_of,
-    printable_non_blank,
     yaml_document,
 )
+from patchlane.inputs.model import from_fields, keys
 from patchlane.inputs.paths import path_problem, under_any
 from patchlane.inputs.yamlio import YamlMap, load_yaml
 from patchlane.project.classify import property_module_prefixes
 from patchlane.project.config import ReviewMap
 
-# Ids are printed on one terminal line and named in pytest skip reasons: keep them plain.
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\Z")
-_PROPERTY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
-_SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}\Z")
-
-RECORD_KEYS = (
-    "id", "nodeid", "owner", "reason", "expires", "required_properties", "fixture_lock",
-    "failure_log",
-)  # fmt: skip
-REQUIRED_KEYS = ("id", "nodeid", "owner", "reason", "required_properties")
-
 
 class RegistryError(InputError):
     """The freeze registry is malformed (file, line, what is wrong)."""
-
-
-@dataclass(frozen=True)
-class FailureLogRef:
-    """Where the failure log that justified the latest ``expires`` lives, and its hash."""
-
-    ref: str
-    sha256: str
-
-
-@dataclass(frozen=True)
-class FreezeRecord:
-    """One freeze: a single test node id skipped until ``expires``, under conditions.
-
-    ``expires`` is ``None`` when the record has none (rule 1 fails). ``line`` (where the
-    record starts) does not take part in equality, so that moving a record is no change.
-    """
-
-    id: str
-    nodeid: str
-    owner: str
-    reason: str
-    expires: date | None
-    required_properties: tuple[str, ...]
-    fixture_lock: str | None
-    failure_log: FailureLogRef | None
-    line: int = field(default=0, compare=False)
-
-    @property
-    def test_file(self) -> str:
-        """The repository path of the record's test file (the node id before ``::``)."""
-        return self.nodeid.split("::", 1)[0]
 
 
 # ``history`` reads the base's records leniently with it: the same reading of a date.
@@ -109,64 +72,15 @@ def nodeid_problem(nodeid: str, review_map: ReviewMap) -> str | None:
     return None
 
 
-def _text(r: Fields, key: str, *, exact: bool = False) -> str:
-    """Return the one-line string at ``key``, stripped; ``exact``: refuse surrounding white
-    space instead (ids and node ids are matched byte for byte)."""
-    value = r.text(key)
-    if "\n" in value.strip() or "\r" in value:
-        raise r.fail(key, "must be one line")
-    if exact and value != value.strip():
-        raise r.fail(key, f"{value!r} has leading or trailing white space")
-    return value.strip()
-
-
 def _record(r: Fields, review_map: ReviewMap) -> FreezeRecord:
     """Validate one record (``r``: the reader of ``freezes[i]``)."""
     r.only(RECORD_KEYS)
     r.require(*REQUIRED_KEYS)
-    record_id = _text(r, "id", exact=True)
-    if not _ID_RE.match(record_id):
-        raise r.fail("id", f"{record_id!r}: use letters, digits, '.', '_' and '-' (at most 100)")
-    nodeid = _text(r, "nodeid", exact=True)
-    problem = nodeid_problem(nodeid, review_map)
+    record = from_fields(FreezeRecord, r, given={"line": r.line() or 0})
+    problem = nodeid_problem(record.nodeid, review_map)
     if problem:
-        raise r.fail("nodeid", f"{nodeid!r}: {problem}")
-    # ``expires:`` with no value is a missing expiry (rule 1), not a malformed one.
-    expires = r.date("expires") if r.get("expires") is not None else None
-    names = r.text_list(
-        "required_properties",
-        expected="a list of names",
-        item="a property name",
-        accept=_PROPERTY_RE.match,
-        duplicate="{!r} is listed twice",
-    )
-    lock: str | None = None
-    if r.has("fixture_lock"):
-        lock = _text(r, "fixture_lock", exact=True)
-        problem = path_problem(lock, directory_ok=False)
-        if problem:
-            raise r.fail("fixture_lock", problem)
-    return FreezeRecord(
-        id=record_id,
-        nodeid=nodeid,
-        owner=_text(r, "owner"),
-        reason=_text(r, "reason"),
-        expires=expires,
-        required_properties=names,
-        fixture_lock=lock,
-        failure_log=_failure_log(r) if r.has("failure_log") else None,
-        line=r.line() or 0,
-    )
-
-
-def _failure_log(r: Fields) -> FailureLogRef:
-    log = r.mapping("failure_log", expected="a mapping {ref, sha256}")
-    log.only(("ref", "sha256"), message="unknown key (expected ref, sha256)")
-    # A missing key is reported where the mapping's own entries start.
-    log.require("ref", "sha256", line=r.get("failure_log").line)
-    ref = log.text("ref", expected="a one-line string", accept=printable_non_blank)
-    digest = log.text("sha256", expected="64 hex digits", accept=_SHA256_RE.match)
-    return FailureLogRef(ref=ref.strip(), sha256=digest.lower())
+        raise r.fail("nodeid", f"{record.nodeid!r}: {problem}")
+    return record
 
 
 def parse_registry(text: str, label: str, review_map: ReviewMap) -> tuple[FreezeRecord, ...]:
@@ -200,7 +114,7 @@ def read_registry(
         line = getattr(doc, "line", 1)
         raise RegistryError(label, f"expected a mapping with 'freezes', got {kind_of(doc)}", line)
     top = yaml_document(doc, label, RegistryError).fields(doc)
-    top.only(("freezes",), message="unknown key (expected: freezes)")
+    top.only(keys(RegistryFile), message="unknown key (expected: freezes)")
     entries = top.items("freezes", expected="a list of records", item="a mapping")
     records: list[FreezeRecord] = []
     problems: list[RegistryError] = []

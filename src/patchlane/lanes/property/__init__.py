@@ -11,7 +11,9 @@ patch cannot weaken (docs/architecture.md §1, §2, §4).
   ``infra.process``; its report is ``formats.property_report``);
 - what runs inside the child is ``child.properties`` (with its styles, the integrity check
   and the oracle audit);
-- ``cache/``: the result cache (a run's results, keyed by what it read);
+- ``cache/``: the result cache (a run's results, keyed by what it read: ``results``), the
+  base's oracle audits (one per base: ``audits``) and the sealed entries both keep
+  (``sealed``);
 - ``testplan``: existing ``@given`` tests planned as properties (``child.pytests`` runs them).
 
 This package's ``__init__`` imports nothing, so that importing one of the lane's modules

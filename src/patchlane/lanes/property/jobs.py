@@ -7,18 +7,21 @@ from __future__ import annotations
 
 import os
 import secrets
-import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from patchlane.child.messages import Job
+from patchlane.formats.depmap import MAPS
 from patchlane.formats.property_report import ChildTiming
 from patchlane.infra import process
+from patchlane.infra.cache import default_cache
+from patchlane.infra.cachekey import key_dir
 from patchlane.infra.sandbox import Confinement, Isolation
 from patchlane.infra.ui import Output, one_line
 from patchlane.lanes.property import discover
+from patchlane.lanes.property.cache import audits
 from patchlane.lanes.property.cache import results as resultcache
 from patchlane.lanes.property.trees import Trees
 from patchlane.project.config import PropertyLane
@@ -88,16 +91,13 @@ def home(ctx: Context, number: int) -> Path:
 
 def guarded() -> list[str]:
     """Return the job's ``guarded`` directories, which make the child's sandbox block writes into the parts of
-    patchlane's cache directory that later runs take results from: the property results and
-    the dependency maps (docs/explanation/decisions/0016-caches.md), and the directory of the
-    key their MACs are made with (a key the patch wrote would be one it knows:
-    docs/architecture.md §4)."""
-    from patchlane.formats.depmap import MAPS
-    from patchlane.infra.cache import default_cache
-    from patchlane.infra.cachekey import key_dir
-
+    patchlane's cache directory that later runs take results from: the property results,
+    the base's oracle audits and the dependency maps
+    (docs/explanation/decisions/0016-caches.md), and the directory of the key their MACs
+    are made with (a key the patch wrote would be one it knows: docs/architecture.md §4)."""
     cache = default_cache()
-    found = [os.fspath((cache / d).resolve()) for d in (resultcache.FOLDER, MAPS)]
+    folders = (resultcache.FOLDER, audits.FOLDER, MAPS)
+    found = [os.fspath((cache / d).resolve()) for d in folders]
     return [*found, os.fspath(key_dir().resolve())]
 
 
@@ -136,11 +136,10 @@ def execute(
     ctx: Context,
     jobs: Sequence[ChildJob],
     ready: Mapping[int, process.ChildRun] | None = None,
-    stop: threading.Event | None = None,
 ) -> tuple[Finished, ...]:
-    """Run ``jobs`` in children, except those in ``ready`` (a job's index -> its result
-    from the cache), and return every result in job order (once ``stop`` is set, the
-    children running are killed and the rest never start)."""
+    """Run ``jobs`` in children, as many at once as there are processors, except those in
+    ``ready`` (a job's index -> its result from the cache), and return every result in job
+    order."""
     ready = ready or {}
     if not jobs:
         return ()
@@ -160,7 +159,6 @@ def execute(
                 cwd=ctx.trees.head_root,
                 env=env,
                 layers=ctx.layers,
-                stop=stop,
             )
         # Taken in job order, so that the report never depends on which child ended first.
         for i, job in enumerate(jobs):
@@ -182,17 +180,12 @@ def start(
     cwd: Path,
     env: dict[str, str],
     layers: Isolation,
-    stop: threading.Event | None = None,
 ) -> process.ChildRun:
     """Run one job's child in the sandbox (its home writable, its trees read-only: a
     property has no business writing the tree, and the next module's child reads the same
     one); a child that cannot even be started is a run without results (red), not a crash
     of the lane."""
     trees = tuple(Path(t) for t in job.payload.get("trees", ()))
-    if stop is not None and stop.is_set():
-        return process.ChildRun(
-            (), None, ("not started: no longer wanted",), 0, True, 0.0, b"", b""
-        )
     try:
         launch = process.Launch(
             argv,
@@ -204,7 +197,7 @@ def start(
             confinement=Confinement(job.home, readable=(cwd, *trees)),
             isolation=layers,
         )
-        return process.run_child(launch, stop=stop)
+        return process.run_child(launch)
     except OSError as e:
         why = f"the child could not be started: {e.strerror or e}"
         # 127: what a shell reports for a command it could not run.

@@ -1,8 +1,9 @@
 """The property lane: materialise base and head, then run its steps, each a function of
 frozen inputs that returns a frozen result: ``plan`` (the run jobs and the report's order
 of properties), ``run`` (the children, or the result cache), ``outcomes`` (the judge
-step), ``faults`` (whose fault an import that failed is), and ``audit`` (the oracle audit,
-in a thread of its own); then build the report from what they returned.
+step), ``faults`` (whose fault an import that failed is), and ``audit`` (the oracle audit:
+the patch's own, or the base's when the patch reaches no property); then build the report
+from what they returned. Every step runs to its end before the next starts.
 
 Trust (docs/architecture.md §2): the deciding map is the caller's (the base's); each property module
 runs twice, from the base (its property packages first on ``sys.path``, then the head's
@@ -14,15 +15,11 @@ well-formed (see ``infra.process`` and ``child.properties``).
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import tempfile
-import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from patchlane.errors import MapError, UsageError
 from patchlane.formats.property_report import (
@@ -34,11 +31,15 @@ from patchlane.formats.property_report import (
     PropertyRun,
     status_and_reason,
 )
+from patchlane.infra.bytecode import process_pycache
+from patchlane.infra.cache import default_cache
+from patchlane.infra.cachekey import load_or_create_key
 from patchlane.infra.sandbox import Isolation, network_layers
 from patchlane.infra.sandbox import isolation as sandbox_isolation
 from patchlane.infra.ui import Output
 from patchlane.lanes.property import DEFAULT_MUTANTS
 from patchlane.lanes.property.audit import ORACLE_MODULE, Audited, audit
+from patchlane.lanes.property.cache import audits
 from patchlane.lanes.property.cache import results as resultcache
 from patchlane.lanes.property.faults import HYPOTHESIS_FIX, Checked, check
 from patchlane.lanes.property.jobs import SOURCES, Context
@@ -52,11 +53,8 @@ __all__ = [
     "HYPOTHESIS_FIX",
     "IMPORT_FAILED",
     "ORACLE_MODULE",
-    "Finish",
-    "LaneStarted",
     "PropertyRequest",
     "run_property_lane",
-    "start_property_lane",
 ]
 
 
@@ -67,11 +65,13 @@ class PropertyRequest:
     ``seed`` and ``cases``: the properties' seed and cases per property. ``mutants`` bounds
     the oracle audit's mutants per property (0: no mutation). ``only`` runs one property
     name; ``case`` (with ``only``) one case of it. ``changed`` (a patch's changed paths):
-    the audit runs only when one of them is a head property module or a file it imports
-    (statically, transitively); an audit of unchanged oracles and code would repeat the
-    base's. ``result_cache``: reuse the results of earlier runs whose inputs are
-    unchanged, and store this run's (``resultcache``; materialised commits only, never the
-    work tree).
+    the patch gets its own audit only when one of them is a head property module or a file
+    it imports (statically, transitively), else the base's (``audit``). ``result_cache``:
+    reuse the results of earlier runs whose inputs are unchanged and the base's audit made
+    once per base, and store this run's (``resultcache``, ``audits``; materialised commits
+    only, never the work tree). ``audit_red``: audit also when the lane is red (``False``:
+    the gate, whose verdict a red lane has decided already; the audit only informs, so it
+    does not run and the report says ``stopped``).
     """
 
     seed: int
@@ -81,9 +81,10 @@ class PropertyRequest:
     case: int | None = None
     changed: frozenset[str] | None = None
     result_cache: bool = True
+    audit_red: bool = True
 
 
-def start_property_lane(
+def run_property_lane(
     repo: Path,
     review_map: ReviewMap,
     request: PropertyRequest,
@@ -92,11 +93,10 @@ def start_property_lane(
     head: str | None = "HEAD",
     out: Output | None = None,
     isolation: Isolation | None = None,
-) -> LaneStarted:
+) -> PropertyReport:
     """Run the property lane's properties as ``request`` asks (its seed, cases, mutants,
-    ``only``/``case``, changed paths and result cache: ``PropertyRequest``); start its
-    oracle audit, which may still be running when this returns (``LaneStarted.finish``
-    waits for it).
+    ``only``/``case``, changed paths and result cache: ``PropertyRequest``), then its
+    oracle audit, and return the whole report.
 
     ``base``/``head`` are revisions: with ``base``, the base's property modules and the
     head's are both run against the head commit's code; with ``base=None`` and a ``head``
@@ -107,7 +107,8 @@ def start_property_lane(
     materialised (a symlink out of the repository), ``EnvironmentFault`` when a module
     cannot import a third-party package at base and head alike (docs/architecture.md §2: exit 2, not
     the patch's fault), ``UsageError`` for bad options or an ``only`` that names no
-    property, ``GitError`` for an unknown revision.
+    property, ``GitError`` for an unknown revision, ``CacheKeyError`` when the cache key
+    cannot be read or made.
     """
     lane = review_map.property
     if lane is None:
@@ -116,39 +117,18 @@ def start_property_lane(
     out = out or Output(quiet=True)
     layers = isolation or sandbox_isolation()
     started = time.monotonic()
-    # Set when the verdict no longer waits for the audit (``LaneStarted.finish``).
-    stopping = threading.Event()
-    stack = contextlib.ExitStack()
     # The code under test may leave files it made unremovable: never an error of ours.
-    tmp = stack.enter_context(
-        tempfile.TemporaryDirectory(prefix="patchlane-property-", ignore_cleanup_errors=True)
-    )
-    try:
+    with tempfile.TemporaryDirectory(
+        prefix="patchlane-property-", ignore_cleanup_errors=True
+    ) as tmp:
         scratch = Path(tmp).resolve()
         trees = materialise_trees(repo, review_map, base, head, scratch)
         cache = _result_cache(trees) if request.result_cache else None
         seed, cases, case = request.seed, request.cases, request.case
         ctx = Context(lane, review_map.label, trees, scratch, seed, cases, case, layers, out, cache)
         found = _properties(ctx, request.only)
-        early, pending = _start_audit(found, stack, request, stopping)
-    except BaseException:
-        stack.close()
-        raise
-
-    def finish(stop: bool = False) -> PropertyReport:
-        audited = early
-        if stop and pending is not None and not pending.done():
-            # The verdict is already red: the audit, which only informs, is not waited for
-            # (its running children are killed, the rest never start).
-            stopping.set()
-        with stack:  # waits for the audit's thread, then removes the trees
-            if pending is not None:
-                audited = pending.result()
-        if stopping.is_set():
-            audited = replace(audited, said=STOPPED, findings=(), mutations=())
+        audited = _audit(found, request)
         return _lane_report(found, audited, started)
-
-    return LaneStarted(_lane_report(found, early, started), finish)
 
 
 @dataclass(frozen=True)
@@ -176,8 +156,8 @@ def _properties(ctx: Context, only: str | None) -> _Properties:
 
 def _lane_report(found: _Properties, audited: Audited, started: float) -> PropertyReport:
     """The lane's report from the steps' results (``audited``: the audit's, or what the
-    report says of it while it runs or when it does not; ``started``:
-    ``time.monotonic()`` when the lane began)."""
+    report says of it when it does not run; ``started``: ``time.monotonic()`` when the
+    lane began)."""
     ctx, planned = found.ctx, found.planned
     runs, failures = _ordered(found)
     status, reason = status_and_reason(failures, runs, ctx.seed, ctx.cases, ctx.trees.where)
@@ -223,74 +203,44 @@ def _ordered(found: _Properties) -> tuple[tuple[PropertyRun, ...], tuple[Failure
     return tuple(runs), tuple(failures)
 
 
-def _start_audit(
-    found: _Properties,
-    stack: contextlib.ExitStack,
-    request: PropertyRequest,
-    stopping: threading.Event,
-) -> tuple[Audited, Future[Audited] | None]:
-    """Start the oracle audit in a thread the ``stack`` joins; return what the report says
-    of it until then and the running audit, whose result is the audit's (``None`` when it
-    does not run: then the first is all there is)."""
-    lane = found.ctx.lane
-    passed_at_head = any(module in lane.modules for module, _name in found.outcomes.passed)
-    # Tests the map names are not audited: only the head properties of property modules.
+def _audit(found: _Properties, request: PropertyRequest) -> Audited:
+    """Run the oracle audit step when it applies and return what the report says of it:
+    ``not run`` for a rerun (``only``) or when no head property passed (tests the map names
+    are not audited), ``stopped`` for a red lane the caller does not want audited
+    (``request.audit_red``), ``not available`` without the audit's module."""
+    ctx = found.ctx
+    passed_at_head = any(module in ctx.lane.modules for module, _name in found.outcomes.passed)
     if request.only is not None or not passed_at_head:
-        return Audited("not run"), None
+        return Audited("not run")
+    if not request.audit_red and _red(found):
+        return Audited(STOPPED)
     if importlib.util.find_spec(ORACLE_MODULE) is None:
-        return Audited("not available"), None
-    # Informational, never a verdict: it runs while the caller goes on.
-    pool = stack.enter_context(ThreadPoolExecutor(max_workers=1))
-    pending = pool.submit(
-        audit,
-        found.ctx,
+        return Audited("not available")
+    return audit(
+        ctx,
         found.planned,
         found.outcomes,
         changed=request.changed,
         mutants=request.mutants,
         first_home=found.checked.next_home,
-        stop=stopping,
+        cache=_audit_cache() if ctx.cache is not None else None,
     )
-    return Audited("not run"), pending
 
 
-def run_property_lane(
-    repo: Path,
-    review_map: ReviewMap,
-    request: PropertyRequest,
-    *,
-    base: str | None,
-    head: str | None = "HEAD",
-    out: Output | None = None,
-    isolation: Isolation | None = None,
-) -> PropertyReport:
-    """Run the whole property lane, its oracle audit included, and return its report (see
-    ``start_property_lane`` for the options and what it raises)."""
-    started = start_property_lane(
-        repo, review_map, request, base=base, head=head, out=out, isolation=isolation
-    )
-    return started.finish()
+def _red(found: _Properties) -> bool:
+    """Whether the lane's report will be red (a property failed, or a module could not be
+    evaluated)."""
+    runs, failures = _ordered(found)
+    ctx = found.ctx
+    status, _ = status_and_reason(failures, runs, ctx.seed, ctx.cases, ctx.trees.where)
+    return status.red
 
 
-class Finish(Protocol):
-    """``LaneStarted.finish``: the whole report, waiting for the audit unless ``stop``."""
-
-    def __call__(self, stop: bool = False) -> PropertyReport: ...
-
-
-@dataclass(frozen=True)
-class LaneStarted:
-    """The property lane with its properties run and its oracle audit perhaps still running.
-
-    ``report`` has every property's result (status, failures: all a verdict reads) and no
-    audit yet; ``finish`` waits for the audit, removes the lane's trees and returns the
-    whole report; ``finish(stop=True)`` (the verdict is red already) stops an audit still
-    running instead, and the report says ``oracle_audit: stopped``. Call ``finish``
-    exactly once, also when the caller fails meanwhile.
-    """
-
-    report: PropertyReport
-    finish: Finish
+def _audit_cache() -> audits.AuditCache:
+    """Return the base audit cache (in patchlane's cache directory, sealed with the user's
+    key). Raises ``CacheKeyError`` when the key cannot be read or made."""
+    cache = default_cache()
+    return audits.AuditCache(cache / audits.FOLDER, load_or_create_key(cache))
 
 
 def _result_cache(trees: Trees) -> resultcache.ResultCache | None:
@@ -299,10 +249,6 @@ def _result_cache(trees: Trees) -> resultcache.ResultCache | None:
     Raises ``CacheKeyError`` when the cache key cannot be read or made."""
     if trees.head is None:
         return None
-    from patchlane.infra.bytecode import process_pycache
-    from patchlane.infra.cache import default_cache
-    from patchlane.infra.cachekey import load_or_create_key
-
     roots = {"head": trees.head_root}
     if trees.base_root is not None:
         roots["base"] = trees.base_root

@@ -14,6 +14,7 @@ from patchlane.infra import git
 from patchlane.infra.tree import materialise
 from patchlane.inputs.paths import to_fs
 from patchlane.lanes.property import discover, testplan
+from patchlane.project.build import Build, run_build
 from patchlane.project.classify import property_module_prefixes
 from patchlane.project.config import PropertyLane, ReviewMap
 
@@ -70,8 +71,6 @@ def _build_head(review_map: ReviewMap, root: Path) -> None:
     §2, "Compiled code"). A build that fails leaves the tree unbuilt: the replay lane
     judges that failure (against the base's build too), and a property that imports the
     extension errors meanwhile, which is never a pass. Raises nothing for what it does."""
-    from patchlane.project.build import Build, run_build
-
     build = Build.of(review_map.replay)
     if build is not None:
         run_build(build, root, "head")

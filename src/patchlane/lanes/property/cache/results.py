@@ -30,26 +30,24 @@ to be ``blind``, nothing written outside the child's own home, no path that leav
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
 import os
-import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
+from importlib import metadata
 from pathlib import Path
 from typing import Any, TypedDict
 
 import patchlane
 from patchlane.child.messages import Job, RunResult
-from patchlane.errors import PatchlaneError
 from patchlane.infra.cachekey import CacheKey
 from patchlane.infra.process import ChildRun
-from patchlane.inputs.jsonio import atomic_write_bytes, loads_strict
 from patchlane.lanes.property import judge
+from patchlane.lanes.property.cache import sealed
 from patchlane.lanes.property.cache.fingerprint import fingerprint
+from patchlane.lanes.property.cache.sealed import canonical as canonical  # re-exported
 
 # 2: messages of failing asserts show their operands; runs of tests the map names.
 # 3: a MAC under the user's cache key instead of a bare digest.
@@ -61,11 +59,8 @@ FOLDER = "property"
 # Entries kept per key: one per distinct manifest (the code a base run reaches differs from
 # patch to patch), newest first.
 VARIANTS = 8
-ENTRY_LIMIT = 32 * 1024 * 1024
 _KINDS = ("open", "list", "probe")
 _ENTRY_KEYS = {"format", "description", "records", "manifest", "mac"}
-# The name ``ResultCache._write`` gives an entry.
-_ENTRY_NAME = re.compile(r"[0-9a-f]{32}\.json")
 _READS_KEYS = {"open", "list", "probe", "write", "blind"}
 # Where a write does not make a record incomplete: devices such as /dev/null.
 _DEVICES = "/dev/"
@@ -138,27 +133,15 @@ class Offer:
     home: Path
 
 
-def canonical(value: object) -> bytes:
-    """Return ``value`` as canonical JSON bytes (sorted keys, ASCII, no white space).
-
-    Raises ``ValueError``/``TypeError`` for what JSON cannot hold."""
-    text = json.dumps(
-        value, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False
-    )
-    return text.encode("ascii")
-
-
 def key_of(description: Description) -> str:
     """Return the cache key (hex SHA-256) of a run's description."""
-    return hashlib.sha256(canonical(description)).hexdigest()
+    return sealed.key_of(description)
 
 
 @cache
-def _versions() -> Versions:
+def versions() -> Versions:
     """What of this environment changes a result besides the repository: interpreter,
     Hypothesis and patchlane."""
-    from importlib import metadata
-
     try:
         hypothesis = metadata.version("hypothesis")
     except metadata.PackageNotFoundError:
@@ -217,7 +200,7 @@ def describe(
         "layout": layout,
         "timeout_s": float(timeout_s),
         "isolation": list(isolation),
-        "versions": _versions(),
+        "versions": versions(),
     }
 
 
@@ -337,30 +320,19 @@ class ResultCache:
         manifest still holds; ``None`` otherwise (never raises for what the cache holds).
         An entry whose MAC does not verify is removed and listed in ``unverified``."""
         folder = self.directory / key_of(description)
-        for path in _newest(folder):
+        for path in sealed.newest(folder):
             try:
-                entry = _verified(path, folder.name, self.key)
+                entry = sealed.verified(path, folder.name, self.key, PURPOSE)
             except FileNotFoundError:
                 continue  # pruned by another lane run meanwhile
             if entry is None:
-                self.unverified.append(self._discard(path))
+                self.unverified.append(sealed.discard(path, FOLDER))
                 continue
             records = _fitting(entry, description)
             if records is not None and self._holds(entry["manifest"]):
-                with contextlib.suppress(OSError):
-                    os.utime(path)  # recently used: kept when the key's variants are pruned
+                sealed.touch(path)
                 return records
         return None
-
-    def _discard(self, path: Path) -> str:
-        """Remove an entry that did not verify and return its path below the cache folder.
-        Only a name this cache gives, in a folder that is not a link."""
-        folder = path.parent
-        linked = folder.is_symlink() or folder.parent.is_symlink()
-        if _ENTRY_NAME.fullmatch(path.name) and not linked:
-            with contextlib.suppress(OSError):
-                path.unlink()
-        return f"{FOLDER}/{folder.name[:12]}/{path.name}"
 
     def _holds(self, manifest: Any) -> bool:
         """Whether every path of a (so far unchecked) manifest gives its fingerprint now."""
@@ -476,64 +448,10 @@ class ResultCache:
             "records": list(offer.records),
             "manifest": manifest,
         }
+        # Written in the records' own key order (a counterexample's arguments are shown
+        # as the property named them); the MAC is over the sorted form.
         folder = self.directory / key_of(offer.description)
-        try:
-            body = canonical(entry)
-            digest = hashlib.sha256(body).hexdigest()
-            mac = self.key.mac(PURPOSE, folder.name, body)
-            # Written in the records' own key order (a counterexample's arguments are shown
-            # as the property named them); the MAC is over the sorted form.
-            text = json.dumps({**entry, "mac": mac}, ensure_ascii=True, allow_nan=False)
-            data = text.encode("ascii")
-        except (TypeError, ValueError):
-            return "the result cannot be written as JSON"
-        try:
-            atomic_write_bytes(folder / f"{digest[:32]}.json", data)
-        except (OSError, PatchlaneError) as e:
-            return f"the cache cannot be written ({e})"
-        for stale in _newest(folder)[VARIANTS:]:
-            with contextlib.suppress(OSError):
-                stale.unlink()
-        return ""
-
-
-def _newest(folder: Path) -> list[Path]:
-    """Return the entries in ``folder``, most recently used first (none when unreadable)."""
-    found = []
-    try:
-        with os.scandir(folder) as it:
-            for entry in it:
-                if entry.name.endswith(".json") and entry.is_file(follow_symlinks=False):
-                    with contextlib.suppress(OSError):
-                        found.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.path))
-    except OSError:
-        return []
-    return [Path(p) for _, p in sorted(found, reverse=True)]
-
-
-def _verified(path: Path, identity: str, key: CacheKey) -> dict[str, object] | None:
-    """Return the entry at ``path`` when it is a JSON object whose ``mac`` verifies under
-    ``key`` for its canonical bytes at ``identity`` (its folder), else ``None`` (too large,
-    not JSON, no MAC, a wrong one). Raises ``FileNotFoundError`` when there is no file."""
-    try:
-        with path.open("rb") as f:
-            data = f.read(ENTRY_LIMIT + 1)
-        if len(data) > ENTRY_LIMIT:
-            return None
-        entry = loads_strict(data.decode("ascii"))
-    except FileNotFoundError:
-        raise
-    except (OSError, ValueError, RecursionError):
-        return None
-    if not isinstance(entry, dict):
-        return None
-    body = {k: v for k, v in entry.items() if k != "mac"}
-    try:
-        if not key.verifies(PURPOSE, identity, canonical(body), entry.get("mac")):
-            return None
-    except (TypeError, ValueError, RecursionError):
-        return None
-    return entry
+        return sealed.write(folder, dict(entry), self.key, PURPOSE, VARIANTS)
 
 
 def _fitting(entry: dict[str, object], description: Description) -> tuple[RunResult, ...] | None:
