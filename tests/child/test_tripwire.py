@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from patchlane.child.tripwire import describe
-from patchlane.lanes.replay.chosen import Scope, collect_and_run
+from patchlane.lanes.replay.chosen import Scope
 from patchlane.lanes.replay.collect import Collected
 from patchlane.lanes.replay.fold import fold
 from patchlane.lanes.replay.results import FAILED, PASSED, SKIPPED, Runner
 from patchlane.lanes.replay.results import TestRun as Run
 from patchlane.lanes.replay.run import run_tests
-from tests.lanes.replay.trees import write_tree
+from tests.lanes.replay.trees import collect_and_run, write_tree
 
 # The code under test breaks ``add`` and, at import, makes pytest lie about it.
 _BROKEN = "def add(a, b):\n    return a - b\n\n\n"

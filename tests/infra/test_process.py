@@ -18,6 +18,7 @@ from patchlane.infra.process import (
     Launch,
     minimal_env,
     run_child,
+    start_child,
 )
 from patchlane.infra.resultchannel import parse_results
 
@@ -184,19 +185,27 @@ READ_AND_ECHO = (
 )
 
 
-def _asking(tmp_path: Path, after_ask: str, answer: Any, timeout_s: float = 30) -> ChildRun:
-    return run_child(
-        Launch(
-            [sys.executable, "-c", ASKING_CHILD.replace("{after_ask}", after_ask)],
-            {},
-            token="tok",  # noqa: S106 - the job token of a stand-in child
-            timeout_s=timeout_s,
-            cwd=tmp_path,
-            env=minimal_env(tmp_path),
-            confinement=None,
-        ),
-        answer=answer,
+def _launch(tmp_path: Path, script: str, timeout_s: float = 30) -> Launch:
+    return Launch(
+        [sys.executable, "-c", script],
+        {},
+        token="tok",  # noqa: S106 - the job token of a stand-in child
+        timeout_s=timeout_s,
+        cwd=tmp_path,
+        env=minimal_env(tmp_path),
+        confinement=None,
     )
+
+
+def _asking(tmp_path: Path, after_ask: str, answer: Any, timeout_s: float = 30) -> ChildRun:
+    """Start the asking child, answer its question (if it asks) with ``answer(records)``
+    and watch it to its end, as the replay's pipeline drives a child that collects."""
+    script = ASKING_CHILD.replace("{after_ask}", after_ask)
+    with start_child(_launch(tmp_path, script, timeout_s), asks=True) as child:
+        records = child.question()
+        if records is not None:
+            child.answer(answer(records))
+        return child.finish()
 
 
 def test_a_question_is_answered_once_with_the_records_so_far(tmp_path: Path) -> None:
@@ -242,16 +251,73 @@ def test_a_child_that_never_asks_is_never_answered(tmp_path: Path) -> None:
         raise AssertionError("answered without a question")
 
     script = ASKING_CHILD.replace("send({'ask': 'which'})\n", "").replace("{after_ask}", "")
-    run = run_child(
-        Launch(
-            [sys.executable, "-c", script + "send({'done': True, 'count': 1})\n"],
-            {},
-            token="tok",  # noqa: S106 - the job token of a stand-in child
-            timeout_s=30,
-            cwd=tmp_path,
-            env=minimal_env(tmp_path),
-            confinement=None,
-        ),
-        answer=answer,
-    )
+    with start_child(
+        _launch(tmp_path, script + "send({'done': True, 'count': 1})\n"), asks=True
+    ) as child:
+        records = child.question()
+        if records is not None:
+            child.answer(answer(records))
+        assert records is None
+        run = child.finish()
     assert run.records == ({"seen": 1},) and run.problems == ()
+
+
+def _fds() -> set[str]:
+    """This process's open descriptors."""
+    return {p.name for p in Path("/proc/self/fd").iterdir()}
+
+
+def _pid_after_ask(pidfile: Path) -> str:
+    """What the asking child does after its question: write its pid, then wait for the
+    answer (reading the answer descriptor to its end), then sleep past any test."""
+    return (
+        f"open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
+        "while os.read(job['answer_fd'], 65536):\n"
+        "    pass\n"
+        "import time\n"
+        "time.sleep(300)\n"
+    )
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_a_child_asked_and_never_answered_is_killed_when_its_block_ends(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    before = _fds()
+    started = time.monotonic()
+    script = ASKING_CHILD.replace("{after_ask}", _pid_after_ask(pidfile))
+    with start_child(_launch(tmp_path, script, timeout_s=120), asks=True) as child:
+        records = child.question()
+        assert records == ({"seen": 1}, {"ask": "which"})
+        while not pidfile.exists() or not pidfile.read_text():
+            time.sleep(0.01)
+    # Left without an answer or ``finish``: no wait for its clock, no process, no pipe.
+    assert time.monotonic() - started < 60
+    assert _wait_dead(int(pidfile.read_text()))
+    assert _fds() == before
+    child.close()  # a second close does nothing
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_an_error_between_question_and_answer_kills_the_child(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    before = _fds()
+    script = ASKING_CHILD.replace("{after_ask}", _pid_after_ask(pidfile))
+    with (
+        pytest.raises(LookupError, match="no choice"),
+        start_child(_launch(tmp_path, script, timeout_s=120), asks=True) as child,
+    ):
+        assert child.question() is not None
+        while not pidfile.exists() or not pidfile.read_text():
+            time.sleep(0.01)
+        raise LookupError("no choice")
+    assert _wait_dead(int(pidfile.read_text()))
+    assert _fds() == before
+
+
+def test_a_child_that_asks_and_exits_at_once_is_still_asked_and_finishes(tmp_path: Path) -> None:
+    script = ASKING_CHILD.replace("{after_ask}", "send({'done': True, 'count': 2})\n")
+    with start_child(_launch(tmp_path, script), asks=True) as child:
+        assert child.question() == ({"seen": 1}, {"ask": "which"})
+        child.answer(b"too late")  # the child is gone or going: the write fails quietly
+        run = child.finish()
+    assert run.records == ({"seen": 1}, {"ask": "which"}) and run.returncode == 0

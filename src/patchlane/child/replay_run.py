@@ -2,7 +2,7 @@
 
 The test process is ``python -m pytest`` as the project runs it (no argument, no variable of
 patchlane's: docs/explanation/decisions/0031-plain-run.md), started by ``run.run_tests`` (or
-``chosen.collect_and_run``) in the tree. Its job arrives on a socket as stdin, which
+``chosen.start``) in the tree. Its job arrives on a socket as stdin, which
 ``patchlane.pytest_plugin`` (an entry-point plugin: it loads before any conftest) takes at
 import and hands to ``start``: pytest's extra options, the node ids to run (or the files whose
 every test runs), the result descriptor and the run's token. ``start`` sets the run up before

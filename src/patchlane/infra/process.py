@@ -29,7 +29,7 @@ import patchlane
 from patchlane.infra import children, sandbox
 from patchlane.infra.bytecode import prepare_prefix, process_pycache
 from patchlane.infra.hostprocs import ConfinementRefused, Launched
-from patchlane.infra.resultchannel import Answer, Listen, Listener, Question, parse_results
+from patchlane.infra.resultchannel import Listen, Listener, Question, parse_results
 from patchlane.infra.sandbox import Confinement, Isolation
 
 CHILD_MODULE = "patchlane.child.properties"
@@ -140,12 +140,25 @@ class Launch:
 def run_child(
     launch: Launch,
     *,
-    answer: Answer | None = None,
     stop: threading.Event | None = None,
     listen: Listen | None = None,
 ) -> ChildRun:
-    """Run ``launch.argv`` with ``launch.job`` (plus ``result_fd`` and ``token``) as JSON on
-    stdin.
+    """Run ``launch`` (``start_child``) to its end and return the ``ChildRun``. Never raises
+    for anything the child does; raises what ``start_child`` and ``Child.finish`` raise."""
+    with start_child(launch, stop=stop, listen=listen) as child:
+        return child.finish()
+
+
+def start_child(
+    launch: Launch,
+    *,
+    asks: bool = False,
+    stop: threading.Event | None = None,
+    listen: Listen | None = None,
+) -> Child:
+    """Start ``launch.argv`` with ``launch.job`` (plus ``result_fd`` and ``token``) as JSON on
+    stdin, and return its ``Child``: a context manager whose end kills the child's group if
+    it still runs and closes every pipe, whatever was asked of it (``Child.close``).
 
     With ``confinement`` (every child that runs the patch's code), the child starts in
     ``isolation`` (default: this machine's, ``patchlane.infra.sandbox.isolation``) with what the
@@ -153,22 +166,21 @@ def run_child(
     directory as its home; ``None`` only for children that run patchlane's own code.
 
     ``result_limit`` bounds the bytes the result channel may carry (past it the child is
-    killed and the run has a problem). With ``answer``, the job also names ``answer_fd``:
-    the first record carrying ``resultchannel.ASK`` is answered once, with what ``answer``
-    returns for the records so far, written to that descriptor and closed (the child reads
-    it to its end); the child's clock keeps running meanwhile. With ``listen``, the records
-    are also handed to it as they arrive, and it is called on every turn of the watch loop (for progress:
-    what it does changes nothing of the run). Returns the ``ChildRun``. Never raises for
-    anything the child does; raises ``OSError`` only when the process cannot be started at
-    all, ``ConfinementRefused`` when the sandbox's launcher could not confine a replay's
-    test process (``infra.hostprocs``: it never runs the tests then), and what ``answer``
-    raises (the child's group killed first). Once ``stop`` is set the child's group is
-    killed as at its deadline (``timed_out``): no longer wanted.
+    killed and the run has a problem). With ``asks``, the job also names ``answer_fd``: the
+    first record carrying ``resultchannel.ASK`` is the child's one question
+    (``Child.question``), answered once (``Child.answer``: written to that descriptor and
+    closed; the child reads it to its end); the child's clock keeps running meanwhile. With
+    ``listen``, the records are also handed to it as they arrive, and it is called on every
+    turn of the watch loop (for progress: what it does changes nothing of the run). Once
+    ``stop`` is set the child's group is killed as at its deadline (``timed_out``): no
+    longer wanted.
+
+    Raises ``OSError`` only when the process cannot be started at all.
     """
-    job, token, cwd, result_limit = launch.job, launch.token, launch.cwd, launch.result_limit
+    job, token, cwd = launch.job, launch.token, launch.cwd
     read_fd, write_fd = os.pipe()
-    ask_read, ask_write = os.pipe() if answer is not None else (-1, -1)
-    extra = {"answer_fd": ask_read} if answer is not None else {}
+    ask_read, ask_write = os.pipe() if asks else (-1, -1)
+    extra = {"answer_fd": ask_read} if asks else {}
     payload = json.dumps({**job, **extra, "result_fd": write_fd, "token": token}).encode("utf-8")
     launched = _launched(launch)
     try:
@@ -181,7 +193,7 @@ def run_child(
         raise
     start = time.monotonic()
     sock = _JobSocket(payload, launch.timeout_s) if launch.job_socket else None
-    fds = (write_fd,) if answer is None else (write_fd, ask_read)
+    fds = (write_fd,) if not asks else (write_fd, ask_read)
     try:
         proc = subprocess.Popen(
             list(argv),
@@ -201,45 +213,116 @@ def run_child(
         raise
     finally:
         os.close(write_fd)
-        if answer is not None:
+        if asks:
             os.close(ask_read)
         if sock is not None:
             sock.child.close()
         if launched is not None:
             launched.started()
-    question = None if answer is None else Question(token, answer, ask_write)
-    watch = _Watch(proc, read_fd, start + launch.timeout_s, result_limit, question, stop)
+    question = Question(token, ask_write) if asks else None
+    watch = _Watch(proc, read_fd, start + launch.timeout_s, launch.result_limit, question, stop)
     watch.listener = None if listen is None else Listener(token, listen)
     watch.launched = launched
+    child = Child(watch, sock, launch, start, wrapped)
     try:
         if sock is None:
             watch.feed(payload)
         else:
             sock.feed()
+    except BaseException:
+        child.close()
+        raise
+    return child
+
+
+class Child:
+    """One started child (``start_child``), watched step by step: ``question`` (when it
+    was started to ask), ``answer``, ``finish``. Leaving its ``with`` block (``close``)
+    kills its group if it still runs and closes every pipe: a child asked nothing more, or
+    never answered, is ended there, never left waiting."""
+
+    def __init__(
+        self,
+        watch: _Watch,
+        sock: _JobSocket | None,
+        launch: Launch,
+        start: float,
+        wrapped: bool,
+    ) -> None:
+        self._watch = watch
+        self._sock = sock
+        self._launch = launch
+        self._start = start
+        self._wrapped = wrapped
+        self._closed = False
+
+    def __enter__(self) -> Child:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def question(self) -> tuple[dict[str, object], ...] | None:
+        """Watch the child until it asks; return the records so far (token checked, the
+        question last), or ``None`` when it ended (or its clock ran out) without asking,
+        or was started without ``asks``. Raises ``KeyboardInterrupt`` when the command is
+        being interrupted (``children``)."""
+        question = self._watch.question
+        if question is None:
+            return None
+        self._watch.loop(until_asked=True)
+        return question.asked
+
+    def answer(self, data: bytes) -> None:
+        """Answer the child's question with ``data`` (written from a thread, then the
+        descriptor closed); once only, and nothing when it was started without ``asks``."""
+        if self._watch.question is not None:
+            self._watch.question.reply(data)
+
+    def finish(self) -> ChildRun:
+        """Watch the child to its end (its exit, its clock, ``stop``), kill its group and
+        return the ``ChildRun``. Raises ``ConfinementRefused`` when the sandbox's launcher
+        could not confine a replay's test process (``infra.hostprocs``: it never runs the
+        tests then), ``KeyboardInterrupt`` as ``question`` does."""
+        watch, limit = self._watch, self._launch.result_limit
         watch.loop()
-    finally:
-        watch.close()
-        if sock is not None:
-            sock.close()
-        refused = _refused(launched)
-    if refused is not None:
-        raise ConfinementRefused(
-            f"the sandbox's launcher could not confine the test process ({refused}); "
-            "the tests did not run"
+        refused = self._close()
+        if refused is not None:
+            raise ConfinementRefused(
+                f"the sandbox's launcher could not confine the test process ({refused}); "
+                "the tests did not run"
+            )
+        records, done, problems = parse_results(bytes(watch.results), self._launch.token)
+        if watch.overflow:
+            problems.insert(0, f"more than {limit} bytes on the result channel")
+        return ChildRun(
+            records=tuple(records),
+            done_count=done,
+            problems=tuple(problems),
+            returncode=_returncode(watch.proc.returncode, self._wrapped),
+            timed_out=watch.timed_out,
+            seconds=time.monotonic() - self._start,
+            stdout_tail=bytes(watch.tails[0]),
+            stderr_tail=bytes(watch.tails[1]),
         )
-    records, done, problems = parse_results(bytes(watch.results), token)
-    if watch.overflow:
-        problems.insert(0, f"more than {result_limit} bytes on the result channel")
-    return ChildRun(
-        records=tuple(records),
-        done_count=done,
-        problems=tuple(problems),
-        returncode=_returncode(proc.returncode, wrapped),
-        timed_out=watch.timed_out,
-        seconds=time.monotonic() - start,
-        stdout_tail=bytes(watch.tails[0]),
-        stderr_tail=bytes(watch.tails[1]),
-    )
+
+    def close(self) -> None:
+        """Kill the child's group if it still runs, close every pipe (an unanswered
+        question's too); nothing the second time."""
+        self._close()
+
+    def _close(self) -> str | None:
+        """``close``; return why the launcher refused to run the tests (``_refused``)."""
+        if self._closed:
+            return None
+        self._closed = True
+        try:
+            self._watch.close()
+        finally:
+            if self._sock is not None:
+                self._sock.close()
+            refused = _refused(self._watch.launched)
+        return refused
 
 
 class _JobSocket:
@@ -365,6 +448,8 @@ class _Watch:
         self.tails = (bytearray(), bytearray())
         self.timed_out = False
         self.overflow = False
+        self.watching = False  # registered with ``children`` (the first ``loop``)
+        self.ended = False
         self.selector = selectors.DefaultSelector()
         assert proc.stdout is not None and proc.stderr is not None  # noqa: S101 - PIPEs
         self.fds: dict[int, int] = {read_fd: -1}  # fd -> tail index (-1: results)
@@ -386,27 +471,35 @@ class _Watch:
         with contextlib.suppress(BrokenPipeError, OSError):
             stdin.close()
 
-    def loop(self) -> None:
+    def loop(self, until_asked: bool = False) -> None:
         """Read until the child has exited (then kill its group and drain) or the
-        deadline passes (then kill its group, reap it and drain). Raises
-        ``KeyboardInterrupt`` when the command is being interrupted (``children``)."""
-        children.started(self.proc.pid)  # Ctrl-C kills its group (patchlane.infra.children)
-        while True:
+        deadline passes (then kill its group, reap it and drain); with ``until_asked``,
+        only until the child's question has come. Nothing once the child has ended.
+        Raises ``KeyboardInterrupt`` when the command is being interrupted (``children``)."""
+        if not self.watching:
+            self.watching = True
+            children.started(self.proc.pid)  # Ctrl-C kills its group (patchlane.infra.children)
+        while not self.ended:
             if self._exited():
-                self._kill_group()
-                self.proc.wait()
-                self._drain(time.monotonic() + DRAIN_S)
+                self._end()
                 return
             remaining = self.deadline - time.monotonic()
             if remaining <= 0 or (self.stop is not None and self.stop.is_set()):
                 self.timed_out = True
-                self._kill_group()
-                self.proc.wait()
-                self._drain(time.monotonic() + DRAIN_S)
+                self._end()
                 return
             self._read_ready(min(remaining, 0.05 if not self.fds else 0.25))
             if self.listener is not None:
                 self.listener.look(self.results)
+            if until_asked and self.question is not None and self.question.asked is not None:
+                return
+
+    def _end(self) -> None:
+        """The child exited or is no longer wanted: kill its group, reap it and drain."""
+        self.ended = True
+        self._kill_group()
+        self.proc.wait()
+        self._drain(time.monotonic() + DRAIN_S)
 
     def _exited(self) -> bool:
         # WNOWAIT: see that it exited without reaping it, so that its pid (and group id)

@@ -1,6 +1,7 @@
 """The parent's side of a child's result channel: the records split and checked against
 the job's token (``parse_results``), the child's one question answered mid-run
-(``Question``), and the records handed to a caller as they arrive (``Listener``).
+(``Question``: the parent's side of ``process.Child.question`` and ``answer``), and
+the records handed to a caller as they arrive (``Listener``).
 ``process.run_child`` watches the channel; this module reads what it carries.
 """
 
@@ -13,10 +14,8 @@ from collections.abc import Callable, Sequence
 
 from patchlane.inputs.jsonio import loads_strict
 
-# A record with this key asks the parent a question mid-run (``run_child``'s ``answer``).
+# A record with this key asks the parent a question mid-run (``process.Child.question``).
 ASK = "ask"
-# Given every record so far (the question last), return the answer's bytes.
-Answer = Callable[[Sequence[dict[str, object]]], bytes]
 # Given the records that arrived since its last call (often none), on every turn of the
 # watch loop: what a caller shows while the child runs (``run_child``'s ``listen``).
 Listen = Callable[[Sequence[dict[str, object]]], None]
@@ -41,23 +40,24 @@ class Listener:
 
 
 class Question:
-    """Watches the result channel for the child's one question and answers it.
+    """Watches the result channel for the child's one question (``asked``: the records up
+    to it, the question last) and carries the one answer back (``reply``).
 
     The answer is written from a thread: a child that asks and then never reads (the
     patch's code runs in it) must not stop the watch, whose clock kills it in the end; the
     write then fails and the thread ends.
     """
 
-    def __init__(self, token: str, answer: Answer, fd: int) -> None:
+    def __init__(self, token: str, fd: int) -> None:
         self.token = token
-        self.answer = answer
         self.fd: int | None = fd
         self.seen = 0  # bytes of the channel already split into records
         self.records: list[dict[str, object]] = []
+        self.asked: tuple[dict[str, object], ...] | None = None
 
     def look(self, results: bytearray) -> None:
-        """Take the complete lines that arrived; answer at the first question."""
-        if self.fd is None:
+        """Take the complete lines that arrived, until the first question."""
+        if self.asked is not None or self.fd is None:
             return
         end = results.rfind(b"\n")
         if end < self.seen:
@@ -68,17 +68,19 @@ class Question:
         for record in records:
             self.records.append(record)
             if ASK in record:
-                fd, self.fd = self.fd, None
-                try:
-                    data = self.answer(self.records)
-                except BaseException:
-                    os.close(fd)
-                    raise
-                threading.Thread(target=_write_and_close, args=(fd, data), daemon=True).start()
+                self.asked = tuple(self.records)
                 return
 
+    def reply(self, data: bytes) -> None:
+        """Write ``data`` as the answer and close the descriptor (from a thread); a second
+        reply, or one after ``close``, writes nothing."""
+        fd, self.fd = self.fd, None
+        if fd is not None:
+            threading.Thread(target=_write_and_close, args=(fd, data), daemon=True).start()
+
     def close(self) -> None:
-        """Close the answer's descriptor if no question came."""
+        """Close the answer's descriptor if it was never replied on: a child waiting for
+        the answer reads its end."""
         if self.fd is not None:
             with contextlib.suppress(OSError):
                 os.close(self.fd)

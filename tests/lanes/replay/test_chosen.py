@@ -3,15 +3,17 @@ on real trees and real pytest children."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from patchlane.lanes.replay.chosen import ChosenRun, Scope, collect_and_run
+from patchlane.lanes.replay import chosen
+from patchlane.lanes.replay.chosen import ChosenRun, Scope
 from patchlane.lanes.replay.collect import Collected, CollectionError, collect
 from patchlane.lanes.replay.results import FAILED, PASSED, NodeResult, Runner
-from tests.lanes.replay.trees import write_tree
+from tests.lanes.replay.trees import collect_and_run, live_children, open_fds, write_tree
 
 
 def _logging_tests(log: Path, name: str) -> str:
@@ -179,3 +181,41 @@ def test_a_candidates_record_the_projects_code_sends_at_import_does_not_stand(
     assert seen[0].nodeids == ("tests/test_a.py::test_one", "tests/test_a.py::test_two")
     assert ran.run is not None
     assert ran.run.results["tests/test_a.py::test_two"].outcome == FAILED
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_a_session_left_after_its_collection_ends_its_child_unanswered(tmp_path: Path) -> None:
+    log = tmp_path / "tree" / "log.txt"
+    tree = write_tree(tmp_path / "tree", {"tests/test_a.py": _logging_tests(log, "a")})
+    children, fds = live_children(), open_fds()
+    started = time.monotonic()
+    with chosen.start(tree, Scope(("tests",), (), None), Runner(3, 120)) as session:
+        collected = session.collected()
+        assert collected.nodeids == ("tests/test_a.py::test_one", "tests/test_a.py::test_two")
+        assert live_children() - children  # the child waits for its answer
+    # Never asked to run: the child is gone at once (not at its 120 s clock), nothing of
+    # it is left open, and no test ran.
+    assert time.monotonic() - started < 60
+    assert live_children() <= children
+    assert open_fds() == fds
+    assert log.read_text().splitlines() == ["import a"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_an_error_after_the_collection_ends_the_child_and_reaches_the_caller(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "tree" / "log.txt"
+    tree = write_tree(tmp_path / "tree", {"tests/test_a.py": _logging_tests(log, "a")})
+    children, fds = live_children(), open_fds()
+    with (
+        pytest.raises(LookupError, match="no choice"),
+        chosen.start(tree, Scope(("tests",), (), None), Runner(3, 120)) as session,
+    ):
+        session.collected()
+        raise LookupError("no choice")
+    assert live_children() <= children
+    assert open_fds() == fds
+    assert log.read_text().splitlines() == ["import a"]

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from patchlane.lanes.replay.chosen import Scope, collect_and_run
+from patchlane.lanes.replay.chosen import Scope
 from patchlane.lanes.replay.collect import Collected
 from patchlane.lanes.replay.results import FAILED, PASSED, Runner
 from patchlane.lanes.replay.run import run_tests
 from patchlane.lanes.replay.runprogress import Counter, counter, shown
-from tests.lanes.replay.trees import write_tree
+from tests.lanes.replay.trees import collect_and_run, write_tree
 
 # Four tests that each take a while, one of which fails: the run lasts longer than the
 # interval below many times over, so progress is said while it runs.

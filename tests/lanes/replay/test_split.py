@@ -3,18 +3,20 @@ on real trees and real pytest children."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
 from patchlane.infra.sandbox import isolation
 from patchlane.lanes.replay import results as replay_run
+from patchlane.lanes.replay import split
 from patchlane.lanes.replay.chosen import Scope
 from patchlane.lanes.replay.collect import Collected, CollectionError
 from patchlane.lanes.replay.results import FAILED, PASSED, NodeResult, Runner
-from patchlane.lanes.replay.split import own_test_files, run_apart, split_and_run, union
+from patchlane.lanes.replay.split import own_test_files, run_apart, union
 from patchlane.project.testmodules import ModulePatterns
-from tests.lanes.replay.trees import write_tree
+from tests.lanes.replay.trees import live_children, open_fds, split_and_run, write_tree
 
 LIMITS = "LIMIT = 10\n"
 BASE_TEST = (
@@ -279,3 +281,23 @@ def test_no_run_sees_what_another_run_wrote_in_the_tree(tmp_path: Path) -> None:
         "tests/test_z.py::test_writes": NodeResult(PASSED),
     }
     assert not (tree / "tests" / "marker.txt").exists()  # the base's process never wrote it
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_a_split_session_left_after_its_collections_ends_every_child(tmp_path: Path) -> None:
+    tree = _tree(tmp_path, {"tests/test_base.py": BASE_TEST, "tests/test_new.py": PATCH_TEST})
+    children, fds = live_children(), open_fds()
+    started = time.monotonic()
+    with split.start(tree, SCOPE, ["tests/test_new.py"], Runner(3, 120)) as session:
+        collected = session.collected()
+        assert sorted(collected.nodeids) == [
+            "tests/test_base.py::test_limit",
+            "tests/test_base.py::test_other",
+            "tests/test_new.py::test_low",
+        ]
+        assert live_children() - children  # the first child waits for its answer
+    # Never asked to run: every child is gone at once, nothing left open.
+    assert time.monotonic() - started < 60
+    assert live_children() <= children
+    assert open_fds() == fds

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from patchlane.lanes.replay.chosen import Scope, collect_and_run
+from patchlane.lanes.replay.chosen import Scope
 from patchlane.lanes.replay.collect import Collected
 from patchlane.lanes.replay.results import FAILED, PASSED, SKIPPED, Runner
 from patchlane.lanes.replay.run import run_tests
@@ -24,7 +24,7 @@ from patchlane.lanes.replay.testbound import (
     current,
     default_bound,
 )
-from tests.lanes.replay.trees import write_tree
+from tests.lanes.replay.trees import collect_and_run, write_tree
 
 LOOPS = """\
 def test_before():

@@ -3,7 +3,14 @@ puts ``src`` on the path (shared by the tests of the run and collection children
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from patchlane.lanes.replay import chosen, split
+from patchlane.lanes.replay.chosen import ChosenRun, Scope
+from patchlane.lanes.replay.collect import Collected
+from patchlane.lanes.replay.results import Runner
 
 PYTEST_INI = "[pytest]\npythonpath = src\n"
 
@@ -30,3 +37,46 @@ def wheel_site(root: Path) -> Path:
     record = ["patchlane/__init__.py", "patchlane/pytest_plugin.py", f"{info.name}/RECORD"]
     (info / "RECORD").write_text("".join(f"{path},,\n" for path in record))
     return root
+
+
+# Given what was collected, the node ids to run, or ``None`` to run nothing: what a test
+# decides in place of the replay's selection.
+Choose = Callable[[Collected], "Sequence[str] | None"]
+
+
+def collect_and_run(
+    tree: Path, scope: Scope, choose: Choose, runner: Runner, record: Path | None = None
+) -> ChosenRun:
+    """Drive a ``chosen.start`` session as the replay's pipeline does: collect, ``choose``
+    from the collection, run that. Raises what the session raises and what ``choose``
+    raises (the child killed as the session ends)."""
+    with chosen.start(tree, scope, runner, record) as session:
+        return session.run(choose(session.collected()))
+
+
+def split_and_run(
+    tree: Path, scope: Scope, choose: Choose, own: Sequence[str], runner: Runner
+) -> ChosenRun:
+    """``collect_and_run`` through a ``split.start`` session (the patch's own test files
+    ``own`` apart)."""
+    with split.start(tree, scope, own, runner) as session:
+        return session.run(choose(session.collected()))
+
+
+def live_children() -> set[int]:
+    """The live processes (``/proc``) whose parent is this process: a child of a session
+    still running shows here."""
+    pids = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state, ppid = stat.read_text().rsplit(")", 1)[1].split()[:2]
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if int(ppid) == os.getpid() and state not in ("Z", "X"):
+            pids.add(int(stat.parent.name))
+    return pids
+
+
+def open_fds() -> set[str]:
+    """This process's open descriptors (``/proc``)."""
+    return {p.name for p in Path("/proc/self/fd").iterdir()}

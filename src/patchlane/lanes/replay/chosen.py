@@ -4,11 +4,13 @@
 node ids selection chose from, then the run child, which imported and collected the same
 test files again. Here the run child collects the candidate test files exactly as
 ``collect`` would (the project's ``testpaths`` or rootdir, the extra paths, the changed
-modules' doctests, only the candidate files), sends their node ids and asks; this process
-selects the slice from them (``choose``: the selection's rules, the slice written and
-hashed before any test runs) and answers with the node ids to run, which the child then
-runs as ``run_tests`` would (docs/architecture.md §4, "Replay slice": one child for
-collection and run).
+modules' doctests, only the candidate files), sends their node ids and asks. The caller
+drives the two phases in a straight line: ``start`` yields the child's ``Session``,
+``Session.collected`` waits for the collection, the caller selects the slice from it (the
+selection's rules, the slice written and hashed before any test runs), and
+``Session.run`` answers with the node ids to run, which the child then runs as
+``run_tests`` would (docs/architecture.md §4, "Replay slice": one child for collection and
+run). A session left before ``run`` kills its child: nothing waits on an answer.
 
 What the child collected is the patch's code talking, as with ``collect``; what counts is
 only what this process chose: a chosen node id that no report names failed (``fold``).
@@ -16,18 +18,20 @@ only what this process chose: a chosen node id that no report names failed (``fo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from patchlane.child.messages import ReplayJob
 from patchlane.infra import process
+from patchlane.infra.sandbox import Presentation
 from patchlane.infra.ui import one_line
 from patchlane.lanes.replay.collect import Collected, CollectionError, ImportSeen, tail_lines
 from patchlane.lanes.replay.fold import fold
@@ -44,11 +48,8 @@ from patchlane.lanes.replay.run import (
     run_tests,
     with_rewritten,
 )
-from patchlane.lanes.replay.runprogress import counter
+from patchlane.lanes.replay.runprogress import Counter, counter
 from patchlane.lanes.replay.testbound import Clock, current, listener
-
-# Given what the child collected, the node ids to run, or ``None`` to run nothing.
-Choose = Callable[[Collected], "Sequence[str] | None"]
 
 
 @dataclass(frozen=True)
@@ -76,52 +77,55 @@ class Scope:
 
 @dataclass(frozen=True)
 class ChosenRun:
-    """The run (``None`` when ``choose`` ran nothing), and the seconds from the child's
-    start to its question (its start-up and collection) and spent choosing."""
+    """The run (``None`` when nothing was asked to run), and the seconds from the child's
+    start to its question (its start-up and collection) and from the question to the
+    answer (choosing)."""
 
     run: TestRun | None
     collect_s: float
     choose_s: float
 
 
-def collect_and_run(
-    tree: Path,
-    scope: Scope,
-    choose: Choose,
-    runner: Runner,
-    record: Path | None = None,
-) -> ChosenRun:
-    """Start pytest in ``tree``, let ``choose`` pick from what it collected, run that, as
-    ``runner`` says (its hash seed, wall clock and freeze report).
+class Session(Protocol):
+    """Collection, then the run of what was chosen from it: ``collected`` once, then
+    ``run`` at most once; a session left without ``run`` ends its children unanswered."""
+
+    def collected(self) -> Collected:
+        """Wait for the collection and return it. Raises ``CollectionError`` when none
+        came (pytest could not collect: a broken conftest, a usage error, a timeout) or it
+        reports an error that is not one file's."""
+        ...
+
+    def run(self, nodeids: Sequence[str] | None) -> ChosenRun:
+        """Run ``nodeids`` (``None``: nothing) and return the ``ChosenRun``. Raises
+        ``ReportError`` for a malformed freeze report, ``ConfinementRefused`` as
+        ``process.Child.finish`` does."""
+        ...
+
+
+@contextlib.contextmanager
+def start(
+    tree: Path, scope: Scope, runner: Runner, record: Path | None = None
+) -> Iterator[Session]:
+    """Start pytest in ``tree``, collecting ``scope``, and yield its ``Session``: the
+    child runs what ``Session.run`` names, as ``runner`` says (its hash seed, wall clock
+    and freeze report). When the block ends the child is gone: killed if it still runs
+    (a block left before ``run``, by an error or not, never leaves it waiting).
 
     With ``record`` (a path in a directory the caller made), the child also records what
     each test depended on and writes it there, as ``run_tests`` does (``replay map``).
 
-    Returns the ``ChosenRun``. Raises ``CollectionError`` when the child never asks
-    (pytest could not collect: a broken conftest, a usage error, a timeout) or reports an
-    error that is not one file's; what ``choose`` raises (the child killed first);
-    ``ReportError`` for a malformed freeze report; ``OSError`` when the child cannot start.
+    Raises ``OSError`` when the child cannot start; ``ConfinementRefused`` as
+    ``process.Child.finish`` does.
     """
     if not scope.extra_paths:
-        return _nothing_to_collect(tree, choose, runner)
-    asked: list[Sequence[str] | None] = []
-    clock = {"start": time.monotonic(), "asked": 0.0, "chosen": 0.0}
+        yield _NothingToCollect(tree, runner)
+        return
     # Each test's own wall clock (``testbound``); inside ``runprogress.shown``: collection's
     # time, then tests done of the choice and the one running, every few s.
     per_test = Clock(current())
     progress = counter(None, running=per_test.running)
-
-    def answer(records: Sequence[Mapping[str, Any]]) -> bytes:
-        clock["asked"] = time.monotonic()
-        chosen = choose(_collected(records, scope, clock["asked"] - clock["start"]))
-        asked.append(chosen)
-        clock["chosen"] = time.monotonic()
-        if progress is not None and chosen is not None:
-            progress.expect(len(chosen))
-        return json.dumps({"run": None if chosen is None else list(chosen)}).encode("utf-8")
-
-    hash_seed, timeout_s = runner.hash_seed, runner.timeout_s
-    env = plain_env(hash_seed)
+    env = plain_env(runner.hash_seed)
     shown = presented(tree, env)
     with tempfile.TemporaryDirectory(prefix="patchlane-replay-") as tmp:
         allowed, freeze = freeze_setup(runner.freeze_report, Path(tmp))
@@ -132,7 +136,7 @@ def collect_and_run(
             "doctest_only": list(scope.doctest_only),
             "only_files": None if scope.only_files is None else list(scope.only_files),
             "exclude_files": list(scope.exclude_files),
-            "seed": hash_seed,
+            "seed": runner.hash_seed,
         }
         if record is not None:
             job["record"] = os.fspath(record)
@@ -146,7 +150,7 @@ def collect_and_run(
             child_argv(),
             job,
             token=secrets.token_hex(16),
-            timeout_s=timeout_s,
+            timeout_s=runner.timeout_s,
             cwd=tree,
             env=env,
             # The test run may write its own tree, as the project's tests do in a checkout;
@@ -155,40 +159,89 @@ def collect_and_run(
             result_limit=RESULT_LIMIT,
             job_socket=True,
         )
-        run = process.run_child(
-            launch, answer=answer, listen=listener(per_test, progress), stop=per_test.stop
-        )
-    if not asked:
-        why = (
-            f"timed out after {timeout_s:g} s"
-            if run.timed_out
-            else (run.problems[0] if run.problems else "pytest ended before it collected")
-        )
-        raise CollectionError(f"test collection failed ({why})", tail_lines(run))
-    collect_s = clock["asked"] - clock["start"]
-    choose_s = clock["chosen"] - clock["asked"]
-    chosen = asked[0]
-    if chosen is None:
-        return ChosenRun(None, collect_s, choose_s)
-    folded = fold(
-        run.records, chosen, (), allowed, run, shown=shown, clock=per_test,
-    )  # fmt: skip
-    return ChosenRun(checked_origins(folded), collect_s, choose_s)
+        begun = time.monotonic()
+        with process.start_child(
+            launch, asks=True, listen=listener(per_test, progress), stop=per_test.stop
+        ) as child:
+            yield _Asking(
+                child, scope, (begun, runner.timeout_s), (allowed, shown, per_test, progress)
+            )
 
 
-def _nothing_to_collect(tree: Path, choose: Choose, runner: Runner) -> ChosenRun:
+class _Asking:
+    """The session of one pytest child that collects, asks, and runs the answer."""
+
+    def __init__(
+        self,
+        child: process.Child,
+        scope: Scope,
+        clock: tuple[float, float],
+        folding: tuple[Mapping[str, tuple[str, str]], Presentation, Clock, Counter | None],
+    ) -> None:
+        self.child = child
+        self.scope = scope
+        # The child's start (before it is asked: its start-up and collection), its clock.
+        self.begun, self.timeout_s = clock
+        self.asked = self.begun
+        self.allowed, self.shown, self.clock, self.progress = folding
+
+    def collected(self) -> Collected:
+        """``Session.collected``: the records up to the child's question."""
+        records = self.child.question()
+        self.asked = time.monotonic()
+        if records is None:
+            run = self.child.finish()
+            why = (
+                f"timed out after {self.timeout_s:g} s"
+                if run.timed_out
+                else (run.problems[0] if run.problems else "pytest ended before it collected")
+            )
+            raise CollectionError(f"test collection failed ({why})", tail_lines(run))
+        return _collected(records, self.scope, self.asked - self.begun)
+
+    def run(self, nodeids: Sequence[str] | None) -> ChosenRun:
+        """``Session.run``: the answer sent, the child watched to its end, its stream
+        folded (only what was named counts: a named node id no report names failed)."""
+        if self.progress is not None and nodeids is not None:
+            self.progress.expect(len(nodeids))
+        self.child.answer(
+            json.dumps({"run": None if nodeids is None else list(nodeids)}).encode("utf-8")
+        )
+        collect_s, choose_s = self.asked - self.begun, time.monotonic() - self.asked
+        run = self.child.finish()
+        if nodeids is None:
+            return ChosenRun(None, collect_s, choose_s)
+        folded = fold(
+            run.records, nodeids, (), self.allowed, run, shown=self.shown, clock=self.clock,
+        )  # fmt: skip
+        return ChosenRun(checked_origins(folded), collect_s, choose_s)
+
+
+class _NothingToCollect:
     """No test path in the head: nothing to collect (as ``collect``); the choice may still
     name node ids (a failure log's), which then run and fail as not collected."""
-    begun = time.monotonic()
-    picked = choose(Collected((), "none", 0.0))
-    choose_s = time.monotonic() - begun
-    if not picked:
-        return ChosenRun(None, 0.0, choose_s)
-    direct = run_tests(
-        tree, nodeids=picked, hash_seed=runner.hash_seed, timeout_s=runner.timeout_s,
-        freeze_report=runner.freeze_report,
-    )  # fmt: skip
-    return ChosenRun(direct, 0.0, choose_s)
+
+    def __init__(self, tree: Path, runner: Runner) -> None:
+        self.tree = tree
+        self.runner = runner
+        self.asked = time.monotonic()
+
+    def collected(self) -> Collected:
+        """``Session.collected``: nothing, at once."""
+        self.asked = time.monotonic()
+        return Collected((), "none", 0.0)
+
+    def run(self, nodeids: Sequence[str] | None) -> ChosenRun:
+        """``Session.run``: ``nodeids`` in a ``run_tests`` child of their own, if any."""
+        choose_s = time.monotonic() - self.asked
+        if not nodeids:
+            return ChosenRun(None, 0.0, choose_s)
+        runner = self.runner
+        direct = run_tests(
+            self.tree, nodeids=nodeids, hash_seed=runner.hash_seed, timeout_s=runner.timeout_s,
+            freeze_report=runner.freeze_report,
+        )  # fmt: skip
+        return ChosenRun(direct, 0.0, choose_s)
 
 
 def _collected(records: Sequence[Mapping[str, Any]], scope: Scope, seconds: float) -> Collected:

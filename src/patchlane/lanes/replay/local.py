@@ -6,10 +6,11 @@
 3. the map's build command run in that checkout (``compiled``);
 4. beside the slice, in a thread pool: the tests that cannot fail chosen from the map
    (``vacuity``), and the base version of the changed test files (``start_test_changes``);
-5. one pytest child in the checkout collects the candidate test files; this process
-   selects the slice from what it collected (``select.decide_slice``: written and hashed
-   before any test runs), and the child runs exactly that (``chosen``); the patch's own
-   test files are collected and run in processes of their own (``split``);
+5. one pytest child in the checkout collects the candidate test files and waits
+   (``split.start``, a ``chosen.Session``); this process selects the slice from what it
+   collected (``select.decide_slice``: written and hashed before any test runs), and the
+   child runs exactly that (``Session.run``); the patch's own test files are collected and
+   run in processes of their own (``split``);
 6. the slice widened by the state it left behind (``widen``);
 7. the receipt built and signed (``receipts.local_receipt``; the file written is evidence
    only) and verified in memory, then the checks at the base and the tests that cannot fail
@@ -37,7 +38,7 @@ from patchlane.formats.replay_report import ReplayOutcome, ReplayReport
 from patchlane.infra import git, sandbox
 from patchlane.infra.ui import one_line
 from patchlane.inputs.jsonio import atomic_write_bytes
-from patchlane.lanes.replay import basecheck
+from patchlane.lanes.replay import basecheck, split
 from patchlane.lanes.replay.basecheck import BaseVersions
 from patchlane.lanes.replay.checks import (
     Ran,
@@ -47,7 +48,7 @@ from patchlane.lanes.replay.checks import (
     verified_and_checked,
 )
 from patchlane.lanes.replay.chosen import Scope
-from patchlane.lanes.replay.collect import Collected, CollectionError
+from patchlane.lanes.replay.collect import CollectionError
 from patchlane.lanes.replay.compiled import wrote_events
 from patchlane.lanes.replay.receipts import local_receipt
 from patchlane.lanes.replay.reports import empty, no_evidence, with_events, with_slice
@@ -55,7 +56,7 @@ from patchlane.lanes.replay.results import Runner, TestRun
 from patchlane.lanes.replay.runprogress import logged, shown
 from patchlane.lanes.replay.select import SlicePlan, base_collector, decide_slice, plan_slice
 from patchlane.lanes.replay.selection import Selection
-from patchlane.lanes.replay.split import own_test_files, split_and_run
+from patchlane.lanes.replay.split import own_test_files
 from patchlane.lanes.replay.stage import Stage, added_or_changed
 from patchlane.lanes.replay.testbound import carry, in_force
 from patchlane.lanes.replay.vacuity.lane import Judging, Vacuity, start_early, start_with_slice
@@ -77,7 +78,6 @@ def _replay_here_with(stage: Stage, pool: Executor) -> ReplayReport:
     """``replay_here`` with its thread ``pool`` for the runs beside the slice."""
     repo, cls, opts, out, clock = stage.repo, stage.cls, stage.opts, stage.out, stage.clock
     dep_map, note = stage.the_map()
-    chosen: list[Selection] = []
     with _scratch(pool) as tmp:
         # The head commit's bytes, not the work tree: the receipt names that commit.
         with clock.step("replay: selection"):
@@ -104,29 +104,26 @@ def _replay_here_with(stage: Stage, pool: Executor) -> ReplayReport:
             with clock.step("replay: tests that cannot fail"):
                 early = start_early(vacuity)
         base_versions = start_test_changes(stage, pool)
-
-        def choose(collected: Collected) -> tuple[str, ...] | None:
-            nonlocal early
-            chosen.append(decide_slice(plan, collected))
-            to_run = _to_run(stage, chosen[0])
-            if early is None and to_run:
-                # The map could not choose before the head's collection: the slice's tests
-                # that reach the changed code can, before the slice runs and beside it,
-                # rather than after it (``vacuity.start``).
-                early = start_with_slice(vacuity, to_run, chosen[0].reached_by)
-            return to_run
-
         started = utc_stamp()
         begun = time.perf_counter()
         try:
-            with shown(logged(out)):  # tests done of the slice and the one running, every 10 s
-                ran = split_and_run(
+            with (
+                shown(logged(out)),  # tests done of the slice and the one running, every 10 s
+                split.start(
                     Path(tmp) / "run",
                     _with_preload(plan.scope, dep_map, stage),
-                    choose,
                     _own_tests(stage, plan, Path(tmp) / "head"),  # run apart (``split``)
                     Runner(stage.hash_seed, stage.timeout_s, stage.freeze_path),
-                )
+                ) as session,
+            ):
+                selection = decide_slice(plan, session.collected())
+                to_run = _to_run(stage, selection)
+                if early is None and to_run:
+                    # The map could not choose before the head's collection: the slice's
+                    # tests that reach the changed code can, before the slice runs and
+                    # beside it, rather than after it (``vacuity.start``).
+                    early = start_with_slice(vacuity, to_run, selection.reached_by)
+                ran = session.run(to_run)
         except CollectionError as e:
             return collection_failed(stage, e)
         # The choice was made while the child waited: selection's time, not the run's.
@@ -135,8 +132,7 @@ def _replay_here_with(stage: Stage, pool: Executor) -> ReplayReport:
         widened = None
         if ran.run is not None and ran.run.left:
             with clock.step("replay: state left behind"):
-                widened = _widen(stage, Path(tmp) / "run", chosen[0], ran.run, dep_map)
-    selection = chosen[0]
+                widened = _widen(stage, Path(tmp) / "run", selection, ran.run, dep_map)
     if ran.run is None:
         return with_slice(empty(opts.mode), selection)
     result = local_receipt(stage, selection, ran.run, started)

@@ -33,7 +33,8 @@ from patchlane.infra.tree import materialise
 from patchlane.infra.ui import Output, show
 from patchlane.inputs.jsonio import atomic_write_bytes
 from patchlane.inputs.paths import to_fs
-from patchlane.lanes.replay.chosen import Scope, collect_and_run
+from patchlane.lanes.replay import chosen
+from patchlane.lanes.replay.chosen import Scope
 from patchlane.lanes.replay.collect import Collected
 from patchlane.lanes.replay.importblind import resolve
 from patchlane.lanes.replay.results import PASSED, Runner
@@ -204,13 +205,6 @@ def record(
             out.progress(f"replay map: collecting and running the base's tests ({base[:12]})")
         recording = Path(tmp) / "recording.json"
         collected: list[Collected] = []
-
-        def everything(found: Collected) -> tuple[str, ...]:
-            collected.append(found)
-            if out is not None:
-                out.progress(f"replay map: running {len(found.nodeids)} test(s) with coverage")
-            return found.nodeids
-
         # The base's own suite under the pinned seed: no patch code runs here to be tuned.
         # One child collects and runs it (``chosen``): the suite's modules are imported once.
         with contextlib.ExitStack() as progress:
@@ -221,10 +215,12 @@ def record(
             progress.enter_context(bounded(None))
             if paths:
                 scope = Scope(extra_paths=tuple(paths), doctest_only=(), only_files=None)
-                chosen = collect_and_run(
-                    tree, scope, everything, Runner(seed, timeout_s), record=recording
-                )
-                run = chosen.run
+                with chosen.start(tree, scope, Runner(seed, timeout_s), recording) as session:
+                    collected.append(session.collected())
+                    everything = collected[0].nodeids
+                    if out is not None:
+                        out.progress(f"replay map: running {len(everything)} test(s) with coverage")
+                    run = session.run(everything).run
             else:  # nothing to collect: an empty suite, recorded as such
                 collected.append(Collected((), "none", 0.0))
                 run = run_tests(tree, hash_seed=seed, timeout_s=timeout_s, record=recording)

@@ -33,14 +33,15 @@ import contextlib
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from patchlane.infra.sandbox import judged, repository_of
 from patchlane.inputs.paths import to_fs, under_any
-from patchlane.lanes.replay.chosen import Choose, ChosenRun, Scope, collect_and_run
+from patchlane.lanes.replay import chosen
+from patchlane.lanes.replay.chosen import ChosenRun, Scope
 from patchlane.lanes.replay.collect import Collected, collect
 from patchlane.lanes.replay.results import FAILED, NodeResult, Runner, TestRun, file_part
 from patchlane.lanes.replay.run import child_env, run_tests
@@ -77,84 +78,26 @@ def own_test_files(
     return tuple(sorted(out))
 
 
-def split_and_run(
-    tree: Path,
-    scope: Scope,
-    choose: Choose,
-    own: Sequence[str],
-    runner: Runner,
-) -> ChosenRun:
-    """Collect and run as ``chosen.collect_and_run`` does, with the patch's own test files
-    ``own`` (``own_test_files``) collected and run in processes of their own (see the
-    module docstring). ``choose`` sees both collections as one. Returns the ``ChosenRun``
-    (both runs folded into one ``TestRun``). Raises what ``collect_and_run`` and
-    ``collect`` raise."""
+@contextlib.contextmanager
+def start(tree: Path, scope: Scope, own: Sequence[str], runner: Runner) -> Iterator[chosen.Session]:
+    """Start collecting as ``chosen.start`` does, with the patch's own test files ``own``
+    (``own_test_files``) collected and run in processes of their own (see the module
+    docstring), and yield the ``Session``: ``collected`` sees both collections as one,
+    ``run`` folds every run into one ``TestRun``. When the block ends every child is gone
+    and the tree's copies removed. Raises what ``chosen.start`` raises, ``OSError`` when a
+    copy cannot be made."""
     own = tuple(own)
     if not own or not scope.extra_paths:
-        return collect_and_run(tree, scope, choose, runner)
-    with _copies(tree, 2) as (own_tree, together_tree):
-        return _split((tree, own_tree, together_tree), scope, choose, own, runner)
-
-
-def _split(
-    trees: tuple[Path, Path, Path],
-    scope: Scope,
-    choose: Choose,
-    own: tuple[str, ...],
-    runner: Runner,
-) -> ChosenRun:
-    """``split_and_run`` once the tree's copies (``trees``: the tree, its copy for the
-    patch's own run, and for the run together) are made."""
-    tree, copies = trees[0], trees[1:]
-    hash_seed, timeout_s = runner.hash_seed, runner.timeout_s
+        with chosen.start(tree, scope, runner) as session:
+            yield session
+        return
     own_set = frozenset(own)
     names = {p.rsplit("/", 1)[-1] for p in own if p.endswith(".py")}
-    clashing = [
+    clashing = tuple(
         p.relative_to(tree).as_posix()
         for p in sorted(tree.rglob("*.py"))
         if p.name in names and not p.is_symlink() and p.relative_to(tree).as_posix() not in own_set
-    ]
-
-    def collect_theirs() -> Collected:
-        theirs = collect(
-            tree,
-            scope.extra_paths,
-            timeout_s=timeout_s,
-            env=child_env(hash_seed),
-            doctest_only=[p for p in scope.doctest_only if p in own_set],
-            only_files=[*own, *clashing],
-        )
-        # A file that does not collect beside the patch's test files (a module-name clash)
-        # is judged where they are: in the base's process alone it would collect. That
-        # child is the patch's code talking: only errors of the files it was asked to
-        # collect count, and a file line only adds to the slice (its file's node ids stay
-        # in the first run).
-        asked = own_set | frozenset(clashing)
-        return replace(theirs, errors=tuple(e for e in theirs.errors if e.nodeid in asked))
-
-    second: list[str] = []
-    everything: list[str] = []
-    # Collected beside the first child's collection, not before it (``choose_first`` waits
-    # for it): this collection keeps the tree read-only (``collect``), so what the patch's
-    # test modules do at import reaches the first child no more than before; what the
-    # first child's imports could write meanwhile is only what its run could write before
-    # the second run anyway, and these node ids only add to the slice.
-    pool = ThreadPoolExecutor(max_workers=1, initializer=carry())
-    pending = pool.submit(collect_theirs)
-
-    def choose_first(collected: Collected) -> Sequence[str] | None:
-        theirs = pending.result()
-        broken = frozenset(e.nodeid for e in theirs.errors)
-        picked = choose(_merged(collected, theirs, own_set))
-        if picked is None:
-            return None
-        everything.extend(picked)
-        for nodeid in picked:
-            if file_part(nodeid) in own_set or ("::" not in nodeid and nodeid in broken):
-                second.append(nodeid)
-        moved = frozenset(second)
-        return tuple(n for n in picked if n not in moved)
-
+    )
     first_scope = replace(
         scope,
         doctest_only=tuple(p for p in scope.doctest_only if p not in own_set),
@@ -163,40 +106,114 @@ def _split(
         else tuple(p for p in scope.only_files if p not in own_set),
         exclude_files=tuple(sorted({*scope.exclude_files, *own})),
     )
-    try:
-        ran = collect_and_run(tree, first_scope, choose_first, runner)
-    except BaseException:
-        # The patch's collection failing is the error to tell, as when it ran first.
-        theirs_error = pending.exception()
-        if theirs_error is not None:
-            raise theirs_error from None
-        raise
-    finally:
-        pool.shutdown(wait=True)
-    collect_s = ran.collect_s + pending.result().seconds
-    if ran.run is None:
-        return ChosenRun(None, collect_s, ran.choose_s)
-    if not second:
-        return ChosenRun(ran.run, collect_s, ran.choose_s)
-    if ran.run.overran is not None:
-        # A test ran past its bound: a red verdict needs no more evidence, and the patch's
-        # own tests, not run, are not judged (``testbound``).
-        return ChosenRun(unjudged(ran.run, second), collect_s, ran.choose_s)
-    # After the first child's run, one after the other, each in a copy of its own (module
-    # docstring). Started beside it instead, the patch's own run was once killed (-9) in
-    # the demo on a loaded machine, for a cause not yet found: not beside it until it is.
-    own_run, together = (
-        run_tests(
-            where,
-            nodeids=ids,
-            hash_seed=hash_seed,
-            timeout_s=timeout_s,
-            freeze_report=runner.freeze_report,
-        )
-        for where, ids in ((copies[0], tuple(second)), (copies[1], tuple(everything)))
+    with (
+        _copies(tree, 2) as copies,
+        # Collected beside the first child's collection, not before it (``collected``
+        # waits for it): this collection keeps the tree read-only (``collect``), so what
+        # the patch's test modules do at import reaches the first child no more than
+        # before; what the first child's imports could write meanwhile is only what its
+        # run could write before the second run anyway, and these node ids only add to
+        # the slice.
+        ThreadPoolExecutor(max_workers=1, initializer=carry()) as pool,
+    ):
+        pending = pool.submit(_collect_theirs, tree, scope, (own, clashing), runner)
+        with chosen.start(tree, first_scope, runner) as first:
+            yield _Split(first, pending, (own, copies), runner)
+
+
+def _collect_theirs(
+    tree: Path, scope: Scope, files: tuple[tuple[str, ...], tuple[str, ...]], runner: Runner
+) -> Collected:
+    """The collection of the patch's own test files and those that clash with them by
+    module name (``files``), in a collection child of their own. Raises what ``collect``
+    raises."""
+    own, clashing = files
+    own_set = frozenset(own)
+    theirs = collect(
+        tree,
+        scope.extra_paths,
+        timeout_s=runner.timeout_s,
+        env=child_env(runner.hash_seed),
+        doctest_only=[p for p in scope.doctest_only if p in own_set],
+        only_files=[*own, *clashing],
     )
-    # A node fails if it fails either way (``worst``).
-    return ChosenRun(worst(union(ran.run, own_run), together), collect_s, ran.choose_s)
+    # A file that does not collect beside the patch's test files (a module-name clash)
+    # is judged where they are: in the base's process alone it would collect. That
+    # child is the patch's code talking: only errors of the files it was asked to
+    # collect count, and a file line only adds to the slice (its file's node ids stay
+    # in the first run).
+    asked = own_set | frozenset(clashing)
+    return replace(theirs, errors=tuple(e for e in theirs.errors if e.nodeid in asked))
+
+
+class _Split:
+    """The session of a split run: the first child's (``first``) and the patch's own
+    collection (``pending``) as one, then the runs after the choice."""
+
+    def __init__(
+        self,
+        first: chosen.Session,
+        pending: Future[Collected],
+        own: tuple[tuple[str, ...], tuple[Path, ...]],
+        runner: Runner,
+    ) -> None:
+        self.first = first
+        self.pending = pending
+        # The patch's own test files, and the tree's copies for their run and the run
+        # together.
+        self.own, self.copies = frozenset(own[0]), own[1]
+        self.runner = runner
+
+    def collected(self) -> Collected:
+        """``Session.collected``: both collections merged (``_merged``)."""
+        try:
+            collected = self.first.collected()
+            theirs = self.pending.result()
+        except BaseException:
+            # The patch's collection failing is the error to tell, as when it ran first.
+            theirs_error = self.pending.exception()
+            if theirs_error is not None:
+                raise theirs_error from None
+            raise
+        return _merged(collected, theirs, self.own)
+
+    def run(self, nodeids: Sequence[str] | None) -> ChosenRun:
+        """``Session.run``: the node ids outside the patch's own files in the first
+        child; the rest, and the whole slice together, after it (module docstring)."""
+        theirs = self.pending.result()
+        if nodeids is None:
+            ran = self.first.run(None)
+            return ChosenRun(None, ran.collect_s + theirs.seconds, ran.choose_s)
+        broken = frozenset(e.nodeid for e in theirs.errors)
+        second = [n for n in nodeids if file_part(n) in self.own or ("::" not in n and n in broken)]
+        moved = frozenset(second)
+        ran = self.first.run(tuple(n for n in nodeids if n not in moved))
+        collect_s = ran.collect_s + theirs.seconds
+        if ran.run is None:
+            return ChosenRun(None, collect_s, ran.choose_s)
+        if not second:
+            return ChosenRun(ran.run, collect_s, ran.choose_s)
+        if ran.run.overran is not None:
+            # A test ran past its bound: a red verdict needs no more evidence, and the
+            # patch's own tests, not run, are not judged (``testbound``).
+            return ChosenRun(unjudged(ran.run, second), collect_s, ran.choose_s)
+        # After the first child's run, one after the other, each in a copy of its own
+        # (module docstring). Started beside it instead, the patch's own run was once
+        # killed (-9) in the demo on a loaded machine, for a cause not yet found: not
+        # beside it until it is.
+        runner = self.runner
+        own_run, together = (
+            run_tests(
+                where,
+                nodeids=ids,
+                hash_seed=runner.hash_seed,
+                timeout_s=runner.timeout_s,
+                freeze_report=runner.freeze_report,
+            )
+            for where, ids in ((self.copies[0], tuple(second)), (self.copies[1], tuple(nodeids)))
+        )
+        # A node fails if it fails either way (``worst``).
+        return ChosenRun(worst(union(ran.run, own_run), together), collect_s, ran.choose_s)
 
 
 @contextlib.contextmanager
@@ -244,7 +261,7 @@ def run_apart(tree: Path, nodeids: Sequence[str], own: frozenset[str], runner: R
     node ids of files outside ``own`` (the paths the patch adds or changes), then those of
     ``own`` and every file line (a file that did not collect at the head: it is judged
     beside the patch's test files, as the full suite has it), then, when both ran, the
-    whole slice once more in one process, as ``split_and_run`` does, each as ``runner``
+    whole slice once more in one process, as a ``start`` session does, each as ``runner``
     says. Returns the runs
     folded into one (``worst``). Raises what ``run_tests`` raises."""
     second = [n for n in nodeids if file_part(n) in own or "::" not in n]
