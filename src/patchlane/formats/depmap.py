@@ -36,6 +36,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from patchlane.child.messages import FIXTURE, IMPORT
 from patchlane.errors import DependencyMapError
 from patchlane.formats.envelope import document_schema
 from patchlane.infra.cachekey import CacheKey
@@ -263,8 +264,6 @@ def from_recording(
     Contexts the recording names that are neither a collected test nor a fixture (a test
     pytest ran but the collection did not list) are dropped. Raises nothing.
     """
-    from patchlane.child.messages import FIXTURE, IMPORT
-
     test_ids = tuple(sorted(set(tests)))
     names = sorted(
         {
@@ -323,8 +322,6 @@ def _blind(blind: Mapping[str, str], index: Mapping[str, int], tests: int) -> di
     """The blind contexts and why; every test when a process or an untraced thread started
     outside every test and no module could be charged with it (a conftest's server at
     import: any test may talk to it)."""
-    from patchlane.child.messages import IMPORT
-
     if IMPORT in blind:
         return dict.fromkeys(range(tests), blind[IMPORT])
     return {index[c]: str(w) for c, w in blind.items() if c in index}

@@ -24,13 +24,14 @@ from patchlane.formats.facts import BLOCKING_KINDS, HARNESS, REPLAY_COMMAND
 from patchlane.infra import git
 from patchlane.inputs.committed import decode_utf8, read_committed_text
 from patchlane.inputs.paths import path_problem, under_any
-from patchlane.project import harness
+from patchlane.project import harness, importgraph
 from patchlane.project.collects import Collects, collects
 from patchlane.project.config import DEFAULT_MAP, ReviewMap, parse_review_map
 from patchlane.project.controlfiles import control_kinds as control_kinds
 from patchlane.project.controlfiles import sectioned_harness
 from patchlane.project.patch import Patch
 from patchlane.project.replay_command import ReplayCommand
+from patchlane.project.teststores import harness_store
 
 
 @dataclass(frozen=True)
@@ -485,9 +486,6 @@ def _storing_tests(
     """The patch's test files (under ``replay.tests``, or test modules by the base's
     ``python_files``) that store into the code under test or into pytest (``teststores``),
     each with why."""
-    from patchlane.project import importgraph
-    from patchlane.project.teststores import harness_store
-
     tests = review_map.replay.tests
     wanted = [
         p

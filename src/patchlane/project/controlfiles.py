@@ -13,6 +13,7 @@ from patchlane.formats.facts import HARNESS
 from patchlane.infra import git
 from patchlane.infra.bytecode import is_bytecode
 from patchlane.inputs.paths import under_any
+from patchlane.inputs.untrusted import Unreadable, load_toml
 from patchlane.project import harness
 from patchlane.project.config import ReviewMap
 
@@ -67,8 +68,6 @@ def configures_pytest(name: str, data: bytes) -> bool:
     if pattern is None:
         return False
     if name == "pyproject.toml":
-        from patchlane.inputs.untrusted import Unreadable, load_toml
-
         try:
             doc = load_toml(data)
         except Unreadable:

@@ -46,6 +46,7 @@ from patchlane.errors import InputError
 # SWE-bench's run-report keys that patchlane never writes (``formats.swebench_report``).
 from patchlane.formats.swebench_report import NOT_MEASURED as NOT_MEASURED
 from patchlane.formats.swebench_report import SwebenchReport
+from patchlane.inputs.jsonio import atomic_write_text, dumps_report, loads_strict
 from patchlane.inputs.model import to_data
 from patchlane.triage.candidates import safe_name, unique_names
 from patchlane.triage.summary import (
@@ -155,8 +156,6 @@ def read_rows(path: Path) -> list[TaskRow]:
 
     Raises ``InputError`` (the file and line) when it cannot be read, is not UTF-8, or a
     line is not one JSON object with a tasks-run row's keys (``TaskRow.from_json``)."""
-    from patchlane.inputs.jsonio import loads_strict
-
     label = os.fspath(path)
     try:
         text = path.read_bytes().decode("utf-8")
@@ -201,8 +200,6 @@ def write_swebench(
     Raises ``InputError`` for a malformed row, ``UnsafeWriteError`` when a file to write
     is a symbolic link, ``ValueError`` when a pair's instance is not among ``task_ids``
     or its patch is not UTF-8 (a bug of the caller: the tasks reader lets neither through)."""
-    from patchlane.inputs.jsonio import atomic_write_text, dumps_report
-
     label = os.fspath(out_dir / JSONL_NAME)
     checked = [
         r if isinstance(r, TaskRow) else TaskRow.from_json(r, label, i)
