@@ -80,8 +80,17 @@ since ``snapshot`` was taken (``[]`` when none was), in snapshot order (``engine
 with the names alone; a ``functools.partial``, whose target no rebinding can change)."""
 restore: Final = engine.restore
 """``restore(snapshot)``: put back what ``compare`` reports (``engine.restore``)."""
-verify: Final = functools.partial(engine.verify, verbs=engine.NAMES)
-"""``verify(snapshot)``: what ``compare`` reports, after ``restore`` when it reported any."""
+
+
+def verify(
+    taken: Snapshot,
+    _verify: Callable[[Snapshot, engine.Verbs], list[str]] = engine.verify,
+    _names: engine.Verbs = engine.NAMES,
+) -> list[str]:
+    """What ``compare`` reports, after ``restore`` when it reported any. A function whose
+    defaults are a tuple, not a ``functools.partial``: a partial's ``keywords`` is a live
+    dict that code under test could add a ``_compare`` to (``verify_module`` binds this)."""
+    return _verify(taken, _names)
 
 
 def watched_modules(modules: Mapping[str, object] | None = None) -> list[str]:
