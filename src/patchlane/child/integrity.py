@@ -74,10 +74,19 @@ SHOWN = 3
 """How many tampered names ``describe`` lists before "(and N more)"."""
 _CONSTANTS: Final = (str, bytes, int, float, bool, complex, tuple, frozenset, type(None))
 
-compare: Final = functools.partial(engine.compare, verbs=engine.NAMES)
-"""``compare(snapshot)``: the dotted names of the watched objects rebound, deleted or added
-since ``snapshot`` was taken (``[]`` when none was), in snapshot order (``engine.compare``
-with the names alone; a ``functools.partial``, whose target no rebinding can change)."""
+
+def compare(
+    taken: Snapshot,
+    _compare: Callable[[Snapshot, engine.Verbs], list[str]] = engine.compare,
+    _names: engine.Verbs = engine.NAMES,
+) -> list[str]:
+    """The dotted names of the watched objects rebound, deleted or added since ``taken``
+    (``[]`` when none was), in snapshot order (``engine.compare`` with the names alone).
+    Like ``verify``, a function whose defaults are a tuple, not a ``functools.partial``,
+    whose ``keywords`` would be a live dict code under test could change."""
+    return _compare(taken, _names)
+
+
 restore: Final = engine.restore
 """``restore(snapshot)``: put back what ``compare`` reports (``engine.restore``)."""
 
@@ -156,7 +165,9 @@ def _watched(constants: bool, value: Any) -> bool:
 
 def watch() -> Callable[[], list[str]]:
     """Snapshot the ``watched_modules`` now; return the check to call later (``verify``
-    bound to the snapshot: a ``functools.partial``, whose target no rebinding can change)."""
+    bound to the snapshot: a ``functools.partial``, whose target rebinding a module's name
+    cannot change; code that reaches the partial itself, through ``gc`` or a frame, could:
+    a tripwire, not a sandbox, decision 0005)."""
     return functools.partial(verify, take(watched_modules()))
 
 

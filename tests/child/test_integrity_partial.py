@@ -1,9 +1,8 @@
-"""Review of issue 33: the snapshot engine's checks bound as ``functools.partial`` objects.
-
-A partial's ``keywords`` is a live, mutable dict: code under test that adds a keyword to
-``integrity.verify`` changes what ``verify_module`` (whose default ``_verify`` is that
-partial) calls, without rebinding anything a tripwire compares by identity. At 70a72a6
-``verify`` was a plain function whose defaults are an immutable tuple.
+"""The property child's checks are functions whose defaults are tuples, not
+``functools.partial`` objects: a partial's ``keywords`` is a live, mutable dict, so code
+under test that adds a keyword to ``integrity.verify`` would change what ``verify_module``
+(whose default ``_verify`` it is) calls, without rebinding anything a tripwire compares by
+identity. Found by a hostile review of the snapshot engine's first version.
 """
 
 from __future__ import annotations
@@ -47,3 +46,10 @@ def test_verify_module_is_not_blinded_through_the_partials_keywords(load: Loader
         if isinstance(keywords, dict):
             keywords.pop("_compare", None)
     assert f"{module.__name__}.random" in changed
+
+
+def test_the_checks_have_no_mutable_keywords() -> None:
+    for check in (integrity.verify, integrity.compare):
+        assert not hasattr(check, "keywords"), check
+        assert isinstance(check, types.FunctionType)
+        assert isinstance(check.__defaults__, tuple)
