@@ -61,27 +61,14 @@ def modules() -> dict[str, Path]:
 def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     """The package's modules that ``name`` imports anywhere in its body."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        targets: list[str] = []
-        if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            targets = [base, *(f"{base}.{a.name}" for a in node.names)]
-        for target in targets:
-            while target and target not in known:
-                target = target.rpartition(".")[0]
-            if target and target != name:
-                out.add(target)
-    return out
+    nodes = [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
+    return _targets(name, path, nodes, known)
 
 
-def _targets(name: str, path: Path, nodes: list[ast.stmt], known: dict[str, Path]) -> set[str]:
+def _targets(
+    name: str, path: Path, nodes: list[ast.Import | ast.ImportFrom], known: dict[str, Path]
+) -> set[str]:
+    """The package's modules that the import statements ``nodes`` of ``name`` name."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out: set[str] = set()
     for node in nodes:

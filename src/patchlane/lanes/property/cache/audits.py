@@ -112,14 +112,7 @@ class AuditCache:
         what the cache holds). An entry whose MAC does not verify is removed and listed in
         ``unverified``."""
         folder = self.directory / sealed.key_of(description)
-        for path in sealed.newest(folder):
-            try:
-                entry = sealed.verified(path, folder.name, self.key, PURPOSE)
-            except FileNotFoundError:
-                continue  # pruned by another lane run meanwhile
-            if entry is None:
-                self.unverified.append(sealed.discard(path, FOLDER))
-                continue
+        for path, entry in sealed.entries(folder, FOLDER, self.key, PURPOSE, self.unverified):
             found = _parsed(entry, description)
             if found is not None:
                 sealed.touch(path)

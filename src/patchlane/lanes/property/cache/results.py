@@ -320,14 +320,7 @@ class ResultCache:
         manifest still holds; ``None`` otherwise (never raises for what the cache holds).
         An entry whose MAC does not verify is removed and listed in ``unverified``."""
         folder = self.directory / key_of(description)
-        for path in sealed.newest(folder):
-            try:
-                entry = sealed.verified(path, folder.name, self.key, PURPOSE)
-            except FileNotFoundError:
-                continue  # pruned by another lane run meanwhile
-            if entry is None:
-                self.unverified.append(sealed.discard(path, FOLDER))
-                continue
+        for path, entry in sealed.entries(folder, FOLDER, self.key, PURPOSE, self.unverified):
             records = _fitting(entry, description)
             if records is not None and self._holds(entry["manifest"]):
                 sealed.touch(path)

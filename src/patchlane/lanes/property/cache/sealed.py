@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from patchlane.errors import PatchlaneError
@@ -92,6 +93,24 @@ def discard(path: Path, folder_name: str) -> str:
         with contextlib.suppress(OSError):
             path.unlink()
     return f"{folder_name}/{folder.name[:12]}/{path.name}"
+
+
+def entries(
+    folder: Path, folder_name: str, key: CacheKey, purpose: str, unverified: list[str]
+) -> Iterator[tuple[Path, dict[str, object]]]:
+    """The verified entries of one key's ``folder``, newest first, each with its path.
+    An entry whose MAC does not verify is removed and its name (``discard``, below the
+    cache's ``folder_name``) appended to ``unverified``; one pruned meanwhile by another run is passed over. Raises nothing
+    for what the cache holds."""
+    for path in newest(folder):
+        try:
+            entry = verified(path, folder.name, key, purpose)
+        except FileNotFoundError:
+            continue  # pruned by another lane run meanwhile
+        if entry is None:
+            unverified.append(discard(path, folder_name))
+            continue
+        yield path, entry
 
 
 def touch(path: Path) -> None:
